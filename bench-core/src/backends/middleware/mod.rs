@@ -1,0 +1,304 @@
+//! The pooled async "middleware" path: caller values -> driver parameters -> dispatch to the
+//! thread that owns the connection -> execute and materialise a generic result set -> decode.
+//! The dispatch is a strategy; see [`Strategy`].
+
+pub mod value;
+pub mod workers;
+
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::time::{Duration, Instant};
+
+use rusqlite::Connection;
+
+use crate::dataset::{BenchRow, SELECT_BY_ID};
+use crate::trace::{Phase, PhaseTotals, ns_between};
+use value::{ResultSet, Value};
+use workers::{HandOff, WorkerError, WorkerObject, WorkerPool};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Strategy {
+    /// On the runtime thread itself: blocks the executor for the query's duration.
+    Inline,
+    /// `tokio::task::spawn_blocking` with the pooled connection moved in.
+    SpawnBlocking,
+    /// deadpool-sqlite's `Object::interact`.
+    Interact,
+    /// A dedicated thread per connection, std mpsc in, tokio oneshot out.
+    Worker,
+    /// A dedicated thread per connection, one-slot mailbox, spin then park on both sides.
+    Spin,
+}
+
+impl Strategy {
+    pub const ALL: [Strategy; 5] =
+        [Strategy::Inline, Strategy::SpawnBlocking, Strategy::Interact, Strategy::Worker, Strategy::Spin];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Strategy::Inline => "inline",
+            Strategy::SpawnBlocking => "spawn_blocking",
+            Strategy::Interact => "interact",
+            Strategy::Worker => "worker",
+            Strategy::Spin => "spin",
+        }
+    }
+
+    /// Whether the connection lives on a dedicated thread (worker pool) or in deadpool-sqlite.
+    pub fn uses_workers(self) -> bool {
+        matches!(self, Strategy::Worker | Strategy::Spin)
+    }
+}
+
+impl FromStr for Strategy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Strategy::ALL.into_iter().find(|x| x.name() == s).ok_or_else(|| {
+            format!(
+                "unknown strategy {s:?} (known: {})",
+                Strategy::ALL.map(|x| x.name()).join(", ")
+            )
+        })
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum MiddlewareError {
+    #[error("pool: {0}")]
+    Pool(String),
+    #[error("dispatch: {0}")]
+    Dispatch(String),
+    #[error("sqlite: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error("decode: {0}")]
+    Decode(#[from] value::DecodeError),
+}
+
+impl From<WorkerError> for MiddlewareError {
+    fn from(e: WorkerError) -> Self {
+        MiddlewareError::Dispatch(e.to_string())
+    }
+}
+
+enum PoolKind {
+    Deadpool(deadpool_sqlite::Pool),
+    Workers(WorkerPool),
+}
+
+/// A pool plus a dispatch strategy.
+pub struct Middleware {
+    pool: Option<PoolKind>,
+    pub strategy: Strategy,
+    /// deadpool-sqlite closes connections with `spawn_blocking`, so the pool is dropped
+    /// inside the runtime it was used with.
+    runtime: tokio::runtime::Handle,
+}
+
+impl Drop for Middleware {
+    fn drop(&mut self) {
+        let _guard = self.runtime.enter();
+        self.pool.take();
+    }
+}
+
+/// A borrowed connection; given back to the pool on drop.
+pub enum Conn {
+    Deadpool(Option<deadpool_sqlite::Object>),
+    Worker(WorkerObject),
+}
+
+impl Middleware {
+    /// `size` connections (and, for worker strategies, as many threads); `spin` is the spin
+    /// budget of the `Spin` strategy. `runtime` is the runtime the middleware is used on.
+    pub fn new(
+        path: PathBuf,
+        strategy: Strategy,
+        size: usize,
+        spin: Duration,
+        runtime: tokio::runtime::Handle,
+    ) -> Result<Self, MiddlewareError> {
+        let pool = match strategy {
+            Strategy::Worker => PoolKind::Workers(workers::pool(path, HandOff::Channel, size)),
+            Strategy::Spin => PoolKind::Workers(workers::pool(path, HandOff::Spin { spin }, size)),
+            _ => PoolKind::Deadpool(
+                deadpool_sqlite::Config::new(path)
+                    .builder(deadpool_sqlite::Runtime::Tokio1)
+                    .map_err(|e| MiddlewareError::Pool(e.to_string()))?
+                    .max_size(size)
+                    .build()
+                    .map_err(|e| MiddlewareError::Pool(e.to_string()))?,
+            ),
+        };
+        Ok(Middleware { pool: Some(pool), strategy, runtime })
+    }
+
+    pub async fn checkout(&self) -> Result<Conn, MiddlewareError> {
+        match self.pool.as_ref().expect("pool lives until drop") {
+            PoolKind::Deadpool(p) => {
+                p.get().await.map(|o| Conn::Deadpool(Some(o))).map_err(|e| MiddlewareError::Pool(e.to_string()))
+            }
+            PoolKind::Workers(p) => p.get().await.map(Conn::Worker).map_err(|e| MiddlewareError::Pool(e.to_string())),
+        }
+    }
+
+    /// Runs `f` with the connection, dispatched by this middleware's strategy.
+    pub async fn call<R, F>(&self, conn: &mut Conn, f: F) -> Result<R, MiddlewareError>
+    where
+        R: Send + 'static,
+        F: FnOnce(&mut Connection) -> R + Send + 'static,
+    {
+        match conn {
+            Conn::Worker(w) => Ok(w.call(f).await?),
+            Conn::Deadpool(slot) => match self.strategy {
+                Strategy::Inline => {
+                    let obj = slot.as_ref().ok_or_else(gone)?;
+                    let mut guard = obj.lock().map_err(|_| MiddlewareError::Dispatch("connection mutex poisoned".into()))?;
+                    Ok(f(&mut guard))
+                }
+                Strategy::SpawnBlocking => {
+                    let obj = slot.take().ok_or_else(gone)?;
+                    let (obj, out) = tokio::task::spawn_blocking(move || {
+                        let out = obj.lock().map(|mut g| f(&mut g)).map_err(|_| ());
+                        (obj, out)
+                    })
+                    .await
+                    .map_err(|e| MiddlewareError::Dispatch(e.to_string()))?;
+                    *slot = Some(obj);
+                    out.map_err(|_| MiddlewareError::Dispatch("connection mutex poisoned".into()))
+                }
+                Strategy::Interact => {
+                    let obj = slot.as_ref().ok_or_else(gone)?;
+                    obj.interact(f).await.map_err(|e| MiddlewareError::Dispatch(e.to_string()))
+                }
+                Strategy::Worker | Strategy::Spin => unreachable!("worker strategies use the worker pool"),
+            },
+        }
+    }
+}
+
+fn gone() -> MiddlewareError {
+    MiddlewareError::Dispatch("connection lost by an earlier failed dispatch".into())
+}
+
+/// Time spent inside the connection's thread, per phase (zero when not traced).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct InnerTimes {
+    pub prepare: u64,
+    pub bind: u64,
+    pub execute_marshal: u64,
+}
+
+impl InnerTimes {
+    fn total(&self) -> u64 {
+        self.prepare + self.bind + self.execute_marshal
+    }
+}
+
+/// What runs on the connection's thread: prepare (cached), bind, execute, marshal.
+pub fn run_query<const TRACE: bool>(
+    conn: &mut Connection,
+    sql: &str,
+    values: &[Value],
+) -> (rusqlite::Result<ResultSet>, InnerTimes) {
+    let mut times = InnerTimes::default();
+    let t0 = TRACE.then(Instant::now);
+    let out = (|| {
+        let mut stmt = conn.prepare_cached(sql)?;
+        let t1 = TRACE.then(Instant::now);
+        value::bind(&mut stmt, &value::to_params(values))?;
+        let t2 = TRACE.then(Instant::now);
+        let rs = value::marshal(&mut stmt);
+        if let (Some(t0), Some(t1), Some(t2)) = (t0, t1, t2) {
+            let t3 = Instant::now();
+            times = InnerTimes { prepare: ns_between(t0, t1), bind: ns_between(t1, t2), execute_marshal: ns_between(t2, t3) };
+        }
+        rs
+    })();
+    (out, times)
+}
+
+/// One lookup through the middleware on a borrowed connection. With `TRACE`, adds the time of
+/// each phase to `phases` (the caller accounts for checkout).
+pub async fn lookup<const TRACE: bool>(
+    mw: &Middleware,
+    conn: &mut Conn,
+    id: i64,
+    phases: &mut PhaseTotals,
+) -> Result<BenchRow, MiddlewareError> {
+    let values = vec![Value::Integer(id)];
+    let t0 = TRACE.then(Instant::now);
+    let (rs, inner) = mw.call(conn, move |c| run_query::<TRACE>(c, SELECT_BY_ID, &values)).await?;
+    let t1 = TRACE.then(Instant::now);
+    let row = value::decode_bench_row(&rs?)?;
+    if let (Some(t0), Some(t1)) = (t0, t1) {
+        let t2 = Instant::now();
+        phases.add(Phase::Prepare, inner.prepare);
+        phases.add(Phase::Bind, inner.bind);
+        phases.add(Phase::ExecuteMarshal, inner.execute_marshal);
+        phases.add(Phase::Dispatch, ns_between(t0, t1).saturating_sub(inner.total()));
+        phases.add(Phase::Decode, ns_between(t1, t2));
+    }
+    Ok(row)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dataset::{DatasetKey, ensure, row};
+
+    #[test]
+    fn every_strategy_returns_the_right_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = DatasetKey { workload: "mw".into(), rows: 64, seed: 1 };
+        let ds = ensure(dir.path(), &key, &mut |_| {}).unwrap();
+        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+        for strategy in Strategy::ALL {
+            let mw = Middleware::new(ds.path.clone(), strategy, 2, Duration::from_micros(20), rt.handle().clone()).unwrap();
+            rt.block_on(async {
+                let mut phases = PhaseTotals::default();
+                for id in [1, 17, 64] {
+                    let mut conn = mw.checkout().await.unwrap();
+                    assert_eq!(lookup::<false>(&mw, &mut conn, id, &mut phases).await.unwrap(), row(id), "{strategy:?}");
+                    assert_eq!(lookup::<true>(&mw, &mut conn, id, &mut phases).await.unwrap(), row(id), "{strategy:?}");
+                }
+                assert!(phases.ns[Phase::ExecuteMarshal.index()] > 0, "{strategy:?} traced execute");
+                let mut conn = mw.checkout().await.unwrap();
+                let err = lookup::<false>(&mw, &mut conn, 65, &mut phases).await.unwrap_err();
+                assert!(err.to_string().contains("no row"), "{strategy:?}: {err}");
+            });
+        }
+    }
+
+    #[test]
+    fn strategy_names_parse() {
+        for s in Strategy::ALL {
+            assert_eq!(s.name().parse::<Strategy>().unwrap(), s);
+        }
+        assert_eq!(
+            "fast".parse::<Strategy>().unwrap_err(),
+            "unknown strategy \"fast\" (known: inline, spawn_blocking, interact, worker, spin)"
+        );
+    }
+
+    #[test]
+    fn spin_worker_parks_and_wakes() {
+        // With a zero spin budget every hand-off goes through park/unpark and the waker.
+        let dir = tempfile::tempdir().unwrap();
+        let key = DatasetKey { workload: "mw".into(), rows: 8, seed: 1 };
+        let ds = ensure(dir.path(), &key, &mut |_| {}).unwrap();
+        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+        let mw = Middleware::new(ds.path, Strategy::Spin, 1, Duration::ZERO, rt.handle().clone()).unwrap();
+        rt.block_on(async {
+            let mut conn = mw.checkout().await.unwrap();
+            for id in 1..=8 {
+                std::thread::sleep(Duration::from_millis(1));
+                let mut p = PhaseTotals::default();
+                assert_eq!(lookup::<false>(&mw, &mut conn, id, &mut p).await.unwrap(), row(id));
+            }
+            let r: Result<(), _> = mw.call(&mut conn, |_| panic!("boom")).await;
+            assert!(matches!(r, Err(MiddlewareError::Dispatch(_))));
+            let mut p = PhaseTotals::default();
+            assert_eq!(lookup::<false>(&mw, &mut conn, 3, &mut p).await.unwrap(), row(3), "worker survives a panicking job");
+        });
+    }
+}

@@ -1,0 +1,7 @@
+//! The subjects being measured.
+
+#[cfg(feature = "sqlite")]
+pub mod raw;
+
+#[cfg(feature = "middleware")]
+pub mod middleware;

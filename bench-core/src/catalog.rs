@@ -1,0 +1,283 @@
+//! The catalog: every target, its benches and micro-benches, and its knobs, declared once.
+
+use serde::Serialize;
+
+use crate::knobs::{KnobSpec, Step};
+use crate::trace::Phase;
+
+/// Which runner binary produces a bench's events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Harness {
+    /// bench-core's runner (rusqlite, deadpool-sqlite, the middleware strategies).
+    Core,
+    /// harness-sqlx (sqlx 0.9 in its own dependency graph).
+    Sqlx,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BenchKind {
+    /// A whole operation, end to end.
+    Bench,
+    /// Isolates one phase of the operation.
+    Micro,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct BenchSpec {
+    pub name: &'static str,
+    pub kind: BenchKind,
+    pub harness: Harness,
+    /// What is being measured: the driver or pool behind the bench.
+    pub backend: &'static str,
+    /// The dispatch strategy, for middleware benches.
+    pub strategy: Option<&'static str>,
+    /// The phase a micro-bench isolates.
+    pub phase: Option<Phase>,
+    /// What one operation is.
+    pub op: &'static str,
+    pub about: &'static str,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Target {
+    pub name: &'static str,
+    pub about: &'static str,
+    /// Seed of the dataset's id shuffle (each workload names its own).
+    pub seed: u64,
+    pub knobs: &'static [KnobSpec],
+    pub benches: &'static [BenchSpec],
+    /// The bench other benches are compared against by default.
+    pub baseline: &'static str,
+}
+
+/// A workload that the catalog names but no runner implements yet. Listed so the docs and the
+/// UI say so instead of hiding it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Planned {
+    pub name: &'static str,
+    pub about: &'static str,
+}
+
+pub const ROWS: KnobSpec = KnobSpec {
+    name: "rows",
+    env: Some("BENCH_ROWS"),
+    default: 1000,
+    min: 1,
+    max: 50_000_000,
+    step: Step::Double,
+    help: "rows in the dataset table",
+};
+pub const LOOKUPS: KnobSpec = KnobSpec {
+    name: "lookups",
+    env: Some("BENCH_LOOKUPS"),
+    default: 1000,
+    min: 1,
+    max: 50_000_000,
+    step: Step::Double,
+    help: "operations per sample iteration (falls back to BENCH_ROWS)",
+};
+pub const CONCURRENCY: KnobSpec = KnobSpec {
+    name: "concurrency",
+    env: Some("BENCH_CONCURRENCY"),
+    default: 8,
+    min: 1,
+    max: 1024,
+    step: Step::Double,
+    help: "pool size (connections, and worker threads for worker strategies)",
+};
+pub const LOOKUPS_PER_CHECKOUT: KnobSpec = KnobSpec {
+    name: "lookups_per_checkout",
+    env: Some("BENCH_LOOKUPS_PER_CHECKOUT"),
+    default: 1,
+    min: 1,
+    max: 50_000_000,
+    step: Step::Double,
+    help: "middleware lookups made on one borrowed connection (1 = borrow per lookup)",
+};
+pub const SPIN_US: KnobSpec = KnobSpec {
+    name: "spin_us",
+    env: Some("BENCH_SPIN_US"),
+    default: 50,
+    min: 0,
+    max: 100_000,
+    step: Step::Double,
+    help: "spin strategy: microseconds each side spins before parking",
+};
+
+/// The dispatch strategies of the middleware backend, fastest-to-explain first.
+pub const STRATEGIES: &[(&str, &str)] = &[
+    ("inline", "runs the query on the async runtime's own thread (blocks it)"),
+    ("spawn_blocking", "tokio::task::spawn_blocking with the pooled connection moved in"),
+    ("interact", "deadpool-sqlite Object::interact"),
+    ("worker", "a dedicated thread per connection; std mpsc in, tokio oneshot back"),
+    ("spin", "a dedicated thread per connection; one-slot hand-off, both sides spin then park"),
+];
+
+const fn middleware(name: &'static str, strategy: &'static str, about: &'static str) -> BenchSpec {
+    BenchSpec {
+        name,
+        kind: BenchKind::Bench,
+        harness: Harness::Core,
+        backend: if matches!(strategy.as_bytes(), b"worker" | b"spin") {
+            "rusqlite worker pool"
+        } else {
+            "deadpool-sqlite"
+        },
+        strategy: Some(strategy),
+        phase: None,
+        op: "one lookup by primary key through the middleware path",
+        about,
+    }
+}
+
+const fn interact(name: &'static str, strategy: &'static str) -> BenchSpec {
+    BenchSpec {
+        name,
+        kind: BenchKind::Micro,
+        harness: Harness::Core,
+        backend: if matches!(strategy.as_bytes(), b"worker" | b"spin") {
+            "rusqlite worker pool"
+        } else {
+            "deadpool-sqlite"
+        },
+        strategy: Some(strategy),
+        phase: Some(Phase::Dispatch),
+        op: "one round trip to the connection's thread running an empty closure",
+        about: "the dispatch hop alone, no SQL",
+    }
+}
+
+const fn micro(name: &'static str, backend: &'static str, phase: Phase, op: &'static str) -> BenchSpec {
+    BenchSpec {
+        name,
+        kind: BenchKind::Micro,
+        harness: Harness::Core,
+        backend,
+        strategy: None,
+        phase: Some(phase),
+        op,
+        about: op,
+    }
+}
+
+pub const SINGLE_ROW_LOOKUP: Target = Target {
+    name: "single_row_lookup",
+    about: "SELECT one row by primary key, decoded into a struct; shuffled ids",
+    seed: 0x5EED_1001,
+    knobs: &[ROWS, LOOKUPS, CONCURRENCY, LOOKUPS_PER_CHECKOUT, SPIN_US],
+    baseline: "rusqlite",
+    benches: &[
+        BenchSpec {
+            name: "rusqlite",
+            kind: BenchKind::Bench,
+            harness: Harness::Core,
+            backend: "rusqlite",
+            strategy: None,
+            phase: None,
+            op: "one lookup by primary key: prepare_cached, query_row, decode",
+            about: "raw rusqlite on one connection: the floor",
+        },
+        middleware("middleware/inline", "inline", "middleware path, query run on the runtime thread"),
+        middleware("middleware/spawn_blocking", "spawn_blocking", "middleware path through spawn_blocking"),
+        middleware("middleware/interact", "interact", "middleware path through deadpool-sqlite interact"),
+        middleware("middleware/worker", "worker", "middleware path through a dedicated worker thread"),
+        middleware("middleware/spin", "spin", "middleware path through a spin-then-park worker thread"),
+        micro("pool_acquire", "deadpool-sqlite", Phase::Checkout, "pool.get() and drop of a deadpool-sqlite connection"),
+        micro("pool_acquire/workers", "rusqlite worker pool", Phase::Checkout, "pool.get() and drop of a worker-thread connection"),
+        micro("prepare", "rusqlite", Phase::Prepare, "prepare_cached of the lookup statement (cache hit)"),
+        interact("interact/inline", "inline"),
+        interact("interact/spawn_blocking", "spawn_blocking"),
+        interact("interact/interact", "interact"),
+        interact("interact/worker", "worker"),
+        interact("interact/spin", "spin"),
+        micro("marshalling", "rusqlite", Phase::ExecuteMarshal, "execute the lookup and build the generic result set"),
+        micro("decode", "middleware", Phase::Decode, "decode one result-set row into BenchRow"),
+        micro("param_convert", "middleware", Phase::Bind, "convert the caller's value into a driver parameter"),
+    ],
+};
+
+pub const TARGETS: &[Target] = &[SINGLE_ROW_LOOKUP];
+
+/// Workloads named in the design that no runner implements yet.
+pub const PLANNED: &[Planned] = &[
+    Planned { name: "multithread_pool_checkout", about: "parallel selects and pool checkout under BENCH_CONCURRENCY tasks (not implemented yet)" },
+    Planned { name: "bulk_insert", about: "16-column bulk insert in one transaction, SQLite backends and PostgreSQL (not implemented yet)" },
+    Planned { name: "async_contention", about: "async dispatch strategies under contention (not implemented yet)" },
+    Planned { name: "crud_overhead", about: "CRUD overhead against pure SQLite (not implemented yet)" },
+    Planned { name: "key_value", about: "key-value get/put/delete (not implemented yet)" },
+];
+
+pub fn target(name: &str) -> Result<&'static Target, CatalogError> {
+    TARGETS.iter().find(|t| t.name == name).ok_or_else(|| {
+        if PLANNED.iter().any(|p| p.name == name) {
+            CatalogError::NotImplemented(name.to_string())
+        } else {
+            CatalogError::UnknownTarget {
+                name: name.to_string(),
+                known: TARGETS.iter().map(|t| t.name).collect::<Vec<_>>().join(", "),
+            }
+        }
+    })
+}
+
+impl Target {
+    pub fn bench(&self, name: &str) -> Result<&'static BenchSpec, CatalogError> {
+        // Targets are 'static consts; find via TARGETS to return a 'static reference.
+        let me = TARGETS.iter().find(|t| t.name == self.name).expect("target in TARGETS");
+        me.benches.iter().find(|b| b.name == name).ok_or_else(|| CatalogError::UnknownBench {
+            target: self.name.to_string(),
+            name: name.to_string(),
+            known: me.benches.iter().map(|b| b.name).collect::<Vec<_>>().join(", "),
+        })
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CatalogError {
+    #[error("unknown target {name:?} (known: {known})")]
+    UnknownTarget { name: String, known: String },
+    #[error("target {0:?} is planned but not implemented yet")]
+    NotImplemented(String),
+    #[error("unknown bench {name:?} in target {target} (known: {known})")]
+    UnknownBench { target: String, name: String, known: String },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_baseline_exists() {
+        for t in TARGETS {
+            let mut names: Vec<_> = t.benches.iter().map(|b| b.name).collect();
+            names.sort();
+            names.dedup();
+            assert_eq!(names.len(), t.benches.len(), "duplicate bench in {}", t.name);
+            assert!(t.bench(t.baseline).is_ok());
+            for k in t.knobs {
+                assert!(k.min <= k.default && k.default <= k.max, "{} default out of bounds", k.name);
+            }
+        }
+    }
+
+    #[test]
+    fn every_strategy_has_a_bench_and_an_interact_micro() {
+        for (s, _) in STRATEGIES {
+            assert!(SINGLE_ROW_LOOKUP.bench(&format!("middleware/{s}")).is_ok());
+            assert!(SINGLE_ROW_LOOKUP.bench(&format!("interact/{s}")).is_ok());
+        }
+    }
+
+    #[test]
+    fn unknown_and_planned_targets_are_told_apart() {
+        assert_eq!(
+            target("nope").unwrap_err().to_string(),
+            "unknown target \"nope\" (known: single_row_lookup)"
+        );
+        assert!(matches!(target("bulk_insert"), Err(CatalogError::NotImplemented(_))));
+        let e = SINGLE_ROW_LOOKUP.bench("x").unwrap_err().to_string();
+        assert!(e.starts_with("unknown bench \"x\" in target single_row_lookup (known: rusqlite, "), "{e}");
+    }
+}

@@ -1,0 +1,311 @@
+//! The dataset every harness uses: the same rows and the same shuffled id order everywhere.
+//!
+//! `test(id INTEGER PRIMARY KEY, name TEXT NOT NULL, score REAL NOT NULL, active INTEGER NOT NULL)`
+//! in WAL mode; row `id` is `(id, "name-{id}", id * 0.5, id % 2 == 0)`; lookups visit the ids
+//! `1..=rows` in an order shuffled by a ChaCha8 RNG seeded with the workload's seed.
+
+use std::path::{Path, PathBuf};
+
+use rand::SeedableRng;
+use rand::seq::SliceRandom;
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
+
+/// Bumped whenever the table, its contents or the file layout change; part of the cache key.
+pub const SCHEMA_VERSION: u32 = 1;
+
+pub const CREATE_TABLE: &str = "CREATE TABLE test (id INTEGER PRIMARY KEY, name TEXT NOT NULL, score REAL NOT NULL, active INTEGER NOT NULL)";
+pub const INSERT_ROW: &str = "INSERT INTO test (id, name, score, active) VALUES (?1, ?2, ?3, ?4)";
+pub const SELECT_BY_ID: &str = "SELECT id, name, score, active FROM test WHERE id = ?1";
+
+/// One row of the `test` table, decoded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BenchRow {
+    pub id: i64,
+    pub name: String,
+    pub score: f64,
+    pub active: bool,
+}
+
+/// The row with the given id, as every harness must store it.
+pub fn row(id: i64) -> BenchRow {
+    BenchRow { id, name: format!("name-{id}"), score: id as f64 * 0.5, active: id % 2 == 0 }
+}
+
+/// The ids `1..=rows` in the workload's fixed shuffled order.
+pub fn lookup_order(rows: u64, seed: u64) -> Vec<i64> {
+    let mut ids: Vec<i64> = (1..=rows as i64).collect();
+    ids.shuffle(&mut ChaCha8Rng::seed_from_u64(seed));
+    ids
+}
+
+/// The `n` ids one sample iteration looks up: the shuffled order, cycled when `n > rows`.
+pub fn lookup_ids(rows: u64, seed: u64, n: u64) -> Vec<i64> {
+    let order = lookup_order(rows, seed);
+    order.iter().copied().cycle().take(n as usize).collect()
+}
+
+/// Identifies one cached dataset file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DatasetKey {
+    pub workload: String,
+    pub rows: u64,
+    pub seed: u64,
+}
+
+impl DatasetKey {
+    pub fn file_name(&self) -> String {
+        format!("{}-r{}-s{:x}-v{}.sqlite", self.workload, self.rows, self.seed, SCHEMA_VERSION)
+    }
+
+    pub fn path_in(&self, dir: &Path) -> PathBuf {
+        dir.join(self.file_name())
+    }
+}
+
+/// The cache folder: `BENCHSCOPE_CACHE_DIR`, else `$XDG_CACHE_HOME/benchscope`, else
+/// `~/.cache/benchscope`, else a folder under the system temp dir.
+pub fn default_cache_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("BENCHSCOPE_CACHE_DIR").filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir);
+    }
+    if let Some(dir) = std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir).join("benchscope");
+    }
+    if let Some(home) = std::env::var_os("HOME").filter(|d| !d.is_empty()) {
+        return PathBuf::from(home).join(".cache").join("benchscope");
+    }
+    std::env::temp_dir().join("benchscope-cache")
+}
+
+#[cfg(feature = "sqlite")]
+pub use build::{DatasetReady, ensure, validate};
+
+#[cfg(feature = "sqlite")]
+mod build {
+    use super::*;
+    use crate::protocol::DatasetStatus;
+    use rusqlite::{Connection, OpenFlags, params};
+    use std::time::Instant;
+
+    #[derive(Debug, Clone)]
+    pub struct DatasetReady {
+        pub path: PathBuf,
+        pub status: DatasetStatus,
+        pub build_ms: Option<f64>,
+    }
+
+    /// Checks that a cached file holds exactly the dataset `key` describes.
+    pub fn validate(path: &Path, key: &DatasetKey) -> Result<(), String> {
+        let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .map_err(|e| e.to_string())?;
+        let meta = |k: &str| -> Result<String, String> {
+            conn.query_row("SELECT value FROM benchscope_meta WHERE key = ?1", [k], |r| r.get(0))
+                .map_err(|e| format!("meta {k}: {e}"))
+        };
+        let expect = [
+            ("schema_version", SCHEMA_VERSION.to_string()),
+            ("workload", key.workload.clone()),
+            ("rows", key.rows.to_string()),
+            ("seed", key.seed.to_string()),
+            ("complete", "1".to_string()),
+        ];
+        for (k, v) in expect {
+            let got = meta(k)?;
+            if got != v {
+                return Err(format!("meta {k} is {got:?}, expected {v:?}"));
+            }
+        }
+        let (count, min, max): (i64, Option<i64>, Option<i64>) = conn
+            .query_row("SELECT count(*), min(id), max(id) FROM test", [], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })
+            .map_err(|e| e.to_string())?;
+        if count as u64 != key.rows || min != Some(1) || max != Some(key.rows as i64) {
+            return Err(format!("table holds {count} rows ({min:?}..{max:?}), expected 1..{}", key.rows));
+        }
+        let journal: String =
+            conn.query_row("PRAGMA journal_mode", [], |r| r.get(0)).map_err(|e| e.to_string())?;
+        if !journal.eq_ignore_ascii_case("wal") {
+            return Err(format!("journal mode is {journal}, expected wal"));
+        }
+        for id in [1, (key.rows as i64 + 1) / 2, key.rows as i64] {
+            let got = conn
+                .query_row(SELECT_BY_ID, [id], |r| {
+                    Ok(BenchRow { id: r.get(0)?, name: r.get(1)?, score: r.get(2)?, active: r.get(3)? })
+                })
+                .map_err(|e| e.to_string())?;
+            if got != row(id) {
+                return Err(format!("row {id} is {got:?}, expected {:?}", row(id)));
+            }
+        }
+        Ok(())
+    }
+
+    fn remove_db_files(path: &Path) {
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            let mut p = path.as_os_str().to_owned();
+            p.push(suffix);
+            let _ = std::fs::remove_file(PathBuf::from(p));
+        }
+    }
+
+    /// Writes the dataset into `path` (which must not exist), in one transaction.
+    pub fn write(path: &Path, key: &DatasetKey) -> rusqlite::Result<()> {
+        let mut conn = Connection::open(path)?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "OFF")?;
+        let tx = conn.transaction()?;
+        tx.execute_batch(&format!(
+            "{CREATE_TABLE}; CREATE TABLE benchscope_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+        ))?;
+        {
+            let mut insert = tx.prepare(INSERT_ROW)?;
+            let mut name = String::new();
+            for id in 1..=key.rows as i64 {
+                use std::fmt::Write;
+                name.clear();
+                let _ = write!(name, "name-{id}");
+                insert.execute(params![id, name, id as f64 * 0.5, id % 2 == 0])?;
+            }
+            let mut meta = tx.prepare("INSERT INTO benchscope_meta (key, value) VALUES (?1, ?2)")?;
+            for (k, v) in [
+                ("schema_version", SCHEMA_VERSION.to_string()),
+                ("workload", key.workload.clone()),
+                ("rows", key.rows.to_string()),
+                ("seed", key.seed.to_string()),
+                ("complete", "1".to_string()),
+            ] {
+                meta.execute(params![k, v])?;
+            }
+        }
+        tx.commit()?;
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);")?;
+        conn.close().map_err(|(_, e)| e)
+    }
+
+    /// Returns a valid dataset file for `key` in `dir`, building it when absent or invalid.
+    /// `on_build` is called before a build starts (to show progress). Builds happen in a
+    /// temporary file renamed into place, under a lock file so concurrent runners build once.
+    pub fn ensure(dir: &Path, key: &DatasetKey, on_build: &mut dyn FnMut(&Path)) -> Result<DatasetReady, String> {
+        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create cache folder {}: {e}", dir.display()))?;
+        let path = key.path_in(dir);
+        let lock_path = path.with_extension("lock");
+        let lock = std::fs::File::create(&lock_path)
+            .map_err(|e| format!("cannot create lock file {}: {e}", lock_path.display()))?;
+        lock.lock().map_err(|e| format!("cannot lock {}: {e}", lock_path.display()))?;
+        if path.exists() {
+            match validate(&path, key) {
+                Ok(()) => return Ok(DatasetReady { path, status: DatasetStatus::Reused, build_ms: None }),
+                Err(why) => tracing::warn!(path = %path.display(), %why, "cached dataset is invalid; rebuilding"),
+            }
+        }
+        on_build(&path);
+        let start = Instant::now();
+        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+        remove_db_files(&tmp);
+        write(&tmp, key).map_err(|e| {
+            remove_db_files(&tmp);
+            format!("building dataset {}: {e}", path.display())
+        })?;
+        remove_db_files(&path);
+        std::fs::rename(&tmp, &path).map_err(|e| format!("renaming dataset into {}: {e}", path.display()))?;
+        let build_ms = start.elapsed().as_secs_f64() * 1e3;
+        validate(&path, key).map_err(|e| format!("freshly built dataset {} is invalid: {e}", path.display()))?;
+        Ok(DatasetReady { path, status: DatasetStatus::Built, build_ms: Some(build_ms) })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_follow_the_spec() {
+        assert_eq!(row(7), BenchRow { id: 7, name: "name-7".into(), score: 3.5, active: false });
+        assert!(row(8).active);
+    }
+
+    #[test]
+    fn lookup_order_is_a_fixed_permutation() {
+        let a = lookup_order(1000, 42);
+        assert_eq!(a, lookup_order(1000, 42), "same seed, same order");
+        assert_ne!(a, lookup_order(1000, 43), "another seed, another order");
+        let mut sorted = a.clone();
+        sorted.sort();
+        assert_eq!(sorted, (1..=1000).collect::<Vec<_>>());
+        assert_ne!(a[..10], (1..=10).collect::<Vec<_>>()[..], "actually shuffled");
+        // Pinned so that a change of RNG or shuffle algorithm (which would break agreement
+        // between harnesses built at different times) is caught.
+        assert_eq!(lookup_order(10, 0x5EED_1001), PINNED_ORDER_10);
+    }
+    const PINNED_ORDER_10: [i64; 10] = [3, 7, 9, 1, 10, 5, 6, 8, 4, 2];
+
+    #[test]
+    fn lookup_ids_cycle() {
+        let ids = lookup_ids(3, 1, 7);
+        assert_eq!(ids.len(), 7);
+        assert_eq!(ids[..3], ids[3..6]);
+        assert_eq!(ids[6], ids[0]);
+    }
+
+    #[test]
+    fn cache_key_names_every_part() {
+        let k = DatasetKey { workload: "single_row_lookup".into(), rows: 20000, seed: 0x5EED_1001 };
+        assert_eq!(k.file_name(), format!("single_row_lookup-r20000-s5eed1001-v{SCHEMA_VERSION}.sqlite"));
+    }
+
+    #[cfg(feature = "sqlite")]
+    mod sqlite {
+        use super::super::*;
+        use crate::protocol::DatasetStatus;
+
+        fn key(rows: u64) -> DatasetKey {
+            DatasetKey { workload: "t".into(), rows, seed: 9 }
+        }
+
+        #[test]
+        fn builds_then_reuses() {
+            let dir = tempfile::tempdir().unwrap();
+            let mut builds = 0;
+            let r = ensure(dir.path(), &key(100), &mut |_| builds += 1).unwrap();
+            assert_eq!((r.status, builds), (DatasetStatus::Built, 1));
+            let conn = rusqlite::Connection::open(&r.path).unwrap();
+            let mut stmt = conn.prepare("SELECT id, name, score, active FROM test ORDER BY id").unwrap();
+            let rows: Vec<BenchRow> = stmt
+                .query_map([], |r| Ok(BenchRow { id: r.get(0)?, name: r.get(1)?, score: r.get(2)?, active: r.get(3)? }))
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap();
+            assert_eq!(rows, (1..=100).map(row).collect::<Vec<_>>());
+            let r2 = ensure(dir.path(), &key(100), &mut |_| builds += 1).unwrap();
+            assert_eq!((r2.status, builds), (DatasetStatus::Reused, 1));
+        }
+
+        #[test]
+        fn garbage_and_short_files_are_rebuilt() {
+            let dir = tempfile::tempdir().unwrap();
+            let path = key(50).path_in(dir.path());
+            std::fs::write(&path, b"this is not a database at all, just garbage bytes").unwrap();
+            assert!(validate(&path, &key(50)).is_err());
+            let r = ensure(dir.path(), &key(50), &mut |_| {}).unwrap();
+            assert_eq!(r.status, DatasetStatus::Built);
+            validate(&path, &key(50)).unwrap();
+
+            // A short table (rows deleted) is caught too.
+            let conn = rusqlite::Connection::open(&path).unwrap();
+            conn.execute("DELETE FROM test WHERE id > 40", []).unwrap();
+            drop(conn);
+            let err = validate(&path, &key(50)).unwrap_err();
+            assert!(err.contains("40 rows"), "{err}");
+            assert_eq!(ensure(dir.path(), &key(50), &mut |_| {}).unwrap().status, DatasetStatus::Built);
+
+            // A file with a tampered row is caught.
+            let conn = rusqlite::Connection::open(&path).unwrap();
+            conn.execute("UPDATE test SET name = 'x' WHERE id = 50", []).unwrap();
+            drop(conn);
+            assert!(validate(&path, &key(50)).unwrap_err().contains("row 50"));
+        }
+    }
+}

@@ -1,0 +1,48 @@
+//! What a run was measured on: build profile, library versions, CPU.
+
+use crate::protocol::RunEnv;
+
+include!(concat!(env!("OUT_DIR"), "/crate_versions.rs"));
+
+/// "release" when built with optimisations and without debug assertions, else "debug".
+pub fn profile() -> &'static str {
+    if cfg!(debug_assertions) { "debug" } else { "release" }
+}
+
+fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, m)| m.trim().to_string())
+        })
+        .unwrap_or_else(|| std::env::consts::ARCH.to_string())
+}
+
+/// The environment of this process. `sqlite` is the linked library's version, if any.
+pub fn collect(sqlite: &str, timer_ns: f64) -> RunEnv {
+    RunEnv {
+        profile: profile().to_string(),
+        sqlite: sqlite.to_string(),
+        crates: CRATE_VERSIONS.iter().map(|(n, v)| (n.to_string(), v.to_string())).collect(),
+        cpu: cpu_model(),
+        cores: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        os: format!("{} {}", std::env::consts::OS, std::env::consts::ARCH),
+        timer_ns,
+        settings: Default::default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn knows_the_crates_it_was_built_with() {
+        let env = super::collect("3.x", 20.0);
+        assert_eq!(env.profile, if cfg!(debug_assertions) { "debug" } else { "release" });
+        assert!(env.cores >= 1);
+        #[cfg(feature = "sqlite")]
+        assert!(env.crates.get("rusqlite").is_some_and(|v| v.starts_with("0.40")), "{:?}", env.crates);
+    }
+}

@@ -1,0 +1,279 @@
+//! The event stream every runner writes on stdout: one JSON object per line, each carrying the
+//! protocol's major version `v`. See docs/protocol.md.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+
+use serde::{Deserialize, Serialize};
+
+use crate::knobs::Knobs;
+use crate::stats::Summary;
+use crate::trace::Phase;
+
+/// Major version of the protocol. A reader refuses any other major version.
+pub const VERSION: u32 = 1;
+
+/// The environment a run was measured in.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct RunEnv {
+    /// "release" or "debug"; a debug build's numbers are not representative.
+    pub profile: String,
+    /// Version of the SQLite library linked into the runner.
+    #[serde(default)]
+    pub sqlite: String,
+    /// Versions of the crates that matter for the measurement.
+    #[serde(default)]
+    pub crates: BTreeMap<String, String>,
+    #[serde(default)]
+    pub cpu: String,
+    #[serde(default)]
+    pub cores: usize,
+    #[serde(default)]
+    pub os: String,
+    /// Cost of one timer read in ns, calibrated at start.
+    #[serde(default)]
+    pub timer_ns: f64,
+    /// Harness-specific settings worth recording (pool sizes, statement caches...).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub settings: BTreeMap<String, String>,
+}
+
+impl RunEnv {
+    pub fn is_debug(&self) -> bool {
+        self.profile != "release"
+    }
+}
+
+/// The warning shown wherever a debug build's numbers appear.
+pub const DEBUG_WARNING: &str = "debug build: numbers are not representative";
+
+/// Measurement budget of each bench in a run.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Budget {
+    /// Warm-up time per bench, seconds.
+    pub warmup_s: f64,
+    /// Time budget of the timed samples per bench, seconds.
+    pub time_s: f64,
+    /// Stop after this many samples even if time remains.
+    pub max_samples: usize,
+    /// Keep sampling past the time budget until this many samples exist.
+    pub min_samples: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Start {
+    pub run: String,
+    pub target: String,
+    /// The benches this run will measure, in order.
+    pub benches: Vec<String>,
+    /// Which harness produced the stream ("core" or "sqlx").
+    pub harness: String,
+    pub knobs: Knobs,
+    pub seed: u64,
+    pub trace: bool,
+    pub budget: Budget,
+    pub env: RunEnv,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    Start(Start),
+    /// The dataset is being built, or is ready (built or reused from the cache).
+    Dataset {
+        status: DatasetStatus,
+        rows: u64,
+        path: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        build_ms: Option<f64>,
+    },
+    /// A bench starts; `ops` operations make up each sample.
+    BenchStart {
+        bench: String,
+        backend: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        strategy: Option<String>,
+        ops: u64,
+    },
+    /// One timed iteration of `ops` operations.
+    Sample {
+        bench: String,
+        iter: u64,
+        ops: u64,
+        elapsed_ns: u64,
+    },
+    /// Mean ns per operation of each phase over the last window of traced samples.
+    Phases {
+        bench: String,
+        /// Sample index the window ends at (inclusive).
+        iter: u64,
+        ops: u64,
+        ns_per_op: BTreeMap<Phase, f64>,
+    },
+    Summary {
+        bench: String,
+        stats: Summary,
+    },
+    /// A bench that could not run here, with the reason (not a failure).
+    Skipped {
+        bench: String,
+        reason: String,
+    },
+    Error {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        bench: Option<String>,
+        message: String,
+    },
+    Done,
+    /// An event type newer than this reader; ignored.
+    #[serde(other)]
+    Unknown,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DatasetStatus {
+    Building,
+    Built,
+    Reused,
+}
+
+#[derive(Serialize)]
+struct OutLine<'a> {
+    v: u32,
+    #[serde(flatten)]
+    event: &'a Event,
+}
+
+#[derive(Deserialize)]
+struct InLine {
+    #[serde(flatten)]
+    event: Event,
+}
+
+/// Encodes one event as a line (without the newline).
+pub fn encode(event: &Event) -> String {
+    serde_json::to_string(&OutLine { v: VERSION, event }).expect("events always serialize")
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ProtocolError {
+    #[error("not a protocol line (expected one JSON object): {0}")]
+    NotJson(String),
+    #[error("protocol line has no version field \"v\"")]
+    NoVersion,
+    #[error("protocol version {found} is not supported by this reader (it reads version {VERSION}); rebuild the runner and benchscope from the same sources")]
+    Version { found: u64 },
+    #[error("malformed {kind} event: {reason}")]
+    Malformed { kind: String, reason: String },
+}
+
+/// Parses one line of a runner's stdout.
+pub fn decode(line: &str) -> Result<Event, ProtocolError> {
+    let value: serde_json::Value =
+        serde_json::from_str(line).map_err(|e| ProtocolError::NotJson(e.to_string()))?;
+    let obj = value.as_object().ok_or_else(|| ProtocolError::NotJson("not an object".into()))?;
+    let v = obj.get("v").and_then(|v| v.as_u64()).ok_or(ProtocolError::NoVersion)?;
+    if v != VERSION as u64 {
+        return Err(ProtocolError::Version { found: v });
+    }
+    let kind = obj.get("type").and_then(|t| t.as_str()).unwrap_or("?").to_string();
+    serde_json::from_value::<InLine>(value)
+        .map(|l| l.event)
+        .map_err(|e| ProtocolError::Malformed { kind, reason: e.to_string() })
+}
+
+/// Writes events to stdout, one flushed line each, so a reader sees them as they happen.
+pub struct Emitter<W: Write> {
+    out: W,
+}
+
+impl<W: Write> Emitter<W> {
+    pub fn new(out: W) -> Self {
+        Self { out }
+    }
+
+    pub fn emit(&mut self, event: &Event) -> std::io::Result<()> {
+        let mut line = encode(event);
+        line.push('\n');
+        self.out.write_all(line.as_bytes())?;
+        self.out.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::summarize;
+
+    fn all_events() -> Vec<Event> {
+        let mut knobs = Knobs::default();
+        knobs.set("rows", 10);
+        vec![
+            Event::Start(Start {
+                run: "r1".into(),
+                target: "single_row_lookup".into(),
+                benches: vec!["rusqlite".into()],
+                harness: "core".into(),
+                knobs,
+                seed: 7,
+                trace: true,
+                budget: Budget { warmup_s: 0.1, time_s: 1.0, max_samples: 10, min_samples: 3 },
+                env: RunEnv { profile: "release".into(), timer_ns: 21.5, ..Default::default() },
+            }),
+            Event::Dataset { status: DatasetStatus::Built, rows: 10, path: "/x.db".into(), build_ms: Some(1.5) },
+            Event::BenchStart { bench: "rusqlite".into(), backend: "rusqlite".into(), strategy: None, ops: 10 },
+            Event::Sample { bench: "rusqlite".into(), iter: 0, ops: 10, elapsed_ns: 12345 },
+            Event::Phases {
+                bench: "middleware/spin".into(),
+                iter: 4,
+                ops: 50,
+                ns_per_op: [(Phase::Checkout, 10.5), (Phase::ExecuteMarshal, 900.0)].into_iter().collect(),
+            },
+            Event::Summary { bench: "rusqlite".into(), stats: summarize(&[1.0, 2.0, 3.0], None).unwrap() },
+            Event::Skipped { bench: "pg".into(), reason: "no URL".into() },
+            Event::Error { bench: None, message: "boom".into() },
+            Event::Done,
+        ]
+    }
+
+    #[test]
+    fn round_trip_every_event() {
+        for e in all_events() {
+            let line = encode(&e);
+            assert!(line.starts_with("{\"v\":1,\"type\":"), "{line}");
+            assert_eq!(decode(&line).unwrap(), e, "{line}");
+        }
+    }
+
+    #[test]
+    fn phases_use_snake_case_names() {
+        let line = encode(&all_events()[4]);
+        assert!(line.contains("\"execute_marshal\":900.0"), "{line}");
+    }
+
+    #[test]
+    fn refuses_other_major_versions() {
+        let e = decode(r#"{"v":2,"type":"done"}"#).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "protocol version 2 is not supported by this reader (it reads version 1); rebuild the runner and benchscope from the same sources"
+        );
+        assert!(matches!(decode(r#"{"type":"done"}"#), Err(ProtocolError::NoVersion)));
+        assert!(matches!(decode("hello"), Err(ProtocolError::NotJson(_))));
+        assert!(matches!(decode("[1]"), Err(ProtocolError::NotJson(_))));
+    }
+
+    #[test]
+    fn ignores_unknown_fields_and_types() {
+        let e = decode(r#"{"v":1,"type":"sample","bench":"b","iter":1,"ops":2,"elapsed_ns":3,"new_field":[1]}"#).unwrap();
+        assert_eq!(e, Event::Sample { bench: "b".into(), iter: 1, ops: 2, elapsed_ns: 3 });
+        assert_eq!(decode(r#"{"v":1,"type":"heartbeat","x":1}"#).unwrap(), Event::Unknown);
+    }
+
+    #[test]
+    fn malformed_known_event_names_its_type() {
+        let e = decode(r#"{"v":1,"type":"sample","bench":"b"}"#).unwrap_err().to_string();
+        assert!(e.starts_with("malformed sample event: missing field"), "{e}");
+    }
+}

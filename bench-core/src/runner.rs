@@ -1,0 +1,282 @@
+//! The runner: measures the benches of one target and writes the event stream on stdout.
+//! `bench-runner` and `benchscope runner` are this same entry point.
+
+use std::io::Write;
+
+use clap::Parser;
+
+use crate::catalog::{self, BenchSpec, Harness, Target};
+use crate::knobs::{self, Knobs};
+use crate::protocol::{Budget, Emitter, Event, Start};
+
+/// Measurement settings shared by every front end, with their bounds.
+#[derive(Debug, Clone, clap::Args)]
+pub struct BudgetArgs {
+    /// Time budget of each bench's timed samples, in seconds.
+    #[arg(long = "time", value_name = "SECONDS", default_value = "2")]
+    pub time_s: String,
+    /// Warm-up per bench, in seconds.
+    #[arg(long = "warmup", value_name = "SECONDS", default_value = "0.3")]
+    pub warmup_s: String,
+    /// At most this many samples per bench.
+    #[arg(long = "samples", value_name = "N", default_value = "100")]
+    pub max_samples: String,
+    /// At least this many samples per bench, even past the time budget.
+    #[arg(long = "min-samples", value_name = "N", default_value = "10")]
+    pub min_samples: String,
+}
+
+fn parse_seconds(name: &str, text: &str, min: f64, max: f64) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= min && v <= max => Ok(v),
+        _ => Err(format!("invalid value {text:?} for --{name}: expected seconds (allowed: {min}..={max})")),
+    }
+}
+
+fn parse_count(name: &str, text: &str, min: usize, max: usize) -> Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(v) if v >= min && v <= max => Ok(v),
+        _ => Err(format!("invalid value {text:?} for --{name}: expected a whole number (allowed: {min}..={max})")),
+    }
+}
+
+impl BudgetArgs {
+    pub fn resolve(&self) -> Result<Budget, String> {
+        let b = Budget {
+            time_s: parse_seconds("time", &self.time_s, 0.0, 3600.0)?,
+            warmup_s: parse_seconds("warmup", &self.warmup_s, 0.0, 600.0)?,
+            max_samples: parse_count("samples", &self.max_samples, 1, 1_000_000)?,
+            min_samples: parse_count("min-samples", &self.min_samples, 1, 1_000_000)?,
+        };
+        if b.min_samples > b.max_samples {
+            return Err(format!(
+                "--min-samples {} is larger than --samples {} (allowed: min-samples <= samples)",
+                b.min_samples, b.max_samples
+            ));
+        }
+        Ok(b)
+    }
+
+    /// The same settings as command-line arguments, to pass on to a child runner.
+    pub fn to_args(&self) -> Vec<String> {
+        vec![
+            "--time".into(),
+            self.time_s.clone(),
+            "--warmup".into(),
+            self.warmup_s.clone(),
+            "--samples".into(),
+            self.max_samples.clone(),
+            "--min-samples".into(),
+            self.min_samples.clone(),
+        ]
+    }
+}
+
+/// Knob settings as flags. Values stay text until checked against the target's specs, so
+/// that errors name the knob, the value and the allowed range.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct KnobArgs {
+    /// Rows in the dataset (overrides BENCH_ROWS).
+    #[arg(long, value_name = "N")]
+    pub rows: Option<String>,
+    /// Operations per sample (overrides BENCH_LOOKUPS; falls back to BENCH_ROWS).
+    #[arg(long, value_name = "N")]
+    pub lookups: Option<String>,
+    /// Pool size / tasks (overrides BENCH_CONCURRENCY).
+    #[arg(long, value_name = "N")]
+    pub concurrency: Option<String>,
+    /// Any knob of the target, as NAME=VALUE (see `benchscope list`).
+    #[arg(long = "knob", value_name = "NAME=VALUE")]
+    pub knob: Vec<String>,
+}
+
+impl KnobArgs {
+    pub fn overrides(&self) -> Result<Vec<(String, String)>, String> {
+        let mut out = Vec::new();
+        for (name, v) in [("rows", &self.rows), ("lookups", &self.lookups), ("concurrency", &self.concurrency)] {
+            if let Some(v) = v {
+                out.push((name.to_string(), v.clone()));
+            }
+        }
+        for kv in &self.knob {
+            let (k, v) = kv
+                .split_once('=')
+                .ok_or_else(|| format!("invalid --knob {kv:?}: expected NAME=VALUE"))?;
+            out.push((k.trim().to_string(), v.trim().to_string()));
+        }
+        Ok(out)
+    }
+
+    /// Resolves against a target's knob specs and the process environment.
+    pub fn resolve(&self, target: &Target) -> Result<Knobs, String> {
+        knobs::resolve(target.knobs, &knobs::process_env, &self.overrides()?).map_err(|e| e.to_string())
+    }
+
+    pub fn to_args(&self) -> Vec<String> {
+        self.overrides()
+            .unwrap_or_default()
+            .into_iter()
+            .flat_map(|(k, v)| ["--knob".to_string(), format!("{k}={v}")])
+            .collect()
+    }
+}
+
+#[derive(Debug, Clone, Parser)]
+#[command(name = "bench-runner", about = "Measures one target's benches and writes benchscope's event stream (JSON lines) on stdout")]
+pub struct RunnerArgs {
+    /// Target to run (see `benchscope list`).
+    pub target: String,
+    /// Benches to run (default: every bench of the target this harness implements).
+    #[arg(long = "bench", value_name = "NAME")]
+    pub benches: Vec<String>,
+    #[command(flatten)]
+    pub knobs: KnobArgs,
+    #[command(flatten)]
+    pub budget: BudgetArgs,
+    /// Report per-phase timings (also BENCH_TRACE=1).
+    #[arg(long)]
+    pub trace: bool,
+    /// Dataset cache folder (default: BENCHSCOPE_CACHE_DIR, else ~/.cache/benchscope).
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<std::path::PathBuf>,
+    /// Identifier of this run, echoed in the start event.
+    #[arg(long, value_name = "ID")]
+    pub run_id: Option<String>,
+}
+
+/// BENCH_TRACE=1 (or true/yes/on) turns tracing on.
+pub fn trace_from_env() -> bool {
+    std::env::var("BENCH_TRACE")
+        .map(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on"))
+        .unwrap_or(false)
+}
+
+/// Everything checked before anything starts: target, benches, knobs, budget.
+pub struct Plan {
+    pub target: &'static Target,
+    pub benches: Vec<&'static BenchSpec>,
+    pub knobs: Knobs,
+    pub budget: Budget,
+    pub trace: bool,
+}
+
+impl RunnerArgs {
+    pub fn plan(&self, harness: Harness) -> Result<Plan, String> {
+        let target = catalog::target(&self.target).map_err(|e| e.to_string())?;
+        let benches = if self.benches.is_empty() {
+            target.benches.iter().filter(|b| b.harness == harness).collect()
+        } else {
+            let mut v = Vec::new();
+            for name in &self.benches {
+                let spec = target.bench(name).map_err(|e| e.to_string())?;
+                if spec.harness != harness {
+                    return Err(format!("bench {name:?} is run by the {:?} harness, not this one", spec.harness));
+                }
+                v.push(spec);
+            }
+            v
+        };
+        Ok(Plan {
+            target,
+            benches,
+            knobs: self.knobs.resolve(target)?,
+            budget: self.budget.resolve()?,
+            trace: self.trace || trace_from_env(),
+        })
+    }
+}
+
+/// Runs bench-core's runner with the process arguments. Returns the exit code.
+#[cfg(feature = "middleware")]
+pub fn main_with(args: RunnerArgs) -> i32 {
+    let stdout = std::io::stdout();
+    let mut emitter = Emitter::new(stdout.lock());
+    let mut emit = |e: Event| {
+        if emitter.emit(&e).is_err() {
+            // The reader went away: nothing left to report to.
+            std::process::exit(3);
+        }
+    };
+    let plan = match args.plan(Harness::Core) {
+        Ok(p) => p,
+        Err(message) => {
+            emit(Event::Error { bench: None, message: message.clone() });
+            eprintln!("error: {message}");
+            return 2;
+        }
+    };
+    match run_core(&args, &plan, &mut emit) {
+        Ok(()) => {
+            emit(Event::Done);
+            0
+        }
+        Err(message) => {
+            emit(Event::Error { bench: None, message: message.clone() });
+            eprintln!("error: {message}");
+            1
+        }
+    }
+}
+
+#[cfg(feature = "middleware")]
+fn run_core(args: &RunnerArgs, plan: &Plan, emit: &mut dyn FnMut(Event)) -> Result<(), String> {
+    use crate::dataset::{self, DatasetKey};
+    use crate::protocol::DatasetStatus;
+    use crate::workloads::single_row_lookup as srl;
+
+    let timer_ns = crate::trace::calibrate_timer();
+    let mut env = crate::env::collect(crate::backends::raw::sqlite_version(), timer_ns);
+    if env.is_debug() {
+        tracing::warn!("{}", crate::protocol::DEBUG_WARNING);
+    }
+    env.settings.insert("pool".into(), format!("max_size={}", plan.knobs.value("concurrency")));
+    let rows = plan.knobs.value("rows");
+    emit(Event::Start(Start {
+        run: args.run_id.clone().unwrap_or_else(|| format!("{}-{}", plan.target.name, std::process::id())),
+        target: plan.target.name.to_string(),
+        benches: plan.benches.iter().map(|b| b.name.to_string()).collect(),
+        harness: "core".into(),
+        knobs: plan.knobs.clone(),
+        seed: plan.target.seed,
+        trace: plan.trace,
+        budget: plan.budget,
+        env,
+    }));
+
+    let key = DatasetKey { workload: plan.target.name.to_string(), rows, seed: plan.target.seed };
+    let dir = args.cache_dir.clone().unwrap_or_else(dataset::default_cache_dir);
+    let ready = dataset::ensure(&dir, &key, &mut |path| {
+        emit(Event::Dataset { status: DatasetStatus::Building, rows, path: path.display().to_string(), build_ms: None })
+    })?;
+    emit(Event::Dataset { status: ready.status, rows, path: ready.path.display().to_string(), build_ms: ready.build_ms });
+
+    let ids = dataset::lookup_ids(rows, plan.target.seed, plan.knobs.value("lookups"));
+    let ops = ids.len() as u64;
+    let ctx = srl::Ctx::new(ready.path.clone(), ids, &plan.knobs, plan.trace)?;
+    for spec in &plan.benches {
+        emit(Event::BenchStart {
+            bench: spec.name.to_string(),
+            backend: spec.backend.to_string(),
+            strategy: spec.strategy.map(str::to_string),
+            ops,
+        });
+        let result = srl::iteration(spec, &ctx)
+            .and_then(|mut it| crate::measure::run(&plan.budget, spec.name, ops, emit, &mut *it));
+        if let Err(message) = result {
+            tracing::error!(bench = spec.name, %message, "bench failed");
+            emit(Event::Error { bench: Some(spec.name.to_string()), message });
+        }
+    }
+    let _ = std::io::stderr().flush();
+    Ok(())
+}
+
+/// Logs go to stderr, filtered by RUST_LOG (default: warnings).
+pub fn init_logging() {
+    let _ = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
+        )
+        .try_init();
+}

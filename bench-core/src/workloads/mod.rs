@@ -1,0 +1,4 @@
+//! Workload implementations, one module per target of the catalog.
+
+#[cfg(feature = "middleware")]
+pub mod single_row_lookup;

@@ -1,0 +1,251 @@
+//! `single_row_lookup`: one row by primary key, decoded into `BenchRow`, over shuffled ids;
+//! raw rusqlite, the middleware path per dispatch strategy, and one micro-bench per phase.
+
+use std::hint::black_box;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::backends::middleware::value::{self, Value};
+use crate::backends::middleware::{self as mw, Middleware, Strategy};
+use crate::backends::raw;
+use crate::catalog::BenchSpec;
+use crate::dataset::SELECT_BY_ID;
+use crate::knobs::Knobs;
+use crate::measure::Iteration;
+use crate::stats::LatencyHistogram;
+use crate::trace::{Phase, PhaseTotals, ns_between};
+
+/// Everything a bench of this target needs.
+pub struct Ctx {
+    pub path: PathBuf,
+    /// The ids one sample iteration looks up, in order.
+    pub ids: Arc<Vec<i64>>,
+    pub pool_size: usize,
+    pub lookups_per_checkout: usize,
+    pub spin: Duration,
+    pub trace: bool,
+    pub rt: tokio::runtime::Runtime,
+}
+
+impl Ctx {
+    pub fn new(path: PathBuf, ids: Vec<i64>, knobs: &Knobs, trace: bool) -> Result<Ctx, String> {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2))
+            .enable_all()
+            .build()
+            .map_err(|e| format!("starting the tokio runtime: {e}"))?;
+        Ok(Ctx {
+            path,
+            ids: Arc::new(ids),
+            pool_size: knobs.value("concurrency") as usize,
+            lookups_per_checkout: knobs.value("lookups_per_checkout") as usize,
+            spin: Duration::from_micros(knobs.value("spin_us")),
+            trace,
+            rt,
+        })
+    }
+
+    fn middleware(&self, strategy: Strategy) -> Result<Arc<Middleware>, String> {
+        Middleware::new(self.path.clone(), strategy, self.pool_size, self.spin, self.rt.handle().clone())
+            .map(Arc::new)
+            .map_err(|e| e.to_string())
+    }
+
+    /// Runs an iteration future on a runtime worker thread, as a request handler would.
+    fn on_runtime<T: Send + 'static>(
+        &self,
+        fut: impl std::future::Future<Output = Result<T, String>> + Send + 'static,
+    ) -> Result<T, String> {
+        self.rt.block_on(async { tokio::spawn(fut).await.map_err(|e| format!("bench task failed: {e}"))? })
+    }
+}
+
+type IterFn<'a> = Box<dyn FnMut(&mut LatencyHistogram) -> Result<Iteration, String> + 'a>;
+
+/// Builds the iteration closure of one bench; `None` if the bench is not of this target.
+pub fn iteration<'a>(spec: &BenchSpec, ctx: &'a Ctx) -> Result<IterFn<'a>, String> {
+    let name = spec.name;
+    if name == "rusqlite" {
+        return rusqlite_lookups(ctx);
+    }
+    if let Some(s) = name.strip_prefix("middleware/") {
+        let strategy: Strategy = s.parse()?;
+        return Ok(if ctx.trace { middleware_lookups::<true>(ctx, strategy)? } else { middleware_lookups::<false>(ctx, strategy)? });
+    }
+    if let Some(s) = name.strip_prefix("interact/") {
+        return dispatch_only(ctx, s.parse()?);
+    }
+    match name {
+        "pool_acquire" => checkout_only(ctx, Strategy::Interact),
+        "pool_acquire/workers" => checkout_only(ctx, Strategy::Worker),
+        "prepare" => prepare_only(ctx),
+        "marshalling" => marshal_only(ctx),
+        "decode" => decode_only(ctx),
+        "param_convert" => param_convert_only(ctx),
+        other => Err(format!("bench {other:?} has no implementation in single_row_lookup")),
+    }
+}
+
+fn err(e: impl std::fmt::Display) -> String {
+    e.to_string()
+}
+
+/// Times `ops` repetitions of a synchronous operation as one sample.
+fn timed_loop(ids: &[i64], mut op: impl FnMut(i64) -> Result<(), String>) -> Result<Iteration, String> {
+    let start = Instant::now();
+    for &id in ids {
+        op(id)?;
+    }
+    Ok(Iteration { elapsed_ns: ns_between(start, Instant::now()), phases: None })
+}
+
+fn rusqlite_lookups(ctx: &Ctx) -> Result<IterFn<'_>, String> {
+    let conn = raw::open(&ctx.path).map_err(err)?;
+    let ids = ctx.ids.clone();
+    Ok(Box::new(move |h| {
+        let start = Instant::now();
+        let mut prev = start;
+        for &id in ids.iter() {
+            black_box(raw::lookup(&conn, black_box(id)).map_err(err)?);
+            let t = Instant::now();
+            h.record(ns_between(prev, t));
+            prev = t;
+        }
+        Ok(Iteration { elapsed_ns: ns_between(start, prev), phases: None })
+    }))
+}
+
+/// Each lookup: borrow (every `lookups_per_checkout` lookups), dispatch, decode, give back.
+/// Per-op latency takes one timer read per lookup, traced or not.
+async fn middleware_iteration<const TRACE: bool>(
+    mw: Arc<Middleware>,
+    ids: Arc<Vec<i64>>,
+    per_checkout: usize,
+) -> Result<(u64, Vec<u64>, PhaseTotals), String> {
+    let mut lat = Vec::with_capacity(ids.len());
+    let mut phases = PhaseTotals { ops: ids.len() as u64, ..Default::default() };
+    let start = Instant::now();
+    let mut prev = start;
+    let mut edge = start;
+    for chunk in ids.chunks(per_checkout) {
+        let mut conn = mw.checkout().await.map_err(err)?;
+        if TRACE {
+            phases.add(Phase::Checkout, ns_between(edge, Instant::now()));
+        }
+        for &id in chunk {
+            black_box(mw::lookup::<TRACE>(&mw, &mut conn, id, &mut phases).await.map_err(err)?);
+            let t = Instant::now();
+            lat.push(ns_between(prev, t));
+            prev = t;
+        }
+        drop(conn);
+        if TRACE {
+            edge = Instant::now();
+            phases.add(Phase::Checkout, ns_between(prev, edge));
+        }
+    }
+    let end = Instant::now();
+    Ok((ns_between(start, end), lat, phases))
+}
+
+fn middleware_lookups<const TRACE: bool>(ctx: &Ctx, strategy: Strategy) -> Result<IterFn<'_>, String> {
+    let mw = ctx.middleware(strategy)?;
+    Ok(Box::new(move |h| {
+        let (elapsed_ns, lat, phases) =
+            ctx.on_runtime(middleware_iteration::<TRACE>(mw.clone(), ctx.ids.clone(), ctx.lookups_per_checkout))?;
+        for ns in lat {
+            h.record(ns);
+        }
+        Ok(Iteration { elapsed_ns, phases: TRACE.then_some(phases) })
+    }))
+}
+
+/// pool.get() and drop, nothing else.
+fn checkout_only(ctx: &Ctx, strategy: Strategy) -> Result<IterFn<'_>, String> {
+    let mw = ctx.middleware(strategy)?;
+    let n = ctx.ids.len();
+    Ok(Box::new(move |_| {
+        let mw = mw.clone();
+        ctx.on_runtime(async move {
+            let start = Instant::now();
+            for _ in 0..n {
+                drop(black_box(mw.checkout().await.map_err(err)?));
+            }
+            Ok(Iteration { elapsed_ns: ns_between(start, Instant::now()), phases: None })
+        })
+    }))
+}
+
+/// The dispatch hop with an empty closure, on a connection borrowed before the clock starts.
+fn dispatch_only(ctx: &Ctx, strategy: Strategy) -> Result<IterFn<'_>, String> {
+    let mw = ctx.middleware(strategy)?;
+    let n = ctx.ids.len();
+    Ok(Box::new(move |_| {
+        let mw = mw.clone();
+        ctx.on_runtime(async move {
+            let mut conn = mw.checkout().await.map_err(err)?;
+            let start = Instant::now();
+            for _ in 0..n {
+                mw.call(&mut conn, |c| {
+                    black_box(c);
+                })
+                .await
+                .map_err(err)?;
+            }
+            Ok(Iteration { elapsed_ns: ns_between(start, Instant::now()), phases: None })
+        })
+    }))
+}
+
+fn prepare_only(ctx: &Ctx) -> Result<IterFn<'_>, String> {
+    let conn = raw::open(&ctx.path).map_err(err)?;
+    Ok(Box::new(move |_| {
+        timed_loop(&ctx.ids, |_| {
+            black_box(conn.prepare_cached(SELECT_BY_ID).map_err(err)?);
+            Ok(())
+        })
+    }))
+}
+
+/// Execute a bound statement and build the result set (the statement is prepared once).
+fn marshal_only(ctx: &Ctx) -> Result<IterFn<'_>, String> {
+    // Leaked so the prepared statement can outlive this function: a runner measures each
+    // bench once and exits, so one connection per bench is all it costs.
+    let conn = Box::leak(Box::new(raw::open(&ctx.path).map_err(err)?));
+    let mut stmt = conn.prepare(SELECT_BY_ID).map_err(err)?;
+    Ok(Box::new(move |_| {
+        timed_loop(&ctx.ids, |id| {
+            stmt.raw_bind_parameter(1, id).map_err(err)?;
+            black_box(value::marshal(&mut stmt).map_err(err)?);
+            Ok(())
+        })
+    }))
+}
+
+fn decode_only(ctx: &Ctx) -> Result<IterFn<'_>, String> {
+    let mut conn = raw::open(&ctx.path).map_err(err)?;
+    let (rs, _) = mw::run_query::<false>(&mut conn, SELECT_BY_ID, &[Value::Integer(ctx.ids[0])]);
+    let rs = rs.map_err(err)?;
+    Ok(Box::new(move |_| {
+        timed_loop(&ctx.ids, |_| {
+            black_box(value::decode_bench_row(black_box(&rs)).map_err(err)?);
+            Ok(())
+        })
+    }))
+}
+
+/// Caller values into driver parameters, bound to a prepared statement.
+fn param_convert_only(ctx: &Ctx) -> Result<IterFn<'_>, String> {
+    // Leaked so the prepared statement can outlive this function: a runner measures each
+    // bench once and exits, so one connection per bench is all it costs.
+    let conn = Box::leak(Box::new(raw::open(&ctx.path).map_err(err)?));
+    let mut stmt = conn.prepare(SELECT_BY_ID).map_err(err)?;
+    Ok(Box::new(move |_| {
+        timed_loop(&ctx.ids, |id| {
+            let values = [Value::Integer(black_box(id))];
+            value::bind(&mut stmt, &value::to_params(&values)).map_err(err)?;
+            Ok(())
+        })
+    }))
+}
