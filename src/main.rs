@@ -1,1 +1,54 @@
-fn main() {}
+//! benchscope: what does it really cost to reach SQLite from async Rust, and where does the
+//! time go? Headless subcommands over the same runner layer the explorer uses.
+
+mod export;
+mod headless;
+mod list;
+mod runner;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "benchscope",
+    version,
+    about = "Measure what it costs to reach SQLite from async Rust, and where the time goes"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// List targets, their benches and micro-benches, and their knobs with defaults.
+    List {
+        #[arg(long, value_enum, default_value_t = list::ListFormat::Text)]
+        format: list::ListFormat,
+    },
+    /// Run a target headless and print a comparison table.
+    Run(headless::RunArgs),
+    /// The runner itself (spawned by `run`): writes the event stream on stdout.
+    #[command(hide = true)]
+    Runner(bench_core::runner::RunnerArgs),
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let code = match cli.command {
+        None => {
+            print!("{}", list::welcome());
+            0
+        }
+        Some(Command::List { format }) => {
+            print!("{}", list::render(format));
+            0
+        }
+        Some(Command::Run(args)) => headless::run(args),
+        Some(Command::Runner(args)) => {
+            bench_core::runner::init_logging();
+            bench_core::runner::main_with(args)
+        }
+    };
+    std::process::exit(code);
+}

@@ -96,6 +96,15 @@ pub const LOOKUPS_PER_CHECKOUT: KnobSpec = KnobSpec {
     step: Step::Double,
     help: "middleware lookups made on one borrowed connection (1 = borrow per lookup)",
 };
+pub const TRACE_EVERY: KnobSpec = KnobSpec {
+    name: "trace_every",
+    env: Some("BENCH_TRACE_EVERY"),
+    default: 4,
+    min: 1,
+    max: 1_000_000,
+    step: Step::Double,
+    help: "with trace on, time the phases of every k-th lookup and checkout (1 = all)",
+};
 pub const SPIN_US: KnobSpec = KnobSpec {
     name: "spin_us",
     env: Some("BENCH_SPIN_US"),
@@ -108,11 +117,23 @@ pub const SPIN_US: KnobSpec = KnobSpec {
 
 /// The dispatch strategies of the middleware backend, fastest-to-explain first.
 pub const STRATEGIES: &[(&str, &str)] = &[
-    ("inline", "runs the query on the async runtime's own thread (blocks it)"),
-    ("spawn_blocking", "tokio::task::spawn_blocking with the pooled connection moved in"),
+    (
+        "inline",
+        "runs the query on the async runtime's own thread (blocks it)",
+    ),
+    (
+        "spawn_blocking",
+        "tokio::task::spawn_blocking with the pooled connection moved in",
+    ),
     ("interact", "deadpool-sqlite Object::interact"),
-    ("worker", "a dedicated thread per connection; std mpsc in, tokio oneshot back"),
-    ("spin", "a dedicated thread per connection; one-slot hand-off, both sides spin then park"),
+    (
+        "worker",
+        "a dedicated thread per connection; std mpsc in, tokio oneshot back",
+    ),
+    (
+        "spin",
+        "a dedicated thread per connection; one-slot hand-off, both sides spin then park",
+    ),
 ];
 
 const fn middleware(name: &'static str, strategy: &'static str, about: &'static str) -> BenchSpec {
@@ -149,7 +170,12 @@ const fn interact(name: &'static str, strategy: &'static str) -> BenchSpec {
     }
 }
 
-const fn micro(name: &'static str, backend: &'static str, phase: Phase, op: &'static str) -> BenchSpec {
+const fn micro(
+    name: &'static str,
+    backend: &'static str,
+    phase: Phase,
+    op: &'static str,
+) -> BenchSpec {
     BenchSpec {
         name,
         kind: BenchKind::Micro,
@@ -166,7 +192,14 @@ pub const SINGLE_ROW_LOOKUP: Target = Target {
     name: "single_row_lookup",
     about: "SELECT one row by primary key, decoded into a struct; shuffled ids",
     seed: 0x5EED_1001,
-    knobs: &[ROWS, LOOKUPS, CONCURRENCY, LOOKUPS_PER_CHECKOUT, SPIN_US],
+    knobs: &[
+        ROWS,
+        LOOKUPS,
+        CONCURRENCY,
+        LOOKUPS_PER_CHECKOUT,
+        SPIN_US,
+        TRACE_EVERY,
+    ],
     baseline: "rusqlite",
     benches: &[
         BenchSpec {
@@ -179,22 +212,72 @@ pub const SINGLE_ROW_LOOKUP: Target = Target {
             op: "one lookup by primary key: prepare_cached, query_row, decode",
             about: "raw rusqlite on one connection: the floor",
         },
-        middleware("middleware/inline", "inline", "middleware path, query run on the runtime thread"),
-        middleware("middleware/spawn_blocking", "spawn_blocking", "middleware path through spawn_blocking"),
-        middleware("middleware/interact", "interact", "middleware path through deadpool-sqlite interact"),
-        middleware("middleware/worker", "worker", "middleware path through a dedicated worker thread"),
-        middleware("middleware/spin", "spin", "middleware path through a spin-then-park worker thread"),
-        micro("pool_acquire", "deadpool-sqlite", Phase::Checkout, "pool.get() and drop of a deadpool-sqlite connection"),
-        micro("pool_acquire/workers", "rusqlite worker pool", Phase::Checkout, "pool.get() and drop of a worker-thread connection"),
-        micro("prepare", "rusqlite", Phase::Prepare, "prepare_cached of the lookup statement (cache hit)"),
+        middleware(
+            "middleware/inline",
+            "inline",
+            "middleware path, query run on the runtime thread",
+        ),
+        middleware(
+            "middleware/spawn_blocking",
+            "spawn_blocking",
+            "middleware path through spawn_blocking",
+        ),
+        middleware(
+            "middleware/interact",
+            "interact",
+            "middleware path through deadpool-sqlite interact",
+        ),
+        middleware(
+            "middleware/worker",
+            "worker",
+            "middleware path through a dedicated worker thread",
+        ),
+        middleware(
+            "middleware/spin",
+            "spin",
+            "middleware path through a spin-then-park worker thread",
+        ),
+        micro(
+            "pool_acquire",
+            "deadpool-sqlite",
+            Phase::Checkout,
+            "pool.get() and drop of a deadpool-sqlite connection",
+        ),
+        micro(
+            "pool_acquire/workers",
+            "rusqlite worker pool",
+            Phase::Checkout,
+            "pool.get() and drop of a worker-thread connection",
+        ),
+        micro(
+            "prepare",
+            "rusqlite",
+            Phase::Prepare,
+            "prepare_cached of the lookup statement (cache hit)",
+        ),
         interact("interact/inline", "inline"),
         interact("interact/spawn_blocking", "spawn_blocking"),
         interact("interact/interact", "interact"),
         interact("interact/worker", "worker"),
         interact("interact/spin", "spin"),
-        micro("marshalling", "rusqlite", Phase::ExecuteMarshal, "execute the lookup and build the generic result set"),
-        micro("decode", "middleware", Phase::Decode, "decode one result-set row into BenchRow"),
-        micro("param_convert", "middleware", Phase::Bind, "convert the caller's value into a driver parameter"),
+        micro(
+            "marshalling",
+            "rusqlite",
+            Phase::ExecuteMarshal,
+            "execute the lookup and build the generic result set",
+        ),
+        micro(
+            "decode",
+            "middleware",
+            Phase::Decode,
+            "decode one result-set row into BenchRow",
+        ),
+        micro(
+            "param_convert",
+            "middleware",
+            Phase::Bind,
+            "convert the caller's value into a driver parameter",
+        ),
     ],
 };
 
@@ -202,11 +285,26 @@ pub const TARGETS: &[Target] = &[SINGLE_ROW_LOOKUP];
 
 /// Workloads named in the design that no runner implements yet.
 pub const PLANNED: &[Planned] = &[
-    Planned { name: "multithread_pool_checkout", about: "parallel selects and pool checkout under BENCH_CONCURRENCY tasks (not implemented yet)" },
-    Planned { name: "bulk_insert", about: "16-column bulk insert in one transaction, SQLite backends and PostgreSQL (not implemented yet)" },
-    Planned { name: "async_contention", about: "async dispatch strategies under contention (not implemented yet)" },
-    Planned { name: "crud_overhead", about: "CRUD overhead against pure SQLite (not implemented yet)" },
-    Planned { name: "key_value", about: "key-value get/put/delete (not implemented yet)" },
+    Planned {
+        name: "multithread_pool_checkout",
+        about: "parallel selects and pool checkout under BENCH_CONCURRENCY tasks (not implemented yet)",
+    },
+    Planned {
+        name: "bulk_insert",
+        about: "16-column bulk insert in one transaction, SQLite backends and PostgreSQL (not implemented yet)",
+    },
+    Planned {
+        name: "async_contention",
+        about: "async dispatch strategies under contention (not implemented yet)",
+    },
+    Planned {
+        name: "crud_overhead",
+        about: "CRUD overhead against pure SQLite (not implemented yet)",
+    },
+    Planned {
+        name: "key_value",
+        about: "key-value get/put/delete (not implemented yet)",
+    },
 ];
 
 pub fn target(name: &str) -> Result<&'static Target, CatalogError> {
@@ -216,7 +314,11 @@ pub fn target(name: &str) -> Result<&'static Target, CatalogError> {
         } else {
             CatalogError::UnknownTarget {
                 name: name.to_string(),
-                known: TARGETS.iter().map(|t| t.name).collect::<Vec<_>>().join(", "),
+                known: TARGETS
+                    .iter()
+                    .map(|t| t.name)
+                    .collect::<Vec<_>>()
+                    .join(", "),
             }
         }
     })
@@ -225,12 +327,23 @@ pub fn target(name: &str) -> Result<&'static Target, CatalogError> {
 impl Target {
     pub fn bench(&self, name: &str) -> Result<&'static BenchSpec, CatalogError> {
         // Targets are 'static consts; find via TARGETS to return a 'static reference.
-        let me = TARGETS.iter().find(|t| t.name == self.name).expect("target in TARGETS");
-        me.benches.iter().find(|b| b.name == name).ok_or_else(|| CatalogError::UnknownBench {
-            target: self.name.to_string(),
-            name: name.to_string(),
-            known: me.benches.iter().map(|b| b.name).collect::<Vec<_>>().join(", "),
-        })
+        let me = TARGETS
+            .iter()
+            .find(|t| t.name == self.name)
+            .expect("target in TARGETS");
+        me.benches
+            .iter()
+            .find(|b| b.name == name)
+            .ok_or_else(|| CatalogError::UnknownBench {
+                target: self.name.to_string(),
+                name: name.to_string(),
+                known: me
+                    .benches
+                    .iter()
+                    .map(|b| b.name)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })
     }
 }
 
@@ -241,7 +354,11 @@ pub enum CatalogError {
     #[error("target {0:?} is planned but not implemented yet")]
     NotImplemented(String),
     #[error("unknown bench {name:?} in target {target} (known: {known})")]
-    UnknownBench { target: String, name: String, known: String },
+    UnknownBench {
+        target: String,
+        name: String,
+        known: String,
+    },
 }
 
 #[cfg(test)]
@@ -254,10 +371,19 @@ mod tests {
             let mut names: Vec<_> = t.benches.iter().map(|b| b.name).collect();
             names.sort();
             names.dedup();
-            assert_eq!(names.len(), t.benches.len(), "duplicate bench in {}", t.name);
+            assert_eq!(
+                names.len(),
+                t.benches.len(),
+                "duplicate bench in {}",
+                t.name
+            );
             assert!(t.bench(t.baseline).is_ok());
             for k in t.knobs {
-                assert!(k.min <= k.default && k.default <= k.max, "{} default out of bounds", k.name);
+                assert!(
+                    k.min <= k.default && k.default <= k.max,
+                    "{} default out of bounds",
+                    k.name
+                );
             }
         }
     }
@@ -276,8 +402,14 @@ mod tests {
             target("nope").unwrap_err().to_string(),
             "unknown target \"nope\" (known: single_row_lookup)"
         );
-        assert!(matches!(target("bulk_insert"), Err(CatalogError::NotImplemented(_))));
+        assert!(matches!(
+            target("bulk_insert"),
+            Err(CatalogError::NotImplemented(_))
+        ));
         let e = SINGLE_ROW_LOOKUP.bench("x").unwrap_err().to_string();
-        assert!(e.starts_with("unknown bench \"x\" in target single_row_lookup (known: rusqlite, "), "{e}");
+        assert!(
+            e.starts_with("unknown bench \"x\" in target single_row_lookup (known: rusqlite, "),
+            "{e}"
+        );
     }
 }

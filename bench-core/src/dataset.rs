@@ -29,7 +29,12 @@ pub struct BenchRow {
 
 /// The row with the given id, as every harness must store it.
 pub fn row(id: i64) -> BenchRow {
-    BenchRow { id, name: format!("name-{id}"), score: id as f64 * 0.5, active: id % 2 == 0 }
+    BenchRow {
+        id,
+        name: format!("name-{id}"),
+        score: id as f64 * 0.5,
+        active: id % 2 == 0,
+    }
 }
 
 /// The ids `1..=rows` in the workload's fixed shuffled order.
@@ -55,7 +60,10 @@ pub struct DatasetKey {
 
 impl DatasetKey {
     pub fn file_name(&self) -> String {
-        format!("{}-r{}-s{:x}-v{}.sqlite", self.workload, self.rows, self.seed, SCHEMA_VERSION)
+        format!(
+            "{}-r{}-s{:x}-v{}.sqlite",
+            self.workload, self.rows, self.seed, SCHEMA_VERSION
+        )
     }
 
     pub fn path_in(&self, dir: &Path) -> PathBuf {
@@ -100,8 +108,12 @@ mod build {
         let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
             .map_err(|e| e.to_string())?;
         let meta = |k: &str| -> Result<String, String> {
-            conn.query_row("SELECT value FROM benchscope_meta WHERE key = ?1", [k], |r| r.get(0))
-                .map_err(|e| format!("meta {k}: {e}"))
+            conn.query_row(
+                "SELECT value FROM benchscope_meta WHERE key = ?1",
+                [k],
+                |r| r.get(0),
+            )
+            .map_err(|e| format!("meta {k}: {e}"))
         };
         let expect = [
             ("schema_version", SCHEMA_VERSION.to_string()),
@@ -122,17 +134,26 @@ mod build {
             })
             .map_err(|e| e.to_string())?;
         if count as u64 != key.rows || min != Some(1) || max != Some(key.rows as i64) {
-            return Err(format!("table holds {count} rows ({min:?}..{max:?}), expected 1..{}", key.rows));
+            return Err(format!(
+                "table holds {count} rows ({min:?}..{max:?}), expected 1..{}",
+                key.rows
+            ));
         }
-        let journal: String =
-            conn.query_row("PRAGMA journal_mode", [], |r| r.get(0)).map_err(|e| e.to_string())?;
+        let journal: String = conn
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+            .map_err(|e| e.to_string())?;
         if !journal.eq_ignore_ascii_case("wal") {
             return Err(format!("journal mode is {journal}, expected wal"));
         }
         for id in [1, (key.rows as i64 + 1) / 2, key.rows as i64] {
             let got = conn
                 .query_row(SELECT_BY_ID, [id], |r| {
-                    Ok(BenchRow { id: r.get(0)?, name: r.get(1)?, score: r.get(2)?, active: r.get(3)? })
+                    Ok(BenchRow {
+                        id: r.get(0)?,
+                        name: r.get(1)?,
+                        score: r.get(2)?,
+                        active: r.get(3)?,
+                    })
                 })
                 .map_err(|e| e.to_string())?;
             if got != row(id) {
@@ -168,7 +189,8 @@ mod build {
                 let _ = write!(name, "name-{id}");
                 insert.execute(params![id, name, id as f64 * 0.5, id % 2 == 0])?;
             }
-            let mut meta = tx.prepare("INSERT INTO benchscope_meta (key, value) VALUES (?1, ?2)")?;
+            let mut meta =
+                tx.prepare("INSERT INTO benchscope_meta (key, value) VALUES (?1, ?2)")?;
             for (k, v) in [
                 ("schema_version", SCHEMA_VERSION.to_string()),
                 ("workload", key.workload.clone()),
@@ -188,17 +210,31 @@ mod build {
     /// Returns a valid dataset file for `key` in `dir`, building it when absent or invalid.
     /// `on_build` is called before a build starts (to show progress). Builds happen in a
     /// temporary file renamed into place, under a lock file so concurrent runners build once.
-    pub fn ensure(dir: &Path, key: &DatasetKey, on_build: &mut dyn FnMut(&Path)) -> Result<DatasetReady, String> {
-        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create cache folder {}: {e}", dir.display()))?;
+    pub fn ensure(
+        dir: &Path,
+        key: &DatasetKey,
+        on_build: &mut dyn FnMut(&Path),
+    ) -> Result<DatasetReady, String> {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create cache folder {}: {e}", dir.display()))?;
         let path = key.path_in(dir);
         let lock_path = path.with_extension("lock");
         let lock = std::fs::File::create(&lock_path)
             .map_err(|e| format!("cannot create lock file {}: {e}", lock_path.display()))?;
-        lock.lock().map_err(|e| format!("cannot lock {}: {e}", lock_path.display()))?;
+        lock.lock()
+            .map_err(|e| format!("cannot lock {}: {e}", lock_path.display()))?;
         if path.exists() {
             match validate(&path, key) {
-                Ok(()) => return Ok(DatasetReady { path, status: DatasetStatus::Reused, build_ms: None }),
-                Err(why) => tracing::warn!(path = %path.display(), %why, "cached dataset is invalid; rebuilding"),
+                Ok(()) => {
+                    return Ok(DatasetReady {
+                        path,
+                        status: DatasetStatus::Reused,
+                        build_ms: None,
+                    });
+                }
+                Err(why) => {
+                    tracing::warn!(path = %path.display(), %why, "cached dataset is invalid; rebuilding")
+                }
             }
         }
         on_build(&path);
@@ -210,10 +246,16 @@ mod build {
             format!("building dataset {}: {e}", path.display())
         })?;
         remove_db_files(&path);
-        std::fs::rename(&tmp, &path).map_err(|e| format!("renaming dataset into {}: {e}", path.display()))?;
+        std::fs::rename(&tmp, &path)
+            .map_err(|e| format!("renaming dataset into {}: {e}", path.display()))?;
         let build_ms = start.elapsed().as_secs_f64() * 1e3;
-        validate(&path, key).map_err(|e| format!("freshly built dataset {} is invalid: {e}", path.display()))?;
-        Ok(DatasetReady { path, status: DatasetStatus::Built, build_ms: Some(build_ms) })
+        validate(&path, key)
+            .map_err(|e| format!("freshly built dataset {} is invalid: {e}", path.display()))?;
+        Ok(DatasetReady {
+            path,
+            status: DatasetStatus::Built,
+            build_ms: Some(build_ms),
+        })
     }
 }
 
@@ -223,7 +265,15 @@ mod tests {
 
     #[test]
     fn rows_follow_the_spec() {
-        assert_eq!(row(7), BenchRow { id: 7, name: "name-7".into(), score: 3.5, active: false });
+        assert_eq!(
+            row(7),
+            BenchRow {
+                id: 7,
+                name: "name-7".into(),
+                score: 3.5,
+                active: false
+            }
+        );
         assert!(row(8).active);
     }
 
@@ -235,7 +285,11 @@ mod tests {
         let mut sorted = a.clone();
         sorted.sort();
         assert_eq!(sorted, (1..=1000).collect::<Vec<_>>());
-        assert_ne!(a[..10], (1..=10).collect::<Vec<_>>()[..], "actually shuffled");
+        assert_ne!(
+            a[..10],
+            (1..=10).collect::<Vec<_>>()[..],
+            "actually shuffled"
+        );
         // Pinned so that a change of RNG or shuffle algorithm (which would break agreement
         // between harnesses built at different times) is caught.
         assert_eq!(lookup_order(10, 0x5EED_1001), PINNED_ORDER_10);
@@ -252,8 +306,15 @@ mod tests {
 
     #[test]
     fn cache_key_names_every_part() {
-        let k = DatasetKey { workload: "single_row_lookup".into(), rows: 20000, seed: 0x5EED_1001 };
-        assert_eq!(k.file_name(), format!("single_row_lookup-r20000-s5eed1001-v{SCHEMA_VERSION}.sqlite"));
+        let k = DatasetKey {
+            workload: "single_row_lookup".into(),
+            rows: 20000,
+            seed: 0x5EED_1001,
+        };
+        assert_eq!(
+            k.file_name(),
+            format!("single_row_lookup-r20000-s5eed1001-v{SCHEMA_VERSION}.sqlite")
+        );
     }
 
     #[cfg(feature = "sqlite")]
@@ -262,7 +323,11 @@ mod tests {
         use crate::protocol::DatasetStatus;
 
         fn key(rows: u64) -> DatasetKey {
-            DatasetKey { workload: "t".into(), rows, seed: 9 }
+            DatasetKey {
+                workload: "t".into(),
+                rows,
+                seed: 9,
+            }
         }
 
         #[test]
@@ -272,9 +337,18 @@ mod tests {
             let r = ensure(dir.path(), &key(100), &mut |_| builds += 1).unwrap();
             assert_eq!((r.status, builds), (DatasetStatus::Built, 1));
             let conn = rusqlite::Connection::open(&r.path).unwrap();
-            let mut stmt = conn.prepare("SELECT id, name, score, active FROM test ORDER BY id").unwrap();
+            let mut stmt = conn
+                .prepare("SELECT id, name, score, active FROM test ORDER BY id")
+                .unwrap();
             let rows: Vec<BenchRow> = stmt
-                .query_map([], |r| Ok(BenchRow { id: r.get(0)?, name: r.get(1)?, score: r.get(2)?, active: r.get(3)? }))
+                .query_map([], |r| {
+                    Ok(BenchRow {
+                        id: r.get(0)?,
+                        name: r.get(1)?,
+                        score: r.get(2)?,
+                        active: r.get(3)?,
+                    })
+                })
                 .unwrap()
                 .collect::<Result<_, _>>()
                 .unwrap();
@@ -299,11 +373,15 @@ mod tests {
             drop(conn);
             let err = validate(&path, &key(50)).unwrap_err();
             assert!(err.contains("40 rows"), "{err}");
-            assert_eq!(ensure(dir.path(), &key(50), &mut |_| {}).unwrap().status, DatasetStatus::Built);
+            assert_eq!(
+                ensure(dir.path(), &key(50), &mut |_| {}).unwrap().status,
+                DatasetStatus::Built
+            );
 
             // A file with a tampered row is caught.
             let conn = rusqlite::Connection::open(&path).unwrap();
-            conn.execute("UPDATE test SET name = 'x' WHERE id = 50", []).unwrap();
+            conn.execute("UPDATE test SET name = 'x' WHERE id = 50", [])
+                .unwrap();
             drop(conn);
             assert!(validate(&path, &key(50)).unwrap_err().contains("row 50"));
         }

@@ -6,7 +6,11 @@ include!(concat!(env!("OUT_DIR"), "/crate_versions.rs"));
 
 /// "release" when built with optimisations and without debug assertions, else "debug".
 pub fn profile() -> &'static str {
-    if cfg!(debug_assertions) { "debug" } else { "release" }
+    if cfg!(debug_assertions) {
+        "debug"
+    } else {
+        "release"
+    }
 }
 
 fn cpu_model() -> String {
@@ -26,9 +30,14 @@ pub fn collect(sqlite: &str, timer_ns: f64) -> RunEnv {
     RunEnv {
         profile: profile().to_string(),
         sqlite: sqlite.to_string(),
-        crates: CRATE_VERSIONS.iter().map(|(n, v)| (n.to_string(), v.to_string())).collect(),
+        crates: CRATE_VERSIONS
+            .iter()
+            .map(|(n, v)| (n.to_string(), v.to_string()))
+            .collect(),
         cpu: cpu_model(),
-        cores: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        cores: std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1),
         os: format!("{} {}", std::env::consts::OS, std::env::consts::ARCH),
         timer_ns,
         settings: Default::default(),
@@ -40,9 +49,22 @@ mod tests {
     #[test]
     fn knows_the_crates_it_was_built_with() {
         let env = super::collect("3.x", 20.0);
-        assert_eq!(env.profile, if cfg!(debug_assertions) { "debug" } else { "release" });
+        assert_eq!(
+            env.profile,
+            if cfg!(debug_assertions) {
+                "debug"
+            } else {
+                "release"
+            }
+        );
         assert!(env.cores >= 1);
         #[cfg(feature = "sqlite")]
-        assert!(env.crates.get("rusqlite").is_some_and(|v| v.starts_with("0.40")), "{:?}", env.crates);
+        assert!(
+            env.crates
+                .get("rusqlite")
+                .is_some_and(|v| v.starts_with("0.40")),
+            "{:?}",
+            env.crates
+        );
     }
 }

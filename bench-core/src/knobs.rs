@@ -100,13 +100,28 @@ impl KnobSpec {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum KnobError {
     #[error("invalid value {value:?} for knob {knob}: not a whole number (allowed: {min}..={max})")]
-    NotANumber { knob: String, value: String, min: u64, max: u64 },
+    NotANumber {
+        knob: String,
+        value: String,
+        min: u64,
+        max: u64,
+    },
     #[error("invalid value {value} for knob {knob}: out of range (allowed: {min}..={max})")]
-    OutOfRange { knob: String, value: String, min: u64, max: u64 },
+    OutOfRange {
+        knob: String,
+        value: String,
+        min: u64,
+        max: u64,
+    },
     #[error("unknown knob {knob:?} (known: {known})")]
     Unknown { knob: String, known: String },
     #[error("invalid value {value:?} in environment variable {var} for knob {knob}: {reason}")]
-    Env { var: String, knob: String, value: String, reason: String },
+    Env {
+        var: String,
+        knob: String,
+        value: String,
+        reason: String,
+    },
 }
 
 /// Resolved knob values of one run, by knob name.
@@ -178,10 +193,13 @@ pub fn resolve(
         knobs.set(spec.name, value);
     }
     for (name, text) in overrides {
-        let spec = specs.iter().find(|s| s.name == name).ok_or_else(|| KnobError::Unknown {
-            knob: name.clone(),
-            known: specs.iter().map(|s| s.name).collect::<Vec<_>>().join(", "),
-        })?;
+        let spec = specs
+            .iter()
+            .find(|s| s.name == name)
+            .ok_or_else(|| KnobError::Unknown {
+                knob: name.clone(),
+                known: specs.iter().map(|s| s.name).collect::<Vec<_>>().join(", "),
+            })?;
         knobs.set(spec.name, spec.parse(text)?);
     }
     Ok(knobs)
@@ -216,7 +234,12 @@ mod tests {
     };
 
     fn env_of(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
-        move |k| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string())
+        move |k| {
+            pairs
+                .iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| v.to_string())
+        }
     }
 
     #[test]
@@ -225,10 +248,24 @@ mod tests {
         let k = resolve(&specs, &env_of(&[]), &[]).unwrap();
         assert_eq!((k.value("rows"), k.value("lookups")), (1000, 1000));
         let k = resolve(&specs, &env_of(&[("BENCH_ROWS", "20000")]), &[]).unwrap();
-        assert_eq!((k.value("rows"), k.value("lookups")), (20000, 20000), "lookups falls back to BENCH_ROWS");
-        let k = resolve(&specs, &env_of(&[("BENCH_ROWS", "20000"), ("BENCH_LOOKUPS", "500")]), &[]).unwrap();
+        assert_eq!(
+            (k.value("rows"), k.value("lookups")),
+            (20000, 20000),
+            "lookups falls back to BENCH_ROWS"
+        );
+        let k = resolve(
+            &specs,
+            &env_of(&[("BENCH_ROWS", "20000"), ("BENCH_LOOKUPS", "500")]),
+            &[],
+        )
+        .unwrap();
         assert_eq!(k.value("lookups"), 500);
-        let k = resolve(&specs, &env_of(&[("BENCH_ROWS", "20000")]), &[("rows".into(), "64".into())]).unwrap();
+        let k = resolve(
+            &specs,
+            &env_of(&[("BENCH_ROWS", "20000")]),
+            &[("rows".into(), "64".into())],
+        )
+        .unwrap();
         assert_eq!((k.value("rows"), k.value("lookups")), (64, 20000));
     }
 
@@ -242,21 +279,40 @@ mod tests {
     #[test]
     fn bad_values_name_knob_value_and_range() {
         let e = ROWS.parse("0").unwrap_err().to_string();
-        assert_eq!(e, "invalid value 0 for knob rows: out of range (allowed: 1..=50000000)");
+        assert_eq!(
+            e,
+            "invalid value 0 for knob rows: out of range (allowed: 1..=50000000)"
+        );
         let e = ROWS.parse("-5").unwrap_err().to_string();
-        assert_eq!(e, "invalid value \"-5\" for knob rows: not a whole number (allowed: 1..=50000000)");
+        assert_eq!(
+            e,
+            "invalid value \"-5\" for knob rows: not a whole number (allowed: 1..=50000000)"
+        );
         let e = ROWS.parse("lots").unwrap_err().to_string();
-        assert!(e.contains("\"lots\"") && e.contains("rows") && e.contains("1..=50000000"), "{e}");
-        let e = ROWS.parse("99999999999999999999999").unwrap_err().to_string();
-        assert!(e.contains("out of range") && e.contains("99999999999999999999999"), "{e}");
+        assert!(
+            e.contains("\"lots\"") && e.contains("rows") && e.contains("1..=50000000"),
+            "{e}"
+        );
+        let e = ROWS
+            .parse("99999999999999999999999")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("out of range") && e.contains("99999999999999999999999"),
+            "{e}"
+        );
         let e = ROWS.parse("60000000").unwrap_err().to_string();
         assert!(e.contains("out of range (allowed: 1..=50000000)"), "{e}");
-        let e = resolve(&[ROWS], &env_of(&[("BENCH_ROWS", "abc")]), &[]).unwrap_err().to_string();
+        let e = resolve(&[ROWS], &env_of(&[("BENCH_ROWS", "abc")]), &[])
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             e,
             "invalid value \"abc\" in environment variable BENCH_ROWS for knob rows: not a whole number (allowed: 1..=50000000)"
         );
-        let e = resolve(&[ROWS], &env_of(&[]), &[("nope".into(), "1".into())]).unwrap_err().to_string();
+        let e = resolve(&[ROWS], &env_of(&[]), &[("nope".into(), "1".into())])
+            .unwrap_err()
+            .to_string();
         assert_eq!(e, "unknown knob \"nope\" (known: rows)");
     }
 
@@ -265,7 +321,12 @@ mod tests {
         assert_eq!(ROWS.stepped(1000, true), 2000);
         assert_eq!(ROWS.stepped(1, false), 1);
         assert_eq!(ROWS.stepped(40_000_000, true), 50_000_000);
-        let add = KnobSpec { step: Step::Add(1), min: 1, max: 4, ..ROWS };
+        let add = KnobSpec {
+            step: Step::Add(1),
+            min: 1,
+            max: 4,
+            ..ROWS
+        };
         assert_eq!(add.stepped(4, true), 4);
         assert_eq!(add.stepped(2, false), 1);
     }

@@ -46,7 +46,12 @@ pub fn run(
         && (start.elapsed().as_secs_f64() < budget.time_s || samples.len() < budget.min_samples)
     {
         let it = iteration(&mut latencies)?;
-        emit(Event::Sample { bench: bench.to_string(), iter, ops, elapsed_ns: it.elapsed_ns });
+        emit(Event::Sample {
+            bench: bench.to_string(),
+            iter,
+            ops,
+            elapsed_ns: it.elapsed_ns,
+        });
         samples.push(it.elapsed_ns as f64 / ops as f64);
         if let Some(p) = it.phases {
             window.merge(&p);
@@ -62,7 +67,10 @@ pub fn run(
         emit(phases_event(bench, iter.saturating_sub(1), &window));
     }
     let summary = summarize(&samples, latencies.percentiles()).ok_or("no samples taken")?;
-    emit(Event::Summary { bench: bench.to_string(), stats: summary.clone() });
+    emit(Event::Summary {
+        bench: bench.to_string(),
+        stats: summary.clone(),
+    });
     Ok(summary)
 }
 
@@ -82,24 +90,44 @@ mod tests {
 
     #[test]
     fn respects_sample_bounds_and_streams_everything() {
-        let budget = Budget { warmup_s: 0.0, time_s: 0.0, max_samples: 50, min_samples: 5 };
+        let budget = Budget {
+            warmup_s: 0.0,
+            time_s: 0.0,
+            max_samples: 50,
+            min_samples: 5,
+        };
         let mut events = Vec::new();
         let mut calls = 0;
         let s = run(&budget, "b", 10, &mut |e| events.push(e), &mut |h| {
             calls += 1;
             h.record(100);
-            let mut p = PhaseTotals { ops: 10, ..Default::default() };
+            let mut p = PhaseTotals {
+                ops: 10,
+                ..Default::default()
+            };
             p.add(Phase::Decode, 50);
-            Ok(Iteration { elapsed_ns: 1000, phases: Some(p) })
+            Ok(Iteration {
+                elapsed_ns: 1000,
+                phases: Some(p),
+            })
         })
         .unwrap();
         assert_eq!(s.samples, 5, "time budget spent: stops at min_samples");
         assert_eq!(calls, 6, "one warm-up iteration, five samples");
         assert_eq!(s.median, 100.0);
-        assert_eq!(s.latency.unwrap().count, 5, "warm-up latencies are discarded");
-        let samples = events.iter().filter(|e| matches!(e, Event::Sample { .. })).count();
+        assert_eq!(
+            s.latency.unwrap().count,
+            5,
+            "warm-up latencies are discarded"
+        );
+        let samples = events
+            .iter()
+            .filter(|e| matches!(e, Event::Sample { .. }))
+            .count();
         assert_eq!(samples, 5);
-        let Some(Event::Phases { ns_per_op, ops, .. }) = events.iter().find(|e| matches!(e, Event::Phases { .. })) else {
+        let Some(Event::Phases { ns_per_op, ops, .. }) =
+            events.iter().find(|e| matches!(e, Event::Phases { .. }))
+        else {
             panic!("no phases event")
         };
         assert_eq!(*ops, 50);
@@ -109,16 +137,35 @@ mod tests {
 
     #[test]
     fn max_samples_caps_a_long_budget() {
-        let budget = Budget { warmup_s: 0.0, time_s: 60.0, max_samples: 3, min_samples: 1 };
-        let s = run(&budget, "b", 1, &mut |_| {}, &mut |_| Ok(Iteration { elapsed_ns: 7, phases: None })).unwrap();
+        let budget = Budget {
+            warmup_s: 0.0,
+            time_s: 60.0,
+            max_samples: 3,
+            min_samples: 1,
+        };
+        let s = run(&budget, "b", 1, &mut |_| {}, &mut |_| {
+            Ok(Iteration {
+                elapsed_ns: 7,
+                phases: None,
+            })
+        })
+        .unwrap();
         assert_eq!(s.samples, 3);
         assert!(s.latency.is_none());
     }
 
     #[test]
     fn iteration_errors_stop_the_bench() {
-        let budget = Budget { warmup_s: 0.0, time_s: 1.0, max_samples: 3, min_samples: 1 };
-        let e = run(&budget, "b", 1, &mut |_| {}, &mut |_| Err("disk on fire".into())).unwrap_err();
+        let budget = Budget {
+            warmup_s: 0.0,
+            time_s: 1.0,
+            max_samples: 3,
+            min_samples: 1,
+        };
+        let e = run(&budget, "b", 1, &mut |_| {}, &mut |_| {
+            Err("disk on fire".into())
+        })
+        .unwrap_err();
         assert_eq!(e, "disk on fire");
     }
 }

@@ -162,7 +162,9 @@ pub enum ProtocolError {
     NotJson(String),
     #[error("protocol line has no version field \"v\"")]
     NoVersion,
-    #[error("protocol version {found} is not supported by this reader (it reads version {VERSION}); rebuild the runner and benchscope from the same sources")]
+    #[error(
+        "protocol version {found} is not supported by this reader (it reads version {VERSION}); rebuild the runner and benchscope from the same sources"
+    )]
     Version { found: u64 },
     #[error("malformed {kind} event: {reason}")]
     Malformed { kind: String, reason: String },
@@ -172,15 +174,27 @@ pub enum ProtocolError {
 pub fn decode(line: &str) -> Result<Event, ProtocolError> {
     let value: serde_json::Value =
         serde_json::from_str(line).map_err(|e| ProtocolError::NotJson(e.to_string()))?;
-    let obj = value.as_object().ok_or_else(|| ProtocolError::NotJson("not an object".into()))?;
-    let v = obj.get("v").and_then(|v| v.as_u64()).ok_or(ProtocolError::NoVersion)?;
+    let obj = value
+        .as_object()
+        .ok_or_else(|| ProtocolError::NotJson("not an object".into()))?;
+    let v = obj
+        .get("v")
+        .and_then(|v| v.as_u64())
+        .ok_or(ProtocolError::NoVersion)?;
     if v != VERSION as u64 {
         return Err(ProtocolError::Version { found: v });
     }
-    let kind = obj.get("type").and_then(|t| t.as_str()).unwrap_or("?").to_string();
+    let kind = obj
+        .get("type")
+        .and_then(|t| t.as_str())
+        .unwrap_or("?")
+        .to_string();
     serde_json::from_value::<InLine>(value)
         .map(|l| l.event)
-        .map_err(|e| ProtocolError::Malformed { kind, reason: e.to_string() })
+        .map_err(|e| ProtocolError::Malformed {
+            kind,
+            reason: e.to_string(),
+        })
 }
 
 /// Writes events to stdout, one flushed line each, so a reader sees them as they happen.
@@ -218,21 +232,56 @@ mod tests {
                 knobs,
                 seed: 7,
                 trace: true,
-                budget: Budget { warmup_s: 0.1, time_s: 1.0, max_samples: 10, min_samples: 3 },
-                env: RunEnv { profile: "release".into(), timer_ns: 21.5, ..Default::default() },
+                budget: Budget {
+                    warmup_s: 0.1,
+                    time_s: 1.0,
+                    max_samples: 10,
+                    min_samples: 3,
+                },
+                env: RunEnv {
+                    profile: "release".into(),
+                    timer_ns: 21.5,
+                    ..Default::default()
+                },
             }),
-            Event::Dataset { status: DatasetStatus::Built, rows: 10, path: "/x.db".into(), build_ms: Some(1.5) },
-            Event::BenchStart { bench: "rusqlite".into(), backend: "rusqlite".into(), strategy: None, ops: 10 },
-            Event::Sample { bench: "rusqlite".into(), iter: 0, ops: 10, elapsed_ns: 12345 },
+            Event::Dataset {
+                status: DatasetStatus::Built,
+                rows: 10,
+                path: "/x.db".into(),
+                build_ms: Some(1.5),
+            },
+            Event::BenchStart {
+                bench: "rusqlite".into(),
+                backend: "rusqlite".into(),
+                strategy: None,
+                ops: 10,
+            },
+            Event::Sample {
+                bench: "rusqlite".into(),
+                iter: 0,
+                ops: 10,
+                elapsed_ns: 12345,
+            },
             Event::Phases {
                 bench: "middleware/spin".into(),
                 iter: 4,
                 ops: 50,
-                ns_per_op: [(Phase::Checkout, 10.5), (Phase::ExecuteMarshal, 900.0)].into_iter().collect(),
+                ns_per_op: [(Phase::Checkout, 10.5), (Phase::ExecuteMarshal, 900.0)]
+                    .into_iter()
+                    .collect(),
             },
-            Event::Summary { bench: "rusqlite".into(), stats: summarize(&[1.0, 2.0, 3.0], None).unwrap() },
-            Event::Skipped { bench: "pg".into(), reason: "no URL".into() },
-            Event::Error { bench: None, message: "boom".into() },
+            Event::Summary {
+                bench: "rusqlite".into(),
+                stats: summarize(&[1.0, 2.0, 3.0], None).unwrap(),
+            },
+            Event::Skipped {
+                bench: "pg".into(),
+                reason: "no URL".into(),
+            },
+            Event::Error {
+                bench: None,
+                message: "boom".into(),
+            },
             Event::Done,
         ]
     }
@@ -259,7 +308,10 @@ mod tests {
             e.to_string(),
             "protocol version 2 is not supported by this reader (it reads version 1); rebuild the runner and benchscope from the same sources"
         );
-        assert!(matches!(decode(r#"{"type":"done"}"#), Err(ProtocolError::NoVersion)));
+        assert!(matches!(
+            decode(r#"{"type":"done"}"#),
+            Err(ProtocolError::NoVersion)
+        ));
         assert!(matches!(decode("hello"), Err(ProtocolError::NotJson(_))));
         assert!(matches!(decode("[1]"), Err(ProtocolError::NotJson(_))));
     }
@@ -267,13 +319,29 @@ mod tests {
     #[test]
     fn ignores_unknown_fields_and_types() {
         let e = decode(r#"{"v":1,"type":"sample","bench":"b","iter":1,"ops":2,"elapsed_ns":3,"new_field":[1]}"#).unwrap();
-        assert_eq!(e, Event::Sample { bench: "b".into(), iter: 1, ops: 2, elapsed_ns: 3 });
-        assert_eq!(decode(r#"{"v":1,"type":"heartbeat","x":1}"#).unwrap(), Event::Unknown);
+        assert_eq!(
+            e,
+            Event::Sample {
+                bench: "b".into(),
+                iter: 1,
+                ops: 2,
+                elapsed_ns: 3
+            }
+        );
+        assert_eq!(
+            decode(r#"{"v":1,"type":"heartbeat","x":1}"#).unwrap(),
+            Event::Unknown
+        );
     }
 
     #[test]
     fn malformed_known_event_names_its_type() {
-        let e = decode(r#"{"v":1,"type":"sample","bench":"b"}"#).unwrap_err().to_string();
-        assert!(e.starts_with("malformed sample event: missing field"), "{e}");
+        let e = decode(r#"{"v":1,"type":"sample","bench":"b"}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("malformed sample event: missing field"),
+            "{e}"
+        );
     }
 }

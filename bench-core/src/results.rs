@@ -86,7 +86,10 @@ impl RunRecord {
         if let Some(i) = self.benches.iter().position(|b| b.name == name) {
             return &mut self.benches[i];
         }
-        self.benches.push(BenchResult { name: name.to_string(), ..Default::default() });
+        self.benches.push(BenchResult {
+            name: name.to_string(),
+            ..Default::default()
+        });
         self.benches.last_mut().expect("just pushed")
     }
 
@@ -98,25 +101,54 @@ impl RunRecord {
     pub fn apply(&mut self, event: Event) {
         match event {
             Event::Start(s) => self.start = Some(s),
-            Event::Dataset { status, rows, path, build_ms } => {
-                self.dataset = Some(DatasetInfo { status: Some(status), rows, path, build_ms })
+            Event::Dataset {
+                status,
+                rows,
+                path,
+                build_ms,
+            } => {
+                self.dataset = Some(DatasetInfo {
+                    status: Some(status),
+                    rows,
+                    path,
+                    build_ms,
+                })
             }
-            Event::BenchStart { bench, backend, strategy, ops } => {
+            Event::BenchStart {
+                bench,
+                backend,
+                strategy,
+                ops,
+            } => {
                 let b = self.bench_mut(&bench);
                 b.backend = backend;
                 b.strategy = strategy;
                 b.ops = ops;
             }
-            Event::Sample { bench, ops, elapsed_ns, .. } => {
+            Event::Sample {
+                bench,
+                ops,
+                elapsed_ns,
+                ..
+            } => {
                 let b = self.bench_mut(&bench);
                 b.samples.push(elapsed_ns as f64 / ops.max(1) as f64);
             }
-            Event::Phases { bench, ops, ns_per_op, .. } => {
+            Event::Phases {
+                bench,
+                ops,
+                ns_per_op,
+                ..
+            } => {
                 let b = self.bench_mut(&bench);
                 let total = b.phase_ops + ops;
                 for (phase, ns) in &ns_per_op {
                     let prev = b.phases.get(phase).copied().unwrap_or(0.0);
-                    let merged = if total == 0 { 0.0 } else { (prev * b.phase_ops as f64 + ns * ops as f64) / total as f64 };
+                    let merged = if total == 0 {
+                        0.0
+                    } else {
+                        (prev * b.phase_ops as f64 + ns * ops as f64) / total as f64
+                    };
                     b.phases.insert(*phase, merged);
                 }
                 b.phase_ops = total;
@@ -124,8 +156,14 @@ impl RunRecord {
             }
             Event::Summary { bench, stats } => self.bench_mut(&bench).summary = Some(stats),
             Event::Skipped { bench, reason } => self.bench_mut(&bench).skipped = Some(reason),
-            Event::Error { bench: Some(bench), message } => self.bench_mut(&bench).error = Some(message),
-            Event::Error { bench: None, message } => self.error = Some(message),
+            Event::Error {
+                bench: Some(bench),
+                message,
+            } => self.bench_mut(&bench).error = Some(message),
+            Event::Error {
+                bench: None,
+                message,
+            } => self.error = Some(message),
             Event::Done => self.done = true,
             Event::Unknown => {}
         }
@@ -167,7 +205,15 @@ pub fn comparison(run: &RunRecord, baseline: &str) -> Vec<ComparisonRow> {
                 ci95_ns: s.ci95_median,
                 p99_ns: s.latency.map(|l| l.p99),
                 samples: s.samples,
-                ratio: base.and_then(|base| ratio_of_medians(s, base)),
+                // Against itself the ratio is exactly 1: the errors are perfectly correlated.
+                ratio: if b.name == baseline {
+                    Some(Ratio {
+                        value: 1.0,
+                        err: 0.0,
+                    })
+                } else {
+                    base.and_then(|base| ratio_of_medians(s, base))
+                },
             })
         })
         .collect()
@@ -181,14 +227,43 @@ mod tests {
     #[test]
     fn folds_a_stream() {
         let mut r = RunRecord::default();
-        r.apply(Event::BenchStart { bench: "a".into(), backend: "rusqlite".into(), strategy: None, ops: 10 });
-        r.apply(Event::Sample { bench: "a".into(), iter: 0, ops: 10, elapsed_ns: 1000 });
-        r.apply(Event::Phases { bench: "a".into(), iter: 0, ops: 10, ns_per_op: [(Phase::Decode, 10.0)].into() });
-        r.apply(Event::Phases { bench: "a".into(), iter: 1, ops: 30, ns_per_op: [(Phase::Decode, 30.0)].into() });
+        r.apply(Event::BenchStart {
+            bench: "a".into(),
+            backend: "rusqlite".into(),
+            strategy: None,
+            ops: 10,
+        });
+        r.apply(Event::Sample {
+            bench: "a".into(),
+            iter: 0,
+            ops: 10,
+            elapsed_ns: 1000,
+        });
+        r.apply(Event::Phases {
+            bench: "a".into(),
+            iter: 0,
+            ops: 10,
+            ns_per_op: [(Phase::Decode, 10.0)].into(),
+        });
+        r.apply(Event::Phases {
+            bench: "a".into(),
+            iter: 1,
+            ops: 30,
+            ns_per_op: [(Phase::Decode, 30.0)].into(),
+        });
         assert_eq!(r.bench("a").unwrap().status(), BenchStatus::Running);
-        r.apply(Event::Summary { bench: "a".into(), stats: summarize(&[100.0], None).unwrap() });
-        r.apply(Event::Error { bench: Some("b".into()), message: "x".into() });
-        r.apply(Event::Skipped { bench: "c".into(), reason: "no url".into() });
+        r.apply(Event::Summary {
+            bench: "a".into(),
+            stats: summarize(&[100.0], None).unwrap(),
+        });
+        r.apply(Event::Error {
+            bench: Some("b".into()),
+            message: "x".into(),
+        });
+        r.apply(Event::Skipped {
+            bench: "c".into(),
+            reason: "no url".into(),
+        });
         r.apply(Event::Done);
         let a = r.bench("a").unwrap();
         assert_eq!(a.samples, vec![100.0]);
@@ -207,13 +282,30 @@ mod tests {
         base.ci95_median = [95.0, 105.0];
         let mut other = summarize(&[300.0; 5], None).unwrap();
         other.ci95_median = [285.0, 315.0];
-        r.apply(Event::Summary { bench: "rusqlite".into(), stats: base });
-        r.apply(Event::Summary { bench: "mw".into(), stats: other });
+        r.apply(Event::Summary {
+            bench: "rusqlite".into(),
+            stats: base,
+        });
+        r.apply(Event::Summary {
+            bench: "mw".into(),
+            stats: other,
+        });
         let rows = comparison(&r, "rusqlite");
         assert_eq!(rows.len(), 2);
         let ratio = rows[1].ratio.unwrap();
         assert!((ratio.value - 3.0).abs() < 1e-9);
         assert!((ratio.err - 3.0 * (2.0 * 0.05f64.powi(2)).sqrt()).abs() < 1e-9);
-        assert!(comparison(&r, "missing").iter().all(|row| row.ratio.is_none()));
+        assert_eq!(
+            rows[0].ratio,
+            Some(Ratio {
+                value: 1.0,
+                err: 0.0
+            })
+        );
+        assert!(
+            comparison(&r, "missing")
+                .iter()
+                .all(|row| row.ratio.is_none())
+        );
     }
 }

@@ -13,30 +13,54 @@ use crate::protocol::{Budget, Emitter, Event, Start};
 #[derive(Debug, Clone, clap::Args)]
 pub struct BudgetArgs {
     /// Time budget of each bench's timed samples, in seconds.
-    #[arg(long = "time", value_name = "SECONDS", default_value = "2")]
+    #[arg(
+        long = "time",
+        value_name = "SECONDS",
+        default_value = "2",
+        allow_hyphen_values = true
+    )]
     pub time_s: String,
     /// Warm-up per bench, in seconds.
-    #[arg(long = "warmup", value_name = "SECONDS", default_value = "0.3")]
+    #[arg(
+        long = "warmup",
+        value_name = "SECONDS",
+        default_value = "0.3",
+        allow_hyphen_values = true
+    )]
     pub warmup_s: String,
     /// At most this many samples per bench.
-    #[arg(long = "samples", value_name = "N", default_value = "100")]
+    #[arg(
+        long = "samples",
+        value_name = "N",
+        default_value = "100",
+        allow_hyphen_values = true
+    )]
     pub max_samples: String,
     /// At least this many samples per bench, even past the time budget.
-    #[arg(long = "min-samples", value_name = "N", default_value = "10")]
+    #[arg(
+        long = "min-samples",
+        value_name = "N",
+        default_value = "10",
+        allow_hyphen_values = true
+    )]
     pub min_samples: String,
 }
 
 fn parse_seconds(name: &str, text: &str, min: f64, max: f64) -> Result<f64, String> {
     match text.trim().parse::<f64>() {
         Ok(v) if v.is_finite() && v >= min && v <= max => Ok(v),
-        _ => Err(format!("invalid value {text:?} for --{name}: expected seconds (allowed: {min}..={max})")),
+        _ => Err(format!(
+            "invalid value {text:?} for --{name}: expected seconds (allowed: {min}..={max})"
+        )),
     }
 }
 
 fn parse_count(name: &str, text: &str, min: usize, max: usize) -> Result<usize, String> {
     match text.trim().parse::<usize>() {
         Ok(v) if v >= min && v <= max => Ok(v),
-        _ => Err(format!("invalid value {text:?} for --{name}: expected a whole number (allowed: {min}..={max})")),
+        _ => Err(format!(
+            "invalid value {text:?} for --{name}: expected a whole number (allowed: {min}..={max})"
+        )),
     }
 }
 
@@ -77,23 +101,27 @@ impl BudgetArgs {
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct KnobArgs {
     /// Rows in the dataset (overrides BENCH_ROWS).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
     pub rows: Option<String>,
     /// Operations per sample (overrides BENCH_LOOKUPS; falls back to BENCH_ROWS).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
     pub lookups: Option<String>,
     /// Pool size / tasks (overrides BENCH_CONCURRENCY).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
     pub concurrency: Option<String>,
     /// Any knob of the target, as NAME=VALUE (see `benchscope list`).
-    #[arg(long = "knob", value_name = "NAME=VALUE")]
+    #[arg(long = "knob", value_name = "NAME=VALUE", allow_hyphen_values = true)]
     pub knob: Vec<String>,
 }
 
 impl KnobArgs {
     pub fn overrides(&self) -> Result<Vec<(String, String)>, String> {
         let mut out = Vec::new();
-        for (name, v) in [("rows", &self.rows), ("lookups", &self.lookups), ("concurrency", &self.concurrency)] {
+        for (name, v) in [
+            ("rows", &self.rows),
+            ("lookups", &self.lookups),
+            ("concurrency", &self.concurrency),
+        ] {
             if let Some(v) = v {
                 out.push((name.to_string(), v.clone()));
             }
@@ -109,7 +137,8 @@ impl KnobArgs {
 
     /// Resolves against a target's knob specs and the process environment.
     pub fn resolve(&self, target: &Target) -> Result<Knobs, String> {
-        knobs::resolve(target.knobs, &knobs::process_env, &self.overrides()?).map_err(|e| e.to_string())
+        knobs::resolve(target.knobs, &knobs::process_env, &self.overrides()?)
+            .map_err(|e| e.to_string())
     }
 
     pub fn to_args(&self) -> Vec<String> {
@@ -122,7 +151,10 @@ impl KnobArgs {
 }
 
 #[derive(Debug, Clone, Parser)]
-#[command(name = "bench-runner", about = "Measures one target's benches and writes benchscope's event stream (JSON lines) on stdout")]
+#[command(
+    name = "bench-runner",
+    about = "Measures one target's benches and writes benchscope's event stream (JSON lines) on stdout"
+)]
 pub struct RunnerArgs {
     /// Target to run (see `benchscope list`).
     pub target: String,
@@ -147,7 +179,12 @@ pub struct RunnerArgs {
 /// BENCH_TRACE=1 (or true/yes/on) turns tracing on.
 pub fn trace_from_env() -> bool {
     std::env::var("BENCH_TRACE")
-        .map(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on"))
+        .map(|v| {
+            matches!(
+                v.trim().to_ascii_lowercase().as_str(),
+                "1" | "true" | "yes" | "on"
+            )
+        })
         .unwrap_or(false)
 }
 
@@ -164,13 +201,20 @@ impl RunnerArgs {
     pub fn plan(&self, harness: Harness) -> Result<Plan, String> {
         let target = catalog::target(&self.target).map_err(|e| e.to_string())?;
         let benches = if self.benches.is_empty() {
-            target.benches.iter().filter(|b| b.harness == harness).collect()
+            target
+                .benches
+                .iter()
+                .filter(|b| b.harness == harness)
+                .collect()
         } else {
             let mut v = Vec::new();
             for name in &self.benches {
                 let spec = target.bench(name).map_err(|e| e.to_string())?;
                 if spec.harness != harness {
-                    return Err(format!("bench {name:?} is run by the {:?} harness, not this one", spec.harness));
+                    return Err(format!(
+                        "bench {name:?} is run by the {:?} harness, not this one",
+                        spec.harness
+                    ));
                 }
                 v.push(spec);
             }
@@ -200,7 +244,10 @@ pub fn main_with(args: RunnerArgs) -> i32 {
     let plan = match args.plan(Harness::Core) {
         Ok(p) => p,
         Err(message) => {
-            emit(Event::Error { bench: None, message: message.clone() });
+            emit(Event::Error {
+                bench: None,
+                message: message.clone(),
+            });
             eprintln!("error: {message}");
             return 2;
         }
@@ -211,7 +258,10 @@ pub fn main_with(args: RunnerArgs) -> i32 {
             0
         }
         Err(message) => {
-            emit(Event::Error { bench: None, message: message.clone() });
+            emit(Event::Error {
+                bench: None,
+                message: message.clone(),
+            });
             eprintln!("error: {message}");
             1
         }
@@ -229,10 +279,16 @@ fn run_core(args: &RunnerArgs, plan: &Plan, emit: &mut dyn FnMut(Event)) -> Resu
     if env.is_debug() {
         tracing::warn!("{}", crate::protocol::DEBUG_WARNING);
     }
-    env.settings.insert("pool".into(), format!("max_size={}", plan.knobs.value("concurrency")));
+    env.settings.insert(
+        "pool".into(),
+        format!("max_size={}", plan.knobs.value("concurrency")),
+    );
     let rows = plan.knobs.value("rows");
     emit(Event::Start(Start {
-        run: args.run_id.clone().unwrap_or_else(|| format!("{}-{}", plan.target.name, std::process::id())),
+        run: args
+            .run_id
+            .clone()
+            .unwrap_or_else(|| format!("{}-{}", plan.target.name, std::process::id())),
         target: plan.target.name.to_string(),
         benches: plan.benches.iter().map(|b| b.name.to_string()).collect(),
         harness: "core".into(),
@@ -243,12 +299,29 @@ fn run_core(args: &RunnerArgs, plan: &Plan, emit: &mut dyn FnMut(Event)) -> Resu
         env,
     }));
 
-    let key = DatasetKey { workload: plan.target.name.to_string(), rows, seed: plan.target.seed };
-    let dir = args.cache_dir.clone().unwrap_or_else(dataset::default_cache_dir);
+    let key = DatasetKey {
+        workload: plan.target.name.to_string(),
+        rows,
+        seed: plan.target.seed,
+    };
+    let dir = args
+        .cache_dir
+        .clone()
+        .unwrap_or_else(dataset::default_cache_dir);
     let ready = dataset::ensure(&dir, &key, &mut |path| {
-        emit(Event::Dataset { status: DatasetStatus::Building, rows, path: path.display().to_string(), build_ms: None })
+        emit(Event::Dataset {
+            status: DatasetStatus::Building,
+            rows,
+            path: path.display().to_string(),
+            build_ms: None,
+        })
     })?;
-    emit(Event::Dataset { status: ready.status, rows, path: ready.path.display().to_string(), build_ms: ready.build_ms });
+    emit(Event::Dataset {
+        status: ready.status,
+        rows,
+        path: ready.path.display().to_string(),
+        build_ms: ready.build_ms,
+    });
 
     let ids = dataset::lookup_ids(rows, plan.target.seed, plan.knobs.value("lookups"));
     let ops = ids.len() as u64;
@@ -264,7 +337,10 @@ fn run_core(args: &RunnerArgs, plan: &Plan, emit: &mut dyn FnMut(Event)) -> Resu
             .and_then(|mut it| crate::measure::run(&plan.budget, spec.name, ops, emit, &mut *it));
         if let Err(message) = result {
             tracing::error!(bench = spec.name, %message, "bench failed");
-            emit(Event::Error { bench: Some(spec.name.to_string()), message });
+            emit(Event::Error {
+                bench: Some(spec.name.to_string()),
+                message,
+            });
         }
     }
     let _ = std::io::stderr().flush();

@@ -98,7 +98,9 @@ pub fn summarize(samples: &[f64], latency: Option<Percentiles>) -> Option<Summar
     } else {
         0.0
     };
-    let mad = median_sorted(&sorted(&s.iter().map(|x| (x - median_v).abs()).collect::<Vec<_>>()));
+    let mad = median_sorted(&sorted(
+        &s.iter().map(|x| (x - median_v).abs()).collect::<Vec<_>>(),
+    ));
     let q1 = quantile_sorted(&s, 0.25);
     let q3 = quantile_sorted(&s, 0.75);
     let iqr = q3 - q1;
@@ -196,7 +198,16 @@ pub struct Ratio {
 
 impl std::fmt::Display for Ratio {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let digits = if self.value >= 100.0 { 0 } else if self.value >= 10.0 { 1 } else { 2 };
+        // Two significant digits below 1 (0.014x), otherwise like the other figures.
+        let digits = if self.value >= 100.0 {
+            0
+        } else if self.value >= 10.0 {
+            1
+        } else if self.value >= 1.0 || self.value <= 0.0 {
+            2
+        } else {
+            (1 - self.value.log10().floor() as i32).max(2) as usize
+        };
         write!(f, "{:.*} ± {:.*}x", digits, self.value, digits, self.err)
     }
 }
@@ -252,14 +263,24 @@ mod tests {
         assert_eq!(s.samples, 5);
         assert!(close(s.mean, 22.0));
         assert!(close(s.median, 3.0));
-        let var = ((1.0f64 - 22.0).powi(2) + (2.0f64 - 22.0).powi(2) + (3.0f64 - 22.0).powi(2)
-            + (4.0f64 - 22.0).powi(2) + (100.0f64 - 22.0).powi(2)) / 4.0;
+        let var = ((1.0f64 - 22.0).powi(2)
+            + (2.0f64 - 22.0).powi(2)
+            + (3.0f64 - 22.0).powi(2)
+            + (4.0f64 - 22.0).powi(2)
+            + (100.0f64 - 22.0).powi(2))
+            / 4.0;
         assert!(close(s.std_dev, var.sqrt()));
         // |x - 3| = 2 1 0 1 97 -> sorted 0 1 1 2 97 -> 1
         assert!(close(s.mad, 1.0));
         assert_eq!((s.min, s.max), (1.0, 100.0));
         // q1 = 2, q3 = 4, iqr = 2: 100 > 4 + 6 -> high severe
-        assert_eq!(s.outliers, Outliers { high_severe: 1, ..Default::default() });
+        assert_eq!(
+            s.outliers,
+            Outliers {
+                high_severe: 1,
+                ..Default::default()
+            }
+        );
         assert!(s.ci95_median[0] <= 3.0 && 3.0 <= s.ci95_median[1]);
         assert!(s.ci95_mean[0] >= 1.0 && s.ci95_mean[1] <= 100.0);
     }
@@ -275,7 +296,13 @@ mod tests {
         let mut ys = xs.to_vec();
         ys.push(26.0); // q1 12.5, q3 17.5, iqr 5: mild fence 25, severe 32.5
         let s = summarize(&ys, None).unwrap();
-        assert_eq!(s.outliers, Outliers { high_mild: 1, ..Default::default() });
+        assert_eq!(
+            s.outliers,
+            Outliers {
+                high_mild: 1,
+                ..Default::default()
+            }
+        );
     }
 
     #[test]
@@ -305,7 +332,30 @@ mod tests {
         assert!(close(r.value, 5.0));
         assert!(close(r.err, 5.0 * (0.02f64).sqrt()));
         assert_eq!(r.to_string(), "5.00 ± 0.71x");
-        assert_eq!(Ratio { value: 12.34, err: 0.26 }.to_string(), "12.3 ± 0.3x");
+        assert_eq!(
+            Ratio {
+                value: 12.34,
+                err: 0.26
+            }
+            .to_string(),
+            "12.3 ± 0.3x"
+        );
+        assert_eq!(
+            Ratio {
+                value: 0.01432,
+                err: 0.0002
+            }
+            .to_string(),
+            "0.014 ± 0.000x"
+        );
+        assert_eq!(
+            Ratio {
+                value: 0.5,
+                err: 0.01
+            }
+            .to_string(),
+            "0.50 ± 0.01x"
+        );
     }
 
     #[test]
@@ -316,10 +366,22 @@ mod tests {
             s
         };
         let base = mk(100.0, 98.0, 102.0);
-        assert_eq!(verdict(&mk(80.0, 79.0, 81.0), &base, 0.02), Verdict::Improved);
-        assert_eq!(verdict(&mk(120.0, 119.0, 121.0), &base, 0.02), Verdict::Regressed);
-        assert_eq!(verdict(&mk(101.0, 99.0, 103.0), &base, 0.02), Verdict::WithinNoise);
-        assert_eq!(verdict(&mk(101.5, 102.5, 102.6), &base, 0.02), Verdict::WithinNoise);
+        assert_eq!(
+            verdict(&mk(80.0, 79.0, 81.0), &base, 0.02),
+            Verdict::Improved
+        );
+        assert_eq!(
+            verdict(&mk(120.0, 119.0, 121.0), &base, 0.02),
+            Verdict::Regressed
+        );
+        assert_eq!(
+            verdict(&mk(101.0, 99.0, 103.0), &base, 0.02),
+            Verdict::WithinNoise
+        );
+        assert_eq!(
+            verdict(&mk(101.5, 102.5, 102.6), &base, 0.02),
+            Verdict::WithinNoise
+        );
     }
 
     #[test]
@@ -332,8 +394,16 @@ mod tests {
         let p = h.percentiles().unwrap();
         assert_eq!(p.count, 1000);
         // 3 significant digits: within 0.1%
-        assert!((p.p50 as f64 - 500_000.0).abs() / 500_000.0 < 0.002, "{}", p.p50);
-        assert!((p.p99 as f64 - 990_000.0).abs() / 990_000.0 < 0.002, "{}", p.p99);
+        assert!(
+            (p.p50 as f64 - 500_000.0).abs() / 500_000.0 < 0.002,
+            "{}",
+            p.p50
+        );
+        assert!(
+            (p.p99 as f64 - 990_000.0).abs() / 990_000.0 < 0.002,
+            "{}",
+            p.p99
+        );
         assert!((p.max as f64 - 1_000_000.0).abs() / 1_000_000.0 < 0.002);
     }
 }

@@ -16,7 +16,12 @@ pub fn open(path: &std::path::Path) -> rusqlite::Result<Connection> {
 pub fn lookup(conn: &Connection, id: i64) -> rusqlite::Result<BenchRow> {
     let mut stmt = conn.prepare_cached(SELECT_BY_ID)?;
     stmt.query_row([id], |r| {
-        Ok(BenchRow { id: r.get(0)?, name: r.get(1)?, score: r.get(2)?, active: r.get(3)? })
+        Ok(BenchRow {
+            id: r.get(0)?,
+            name: r.get(1)?,
+            score: r.get(2)?,
+            active: r.get(3)?,
+        })
     })
 }
 

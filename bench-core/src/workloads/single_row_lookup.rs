@@ -25,13 +25,18 @@ pub struct Ctx {
     pub lookups_per_checkout: usize,
     pub spin: Duration,
     pub trace: bool,
+    pub trace_every: usize,
     pub rt: tokio::runtime::Runtime,
 }
 
 impl Ctx {
     pub fn new(path: PathBuf, ids: Vec<i64>, knobs: &Knobs, trace: bool) -> Result<Ctx, String> {
         let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2))
+            .worker_threads(
+                std::thread::available_parallelism()
+                    .map(|n| n.get())
+                    .unwrap_or(2),
+            )
             .enable_all()
             .build()
             .map_err(|e| format!("starting the tokio runtime: {e}"))?;
@@ -42,14 +47,21 @@ impl Ctx {
             lookups_per_checkout: knobs.value("lookups_per_checkout") as usize,
             spin: Duration::from_micros(knobs.value("spin_us")),
             trace,
+            trace_every: knobs.value("trace_every") as usize,
             rt,
         })
     }
 
     fn middleware(&self, strategy: Strategy) -> Result<Arc<Middleware>, String> {
-        Middleware::new(self.path.clone(), strategy, self.pool_size, self.spin, self.rt.handle().clone())
-            .map(Arc::new)
-            .map_err(|e| e.to_string())
+        Middleware::new(
+            self.path.clone(),
+            strategy,
+            self.pool_size,
+            self.spin,
+            self.rt.handle().clone(),
+        )
+        .map(Arc::new)
+        .map_err(|e| e.to_string())
     }
 
     /// Runs an iteration future on a runtime worker thread, as a request handler would.
@@ -57,7 +69,11 @@ impl Ctx {
         &self,
         fut: impl std::future::Future<Output = Result<T, String>> + Send + 'static,
     ) -> Result<T, String> {
-        self.rt.block_on(async { tokio::spawn(fut).await.map_err(|e| format!("bench task failed: {e}"))? })
+        self.rt.block_on(async {
+            tokio::spawn(fut)
+                .await
+                .map_err(|e| format!("bench task failed: {e}"))?
+        })
     }
 }
 
@@ -71,7 +87,11 @@ pub fn iteration<'a>(spec: &BenchSpec, ctx: &'a Ctx) -> Result<IterFn<'a>, Strin
     }
     if let Some(s) = name.strip_prefix("middleware/") {
         let strategy: Strategy = s.parse()?;
-        return Ok(if ctx.trace { middleware_lookups::<true>(ctx, strategy)? } else { middleware_lookups::<false>(ctx, strategy)? });
+        return Ok(if ctx.trace {
+            middleware_lookups::<true>(ctx, strategy)?
+        } else {
+            middleware_lookups::<false>(ctx, strategy)?
+        });
     }
     if let Some(s) = name.strip_prefix("interact/") {
         return dispatch_only(ctx, s.parse()?);
@@ -83,7 +103,9 @@ pub fn iteration<'a>(spec: &BenchSpec, ctx: &'a Ctx) -> Result<IterFn<'a>, Strin
         "marshalling" => marshal_only(ctx),
         "decode" => decode_only(ctx),
         "param_convert" => param_convert_only(ctx),
-        other => Err(format!("bench {other:?} has no implementation in single_row_lookup")),
+        other => Err(format!(
+            "bench {other:?} has no implementation in single_row_lookup"
+        )),
     }
 }
 
@@ -92,12 +114,18 @@ fn err(e: impl std::fmt::Display) -> String {
 }
 
 /// Times `ops` repetitions of a synchronous operation as one sample.
-fn timed_loop(ids: &[i64], mut op: impl FnMut(i64) -> Result<(), String>) -> Result<Iteration, String> {
+fn timed_loop(
+    ids: &[i64],
+    mut op: impl FnMut(i64) -> Result<(), String>,
+) -> Result<Iteration, String> {
     let start = Instant::now();
     for &id in ids {
         op(id)?;
     }
-    Ok(Iteration { elapsed_ns: ns_between(start, Instant::now()), phases: None })
+    Ok(Iteration {
+        elapsed_ns: ns_between(start, Instant::now()),
+        phases: None,
+    })
 }
 
 fn rusqlite_lookups(ctx: &Ctx) -> Result<IterFn<'_>, String> {
@@ -112,52 +140,106 @@ fn rusqlite_lookups(ctx: &Ctx) -> Result<IterFn<'_>, String> {
             h.record(ns_between(prev, t));
             prev = t;
         }
-        Ok(Iteration { elapsed_ns: ns_between(start, prev), phases: None })
+        Ok(Iteration {
+            elapsed_ns: ns_between(start, prev),
+            phases: None,
+        })
     }))
 }
 
 /// Each lookup: borrow (every `lookups_per_checkout` lookups), dispatch, decode, give back.
-/// Per-op latency takes one timer read per lookup, traced or not.
+/// Per-op latency takes one timer read per lookup, traced or not. With `TRACE`, every
+/// `every`-th checkout and every `every`-th lookup is timed phase by phase; the totals are
+/// scaled to all operations (systematic sampling over shuffled ids), which keeps the cost of
+/// tracing to a few timer reads per `every` lookups.
 async fn middleware_iteration<const TRACE: bool>(
     mw: Arc<Middleware>,
     ids: Arc<Vec<i64>>,
     per_checkout: usize,
+    every: usize,
 ) -> Result<(u64, Vec<u64>, PhaseTotals), String> {
     let mut lat = Vec::with_capacity(ids.len());
-    let mut phases = PhaseTotals { ops: ids.len() as u64, ..Default::default() };
+    let mut checkout = PhaseTotals::default();
+    let mut lookups = PhaseTotals::default();
+    let (mut chunks, mut traced_chunks) = (0u64, 0u64);
     let start = Instant::now();
     let mut prev = start;
-    let mut edge = start;
+    let mut op = 0usize;
     for chunk in ids.chunks(per_checkout) {
+        let trace_chunk = TRACE && (chunks as usize).is_multiple_of(every);
+        chunks += 1;
+        let t0 = trace_chunk.then(Instant::now);
         let mut conn = mw.checkout().await.map_err(err)?;
-        if TRACE {
-            phases.add(Phase::Checkout, ns_between(edge, Instant::now()));
+        if let Some(t0) = t0 {
+            checkout.add(Phase::Checkout, ns_between(t0, Instant::now()));
         }
         for &id in chunk {
-            black_box(mw::lookup::<TRACE>(&mw, &mut conn, id, &mut phases).await.map_err(err)?);
+            let row = if TRACE && op.is_multiple_of(every) {
+                lookups.ops += 1;
+                mw::lookup::<true>(&mw, &mut conn, id, &mut lookups).await
+            } else {
+                mw::lookup::<false>(&mw, &mut conn, id, &mut lookups).await
+            };
+            black_box(row.map_err(err)?);
+            op += 1;
             let t = Instant::now();
             lat.push(ns_between(prev, t));
             prev = t;
         }
         drop(conn);
-        if TRACE {
-            edge = Instant::now();
-            phases.add(Phase::Checkout, ns_between(prev, edge));
+        if trace_chunk {
+            traced_chunks += 1;
+            checkout.add(Phase::Checkout, ns_between(prev, Instant::now()));
         }
     }
     let end = Instant::now();
+    let ops = ids.len() as u64;
+    let mut phases = PhaseTotals {
+        ops,
+        ..Default::default()
+    };
+    if TRACE {
+        let scale = |ns: u64, seen: u64, all: u64| {
+            if seen == 0 {
+                0
+            } else {
+                (ns as u128 * all as u128 / seen as u128) as u64
+            }
+        };
+        phases.ns[Phase::Checkout.index()] =
+            scale(checkout.ns[Phase::Checkout.index()], traced_chunks, chunks);
+        for p in [
+            Phase::Prepare,
+            Phase::Bind,
+            Phase::Dispatch,
+            Phase::ExecuteMarshal,
+            Phase::Decode,
+        ] {
+            phases.ns[p.index()] = scale(lookups.ns[p.index()], lookups.ops, ops);
+        }
+    }
     Ok((ns_between(start, end), lat, phases))
 }
 
-fn middleware_lookups<const TRACE: bool>(ctx: &Ctx, strategy: Strategy) -> Result<IterFn<'_>, String> {
+fn middleware_lookups<const TRACE: bool>(
+    ctx: &Ctx,
+    strategy: Strategy,
+) -> Result<IterFn<'_>, String> {
     let mw = ctx.middleware(strategy)?;
     Ok(Box::new(move |h| {
-        let (elapsed_ns, lat, phases) =
-            ctx.on_runtime(middleware_iteration::<TRACE>(mw.clone(), ctx.ids.clone(), ctx.lookups_per_checkout))?;
+        let (elapsed_ns, lat, phases) = ctx.on_runtime(middleware_iteration::<TRACE>(
+            mw.clone(),
+            ctx.ids.clone(),
+            ctx.lookups_per_checkout,
+            ctx.trace_every,
+        ))?;
         for ns in lat {
             h.record(ns);
         }
-        Ok(Iteration { elapsed_ns, phases: TRACE.then_some(phases) })
+        Ok(Iteration {
+            elapsed_ns,
+            phases: TRACE.then_some(phases),
+        })
     }))
 }
 
@@ -172,7 +254,10 @@ fn checkout_only(ctx: &Ctx, strategy: Strategy) -> Result<IterFn<'_>, String> {
             for _ in 0..n {
                 drop(black_box(mw.checkout().await.map_err(err)?));
             }
-            Ok(Iteration { elapsed_ns: ns_between(start, Instant::now()), phases: None })
+            Ok(Iteration {
+                elapsed_ns: ns_between(start, Instant::now()),
+                phases: None,
+            })
         })
     }))
 }
@@ -193,7 +278,10 @@ fn dispatch_only(ctx: &Ctx, strategy: Strategy) -> Result<IterFn<'_>, String> {
                 .await
                 .map_err(err)?;
             }
-            Ok(Iteration { elapsed_ns: ns_between(start, Instant::now()), phases: None })
+            Ok(Iteration {
+                elapsed_ns: ns_between(start, Instant::now()),
+                phases: None,
+            })
         })
     }))
 }

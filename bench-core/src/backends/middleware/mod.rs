@@ -31,8 +31,13 @@ pub enum Strategy {
 }
 
 impl Strategy {
-    pub const ALL: [Strategy; 5] =
-        [Strategy::Inline, Strategy::SpawnBlocking, Strategy::Interact, Strategy::Worker, Strategy::Spin];
+    pub const ALL: [Strategy; 5] = [
+        Strategy::Inline,
+        Strategy::SpawnBlocking,
+        Strategy::Interact,
+        Strategy::Worker,
+        Strategy::Spin,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -53,12 +58,15 @@ impl Strategy {
 impl FromStr for Strategy {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        Strategy::ALL.into_iter().find(|x| x.name() == s).ok_or_else(|| {
-            format!(
-                "unknown strategy {s:?} (known: {})",
-                Strategy::ALL.map(|x| x.name()).join(", ")
-            )
-        })
+        Strategy::ALL
+            .into_iter()
+            .find(|x| x.name() == s)
+            .ok_or_else(|| {
+                format!(
+                    "unknown strategy {s:?} (known: {})",
+                    Strategy::ALL.map(|x| x.name()).join(", ")
+                )
+            })
     }
 }
 
@@ -129,15 +137,25 @@ impl Middleware {
                     .map_err(|e| MiddlewareError::Pool(e.to_string()))?,
             ),
         };
-        Ok(Middleware { pool: Some(pool), strategy, runtime })
+        Ok(Middleware {
+            pool: Some(pool),
+            strategy,
+            runtime,
+        })
     }
 
     pub async fn checkout(&self) -> Result<Conn, MiddlewareError> {
         match self.pool.as_ref().expect("pool lives until drop") {
-            PoolKind::Deadpool(p) => {
-                p.get().await.map(|o| Conn::Deadpool(Some(o))).map_err(|e| MiddlewareError::Pool(e.to_string()))
-            }
-            PoolKind::Workers(p) => p.get().await.map(Conn::Worker).map_err(|e| MiddlewareError::Pool(e.to_string())),
+            PoolKind::Deadpool(p) => p
+                .get()
+                .await
+                .map(|o| Conn::Deadpool(Some(o)))
+                .map_err(|e| MiddlewareError::Pool(e.to_string())),
+            PoolKind::Workers(p) => p
+                .get()
+                .await
+                .map(Conn::Worker)
+                .map_err(|e| MiddlewareError::Pool(e.to_string())),
         }
     }
 
@@ -152,7 +170,9 @@ impl Middleware {
             Conn::Deadpool(slot) => match self.strategy {
                 Strategy::Inline => {
                     let obj = slot.as_ref().ok_or_else(gone)?;
-                    let mut guard = obj.lock().map_err(|_| MiddlewareError::Dispatch("connection mutex poisoned".into()))?;
+                    let mut guard = obj.lock().map_err(|_| {
+                        MiddlewareError::Dispatch("connection mutex poisoned".into())
+                    })?;
                     Ok(f(&mut guard))
                 }
                 Strategy::SpawnBlocking => {
@@ -168,9 +188,13 @@ impl Middleware {
                 }
                 Strategy::Interact => {
                     let obj = slot.as_ref().ok_or_else(gone)?;
-                    obj.interact(f).await.map_err(|e| MiddlewareError::Dispatch(e.to_string()))
+                    obj.interact(f)
+                        .await
+                        .map_err(|e| MiddlewareError::Dispatch(e.to_string()))
                 }
-                Strategy::Worker | Strategy::Spin => unreachable!("worker strategies use the worker pool"),
+                Strategy::Worker | Strategy::Spin => {
+                    unreachable!("worker strategies use the worker pool")
+                }
             },
         }
     }
@@ -210,7 +234,11 @@ pub fn run_query<const TRACE: bool>(
         let rs = value::marshal(&mut stmt);
         if let (Some(t0), Some(t1), Some(t2)) = (t0, t1, t2) {
             let t3 = Instant::now();
-            times = InnerTimes { prepare: ns_between(t0, t1), bind: ns_between(t1, t2), execute_marshal: ns_between(t2, t3) };
+            times = InnerTimes {
+                prepare: ns_between(t0, t1),
+                bind: ns_between(t1, t2),
+                execute_marshal: ns_between(t2, t3),
+            };
         }
         rs
     })();
@@ -227,7 +255,9 @@ pub async fn lookup<const TRACE: bool>(
 ) -> Result<BenchRow, MiddlewareError> {
     let values = vec![Value::Integer(id)];
     let t0 = TRACE.then(Instant::now);
-    let (rs, inner) = mw.call(conn, move |c| run_query::<TRACE>(c, SELECT_BY_ID, &values)).await?;
+    let (rs, inner) = mw
+        .call(conn, move |c| run_query::<TRACE>(c, SELECT_BY_ID, &values))
+        .await?;
     let t1 = TRACE.then(Instant::now);
     let row = value::decode_bench_row(&rs?)?;
     if let (Some(t0), Some(t1)) = (t0, t1) {
@@ -235,7 +265,10 @@ pub async fn lookup<const TRACE: bool>(
         phases.add(Phase::Prepare, inner.prepare);
         phases.add(Phase::Bind, inner.bind);
         phases.add(Phase::ExecuteMarshal, inner.execute_marshal);
-        phases.add(Phase::Dispatch, ns_between(t0, t1).saturating_sub(inner.total()));
+        phases.add(
+            Phase::Dispatch,
+            ns_between(t0, t1).saturating_sub(inner.total()),
+        );
         phases.add(Phase::Decode, ns_between(t1, t2));
     }
     Ok(row)
@@ -249,21 +282,53 @@ mod tests {
     #[test]
     fn every_strategy_returns_the_right_rows() {
         let dir = tempfile::tempdir().unwrap();
-        let key = DatasetKey { workload: "mw".into(), rows: 64, seed: 1 };
+        let key = DatasetKey {
+            workload: "mw".into(),
+            rows: 64,
+            seed: 1,
+        };
         let ds = ensure(dir.path(), &key, &mut |_| {}).unwrap();
-        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
         for strategy in Strategy::ALL {
-            let mw = Middleware::new(ds.path.clone(), strategy, 2, Duration::from_micros(20), rt.handle().clone()).unwrap();
+            let mw = Middleware::new(
+                ds.path.clone(),
+                strategy,
+                2,
+                Duration::from_micros(20),
+                rt.handle().clone(),
+            )
+            .unwrap();
             rt.block_on(async {
                 let mut phases = PhaseTotals::default();
                 for id in [1, 17, 64] {
                     let mut conn = mw.checkout().await.unwrap();
-                    assert_eq!(lookup::<false>(&mw, &mut conn, id, &mut phases).await.unwrap(), row(id), "{strategy:?}");
-                    assert_eq!(lookup::<true>(&mw, &mut conn, id, &mut phases).await.unwrap(), row(id), "{strategy:?}");
+                    assert_eq!(
+                        lookup::<false>(&mw, &mut conn, id, &mut phases)
+                            .await
+                            .unwrap(),
+                        row(id),
+                        "{strategy:?}"
+                    );
+                    assert_eq!(
+                        lookup::<true>(&mw, &mut conn, id, &mut phases)
+                            .await
+                            .unwrap(),
+                        row(id),
+                        "{strategy:?}"
+                    );
                 }
-                assert!(phases.ns[Phase::ExecuteMarshal.index()] > 0, "{strategy:?} traced execute");
+                assert!(
+                    phases.ns[Phase::ExecuteMarshal.index()] > 0,
+                    "{strategy:?} traced execute"
+                );
                 let mut conn = mw.checkout().await.unwrap();
-                let err = lookup::<false>(&mw, &mut conn, 65, &mut phases).await.unwrap_err();
+                let err = lookup::<false>(&mw, &mut conn, 65, &mut phases)
+                    .await
+                    .unwrap_err();
                 assert!(err.to_string().contains("no row"), "{strategy:?}: {err}");
             });
         }
@@ -284,21 +349,43 @@ mod tests {
     fn spin_worker_parks_and_wakes() {
         // With a zero spin budget every hand-off goes through park/unpark and the waker.
         let dir = tempfile::tempdir().unwrap();
-        let key = DatasetKey { workload: "mw".into(), rows: 8, seed: 1 };
+        let key = DatasetKey {
+            workload: "mw".into(),
+            rows: 8,
+            seed: 1,
+        };
         let ds = ensure(dir.path(), &key, &mut |_| {}).unwrap();
-        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
-        let mw = Middleware::new(ds.path, Strategy::Spin, 1, Duration::ZERO, rt.handle().clone()).unwrap();
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let mw = Middleware::new(
+            ds.path,
+            Strategy::Spin,
+            1,
+            Duration::ZERO,
+            rt.handle().clone(),
+        )
+        .unwrap();
         rt.block_on(async {
             let mut conn = mw.checkout().await.unwrap();
             for id in 1..=8 {
                 std::thread::sleep(Duration::from_millis(1));
                 let mut p = PhaseTotals::default();
-                assert_eq!(lookup::<false>(&mw, &mut conn, id, &mut p).await.unwrap(), row(id));
+                assert_eq!(
+                    lookup::<false>(&mw, &mut conn, id, &mut p).await.unwrap(),
+                    row(id)
+                );
             }
             let r: Result<(), _> = mw.call(&mut conn, |_| panic!("boom")).await;
             assert!(matches!(r, Err(MiddlewareError::Dispatch(_))));
             let mut p = PhaseTotals::default();
-            assert_eq!(lookup::<false>(&mw, &mut conn, 3, &mut p).await.unwrap(), row(3), "worker survives a panicking job");
+            assert_eq!(
+                lookup::<false>(&mw, &mut conn, 3, &mut p).await.unwrap(),
+                row(3),
+                "worker survives a panicking job"
+            );
         });
     }
 }

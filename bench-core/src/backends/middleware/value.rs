@@ -40,7 +40,10 @@ pub fn to_params(values: &[Value]) -> Vec<ToSqlOutput<'_>> {
 
 /// Binds converted parameters to a prepared statement (1-based positions).
 #[inline]
-pub fn bind(stmt: &mut rusqlite::Statement<'_>, params: &[ToSqlOutput<'_>]) -> rusqlite::Result<()> {
+pub fn bind(
+    stmt: &mut rusqlite::Statement<'_>,
+    params: &[ToSqlOutput<'_>],
+) -> rusqlite::Result<()> {
     for (i, p) in params.iter().enumerate() {
         stmt.raw_bind_parameter(i + 1, p)?;
     }
@@ -73,7 +76,10 @@ pub fn marshal(stmt: &mut rusqlite::Statement<'_>) -> rusqlite::Result<ResultSet
         }
         rows_out.push(values);
     }
-    Ok(ResultSet { columns, rows: rows_out })
+    Ok(ResultSet {
+        columns,
+        rows: rows_out,
+    })
 }
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -83,12 +89,19 @@ pub enum DecodeError {
     #[error("column {0:?} missing from the result set")]
     MissingColumn(&'static str),
     #[error("column {column:?} holds {found}, expected {expected}")]
-    Type { column: &'static str, found: &'static str, expected: &'static str },
+    Type {
+        column: &'static str,
+        found: &'static str,
+        expected: &'static str,
+    },
 }
 
 impl ResultSet {
     fn column(&self, name: &'static str) -> Result<usize, DecodeError> {
-        self.columns.iter().position(|c| c == name).ok_or(DecodeError::MissingColumn(name))
+        self.columns
+            .iter()
+            .position(|c| c == name)
+            .ok_or(DecodeError::MissingColumn(name))
     }
 }
 
@@ -106,9 +119,17 @@ fn kind(v: &Value) -> &'static str {
 #[inline]
 pub fn decode_bench_row(rs: &ResultSet) -> Result<BenchRow, DecodeError> {
     let row = rs.rows.first().ok_or(DecodeError::NoRow)?;
-    let (id, name, score, active) =
-        (rs.column("id")?, rs.column("name")?, rs.column("score")?, rs.column("active")?);
-    let wrong = |column, v: &Value, expected| DecodeError::Type { column, found: kind(v), expected };
+    let (id, name, score, active) = (
+        rs.column("id")?,
+        rs.column("name")?,
+        rs.column("score")?,
+        rs.column("active")?,
+    );
+    let wrong = |column, v: &Value, expected| DecodeError::Type {
+        column,
+        found: kind(v),
+        expected,
+    };
     Ok(BenchRow {
         id: match &row[id] {
             Value::Integer(i) => *i,
@@ -137,7 +158,11 @@ mod tests {
 
     fn db() -> rusqlite::Connection {
         let c = rusqlite::Connection::open_in_memory().unwrap();
-        c.execute_batch(&format!("{}; INSERT INTO test VALUES (4, 'name-4', 2.0, 1);", crate::dataset::CREATE_TABLE)).unwrap();
+        c.execute_batch(&format!(
+            "{}; INSERT INTO test VALUES (4, 'name-4', 2.0, 1);",
+            crate::dataset::CREATE_TABLE
+        ))
+        .unwrap();
         c
     }
 
@@ -149,18 +174,40 @@ mod tests {
         bind(&mut stmt, &to_params(&values)).unwrap();
         let rs = marshal(&mut stmt).unwrap();
         assert_eq!(rs.columns, ["id", "name", "score", "active"]);
-        assert_eq!(rs.rows, vec![vec![Value::Integer(4), Value::Text("name-4".into()), Value::Real(2.0), Value::Integer(1)]]);
+        assert_eq!(
+            rs.rows,
+            vec![vec![
+                Value::Integer(4),
+                Value::Text("name-4".into()),
+                Value::Real(2.0),
+                Value::Integer(1)
+            ]]
+        );
         assert_eq!(decode_bench_row(&rs).unwrap(), row(4));
     }
 
     #[test]
     fn decode_errors_are_specific() {
-        assert_eq!(decode_bench_row(&ResultSet::default()), Err(DecodeError::NoRow));
-        let rs = ResultSet { columns: vec!["id".into()], rows: vec![vec![Value::Integer(1)]] };
-        assert_eq!(decode_bench_row(&rs), Err(DecodeError::MissingColumn("name")));
+        assert_eq!(
+            decode_bench_row(&ResultSet::default()),
+            Err(DecodeError::NoRow)
+        );
+        let rs = ResultSet {
+            columns: vec!["id".into()],
+            rows: vec![vec![Value::Integer(1)]],
+        };
+        assert_eq!(
+            decode_bench_row(&rs),
+            Err(DecodeError::MissingColumn("name"))
+        );
         let rs = ResultSet {
             columns: ["id", "name", "score", "active"].map(String::from).to_vec(),
-            rows: vec![vec![Value::Text("x".into()), Value::Null, Value::Null, Value::Null]],
+            rows: vec![vec![
+                Value::Text("x".into()),
+                Value::Null,
+                Value::Null,
+                Value::Null,
+            ]],
         };
         assert_eq!(
             decode_bench_row(&rs).unwrap_err().to_string(),
@@ -172,7 +219,12 @@ mod tests {
     fn text_and_blob_params_round_trip() {
         let c = rusqlite::Connection::open_in_memory().unwrap();
         let mut stmt = c.prepare("SELECT ?1, ?2, ?3, ?4").unwrap();
-        let values = [Value::Text("héllo".into()), Value::Blob(vec![0, 1]), Value::Null, Value::Real(1.5)];
+        let values = [
+            Value::Text("héllo".into()),
+            Value::Blob(vec![0, 1]),
+            Value::Null,
+            Value::Real(1.5),
+        ];
         bind(&mut stmt, &to_params(&values)).unwrap();
         let rs = marshal(&mut stmt).unwrap();
         assert_eq!(rs.rows[0], values.to_vec());

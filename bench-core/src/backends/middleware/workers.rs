@@ -25,6 +25,8 @@ pub enum HandOff {
 
 type Reply = Box<dyn Any + Send>;
 type Job = Box<dyn FnOnce(&mut Connection) -> Reply + Send>;
+/// A job for a channel worker: it sends its own reply.
+type ChannelJob = Box<dyn FnOnce(&mut Connection) + Send>;
 
 #[derive(Debug, thiserror::Error)]
 pub enum WorkerError {
@@ -106,7 +108,7 @@ fn spin_worker(mut conn: Connection, mb: Arc<Mailbox>) {
 }
 
 enum Link {
-    Channel(mpsc::Sender<Box<dyn FnOnce(&mut Connection) + Send>>),
+    Channel(mpsc::Sender<ChannelJob>),
     Spin(Arc<Mailbox>, Thread),
 }
 
@@ -121,7 +123,7 @@ impl Worker {
         let conn = super::super::raw::open(&path).map_err(|e| WorkerError::Open(e.to_string()))?;
         match hand_off {
             HandOff::Channel => {
-                let (tx, rx) = mpsc::channel::<Box<dyn FnOnce(&mut Connection) + Send>>();
+                let (tx, rx) = mpsc::channel::<ChannelJob>();
                 let thread = thread::Builder::new()
                     .name("sqlite-worker".into())
                     .spawn(move || {
@@ -131,7 +133,10 @@ impl Worker {
                         }
                     })
                     .expect("spawn worker thread");
-                Ok(Worker { link: Link::Channel(tx), thread })
+                Ok(Worker {
+                    link: Link::Channel(tx),
+                    thread,
+                })
             }
             HandOff::Spin { spin } => {
                 let mb = Arc::new(Mailbox {
@@ -148,7 +153,10 @@ impl Worker {
                     .spawn(move || spin_worker(conn, mb2))
                     .expect("spawn worker thread");
                 let t = thread.thread().clone();
-                Ok(Worker { link: Link::Spin(mb, t), thread })
+                Ok(Worker {
+                    link: Link::Spin(mb, t),
+                    thread,
+                })
             }
         }
     }
@@ -179,7 +187,8 @@ impl Worker {
                 }
             }
             Link::Spin(mb, thread) => {
-                *mb.job.lock().expect("mailbox lock") = Some(Box::new(move |c: &mut Connection| Box::new(f(c)) as Reply));
+                *mb.job.lock().expect("mailbox lock") =
+                    Some(Box::new(move |c: &mut Connection| Box::new(f(c)) as Reply));
                 mb.state.store(JOB, Ordering::SeqCst);
                 if mb.worker_parked.load(Ordering::SeqCst) {
                     thread.unpark();
@@ -194,7 +203,11 @@ impl Worker {
                         }
                     }
                     mb.waker.register(cx.waker());
-                    if done() { Poll::Ready(()) } else { Poll::Pending }
+                    if done() {
+                        Poll::Ready(())
+                    } else {
+                        Poll::Pending
+                    }
                 })
                 .await;
                 let reply = mb.reply.lock().expect("mailbox lock").take();
@@ -234,7 +247,11 @@ impl managed::Manager for WorkerManager {
     }
 
     async fn recycle(&self, w: &mut Worker, _: &Metrics) -> RecycleResult<WorkerError> {
-        if w.is_alive() { Ok(()) } else { Err(RecycleError::message("worker thread exited")) }
+        if w.is_alive() {
+            Ok(())
+        } else {
+            Err(RecycleError::message("worker thread exited"))
+        }
     }
 }
 

@@ -1,0 +1,275 @@
+//! bench-runner run for real on a tiny dataset; every line it writes is parsed and checked.
+
+use std::process::Command;
+
+use bench_core::catalog::SINGLE_ROW_LOOKUP;
+use bench_core::protocol::{self, DatasetStatus, Event};
+
+const TINY: &[&str] = &[
+    "--rows",
+    "64",
+    "--lookups",
+    "16",
+    "--concurrency",
+    "2",
+    "--time",
+    "0.02",
+    "--warmup",
+    "0",
+    "--samples",
+    "3",
+    "--min-samples",
+    "2",
+];
+
+fn run(args: &[&str], cache: &std::path::Path) -> (Option<i32>, Vec<Event>, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_bench-runner"))
+        .args(args)
+        .arg("--cache-dir")
+        .arg(cache)
+        .env_remove("BENCH_ROWS")
+        .env_remove("BENCH_LOOKUPS")
+        .env_remove("BENCH_CONCURRENCY")
+        .env_remove("BENCH_TRACE")
+        .output()
+        .expect("runner starts");
+    let stdout = String::from_utf8(out.stdout).expect("utf-8 stdout");
+    let events = stdout
+        .lines()
+        .map(|l| protocol::decode(l).unwrap_or_else(|e| panic!("bad line {l:?}: {e}")))
+        .collect();
+    (
+        out.status.code(),
+        events,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn every_bench_streams_a_valid_sequence() {
+    let cache = tempfile::tempdir().unwrap();
+    let mut args = vec!["single_row_lookup", "--trace"];
+    args.extend_from_slice(TINY);
+    let (code, events, stderr) = run(&args, cache.path());
+    assert_eq!(code, Some(0), "stderr: {stderr}");
+
+    let Event::Start(start) = &events[0] else {
+        panic!("first event is not start: {:?}", events[0])
+    };
+    assert_eq!(start.target, "single_row_lookup");
+    assert_eq!(start.knobs.value("rows"), 64);
+    assert_eq!(
+        start.env.profile,
+        if cfg!(debug_assertions) {
+            "debug"
+        } else {
+            "release"
+        }
+    );
+    assert!(start.env.sqlite.starts_with('3'), "{}", start.env.sqlite);
+    assert!(start.env.timer_ns > 0.0);
+    assert!(start.trace);
+    let all: Vec<&str> = SINGLE_ROW_LOOKUP.benches.iter().map(|b| b.name).collect();
+    assert_eq!(start.benches, all);
+    assert!(matches!(
+        events[1],
+        Event::Dataset {
+            status: DatasetStatus::Building,
+            rows: 64,
+            ..
+        }
+    ));
+    assert!(matches!(
+        events[2],
+        Event::Dataset {
+            status: DatasetStatus::Built,
+            rows: 64,
+            build_ms: Some(_),
+            ..
+        }
+    ));
+    assert_eq!(events.last(), Some(&Event::Done));
+    assert!(
+        !events.iter().any(|e| matches!(e, Event::Error { .. })),
+        "{events:?}"
+    );
+
+    for bench in all {
+        let mine: Vec<&Event> = events
+            .iter()
+            .filter(|e| match e {
+                Event::BenchStart { bench: b, .. }
+                | Event::Sample { bench: b, .. }
+                | Event::Phases { bench: b, .. }
+                | Event::Summary { bench: b, .. } => b == bench,
+                _ => false,
+            })
+            .collect();
+        assert!(
+            matches!(mine[0], Event::BenchStart { ops: 16, .. }),
+            "{bench}: {mine:?}"
+        );
+        let samples: Vec<u64> = mine
+            .iter()
+            .filter_map(|e| {
+                if let Event::Sample {
+                    iter,
+                    ops,
+                    elapsed_ns,
+                    ..
+                } = e
+                {
+                    assert_eq!(*ops, 16);
+                    assert!(*elapsed_ns > 0);
+                    Some(*iter)
+                } else {
+                    None
+                }
+            })
+            .collect();
+        assert!((2..=3).contains(&samples.len()), "{bench}: {samples:?}");
+        assert_eq!(
+            samples,
+            (0..samples.len() as u64).collect::<Vec<_>>(),
+            "{bench}: samples numbered in order"
+        );
+        let Some(Event::Summary { stats, .. }) = mine.last() else {
+            panic!("{bench}: no summary last")
+        };
+        assert_eq!(stats.samples, samples.len());
+        assert!(stats.min <= stats.median && stats.median <= stats.max);
+        let traced = mine.iter().any(|e| matches!(e, Event::Phases { .. }));
+        assert_eq!(
+            traced,
+            bench.starts_with("middleware/"),
+            "{bench}: phases only for the middleware path"
+        );
+        if bench.starts_with("middleware/") || bench == "rusqlite" {
+            assert!(
+                stats.latency.is_some_and(|l| l.count >= 32),
+                "{bench}: per-op latencies recorded"
+            );
+        }
+        for e in &mine {
+            if let Event::Phases { ns_per_op, .. } = e {
+                assert_eq!(ns_per_op.len(), 6, "{bench}: every phase reported");
+                assert!(ns_per_op.values().all(|v| *v >= 0.0));
+            }
+        }
+    }
+
+    // Second run reuses the cached dataset.
+    let (code, events, _) = run(
+        &[
+            "single_row_lookup",
+            "--bench",
+            "rusqlite",
+            "--rows",
+            "64",
+            "--time",
+            "0",
+            "--warmup",
+            "0",
+            "--min-samples",
+            "1",
+            "--samples",
+            "1",
+        ],
+        cache.path(),
+    );
+    assert_eq!(code, Some(0));
+    assert!(
+        matches!(
+            events[1],
+            Event::Dataset {
+                status: DatasetStatus::Reused,
+                ..
+            }
+        ),
+        "{:?}",
+        events[1]
+    );
+}
+
+#[test]
+fn a_corrupt_cache_file_is_rebuilt() {
+    let cache = tempfile::tempdir().unwrap();
+    let key = bench_core::dataset::DatasetKey {
+        workload: "single_row_lookup".into(),
+        rows: 64,
+        seed: SINGLE_ROW_LOOKUP.seed,
+    };
+    std::fs::write(key.path_in(cache.path()), vec![0xAB; 8192]).unwrap();
+    let (code, events, stderr) = run(
+        &[
+            "single_row_lookup",
+            "--bench",
+            "rusqlite",
+            "--rows",
+            "64",
+            "--time",
+            "0",
+            "--warmup",
+            "0",
+            "--min-samples",
+            "1",
+            "--samples",
+            "1",
+        ],
+        cache.path(),
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(events.iter().any(|e| matches!(
+        e,
+        Event::Dataset {
+            status: DatasetStatus::Built,
+            ..
+        }
+    )));
+    assert!(stderr.contains("invalid; rebuilding"), "{stderr}");
+}
+
+#[test]
+fn bad_knobs_stop_before_anything_starts() {
+    let cache = tempfile::tempdir().unwrap();
+    for (args, message) in [
+        (
+            vec!["single_row_lookup", "--rows", "0"],
+            "invalid value 0 for knob rows: out of range (allowed: 1..=50000000)",
+        ),
+        (
+            vec!["single_row_lookup", "--concurrency", "-3"],
+            "invalid value \"-3\" for knob concurrency: not a whole number (allowed: 1..=1024)",
+        ),
+        (
+            vec!["single_row_lookup", "--knob", "spin_us=fast"],
+            "invalid value \"fast\" for knob spin_us: not a whole number (allowed: 0..=100000)",
+        ),
+        (
+            vec!["single_row_lookup", "--time", "-1"],
+            "invalid value \"-1\" for --time: expected seconds (allowed: 0..=3600)",
+        ),
+        (
+            vec!["single_row_lookup", "--bench", "nope"],
+            "unknown bench \"nope\" in target single_row_lookup",
+        ),
+    ] {
+        let (code, events, stderr) = run(&args, cache.path());
+        assert_eq!(code, Some(2), "{args:?}");
+        assert_eq!(events.len(), 1, "{args:?}: only the error");
+        let Event::Error {
+            bench: None,
+            message: m,
+        } = &events[0]
+        else {
+            panic!("{:?}", events[0])
+        };
+        assert!(m.starts_with(message), "{args:?}: {m}");
+        assert!(stderr.contains(message), "{stderr}");
+    }
+    assert_eq!(
+        std::fs::read_dir(cache.path()).unwrap().count(),
+        0,
+        "no dataset was built"
+    );
+}

@@ -1,0 +1,37 @@
+//! The JSON document: every run with its raw samples and summaries, plus the comparison.
+
+use bench_core::results::{ComparisonRow, RunRecord, comparison};
+use serde::Serialize;
+
+use super::Report;
+
+/// Version of the JSON document's layout.
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Serialize)]
+struct Document<'a> {
+    schema: &'static str,
+    schema_version: u32,
+    generated_at: &'a str,
+    baseline: &'a str,
+    runs: &'a [RunRecord],
+    comparison: Vec<Vec<ComparisonRow>>,
+}
+
+pub fn render(report: &Report<'_>) -> String {
+    let doc = Document {
+        schema: "benchscope.report",
+        schema_version: SCHEMA_VERSION,
+        generated_at: report.generated_at,
+        baseline: report.baseline,
+        runs: report.runs,
+        comparison: report
+            .runs
+            .iter()
+            .map(|r| comparison(r, report.baseline))
+            .collect(),
+    };
+    let mut s = serde_json::to_string_pretty(&doc).expect("report serializes");
+    s.push('\n');
+    s
+}

@@ -1,0 +1,159 @@
+//! The markdown snapshot: what a user pastes into a PR.
+
+use std::fmt::Write;
+
+use bench_core::protocol::DEBUG_WARNING;
+use bench_core::results::RunRecord;
+use bench_core::trace::Phase;
+
+use super::table::{comparison_cells, unfinished};
+use super::{Report, fmt_ns};
+
+fn md_table(out: &mut String, headers: &[String], rows: &[Vec<String>], left: usize) {
+    let _ = writeln!(out, "| {} |", headers.join(" | "));
+    let rule: Vec<&str> = (0..headers.len())
+        .map(|i| if i < left { "---" } else { "---:" })
+        .collect();
+    let _ = writeln!(out, "| {} |", rule.join(" | "));
+    for r in rows {
+        let cells: Vec<String> = r.iter().map(|c| c.replace('|', "\\|")).collect();
+        let _ = writeln!(out, "| {} |", cells.join(" | "));
+    }
+}
+
+fn phase_table(out: &mut String, run: &RunRecord) {
+    let traced: Vec<_> = run
+        .benches
+        .iter()
+        .filter(|b| !b.phases.is_empty())
+        .collect();
+    if traced.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\nPhase breakdown (mean ns per lookup, traced):\n");
+    let mut headers = vec!["bench".to_string()];
+    headers.extend(Phase::ALL.iter().map(|p| p.label().to_string()));
+    headers.push("sum".into());
+    let rows: Vec<Vec<String>> = traced
+        .iter()
+        .map(|b| {
+            let mut r = vec![b.name.clone()];
+            r.extend(Phase::ALL.iter().map(|p| {
+                b.phases
+                    .get(p)
+                    .map(|v| fmt_ns(*v))
+                    .unwrap_or_else(|| "-".into())
+            }));
+            r.push(fmt_ns(b.phases.values().sum()));
+            r
+        })
+        .collect();
+    md_table(out, &headers, &rows, 1);
+}
+
+fn environment(out: &mut String, run: &RunRecord) {
+    let Some(s) = &run.start else { return };
+    let e = &s.env;
+    let _ = writeln!(out, "\nEnvironment:\n");
+    let _ = writeln!(
+        out,
+        "- build profile: {}{}",
+        e.profile,
+        if e.is_debug() {
+            format!(" (**{DEBUG_WARNING}**)")
+        } else {
+            String::new()
+        }
+    );
+    let _ = writeln!(out, "- SQLite {}", e.sqlite);
+    let crates: Vec<String> = e.crates.iter().map(|(k, v)| format!("{k} {v}")).collect();
+    let _ = writeln!(out, "- crates: {}", crates.join(", "));
+    let _ = writeln!(out, "- CPU: {} ({} cores), {}", e.cpu, e.cores, e.os);
+    let _ = writeln!(out, "- timer read: {:.1} ns", e.timer_ns);
+    for (k, v) in &e.settings {
+        let _ = writeln!(out, "- {k}: {v}");
+    }
+    let _ = writeln!(
+        out,
+        "- dataset seed: {:#x}; trace: {}",
+        s.seed,
+        if s.trace { "on" } else { "off" }
+    );
+    let b = &s.budget;
+    let _ = writeln!(
+        out,
+        "- budget per bench: {} s warm-up, {} s, {}..{} samples",
+        b.warmup_s, b.time_s, b.min_samples, b.max_samples
+    );
+}
+
+pub fn render(report: &Report<'_>) -> String {
+    let mut out = String::new();
+    let target = report
+        .runs
+        .iter()
+        .find_map(|r| r.start.as_ref())
+        .map(|s| s.target.as_str())
+        .unwrap_or("?");
+    let _ = writeln!(out, "## benchscope: {target}\n");
+    let _ = writeln!(
+        out,
+        "Generated {}. Medians per operation with bootstrap 95% CIs; ratios to `{}` with propagated error.",
+        report.generated_at, report.baseline
+    );
+    if report.runs.iter().any(|r| r.is_debug()) {
+        let _ = writeln!(out, "\n> **WARNING: {DEBUG_WARNING}**");
+    }
+    for (i, run) in report.runs.iter().enumerate() {
+        let knobs = run
+            .start
+            .as_ref()
+            .map(|s| s.knobs.to_string())
+            .unwrap_or_default();
+        let _ = writeln!(out, "\n### Run {}: {knobs}\n", i + 1);
+        let (headers, rows) = comparison_cells(run, report.baseline);
+        md_table(&mut out, &headers, &rows, 2);
+        let problems = unfinished(run);
+        if !problems.is_empty() {
+            let _ = writeln!(out);
+            for p in problems {
+                let _ = writeln!(out, "- {p}");
+            }
+        }
+        phase_table(&mut out, run);
+        environment(&mut out, run);
+    }
+    if report.runs.len() > 1 {
+        side_by_side(&mut out, report.runs);
+    }
+    out
+}
+
+/// Medians of every bench across runs, one column per run.
+fn side_by_side(out: &mut String, runs: &[RunRecord]) {
+    let _ = writeln!(out, "\n### Side by side (median per op)\n");
+    let mut names: Vec<&str> = Vec::new();
+    for r in runs {
+        for b in &r.benches {
+            if !names.contains(&b.name.as_str()) {
+                names.push(&b.name);
+            }
+        }
+    }
+    let mut headers = vec!["bench".to_string()];
+    headers.extend((1..=runs.len()).map(|i| format!("run {i}")));
+    let rows: Vec<Vec<String>> = names
+        .iter()
+        .map(|n| {
+            let mut row = vec![n.to_string()];
+            row.extend(runs.iter().map(|r| {
+                r.bench(n)
+                    .and_then(|b| b.summary.as_ref())
+                    .map(|s| fmt_ns(s.median))
+                    .unwrap_or_else(|| "-".into())
+            }));
+            row
+        })
+        .collect();
+    md_table(out, &headers, &rows, 1);
+}

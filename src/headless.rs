@@ -1,0 +1,289 @@
+//! `benchscope run`: the headless front end. Spawns the runner, shows progress on stderr,
+//! prints the comparison in the chosen format.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use bench_core::catalog::Harness;
+use bench_core::protocol::Event;
+use bench_core::results::RunRecord;
+use bench_core::runner::{BudgetArgs, KnobArgs, RunnerArgs};
+use tokio::sync::mpsc;
+
+use crate::export::{self, Report};
+use crate::runner::{ProcessRunner, RunEvent, RunRequest, Runner};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Table,
+    Markdown,
+    Json,
+    Jsonl,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// Target to run (see `benchscope list`).
+    pub target: String,
+    /// Benches to run (repeatable; default: all of the target's).
+    #[arg(long = "bench", value_name = "NAME")]
+    pub benches: Vec<String>,
+    #[command(flatten)]
+    pub knobs: KnobArgs,
+    #[command(flatten)]
+    pub budget: BudgetArgs,
+    /// Report per-phase timings of the middleware path (also BENCH_TRACE=1).
+    #[arg(long)]
+    pub trace: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// Dataset cache folder (default: BENCHSCOPE_CACHE_DIR, else ~/.cache/benchscope).
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+}
+
+pub fn now_rfc3339() -> String {
+    time::OffsetDateTime::now_utc()
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_else(|_| "unknown time".into())
+}
+
+pub fn run(args: RunArgs) -> i32 {
+    let runner_args = RunnerArgs {
+        target: args.target.clone(),
+        benches: args.benches.clone(),
+        knobs: args.knobs.clone(),
+        budget: args.budget.clone(),
+        trace: args.trace,
+        cache_dir: args.cache_dir.clone(),
+        run_id: None,
+    };
+    // Everything is checked here, before anything starts.
+    let plan = match runner_args.plan(Harness::Core) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return 2;
+        }
+    };
+    let request = RunRequest {
+        run_id: format!("{}-{}", plan.target.name, std::process::id()),
+        target: plan.target.name.to_string(),
+        benches: plan.benches.iter().map(|b| b.name.to_string()).collect(),
+        knobs: plan.knobs.0.iter().map(|(k, v)| (k.clone(), *v)).collect(),
+        budget_args: args.budget.to_args(),
+        trace: plan.trace,
+        cache_dir: args.cache_dir.clone(),
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    let runner = match ProcessRunner::core() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: cannot find the benchscope executable to start the runner: {e}");
+            return 1;
+        }
+    };
+    let record = rt.block_on(collect(&runner, request, args.format == Format::Jsonl));
+    let failed = record.error.is_some() || record.benches.iter().any(|b| b.error.is_some());
+    let generated_at = now_rfc3339();
+    let report = Report {
+        runs: std::slice::from_ref(&record),
+        baseline: plan.target.baseline,
+        generated_at: &generated_at,
+    };
+    let text = match args.format {
+        Format::Table => export::table::render(&report),
+        Format::Markdown => export::markdown::render(&report),
+        Format::Json => export::json::render(&report),
+        Format::Jsonl => String::new(),
+    };
+    print!("{text}");
+    if let Some(e) = &record.error {
+        eprintln!("error: {e}");
+    }
+    if failed { 1 } else { 0 }
+}
+
+/// Streams one run to completion. Progress goes to stderr once the run is past one second.
+async fn collect(runner: &dyn Runner, request: RunRequest, passthrough: bool) -> RunRecord {
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let mut record = RunRecord::default();
+    let _handle = match runner.start(request, tx) {
+        Ok(h) => h,
+        Err(e) => {
+            record.error = Some(format!("starting the runner: {e}"));
+            return record;
+        }
+    };
+    let mut progress = Progress::new();
+    let mut tick = tokio::time::interval(Duration::from_millis(250));
+    loop {
+        tokio::select! {
+            ev = rx.recv() => match ev {
+                Some(RunEvent::Event { event, line, .. }) => {
+                    if passthrough {
+                        println!("{line}");
+                    }
+                    progress.see(&event);
+                    record.apply(event);
+                }
+                Some(RunEvent::Exited { error, .. }) => {
+                    if let Some(e) = error {
+                        record.error.get_or_insert(e);
+                    }
+                    break;
+                }
+                None => break,
+            },
+            _ = tick.tick() => progress.show(),
+        }
+    }
+    progress.finish();
+    record
+}
+
+/// Progress on stderr: a live line on a terminal, a line per bench otherwise; silent for the
+/// first second.
+struct Progress {
+    start: Instant,
+    tty: bool,
+    benches: usize,
+    index: usize,
+    bench: String,
+    samples: u64,
+    status: String,
+    shown: bool,
+    printed_bench: usize,
+}
+
+impl Progress {
+    fn new() -> Self {
+        Progress {
+            start: Instant::now(),
+            tty: std::io::stderr().is_terminal(),
+            benches: 0,
+            index: 0,
+            bench: String::new(),
+            samples: 0,
+            status: "starting".into(),
+            shown: false,
+            printed_bench: 0,
+        }
+    }
+
+    fn see(&mut self, e: &Event) {
+        match e {
+            Event::Start(s) => self.benches = s.benches.len(),
+            Event::Dataset { status, rows, .. } => {
+                self.status = format!("dataset {rows} rows: {status:?}").to_lowercase()
+            }
+            Event::BenchStart { bench, .. } => {
+                self.index += 1;
+                self.bench = bench.clone();
+                self.samples = 0;
+                self.status = "warming up".into();
+            }
+            Event::Sample { .. } => {
+                self.samples += 1;
+                self.status = format!("sample {}", self.samples);
+            }
+            _ => {}
+        }
+    }
+
+    fn show(&mut self) {
+        if self.start.elapsed() < Duration::from_secs(1) {
+            return;
+        }
+        let elapsed = self.start.elapsed().as_secs_f64();
+        let msg = if self.index == 0 {
+            format!("[{elapsed:5.1}s] {}", self.status)
+        } else {
+            format!(
+                "[{elapsed:5.1}s] {}/{} {}  {}",
+                self.index, self.benches, self.bench, self.status
+            )
+        };
+        let mut err = std::io::stderr().lock();
+        if self.tty {
+            let _ = write!(err, "\r\x1b[K{msg}");
+            self.shown = true;
+        } else if self.printed_bench != self.index {
+            self.printed_bench = self.index;
+            let _ = writeln!(err, "{msg}");
+        }
+        let _ = err.flush();
+    }
+
+    fn finish(&mut self) {
+        if self.shown {
+            let _ = write!(std::io::stderr(), "\r\x1b[K");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runner::FakeRunner;
+    use bench_core::stats::summarize;
+
+    fn request() -> RunRequest {
+        RunRequest {
+            run_id: "t".into(),
+            target: "single_row_lookup".into(),
+            benches: vec![],
+            knobs: vec![],
+            budget_args: vec![],
+            trace: false,
+            cache_dir: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn collects_a_fake_stream() {
+        let runner = FakeRunner {
+            script: vec![
+                Event::BenchStart {
+                    bench: "rusqlite".into(),
+                    backend: "rusqlite".into(),
+                    strategy: None,
+                    ops: 4,
+                },
+                Event::Sample {
+                    bench: "rusqlite".into(),
+                    iter: 0,
+                    ops: 4,
+                    elapsed_ns: 400,
+                },
+                Event::Summary {
+                    bench: "rusqlite".into(),
+                    stats: summarize(&[100.0], None).unwrap(),
+                },
+                Event::Done,
+            ],
+            error: None,
+        };
+        let r = collect(&runner, request(), false).await;
+        assert!(r.done && r.error.is_none());
+        assert_eq!(r.bench("rusqlite").unwrap().samples, vec![100.0]);
+    }
+
+    #[tokio::test]
+    async fn a_failed_child_is_reported_with_its_reason() {
+        let runner = FakeRunner {
+            script: vec![],
+            error: Some("runner exited with exit status: 101; stderr:\npanic".into()),
+        };
+        let r = collect(&runner, request(), false).await;
+        assert_eq!(
+            r.error.as_deref(),
+            Some("runner exited with exit status: 101; stderr:\npanic")
+        );
+    }
+}

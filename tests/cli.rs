@@ -1,0 +1,259 @@
+//! The benchscope binary end to end: list, run in every format, and the errors of bad input.
+
+use assert_cmd::Command;
+use bench_core::catalog::SINGLE_ROW_LOOKUP;
+use bench_core::protocol;
+use predicates::prelude::*;
+
+fn benchscope() -> Command {
+    let mut c = Command::cargo_bin("benchscope").unwrap();
+    for v in [
+        "BENCH_ROWS",
+        "BENCH_LOOKUPS",
+        "BENCH_CONCURRENCY",
+        "BENCH_TRACE",
+    ] {
+        c.env_remove(v);
+    }
+    c
+}
+
+fn tiny_run(cache: &std::path::Path, format: &str) -> Command {
+    let mut c = benchscope();
+    c.args([
+        "run",
+        "single_row_lookup",
+        "--rows",
+        "50",
+        "--lookups",
+        "10",
+        "--concurrency",
+        "2",
+    ])
+    .args([
+        "--time",
+        "0.01",
+        "--warmup",
+        "0",
+        "--samples",
+        "2",
+        "--min-samples",
+        "2",
+        "--format",
+        format,
+    ])
+    .arg("--cache-dir")
+    .arg(cache);
+    c
+}
+
+#[test]
+fn list_shows_every_bench_and_knob() {
+    let out = benchscope()
+        .arg("list")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    for b in SINGLE_ROW_LOOKUP.benches {
+        assert!(text.contains(b.name), "{} missing", b.name);
+    }
+    for k in SINGLE_ROW_LOOKUP.knobs {
+        assert!(text.contains(k.name), "knob {} missing", k.name);
+    }
+    assert!(
+        text.contains("BENCH_ROWS")
+            && text.contains("[checkout]")
+            && text.contains("not implemented yet")
+    );
+    let json = benchscope()
+        .args(["list", "--format", "json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    assert_eq!(v["targets"][0]["name"], "single_row_lookup");
+    assert_eq!(v["targets"][0]["knobs"][0]["default"], 1000);
+}
+
+#[test]
+fn no_subcommand_says_what_to_run() {
+    benchscope()
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("benchscope run single_row_lookup"));
+}
+
+#[test]
+fn run_json_is_one_document_with_every_bench() {
+    let cache = tempfile::tempdir().unwrap();
+    let out = tiny_run(cache.path(), "json")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out).expect("one JSON document");
+    assert_eq!(v["schema"], "benchscope.report");
+    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["baseline"], "rusqlite");
+    let rows = v["comparison"][0].as_array().unwrap();
+    assert_eq!(rows.len(), SINGLE_ROW_LOOKUP.benches.len());
+    for row in rows {
+        assert!(row["median_ns"].as_f64().unwrap() > 0.0, "{row}");
+        assert!(row["ratio"]["value"].as_f64().unwrap() > 0.0, "{row}");
+    }
+    let base = rows.iter().find(|r| r["bench"] == "rusqlite").unwrap();
+    assert!((base["ratio"]["value"].as_f64().unwrap() - 1.0).abs() < 1e-9);
+    let run = &v["runs"][0];
+    assert_eq!(run["done"], true);
+    assert_eq!(run["start"]["knobs"]["rows"], 50);
+    assert_eq!(
+        run["start"]["env"]["profile"],
+        if cfg!(debug_assertions) {
+            "debug"
+        } else {
+            "release"
+        }
+    );
+}
+
+#[test]
+fn run_table_and_markdown_flag_debug_builds() {
+    let cache = tempfile::tempdir().unwrap();
+    let table = String::from_utf8(
+        tiny_run(cache.path(), "table")
+            .arg("--bench")
+            .arg("rusqlite")
+            .arg("--bench")
+            .arg("middleware/spin")
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone(),
+    )
+    .unwrap();
+    assert!(
+        table.contains("vs rusqlite") && table.contains("middleware/spin"),
+        "{table}"
+    );
+    assert!(
+        table
+            .lines()
+            .any(|l| l.starts_with("rusqlite ") && l.contains("baseline")),
+        "{table}"
+    );
+    assert!(
+        table
+            .lines()
+            .any(|l| l.starts_with("middleware/spin ") && l.contains(" ± ") && l.ends_with('2')),
+        "{table}"
+    );
+    let md = String::from_utf8(
+        tiny_run(cache.path(), "markdown")
+            .args([
+                "--bench",
+                "middleware/spin",
+                "--bench",
+                "rusqlite",
+                "--trace",
+            ])
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone(),
+    )
+    .unwrap();
+    assert!(md.contains("| bench | backend | median/op |"), "{md}");
+    assert!(md.contains("Phase breakdown"), "{md}");
+    let warned = table.contains("debug build: numbers are not representative")
+        && md.contains("debug build: numbers are not representative");
+    assert_eq!(
+        warned,
+        cfg!(debug_assertions),
+        "debug builds are flagged, release builds are not"
+    );
+}
+
+#[test]
+fn run_jsonl_passes_the_stream_through() {
+    let cache = tempfile::tempdir().unwrap();
+    let out = tiny_run(cache.path(), "jsonl")
+        .args(["--bench", "decode"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    let events: Vec<_> = text
+        .lines()
+        .map(|l| protocol::decode(l).expect("valid line"))
+        .collect();
+    assert!(matches!(events[0], protocol::Event::Start(_)));
+    assert_eq!(events.last(), Some(&protocol::Event::Done));
+}
+
+#[test]
+fn bad_values_are_refused_with_the_allowed_range() {
+    let cache = tempfile::tempdir().unwrap();
+    for (args, env, msg) in [
+        (
+            vec!["--rows", "0"],
+            None,
+            "invalid value 0 for knob rows: out of range (allowed: 1..=50000000)",
+        ),
+        (
+            vec!["--lookups", "ten"],
+            None,
+            "invalid value \"ten\" for knob lookups: not a whole number (allowed: 1..=50000000)",
+        ),
+        (
+            vec!["--concurrency", "5000"],
+            None,
+            "invalid value 5000 for knob concurrency: out of range (allowed: 1..=1024)",
+        ),
+        (
+            vec!["--rows", "99999999999999999999"],
+            None,
+            "out of range (allowed: 1..=50000000)",
+        ),
+        (
+            vec![],
+            Some(("BENCH_ROWS", "-4")),
+            "invalid value \"-4\" in environment variable BENCH_ROWS for knob rows",
+        ),
+        (vec!["--knob", "nope=1"], None, "unknown knob \"nope\""),
+        (
+            vec!["--samples", "0"],
+            None,
+            "invalid value \"0\" for --samples: expected a whole number (allowed: 1..=1000000)",
+        ),
+    ] {
+        let mut c = benchscope();
+        c.args(["run", "single_row_lookup"])
+            .args(&args)
+            .arg("--cache-dir")
+            .arg(cache.path());
+        if let Some((k, v)) = env {
+            c.env(k, v);
+        }
+        c.assert().code(2).stderr(predicate::str::contains(msg));
+    }
+    benchscope()
+        .args(["run", "bulk_insert"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("planned but not implemented yet"));
+    assert_eq!(
+        std::fs::read_dir(cache.path()).unwrap().count(),
+        0,
+        "nothing started"
+    );
+}
