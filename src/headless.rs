@@ -45,7 +45,9 @@ pub struct RunArgs {
 }
 
 pub fn now_rfc3339() -> String {
-    time::OffsetDateTime::now_utc()
+    let now = time::OffsetDateTime::now_utc();
+    now.replace_nanosecond(0)
+        .unwrap_or(now)
         .format(&time::format_description::well_known::Rfc3339)
         .unwrap_or_else(|_| "unknown time".into())
 }

@@ -30,10 +30,14 @@ fn phase_table(out: &mut String, run: &RunRecord) {
     if traced.is_empty() {
         return;
     }
-    let _ = writeln!(out, "\nPhase breakdown (mean ns per lookup, traced):\n");
+    let _ = writeln!(
+        out,
+        "\nPhase breakdown (mean per lookup, traced; each traced phase includes about one timer read, so the sum runs a little above the measured median):\n"
+    );
     let mut headers = vec!["bench".to_string()];
     headers.extend(Phase::ALL.iter().map(|p| p.label().to_string()));
     headers.push("sum".into());
+    headers.push("median/op".into());
     let rows: Vec<Vec<String>> = traced
         .iter()
         .map(|b| {
@@ -45,6 +49,7 @@ fn phase_table(out: &mut String, run: &RunRecord) {
                     .unwrap_or_else(|| "-".into())
             }));
             r.push(fmt_ns(b.phases.values().sum()));
+            r.push(b.summary.as_ref().map(|s| fmt_ns(s.median)).unwrap_or_else(|| "-".into()));
             r
         })
         .collect();
