@@ -4,7 +4,10 @@
 mod export;
 mod headless;
 mod list;
+mod model;
 mod runner;
+mod tui;
+mod ui;
 
 use clap::{Parser, Subcommand};
 
@@ -12,11 +15,15 @@ use clap::{Parser, Subcommand};
 #[command(
     name = "benchscope",
     version,
-    about = "Measure what it costs to reach SQLite from async Rust, and where the time goes"
+    about = "Measure what it costs to reach SQLite from async Rust, and where the time goes",
+    long_about = "Without a subcommand, opens the interactive explorer (on a terminal).",
+    args_conflicts_with_subcommands = true
 )]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
+    #[command(flatten)]
+    tui: tui::TuiArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -36,6 +43,7 @@ enum Command {
 fn main() {
     let cli = Cli::parse();
     let code = match cli.command {
+        None if std::io::IsTerminal::is_terminal(&std::io::stdout()) => tui::run(cli.tui),
         None => {
             print!("{}", list::welcome());
             0

@@ -156,6 +156,21 @@ fn bootstrap(s: &[f64]) -> ([f64; 2], [f64; 2]) {
     (ci(&means), ci(&medians))
 }
 
+/// A cheap running estimate for live views: the median and a distribution-free ~95% interval
+/// from order statistics (normal approximation of the binomial ranks). No resampling, so it can
+/// be recomputed on every frame; the final summary uses the bootstrap.
+pub fn quick_median(samples: &[f64]) -> Option<(f64, [f64; 2])> {
+    if samples.is_empty() {
+        return None;
+    }
+    let s = sorted(samples);
+    let n = s.len() as f64;
+    let half = 1.96 * n.sqrt() / 2.0;
+    let lo = ((n / 2.0 - half).floor().max(1.0) as usize - 1).min(s.len() - 1);
+    let hi = ((n / 2.0 + half).ceil().max(1.0) as usize).min(s.len()) - 1;
+    Some((median_sorted(&s), [s[lo], s[hi]]))
+}
+
 /// A histogram of per-operation latencies in ns.
 pub struct LatencyHistogram(hdrhistogram::Histogram<u64>);
 
@@ -382,6 +397,17 @@ mod tests {
             verdict(&mk(101.5, 102.5, 102.6), &base, 0.02),
             Verdict::WithinNoise
         );
+    }
+
+    #[test]
+    fn quick_median_brackets_the_median() {
+        assert_eq!(quick_median(&[]), None);
+        assert_eq!(quick_median(&[5.0]), Some((5.0, [5.0, 5.0])));
+        let xs: Vec<f64> = (1..=100).map(|i| i as f64).collect();
+        let (m, [lo, hi]) = quick_median(&xs).unwrap();
+        assert_eq!(m, 50.5);
+        // n=100: ranks 50 -+ 9.8 -> 41st and 60th values
+        assert_eq!((lo, hi), (40.0, 60.0));
     }
 
     #[test]

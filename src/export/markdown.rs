@@ -49,7 +49,12 @@ fn phase_table(out: &mut String, run: &RunRecord) {
                     .unwrap_or_else(|| "-".into())
             }));
             r.push(fmt_ns(b.phases.values().sum()));
-            r.push(b.summary.as_ref().map(|s| fmt_ns(s.median)).unwrap_or_else(|| "-".into()));
+            r.push(
+                b.summary
+                    .as_ref()
+                    .map(|s| fmt_ns(s.median))
+                    .unwrap_or_else(|| "-".into()),
+            );
             r
         })
         .collect();

@@ -1,0 +1,194 @@
+//! Keys and commands. Each panel has a keymap; the hint bar and the help overlay are generated
+//! from the same tables that `update` dispatches on.
+
+use super::Focus;
+
+/// A key press, independent of the terminal library.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Key {
+    Char(char),
+    Enter,
+    Esc,
+    Tab,
+    BackTab,
+    Up,
+    Down,
+    Left,
+    Right,
+    Backspace,
+    CtrlC,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cmd {
+    Up,
+    Down,
+    Left,
+    Right,
+    Mark,
+    Run,
+    Increase,
+    Decrease,
+    Edit,
+    Cancel,
+    ToggleTrace,
+    BaselineBench,
+    BaselineRun,
+    Export,
+    Help,
+    NextFocus,
+    PrevFocus,
+    Quit,
+}
+
+pub struct Binding {
+    pub keys: &'static [Key],
+    /// How the keys are shown in the help overlay.
+    pub label: &'static str,
+    pub help: &'static str,
+    pub cmd: Cmd,
+    /// The short form in the hint bar (`None`: shown with its neighbour or only in the help).
+    pub hint: Option<(&'static str, &'static str)>,
+    /// Listed in the help overlay (a pair like up/down is listed once).
+    pub in_help: bool,
+}
+
+const fn b(keys: &'static [Key], label: &'static str, help: &'static str, cmd: Cmd) -> Binding {
+    Binding {
+        keys,
+        label,
+        help,
+        cmd,
+        hint: None,
+        in_help: true,
+    }
+}
+
+impl Binding {
+    const fn hint(mut self, keys: &'static str, what: &'static str) -> Binding {
+        self.hint = Some((keys, what));
+        self
+    }
+
+    const fn in_help(mut self, shown: bool) -> Binding {
+        self.in_help = shown;
+        self
+    }
+}
+
+const UP: &[Key] = &[Key::Up, Key::Char('k')];
+const DOWN: &[Key] = &[Key::Down, Key::Char('j')];
+
+pub const CATALOG: &[Binding] = &[
+    b(UP, "↑↓/kj", "move between benches", Cmd::Up).hint("↑↓", "move"),
+    b(DOWN, "↓/j", "next bench", Cmd::Down).in_help(false),
+    b(&[Key::Char(' ')], "space", "mark / unmark bench", Cmd::Mark).hint("space", "mark"),
+    b(&[Key::Enter], "enter", "run marked (or cursor)", Cmd::Run).hint("enter", "run"),
+];
+
+pub const KNOBS: &[Binding] = &[
+    b(UP, "↑↓/kj", "move between knobs", Cmd::Up).hint("↑↓", "move"),
+    b(DOWN, "↓/j", "next knob", Cmd::Down).in_help(false),
+    b(
+        &[Key::Char('+'), Key::Char('='), Key::Char('l'), Key::Right],
+        "+-/→←",
+        "step up / down (x2)",
+        Cmd::Increase,
+    )
+    .hint("+-", "step"),
+    b(
+        &[Key::Char('-'), Key::Char('h'), Key::Left],
+        "-/←",
+        "step down",
+        Cmd::Decrease,
+    )
+    .in_help(false),
+    b(&[Key::Enter], "enter", "type a value", Cmd::Edit).hint("enter", "type value"),
+];
+
+pub const LIVE: &[Binding] = &[
+    b(UP, "↑↓/kj", "move between benches", Cmd::Up).hint("↑↓", "move"),
+    b(DOWN, "↓/j", "next bench", Cmd::Down).in_help(false),
+    b(
+        &[Key::Char('c'), Key::Esc],
+        "c/esc",
+        "cancel run (keeps results)",
+        Cmd::Cancel,
+    )
+    .hint("c", "cancel run"),
+];
+
+pub const COMPARE: &[Binding] = &[
+    b(UP, "↑↓/kj", "move between benches", Cmd::Up).hint("↑↓", "move"),
+    b(DOWN, "↓/j", "next bench", Cmd::Down).in_help(false),
+    b(
+        &[Key::Left, Key::Char('h')],
+        "←→/hl",
+        "move between runs",
+        Cmd::Left,
+    )
+    .hint("←→", "run"),
+    b(&[Key::Right, Key::Char('l')], "→/l", "next run", Cmd::Right).in_help(false),
+    b(
+        &[Key::Char('b')],
+        "b",
+        "baseline bench = this row",
+        Cmd::BaselineBench,
+    )
+    .hint("b", "base row"),
+    b(
+        &[Key::Char('B')],
+        "B",
+        "baseline run = this column",
+        Cmd::BaselineRun,
+    )
+    .hint("B", "base run"),
+];
+
+pub const GLOBAL: &[Binding] = &[
+    b(
+        &[Key::Tab],
+        "tab/S-tab",
+        "next / previous panel",
+        Cmd::NextFocus,
+    )
+    .hint("tab", "panel"),
+    b(&[Key::BackTab], "S-tab", "previous panel", Cmd::PrevFocus).in_help(false),
+    b(
+        &[Key::Char('t')],
+        "t",
+        "trace on/off (phases)",
+        Cmd::ToggleTrace,
+    )
+    .hint("t", "trace"),
+    b(&[Key::Char('e')], "e", "export .md + .json", Cmd::Export).hint("e", "export"),
+    b(&[Key::Char('?')], "?", "help", Cmd::Help),
+    b(&[Key::Char('q'), Key::CtrlC], "q", "quit", Cmd::Quit).hint("q", "quit"),
+];
+
+pub fn keymap(focus: Focus) -> &'static [Binding] {
+    match focus {
+        Focus::Catalog => CATALOG,
+        Focus::Knobs => KNOBS,
+        Focus::Live => LIVE,
+        Focus::Compare => COMPARE,
+    }
+}
+
+/// The command a key maps to in a panel: the panel's keymap first, then the global one.
+pub fn lookup(focus: Focus, key: Key) -> Option<Cmd> {
+    keymap(focus)
+        .iter()
+        .chain(GLOBAL)
+        .find(|b| b.keys.contains(&key))
+        .map(|b| b.cmd)
+}
+
+/// What the hint bar shows for a panel, in order: the panel's keys, then the global ones.
+pub fn hints(focus: Focus) -> Vec<(&'static str, &'static str)> {
+    keymap(focus)
+        .iter()
+        .chain(GLOBAL)
+        .filter_map(|b| b.hint)
+        .collect()
+}

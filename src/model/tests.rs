@@ -1,0 +1,425 @@
+//! Synthetic key sequences and run events drive `update`; state and effects are checked.
+
+use super::*;
+use bench_core::catalog::SINGLE_ROW_LOOKUP;
+use bench_core::knobs::{self, Knobs};
+use bench_core::protocol::{Budget, RunEnv, Start};
+use bench_core::stats::summarize;
+
+fn default_knobs() -> Knobs {
+    knobs::resolve(SINGLE_ROW_LOOKUP.knobs, &|_| None, &[]).unwrap()
+}
+
+fn state() -> State {
+    let mut s = State::new(
+        &SINGLE_ROW_LOOKUP,
+        default_knobs(),
+        false,
+        vec!["--time".into(), "1".into()],
+    );
+    s.id_prefix = "t".into();
+    s
+}
+
+fn press(s: &mut State, keys: &[Key], now: Instant) -> Vec<Effect> {
+    keys.iter()
+        .flat_map(|k| update(s, Action::Key(*k), now))
+        .collect()
+}
+
+fn chars(text: &str) -> Vec<Key> {
+    text.chars().map(Key::Char).collect()
+}
+
+fn ev(run: &str, event: Event) -> Action {
+    Action::Run(RunEvent::Event {
+        run_id: run.into(),
+        line: String::new(),
+        event,
+    })
+}
+
+fn start_event(debug: bool) -> Event {
+    Event::Start(Start {
+        run: "x".into(),
+        target: "single_row_lookup".into(),
+        benches: vec![],
+        harness: "core".into(),
+        knobs: default_knobs(),
+        seed: 1,
+        trace: false,
+        budget: Budget {
+            warmup_s: 0.0,
+            time_s: 1.0,
+            max_samples: 10,
+            min_samples: 2,
+        },
+        env: RunEnv {
+            profile: if debug { "debug" } else { "release" }.into(),
+            ..Default::default()
+        },
+    })
+}
+
+fn finish_bench(s: &mut State, run: &str, bench: &str, median: f64, now: Instant) {
+    update(
+        s,
+        ev(
+            run,
+            Event::BenchStart {
+                bench: bench.into(),
+                backend: "b".into(),
+                strategy: None,
+                ops: 10,
+            },
+        ),
+        now,
+    );
+    update(
+        s,
+        ev(
+            run,
+            Event::Sample {
+                bench: bench.into(),
+                iter: 0,
+                ops: 10,
+                elapsed_ns: (median * 10.0) as u64,
+            },
+        ),
+        now,
+    );
+    update(
+        s,
+        ev(
+            run,
+            Event::Summary {
+                bench: bench.into(),
+                stats: summarize(&[median], None).unwrap(),
+            },
+        ),
+        now,
+    );
+}
+
+#[test]
+fn enter_runs_the_bench_under_the_cursor() {
+    let mut s = state();
+    let now = Instant::now();
+    let fx = press(&mut s, &[Key::Down, Key::Enter], now);
+    let [Effect::Start(req)] = fx.as_slice() else {
+        panic!("{fx:?}")
+    };
+    assert_eq!(req.benches, vec!["middleware/inline"]);
+    assert_eq!(req.run_id, "t-1");
+    assert_eq!(req.budget_args, vec!["--time", "1"]);
+    assert_eq!(req.knobs.iter().find(|(k, _)| k == "rows").unwrap().1, 1000);
+    assert_eq!(s.runs[0].state, RunState::Running);
+}
+
+#[test]
+fn marked_benches_run_in_catalog_order_and_runs_queue() {
+    let mut s = state();
+    let now = Instant::now();
+    // mark rusqlite (cursor moves down), skip inline, mark spawn_blocking; then mark a micro-bench
+    press(&mut s, &[Key::Char(' '), Key::Down, Key::Char(' ')], now);
+    assert_eq!(s.marked.len(), 2);
+    let fx = press(&mut s, &[Key::Enter], now);
+    let [Effect::Start(req)] = fx.as_slice() else {
+        panic!("{fx:?}")
+    };
+    assert_eq!(req.benches, vec!["rusqlite", "middleware/spawn_blocking"]);
+    // A second run queues behind the first.
+    let fx = press(&mut s, &[Key::Enter], now);
+    assert!(fx.is_empty());
+    assert_eq!(s.runs[1].state, RunState::Queued);
+    assert!(s.status.as_ref().unwrap().text.contains("queued"));
+    // The first ends: the second starts.
+    let fx = update(
+        &mut s,
+        Action::Run(RunEvent::Exited {
+            run_id: "t-1".into(),
+            error: None,
+        }),
+        now,
+    );
+    assert!(matches!(fx.as_slice(), [Effect::Start(r)] if r.run_id == "t-2"));
+    assert_eq!(s.runs[0].state, RunState::Finished);
+}
+
+#[test]
+fn knob_edits_refuse_bad_values_inline_and_accept_good_ones() {
+    let mut s = state();
+    let now = Instant::now();
+    press(&mut s, &[Key::Tab], now);
+    assert_eq!(s.focus, Focus::Knobs);
+    // rows: typed 0 is refused with the range, nothing changes
+    press(&mut s, &[Key::Enter, Key::Char('0'), Key::Enter], now);
+    assert_eq!(
+        s.knob_error.as_deref(),
+        Some("invalid value 0 for knob rows: out of range (allowed: 1..=50000000)")
+    );
+    assert!(s.editing.is_some(), "stays in edit mode to fix the value");
+    press(&mut s, &[Key::Backspace], now);
+    press(&mut s, &chars("abc"), now);
+    press(&mut s, &[Key::Enter], now);
+    assert!(
+        s.knob_error
+            .as_deref()
+            .unwrap()
+            .contains("not a whole number")
+    );
+    press(&mut s, &[Key::Esc], now);
+    assert_eq!((s.editing.clone(), s.knob_value("rows")), (None, 1000));
+    // typed 20k is accepted
+    press(&mut s, &[Key::Enter], now);
+    press(&mut s, &chars("20k"), now);
+    press(&mut s, &[Key::Enter], now);
+    assert_eq!(s.knob_value("rows"), 20_000);
+    assert_eq!(s.knob_error, None);
+    // + doubles rows, - halves; clamped at the bounds with a message
+    press(&mut s, &[Key::Char('+')], now);
+    assert_eq!(s.knob_value("rows"), 40_000);
+    press(&mut s, &[Key::Char('-'), Key::Char('-')], now);
+    assert_eq!(s.knob_value("rows"), 10_000);
+    press(&mut s, &[Key::Down, Key::Down, Key::Down, Key::Down], now); // spin_us (min 0)
+    assert_eq!(s.target.knobs[s.knob_cursor].name, "spin_us");
+    press(
+        &mut s,
+        &[Key::Enter, Key::Char('0'), Key::Enter, Key::Char('-')],
+        now,
+    );
+    assert!(
+        s.knob_error
+            .as_deref()
+            .unwrap()
+            .contains("stays 0 (allowed: 0..=100000)")
+    );
+}
+
+impl State {
+    fn knob_value(&self, name: &str) -> u64 {
+        self.knobs.value(name)
+    }
+}
+
+#[test]
+fn a_knob_change_while_running_restarts_after_the_debounce_and_keeps_the_old_column() {
+    let mut s = state();
+    let t0 = Instant::now();
+    press(&mut s, &[Key::Char(' '), Key::Char(' '), Key::Enter], t0);
+    finish_bench(&mut s, "t-1", "rusqlite", 1500.0, t0);
+    press(&mut s, &[Key::Tab, Key::Char('+')], t0);
+    assert_eq!(s.restart_at, Some(t0 + DEBOUNCE));
+    // A second change inside the debounce window pushes the restart back.
+    let t1 = t0 + Duration::from_millis(300);
+    press(&mut s, &[Key::Char('+')], t1);
+    assert!(
+        update(&mut s, Action::Tick, t1 + Duration::from_millis(400)).is_empty(),
+        "still settling"
+    );
+    let fx = update(&mut s, Action::Tick, t1 + DEBOUNCE);
+    assert_eq!(fx.len(), 2, "{fx:?}");
+    assert_eq!(fx[0], Effect::Cancel("t-1".into()));
+    let Effect::Start(req) = &fx[1] else {
+        panic!("{fx:?}")
+    };
+    assert_eq!(req.knobs.iter().find(|(k, _)| k == "rows").unwrap().1, 4000);
+    assert_eq!(req.benches, vec!["rusqlite", "middleware/inline"]);
+    assert_eq!(s.runs[0].state, RunState::Superseded);
+    assert_eq!(s.runs[1].previous.as_deref(), Some("t-1"));
+    assert_eq!(s.lineage(&s.runs[1]).len(), 2);
+    // The superseded run's finished result is kept, and its exit does not fail it.
+    update(
+        &mut s,
+        Action::Run(RunEvent::Exited {
+            run_id: "t-1".into(),
+            error: Some("cancelled".into()),
+        }),
+        t1,
+    );
+    assert_eq!(s.runs[0].state, RunState::Superseded);
+    assert!(
+        s.runs[0]
+            .record
+            .bench("rusqlite")
+            .unwrap()
+            .summary
+            .is_some()
+    );
+}
+
+#[test]
+fn cancel_keeps_results_and_starts_the_next_queued_run() {
+    let mut s = state();
+    let now = Instant::now();
+    press(&mut s, &[Key::Enter, Key::Enter], now);
+    finish_bench(&mut s, "t-1", "rusqlite", 1500.0, now);
+    press(&mut s, &[Key::Tab, Key::Tab], now);
+    assert_eq!(s.focus, Focus::Live);
+    let fx = press(&mut s, &[Key::Char('c')], now);
+    assert_eq!(fx[0], Effect::Cancel("t-1".into()));
+    assert!(matches!(&fx[1], Effect::Start(r) if r.run_id == "t-2"));
+    assert_eq!(s.runs[0].state, RunState::Cancelled);
+    assert!(
+        s.runs[0]
+            .record
+            .bench("rusqlite")
+            .unwrap()
+            .summary
+            .is_some()
+    );
+}
+
+#[test]
+fn baseline_bench_and_run_are_picked_in_the_comparison() {
+    let mut s = state();
+    let now = Instant::now();
+    press(&mut s, &[Key::Char(' '), Key::Char(' '), Key::Enter], now);
+    finish_bench(&mut s, "t-1", "rusqlite", 1500.0, now);
+    finish_bench(&mut s, "t-1", "middleware/inline", 30000.0, now);
+    update(
+        &mut s,
+        Action::Run(RunEvent::Exited {
+            run_id: "t-1".into(),
+            error: None,
+        }),
+        now,
+    );
+    press(&mut s, &[Key::BackTab], now);
+    assert_eq!(s.focus, Focus::Compare);
+    assert_eq!(s.compare_rows(), vec!["rusqlite", "middleware/inline"]);
+    press(&mut s, &[Key::Down, Key::Char('b')], now);
+    assert_eq!(s.baseline_bench, "middleware/inline");
+    press(&mut s, &[Key::Left, Key::Char('B')], now);
+    assert_eq!(s.baseline_run.as_deref(), Some("t-1"));
+}
+
+#[test]
+fn export_needs_results_then_reports_the_paths() {
+    let mut s = state();
+    let now = Instant::now();
+    assert!(press(&mut s, &[Key::Char('e')], now).is_empty());
+    assert!(s.status.as_ref().unwrap().error);
+    press(&mut s, &[Key::Enter], now);
+    finish_bench(&mut s, "t-1", "rusqlite", 1500.0, now);
+    assert_eq!(press(&mut s, &[Key::Char('e')], now), vec![Effect::Export]);
+    update(
+        &mut s,
+        Action::Exported(Ok(vec!["snapshots/a.md".into(), "snapshots/a.json".into()])),
+        now,
+    );
+    assert_eq!(
+        s.status.as_ref().unwrap().text,
+        "exported snapshots/a.md and snapshots/a.json"
+    );
+    update(&mut s, Action::Exported(Err("disk full".into())), now);
+    assert!(s.status.as_ref().unwrap().error);
+}
+
+#[test]
+fn quit_asks_while_runs_are_going() {
+    let mut s = state();
+    let now = Instant::now();
+    assert_eq!(press(&mut s, &[Key::Char('q')], now), vec![Effect::Quit]);
+    let mut s = state();
+    press(&mut s, &[Key::Enter], now);
+    assert!(press(&mut s, &[Key::Char('q')], now).is_empty());
+    assert_eq!(s.overlay, Some(Overlay::ConfirmQuit));
+    press(&mut s, &[Key::Char('n')], now);
+    assert_eq!((s.overlay.clone(), s.quit), (None, false));
+    press(&mut s, &[Key::Char('q')], now);
+    assert_eq!(press(&mut s, &[Key::Char('y')], now), vec![Effect::Quit]);
+    let mut s = state();
+    press(&mut s, &[Key::Enter], now);
+    assert_eq!(
+        press(&mut s, &[Key::CtrlC], now),
+        vec![Effect::Quit],
+        "ctrl-c quits at once"
+    );
+}
+
+#[test]
+fn help_overlay_and_trace_toggle() {
+    let mut s = state();
+    let now = Instant::now();
+    press(&mut s, &[Key::Char('?')], now);
+    assert_eq!(s.overlay, Some(Overlay::Help));
+    press(&mut s, &[Key::Char('x')], now);
+    assert_eq!(s.overlay, None);
+    press(&mut s, &[Key::Char('t'), Key::Enter], now);
+    assert!(matches!(&s.runs[0], r if r.trace));
+}
+
+#[test]
+fn run_events_update_progress_dataset_and_failures() {
+    let mut s = state();
+    let now = Instant::now();
+    press(&mut s, &[Key::Enter], now);
+    update(&mut s, ev("t-1", start_event(true)), now);
+    assert_eq!(
+        s.status.as_ref().unwrap().text,
+        "debug build: numbers are not representative"
+    );
+    update(
+        &mut s,
+        ev(
+            "t-1",
+            Event::Dataset {
+                status: DatasetStatus::Building,
+                rows: 1000,
+                path: "p".into(),
+                build_ms: None,
+            },
+        ),
+        now,
+    );
+    assert_eq!(
+        s.dataset.as_deref(),
+        Some("building the dataset (1000 rows)…")
+    );
+    update(
+        &mut s,
+        ev(
+            "t-1",
+            Event::BenchStart {
+                bench: "rusqlite".into(),
+                backend: "b".into(),
+                strategy: None,
+                ops: 10,
+            },
+        ),
+        now,
+    );
+    for i in 0..5 {
+        update(
+            &mut s,
+            ev(
+                "t-1",
+                Event::Sample {
+                    bench: "rusqlite".into(),
+                    iter: i,
+                    ops: 10,
+                    elapsed_ns: 100,
+                },
+            ),
+            now,
+        );
+    }
+    let (fraction, _) = s.runs[0].progress(now);
+    assert!((fraction - 0.5).abs() < 1e-9, "5 of 10 samples: {fraction}");
+    update(
+        &mut s,
+        Action::Run(RunEvent::Exited {
+            run_id: "t-1".into(),
+            error: Some("runner exited with 101".into()),
+        }),
+        now,
+    );
+    assert_eq!(
+        s.runs[0].state,
+        RunState::Failed("runner exited with 101".into())
+    );
+    assert!(s.status.as_ref().unwrap().error);
+    // Events of unknown runs are ignored.
+    assert!(update(&mut s, ev("nope", Event::Done), now).is_empty());
+}

@@ -1,0 +1,97 @@
+//! Writing snapshot files: atomically (temp file, then linked into place) and never over an
+//! existing file (a numbered suffix is added instead).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Writes `contents` as `dir/stem{-n}.ext` for each `(ext, contents)`, choosing the first `n`
+/// for which none of the files exist. Returns the paths written.
+pub fn write_new(dir: &Path, stem: &str, files: &[(&str, &str)]) -> Result<Vec<PathBuf>, String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    for n in 1..1000 {
+        let base = if n == 1 {
+            stem.to_string()
+        } else {
+            format!("{stem}-{n}")
+        };
+        let paths: Vec<PathBuf> = files
+            .iter()
+            .map(|(ext, _)| dir.join(format!("{base}.{ext}")))
+            .collect();
+        if paths.iter().any(|p| p.exists()) {
+            continue;
+        }
+        let mut written = Vec::new();
+        for (path, (_, contents)) in paths.iter().zip(files) {
+            match write_no_clobber(path, contents) {
+                Ok(true) => written.push(path.clone()),
+                Ok(false) => {
+                    // Lost a race for this name: undo and try the next one.
+                    for w in &written {
+                        let _ = std::fs::remove_file(w);
+                    }
+                    written.clear();
+                    break;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        if written.len() == files.len() {
+            return Ok(written);
+        }
+    }
+    Err(format!("no free file name for {stem} in {}", dir.display()))
+}
+
+/// Writes a temp file, syncs it, and hard-links it to `path`, which fails if `path` exists.
+/// Returns Ok(false) when `path` already exists.
+fn write_no_clobber(path: &Path, contents: &str) -> Result<bool, String> {
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(contents.as_bytes())?;
+        f.sync_all()?;
+        std::fs::hard_link(&tmp, path)
+    })();
+    let _ = std::fs::remove_file(&tmp);
+    match result {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+        Err(e) => Err(format!("cannot write {}: {e}", path.display())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn never_overwrites_and_keeps_pairs_together() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = write_new(dir.path(), "snap", &[("md", "one"), ("json", "{}")]).unwrap();
+        assert_eq!(
+            a,
+            vec![dir.path().join("snap.md"), dir.path().join("snap.json")]
+        );
+        // A stray file taking one of the names moves the pair to the next suffix.
+        std::fs::write(dir.path().join("snap-2.json"), "someone else's").unwrap();
+        let b = write_new(dir.path(), "snap", &[("md", "two"), ("json", "{}")]).unwrap();
+        assert_eq!(b[0], dir.path().join("snap-3.md"));
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("snap.md")).unwrap(),
+            "one"
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("snap-2.json")).unwrap(),
+            "someone else's"
+        );
+        let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .filter_map(|e| {
+                let n = e.unwrap().file_name().into_string().unwrap();
+                n.contains("tmp").then_some(n)
+            })
+            .collect();
+        assert!(leftovers.is_empty(), "{leftovers:?}");
+    }
+}

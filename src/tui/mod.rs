@@ -1,0 +1,275 @@
+//! The explorer's main loop: one `tokio::select!` over key presses, run events and a fixed
+//! render tick. State changes only in `model::update`; drawing only in `ui::render`.
+
+mod files;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use crossterm::event::{
+    Event as TermEvent, EventStream, KeyCode, KeyEvent, KeyEventKind, KeyModifiers,
+};
+use futures::StreamExt;
+use tokio::sync::mpsc;
+
+use crate::export::{self, Report};
+use crate::model::keys::Key;
+use crate::model::{Action, Effect, State, update};
+use crate::runner::{ProcessRunner, RunEvent, RunHandle, Runner};
+use bench_core::catalog;
+use bench_core::runner::{BudgetArgs, KnobArgs};
+
+/// Frames per second of the render tick, independent of how fast events arrive.
+pub const FPS: u64 = 20;
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct TuiArgs {
+    /// Target the explorer opens on.
+    #[arg(long, default_value = "single_row_lookup")]
+    pub target: String,
+    #[command(flatten)]
+    pub knobs: KnobArgs,
+    #[command(flatten)]
+    pub budget: BudgetArgs,
+    /// Start with tracing on (also BENCH_TRACE=1).
+    #[arg(long)]
+    pub trace: bool,
+    /// Dataset cache folder (default: BENCHSCOPE_CACHE_DIR, else ~/.cache/benchscope).
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+    /// Where `e` writes snapshots.
+    #[arg(long, value_name = "DIR", default_value = "snapshots")]
+    pub snapshot_dir: PathBuf,
+}
+
+/// Restores the terminal however the loop ends (ratatui's panic hook covers panics).
+struct TerminalGuard;
+
+impl Drop for TerminalGuard {
+    fn drop(&mut self) {
+        ratatui::restore();
+    }
+}
+
+fn key_of(k: KeyEvent) -> Option<Key> {
+    if k.kind != KeyEventKind::Press {
+        return None;
+    }
+    Some(match k.code {
+        KeyCode::Char('c') if k.modifiers.contains(KeyModifiers::CONTROL) => Key::CtrlC,
+        KeyCode::Char(c) => Key::Char(c),
+        KeyCode::Enter => Key::Enter,
+        KeyCode::Esc => Key::Esc,
+        KeyCode::Tab => Key::Tab,
+        KeyCode::BackTab => Key::BackTab,
+        KeyCode::Up => Key::Up,
+        KeyCode::Down => Key::Down,
+        KeyCode::Left => Key::Left,
+        KeyCode::Right => Key::Right,
+        KeyCode::Backspace => Key::Backspace,
+        _ => return None,
+    })
+}
+
+/// The export of everything with results, through the same exporters as `benchscope run`.
+pub fn export_contents(state: &State, generated_at: &str) -> (String, String) {
+    let runs: Vec<_> = state
+        .runs
+        .iter()
+        .filter(|r| r.record.benches.iter().any(|b| b.summary.is_some()))
+        .map(|r| r.record.clone())
+        .collect();
+    let report = Report {
+        runs: &runs,
+        baseline: state.baseline_bench,
+        generated_at,
+    };
+    (
+        export::markdown::render(&report),
+        export::json::render(&report),
+    )
+}
+
+pub fn run(args: TuiArgs) -> i32 {
+    let target = match catalog::target(&args.target) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return 2;
+        }
+    };
+    let (knobs, budget) = match (args.knobs.resolve(target), args.budget.resolve()) {
+        (Ok(k), Ok(_)) => (k, args.budget.to_args()),
+        (Err(e), _) | (_, Err(e)) => {
+            eprintln!("error: {e}");
+            return 2;
+        }
+    };
+    let mut state = State::new(
+        target,
+        knobs,
+        args.trace || bench_core::runner::trace_from_env(),
+        budget,
+    );
+    state.color = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    state.cache_dir = args.cache_dir.clone();
+    let runner = match ProcessRunner::core() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: cannot find the benchscope executable to start runs: {e}");
+            return 1;
+        }
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    let terminal = match ratatui::try_init() {
+        Ok(t) => t,
+        Err(e) => {
+            ratatui::restore();
+            eprintln!("error: cannot open the terminal: {e} (for scripts use `benchscope run`)");
+            return 1;
+        }
+    };
+    let guard = TerminalGuard;
+    let result = rt.block_on(event_loop(
+        terminal,
+        &mut state,
+        &runner,
+        &args.snapshot_dir,
+    ));
+    drop(guard);
+    match result {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("error: {e}");
+            1
+        }
+    }
+}
+
+struct Loop<'a> {
+    runner: &'a dyn Runner,
+    tx: mpsc::UnboundedSender<RunEvent>,
+    handles: HashMap<String, RunHandle>,
+    snapshot_dir: &'a std::path::Path,
+}
+
+impl Loop<'_> {
+    fn apply(&mut self, state: &mut State, action: Action) {
+        let mut queue = vec![action];
+        while let Some(action) = queue.pop() {
+            for effect in update(state, action, Instant::now()) {
+                match effect {
+                    Effect::Start(req) => {
+                        let id = req.run_id.clone();
+                        match self.runner.start(req, self.tx.clone()) {
+                            Ok(h) => {
+                                self.handles.insert(id, h);
+                            }
+                            Err(e) => queue.push(Action::Run(RunEvent::Exited {
+                                run_id: id,
+                                error: Some(format!("cannot start the runner: {e}")),
+                            })),
+                        }
+                    }
+                    Effect::Cancel(id) => {
+                        if let Some(h) = self.handles.get_mut(&id) {
+                            h.cancel();
+                        }
+                    }
+                    Effect::Export => {
+                        let generated_at = crate::headless::now_rfc3339();
+                        let (md, json) = export_contents(state, &generated_at);
+                        let stamp = generated_at.replace([':', '-'], "");
+                        let stem = format!(
+                            "benchscope-{}-{}",
+                            state.target.name,
+                            stamp.trim_end_matches('Z')
+                        );
+                        let result = files::write_new(
+                            self.snapshot_dir,
+                            &stem,
+                            &[("md", &md), ("json", &json)],
+                        )
+                        .map(|ps| ps.iter().map(|p| p.display().to_string()).collect());
+                        queue.push(Action::Exported(result));
+                    }
+                    Effect::Quit => state.quit = true,
+                }
+            }
+        }
+    }
+}
+
+async fn event_loop(
+    mut terminal: ratatui::DefaultTerminal,
+    state: &mut State,
+    runner: &dyn Runner,
+    snapshot_dir: &std::path::Path,
+) -> std::io::Result<()> {
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let mut lp = Loop {
+        runner,
+        tx,
+        handles: HashMap::new(),
+        snapshot_dir,
+    };
+    let mut keys = EventStream::new();
+    let mut tick = tokio::time::interval(Duration::from_millis(1000 / FPS));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    let mut dirty = true;
+    loop {
+        tokio::select! {
+            ev = keys.next() => match ev {
+                Some(Ok(TermEvent::Key(k))) => {
+                    if let Some(key) = key_of(k) {
+                        lp.apply(state, Action::Key(key));
+                        dirty = true;
+                    }
+                }
+                Some(Ok(TermEvent::Resize(..))) => dirty = true,
+                Some(Ok(_)) => {}
+                Some(Err(e)) => return Err(e),
+                None => break,
+            },
+            Some(ev) = rx.recv() => {
+                if let RunEvent::Exited { run_id, .. } = &ev {
+                    lp.handles.remove(run_id);
+                }
+                lp.apply(state, Action::Run(ev));
+                dirty = true;
+            }
+            _ = tick.tick() => {
+                let busy = state.any_active() || state.restart_at.is_some();
+                lp.apply(state, Action::Tick);
+                if dirty || busy {
+                    terminal.draw(|f| crate::ui::render(state, f))?;
+                    dirty = false;
+                }
+            }
+            _ = sigterm.recv() => break,
+        }
+        if state.quit {
+            break;
+        }
+    }
+    // Stop every child and wait until each is reaped (bounded).
+    for h in lp.handles.values_mut() {
+        h.cancel();
+    }
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    while !lp.handles.is_empty() {
+        match tokio::time::timeout_at(deadline, rx.recv()).await {
+            Ok(Some(RunEvent::Exited { run_id, .. })) => {
+                lp.handles.remove(&run_id);
+            }
+            Ok(Some(_)) => {}
+            Ok(None) | Err(_) => break,
+        }
+    }
+    Ok(())
+}

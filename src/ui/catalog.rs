@@ -1,0 +1,83 @@
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::theme::Theme;
+use super::{fit, window};
+use crate::model::State;
+use bench_core::catalog::{BenchKind, PLANNED};
+
+pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
+    let benches = state.catalog_benches();
+    let mut lines: Vec<Line> = Vec::new();
+    let w = area.width as usize;
+    let name_w = w.saturating_sub(6).min(26);
+    let mut rows: Vec<(Option<usize>, Line)> = Vec::new();
+    rows.push((
+        None,
+        Line::styled(
+            fit(
+                &format!("{} · {}", state.target.name, state.target.about),
+                w,
+            ),
+            theme.dim(),
+        ),
+    ));
+    let mut last_kind = None;
+    for (i, b) in benches.iter().enumerate() {
+        if last_kind != Some(b.kind) {
+            let head = if b.kind == BenchKind::Bench {
+                "benches"
+            } else {
+                "micro-benches (phase)"
+            };
+            rows.push((None, Line::styled(head, theme.accent())));
+            last_kind = Some(b.kind);
+        }
+        let mark = if state.marked.contains(b.name) {
+            "[x]"
+        } else {
+            "[ ]"
+        };
+        let detail = match (b.phase, b.strategy) {
+            (Some(p), _) => p.label().to_string(),
+            (None, Some(s)) => s.to_string(),
+            (None, None) => b.backend.to_string(),
+        };
+        let base = if b.name == state.baseline_bench {
+            "*"
+        } else {
+            " "
+        };
+        let text = format!("{mark} {:<name_w$}{base}", fit(b.name, name_w));
+        let rest = fit(&detail, w.saturating_sub(text.chars().count() + 1));
+        let mut line = Line::from(vec![
+            Span::raw(text),
+            Span::raw(" "),
+            Span::styled(rest, theme.dim()),
+        ]);
+        if i == state.catalog_cursor && state.focus == crate::model::Focus::Catalog {
+            line = line.style(theme.selected());
+        }
+        rows.push((Some(i), line));
+    }
+    rows.push((
+        None,
+        Line::styled("planned (not implemented yet)", theme.dim()),
+    ));
+    for p in PLANNED {
+        rows.push((
+            None,
+            Line::styled(fit(&format!("    {}", p.name), w), theme.dim()),
+        ));
+    }
+    let cursor_row = rows
+        .iter()
+        .position(|(i, _)| *i == Some(state.catalog_cursor))
+        .unwrap_or(0);
+    for (_, line) in rows.drain(window(rows.len(), area.height as usize, cursor_row)) {
+        lines.push(line);
+    }
+    frame.render_widget(Paragraph::new(lines), area);
+}

@@ -1,0 +1,256 @@
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Modifier;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Wrap};
+
+use super::theme::Theme;
+use super::{fit, window};
+use crate::export::fmt_ns;
+use crate::model::{Focus, RunState, RunView, State};
+use bench_core::results::BenchStatus;
+use bench_core::stats::{Verdict, quick_median, ratio_of_medians, verdict};
+use bench_core::trace::Phase;
+
+/// Changes smaller than this are "within noise" even with separated CIs.
+pub const NOISE: f64 = 0.02;
+const COL_W: usize = 16;
+
+pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
+    let rows = state.compare_rows();
+    if rows.is_empty() {
+        frame.render_widget(
+            Paragraph::new("Finished runs stay here as columns, side by side.").style(theme.dim()),
+            area,
+        );
+        return;
+    }
+    let detail_h = if area.height >= 12 { 5 } else { 2 };
+    let [table, detail] =
+        Layout::vertical([Constraint::Min(2), Constraint::Length(detail_h)]).areas(area);
+    let w = table.width as usize;
+    let name_w = (w / 3).clamp(14, 26);
+    let cols_fit = (w.saturating_sub(name_w) / COL_W).max(1);
+    let col_range = window(state.runs.len(), cols_fit, state.compare_col);
+    let focused = state.focus == Focus::Compare;
+    let baseline_run = state
+        .baseline_run
+        .as_ref()
+        .and_then(|id| state.runs.iter().find(|r| &r.id == id));
+
+    let mut header = vec![Span::styled(
+        format!("{:<name_w$}", fit("bench (* base)", name_w)),
+        theme.dim(),
+    )];
+    for ci in col_range.clone() {
+        let r = &state.runs[ci];
+        let base = if baseline_run.is_some_and(|b| b.id == r.id) {
+            "*"
+        } else {
+            ""
+        };
+        let what = if r.record.is_debug() {
+            "DEBUG"
+        } else {
+            short_state(&r.state)
+        };
+        let text = format!(
+            "{:>COL_W$}",
+            fit(&format!("#{}{base} {what}", r.seq), COL_W - 1)
+        );
+        let mut style = if r.record.is_debug() {
+            theme.error()
+        } else {
+            theme.accent()
+        };
+        if focused && ci == state.compare_col {
+            style = style.add_modifier(Modifier::UNDERLINED);
+        }
+        header.push(Span::styled(text, style));
+    }
+    let mut lines = vec![Line::from(header)];
+    let body_h = table.height.saturating_sub(1) as usize;
+    for ri in window(rows.len(), body_h, state.compare_row) {
+        let name = rows[ri];
+        let base = if name == state.baseline_bench {
+            "*"
+        } else {
+            " "
+        };
+        let mut spans = vec![Span::raw(format!(
+            "{:<w$}{base}",
+            fit(name, name_w - 1),
+            w = name_w - 1
+        ))];
+        for ci in col_range.clone() {
+            let mut style = ratatui::style::Style::default();
+            if focused && ri == state.compare_row && ci == state.compare_col {
+                style = theme.selected();
+            }
+            let text = fit(&cell(state, &state.runs[ci], name, baseline_run), COL_W - 1);
+            spans.push(Span::styled(format!("{text:>COL_W$}"), style));
+        }
+        lines.push(Line::from(spans));
+    }
+    frame.render_widget(Paragraph::new(lines), table);
+    draw_detail(
+        state,
+        theme,
+        frame,
+        detail,
+        rows.get(state.compare_row).copied(),
+        baseline_run,
+    );
+}
+
+fn short_state(s: &RunState) -> &'static str {
+    match s {
+        RunState::Queued => "queued",
+        RunState::Running => "running",
+        RunState::Finished => "done",
+        RunState::Cancelled => "cancel",
+        RunState::Superseded => "knobs↻",
+        RunState::Failed(_) => "failed",
+    }
+}
+
+fn cell(state: &State, run: &RunView, bench: &str, baseline_run: Option<&RunView>) -> String {
+    if !run.benches.iter().any(|b| b == bench) {
+        return String::new();
+    }
+    let Some(result) = run.record.bench(bench) else {
+        return if run.state.is_active() {
+            "·".into()
+        } else {
+            "—".into()
+        };
+    };
+    match result.status() {
+        BenchStatus::Failed => "failed".into(),
+        BenchStatus::Skipped => "skipped".into(),
+        BenchStatus::Running => match quick_median(&result.samples) {
+            Some((m, _)) if run.state == RunState::Running => format!("~{}…", fmt_ns(m)),
+            Some((m, _)) => format!("~{} part", fmt_ns(m)),
+            None => "…".into(),
+        },
+        BenchStatus::Finished => {
+            let s = result.summary.as_ref().expect("finished has a summary");
+            let ratio = if bench == state.baseline_bench {
+                "base".to_string()
+            } else {
+                run.record
+                    .bench(state.baseline_bench)
+                    .and_then(|b| b.summary.as_ref())
+                    .and_then(|base| ratio_of_medians(s, base))
+                    .map(|r| format!("{:.2}x", r.value))
+                    .unwrap_or_default()
+            };
+            let mark = baseline_run
+                .filter(|b| b.id != run.id)
+                .and_then(|b| {
+                    b.record
+                        .bench(bench)?
+                        .summary
+                        .as_ref()
+                        .map(|base| verdict(s, base, NOISE))
+                })
+                .map(|v| match v {
+                    Verdict::Improved => " ▼",
+                    Verdict::Regressed => " ▲",
+                    Verdict::WithinNoise => " ≈",
+                })
+                .unwrap_or("");
+            format!("{} {ratio}{mark}", fmt_ns(s.median))
+        }
+    }
+}
+
+fn draw_detail(
+    state: &State,
+    theme: &Theme,
+    frame: &mut Frame,
+    area: Rect,
+    bench: Option<&str>,
+    baseline_run: Option<&RunView>,
+) {
+    let (Some(bench), Some(run)) = (bench, state.runs.get(state.compare_col)) else {
+        return;
+    };
+    let mut lines = Vec::new();
+    let result = run.record.bench(bench);
+    let head = match result.and_then(|r| r.summary.as_ref()) {
+        Some(s) => {
+            let mut t = format!(
+                "{bench} · run {}: {} [{}–{}]",
+                run.seq,
+                fmt_ns(s.median),
+                fmt_ns(s.ci95_median[0]),
+                fmt_ns(s.ci95_median[1])
+            );
+            if let Some(l) = s.latency {
+                t.push_str(&format!(" · p99 {}", fmt_ns(l.p99 as f64)));
+            }
+            if bench != state.baseline_bench
+                && let Some(r) = run
+                    .record
+                    .bench(state.baseline_bench)
+                    .and_then(|b| b.summary.as_ref())
+                    .and_then(|b| ratio_of_medians(s, b))
+            {
+                t.push_str(&format!(" · {r} vs {}", state.baseline_bench));
+            }
+            if let Some(base) = baseline_run
+                .filter(|b| b.id != run.id)
+                .and_then(|b| b.record.bench(bench)?.summary.clone())
+            {
+                let change = (s.median / base.median - 1.0) * 100.0;
+                let v = match verdict(s, &base, NOISE) {
+                    Verdict::Improved => "improved",
+                    Verdict::Regressed => "regressed",
+                    Verdict::WithinNoise => "within noise",
+                };
+                t.push_str(&format!(
+                    " · {v} ({change:+.1}%) vs run {}",
+                    baseline_run.map(|b| b.seq).unwrap_or(0)
+                ));
+            }
+            t
+        }
+        None => match result.and_then(|r| r.error.clone()) {
+            Some(e) => format!("{bench} · run {}: failed: {e}", run.seq),
+            None => format!("{bench} · run {}: no result yet", run.seq),
+        },
+    };
+    lines.push(Line::raw(head));
+    if let RunState::Failed(e) = &run.state {
+        lines.push(Line::styled(
+            format!("run failed: {}", e.lines().next().unwrap_or("")),
+            theme.error(),
+        ));
+    }
+    lines.push(Line::styled(
+        format!("run {}: {}", run.seq, run.knobs),
+        theme.dim(),
+    ));
+    if let Some(r) = result.filter(|r| !r.phases.is_empty()) {
+        let total: f64 = r.phases.values().sum();
+        let width = area.width as usize;
+        let mut bar = Vec::new();
+        let mut legend = Vec::new();
+        for (i, p) in Phase::ALL.iter().enumerate() {
+            let v = r.phases.get(p).copied().unwrap_or(0.0);
+            let n = ((v / total.max(1.0)) * width as f64).round() as usize;
+            bar.push(Span::styled(
+                theme.phase_glyph(i).to_string().repeat(n),
+                theme.phase(i),
+            ));
+            legend.push(Span::styled(
+                format!("{} {} ", p.label(), fmt_ns(v)),
+                theme.phase(i),
+            ));
+        }
+        lines.push(Line::from(bar));
+        lines.push(Line::from(legend));
+    }
+    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), area);
+}

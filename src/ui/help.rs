@@ -1,0 +1,101 @@
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+
+use super::theme::Theme;
+use crate::model::Focus;
+use crate::model::keys::{self, Binding};
+
+fn centered(area: Rect, w: u16, h: u16) -> Rect {
+    let w = w.min(area.width);
+    let h = h.min(area.height);
+    Rect {
+        x: area.x + (area.width - w) / 2,
+        y: area.y + (area.height - h) / 2,
+        width: w,
+        height: h,
+    }
+}
+
+fn section<'a>(
+    theme: &Theme,
+    title: &'a str,
+    bindings: &'static [Binding],
+    lines: &mut Vec<Line<'a>>,
+) {
+    lines.push(Line::styled(title, theme.accent()));
+    for b in bindings.iter().filter(|b| b.in_help) {
+        lines.push(Line::from(vec![
+            Span::styled(format!("  {:<10}", b.label), theme.key()),
+            Span::raw(b.help),
+        ]));
+    }
+}
+
+/// Every key, generated from the same keymaps `update` uses.
+pub fn draw(theme: &Theme, frame: &mut Frame, area: Rect) {
+    let mut left = Vec::new();
+    section(theme, "everywhere", keys::GLOBAL, &mut left);
+    section(
+        theme,
+        Focus::Catalog.title(),
+        keys::keymap(Focus::Catalog),
+        &mut left,
+    );
+    let mut right = Vec::new();
+    for f in [Focus::Knobs, Focus::Live, Focus::Compare] {
+        section(theme, f.title(), keys::keymap(f), &mut right);
+    }
+    let closing = Line::styled("any key closes this help", theme.dim());
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .title(" Help ")
+        .border_style(theme.title());
+    let one_column = left.len() + right.len() + 3;
+    if (one_column as u16) <= area.height {
+        let mut lines = left;
+        lines.extend(right);
+        lines.push(closing);
+        let popup = centered(area, 70, lines.len() as u16 + 2);
+        frame.render_widget(Clear, popup);
+        frame.render_widget(
+            Paragraph::new(lines)
+                .wrap(Wrap { trim: false })
+                .block(block),
+            popup,
+        );
+    } else {
+        // Two columns when the screen is short.
+        let rows = left.len().max(right.len()) as u16 + 3;
+        let popup = centered(area, area.width.min(110), rows);
+        frame.render_widget(Clear, popup);
+        let inner = block.inner(popup);
+        frame.render_widget(block, popup);
+        let [cols, foot] =
+            Layout::vertical([Constraint::Min(0), Constraint::Length(1)]).areas(inner);
+        let [l, r] = Layout::horizontal([Constraint::Percentage(45), Constraint::Percentage(55)])
+            .areas(cols);
+        frame.render_widget(Paragraph::new(left), l);
+        frame.render_widget(Paragraph::new(right), r);
+        frame.render_widget(Paragraph::new(closing), foot);
+    }
+}
+
+pub fn confirm_quit(theme: &Theme, frame: &mut Frame, area: Rect) {
+    let popup = centered(area, 44, 4);
+    frame.render_widget(Clear, popup);
+    frame.render_widget(
+        Paragraph::new(vec![
+            Line::raw("Runs are going. Quit and stop them?"),
+            Line::styled("y quits, any other key goes back", theme.dim()),
+        ])
+        .block(
+            Block::default()
+                .borders(Borders::ALL)
+                .title(" Quit ")
+                .border_style(theme.error()),
+        ),
+        popup,
+    );
+}

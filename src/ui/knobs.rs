@@ -1,0 +1,49 @@
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Wrap};
+
+use super::fit;
+use super::theme::Theme;
+use crate::model::{Focus, State};
+
+pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
+    let w = area.width as usize;
+    let mut lines: Vec<Line> = Vec::new();
+    for (i, spec) in state.target.knobs.iter().enumerate() {
+        let here = i == state.knob_cursor && state.focus == Focus::Knobs;
+        let value = match (&state.editing, here) {
+            (Some(buf), true) => format!("{buf}▏"),
+            _ => state.knobs.value(spec.name).to_string(),
+        };
+        let range = format!("  {}..={}", spec.min, spec.max);
+        let name_w = w.saturating_sub(10).min(21);
+        let left = format!(
+            "{:<name_w$}{:>9}",
+            fit(spec.name, name_w.saturating_sub(1)),
+            value
+        );
+        let room = w.saturating_sub(left.chars().count());
+        let range = if room >= range.chars().count() {
+            range
+        } else {
+            String::new()
+        };
+        let mut line = Line::from(vec![Span::raw(left), Span::styled(range, theme.dim())]);
+        if here {
+            line = line.style(theme.selected());
+        }
+        lines.push(line);
+    }
+    let help = match (state.focus == Focus::Knobs, &state.editing) {
+        (true, Some(_)) => "type a value (20k, 1m), enter to set, esc to cancel".to_string(),
+        (true, None) => state.target.knobs[state.knob_cursor].help.to_string(),
+        _ => String::new(),
+    };
+    if let Some(err) = &state.knob_error {
+        lines.push(Line::styled(err.clone(), theme.error()));
+    } else if !help.is_empty() {
+        lines.push(Line::styled(help, theme.dim()));
+    }
+    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), area);
+}

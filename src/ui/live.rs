@@ -1,0 +1,316 @@
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::symbols::Marker;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Axis, Chart, Dataset, GraphType, LineGauge, Paragraph, Sparkline};
+
+use super::theme::Theme;
+use super::{fit, window};
+use crate::export::fmt_ns;
+use crate::model::{Focus, RunState, RunView, State};
+use bench_core::results::BenchStatus;
+use bench_core::stats::quick_median;
+use bench_core::trace::Phase;
+
+pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
+    let Some((run, bench)) = state.live_bench() else {
+        let msg = "No run yet. In the catalog: space marks benches, enter runs them.";
+        frame.render_widget(
+            Paragraph::new(msg)
+                .style(theme.dim())
+                .wrap(ratatui::widgets::Wrap { trim: true }),
+            area,
+        );
+        return;
+    };
+    let w = area.width as usize;
+    let list_h = (run.benches.len() as u16).min((area.height.saturating_sub(2) / 3).max(1));
+    let [head, gauge, list, rest] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Length(1),
+        Constraint::Length(list_h),
+        Constraint::Min(0),
+    ])
+    .areas(area);
+
+    let debug = if run.record.is_debug() {
+        " · DEBUG BUILD"
+    } else {
+        ""
+    };
+    let header = format!(
+        "run {} · {}{} · {}",
+        run.seq,
+        run.state.label(),
+        debug,
+        run.knobs
+    );
+    let style = if run.record.is_debug() {
+        theme.error()
+    } else {
+        theme.accent()
+    };
+    frame.render_widget(Paragraph::new(Line::styled(fit(&header, w), style)), head);
+
+    let (fraction, eta) = run.progress(state.now);
+    let label = match (&run.state, eta) {
+        (RunState::Running, Some(eta)) => format!(
+            "{:>3.0}% · ETA {:.0} s · c cancels",
+            fraction * 100.0,
+            eta.as_secs_f64().ceil()
+        ),
+        (RunState::Running, None) => format!("{:>3.0}% · c cancels", fraction * 100.0),
+        (s, _) => format!("{:>3.0}% · {}", fraction * 100.0, s.label()),
+    };
+    frame.render_widget(
+        LineGauge::default()
+            .ratio(fraction.clamp(0.0, 1.0))
+            .label(label)
+            .filled_style(theme.good())
+            .unfilled_style(theme.dim()),
+        gauge,
+    );
+
+    let selected = run.benches.iter().position(|b| b == bench).unwrap_or(0);
+    let mut lines = Vec::new();
+    for i in window(run.benches.len(), list.height as usize, selected) {
+        lines.push(bench_line(
+            state,
+            theme,
+            run,
+            &run.benches[i],
+            i == selected,
+            w,
+        ));
+    }
+    frame.render_widget(Paragraph::new(lines), list);
+
+    if rest.height >= 3 {
+        let has_phases = run
+            .record
+            .bench(bench)
+            .is_some_and(|b| !b.phase_windows.is_empty());
+        if has_phases {
+            draw_phases(state, theme, frame, rest, run, bench);
+        } else {
+            draw_chart(state, theme, frame, rest, run, bench);
+        }
+    }
+}
+
+fn bench_line<'a>(
+    state: &State,
+    theme: &Theme,
+    run: &RunView,
+    name: &str,
+    selected: bool,
+    w: usize,
+) -> Line<'a> {
+    let result = run.record.bench(name);
+    let current = run.current.as_ref().is_some_and(|(b, _)| b == name);
+    let (glyph, glyph_style) = match result.map(|r| r.status()) {
+        Some(BenchStatus::Finished) => ("✓", theme.good()),
+        Some(BenchStatus::Failed) => ("✗", theme.error()),
+        Some(BenchStatus::Skipped) => ("-", theme.dim()),
+        Some(BenchStatus::Running) if current => ("▶", theme.accent()),
+        _ => ("·", theme.dim()),
+    };
+    let estimate = match result {
+        Some(r) if r.error.is_some() => "failed".to_string(),
+        Some(r) => match (&r.summary, quick_median(&r.samples)) {
+            (Some(s), _) => format!(
+                "{} [{}–{}]",
+                fmt_ns(s.median),
+                fmt_ns(s.ci95_median[0]),
+                fmt_ns(s.ci95_median[1])
+            ),
+            (None, Some((m, [lo, hi]))) => format!(
+                "~{} [{}–{}] n={}",
+                fmt_ns(m),
+                fmt_ns(lo),
+                fmt_ns(hi),
+                r.samples.len()
+            ),
+            (None, None) if current => "warming up".to_string(),
+            _ => String::new(),
+        },
+        None => String::new(),
+    };
+    let name_w = 26.min(w.saturating_sub(4));
+    let mut line = Line::from(vec![
+        Span::styled(format!("{glyph} "), glyph_style),
+        Span::raw(format!("{:<name_w$} ", fit(name, name_w))),
+        Span::raw(fit(&estimate, w.saturating_sub(name_w + 3))),
+    ]);
+    if selected && state.focus == Focus::Live {
+        line = line.style(theme.selected());
+    }
+    line
+}
+
+/// ns/op of every sample of `bench`, across the runs restarted by knob changes, with a marker
+/// where the knobs changed.
+fn draw_chart(
+    state: &State,
+    theme: &Theme,
+    frame: &mut Frame,
+    area: Rect,
+    run: &RunView,
+    bench: &str,
+) {
+    let mut points: Vec<Vec<(f64, f64)>> = Vec::new();
+    let mut changes: Vec<f64> = Vec::new();
+    let mut x = 0.0;
+    for (i, r) in state.lineage(run).into_iter().enumerate() {
+        if i > 0 {
+            changes.push(x);
+        }
+        let samples = r
+            .record
+            .bench(bench)
+            .map(|b| b.samples.clone())
+            .unwrap_or_default();
+        points.push(
+            samples
+                .iter()
+                .map(|v| {
+                    x += 1.0;
+                    (x, *v)
+                })
+                .collect(),
+        );
+    }
+    let all = points.iter().flatten();
+    let (lo, hi) = all.fold((f64::MAX, 0.0f64), |(lo, hi), (_, y)| {
+        (lo.min(*y), hi.max(*y))
+    });
+    if hi <= 0.0 {
+        frame.render_widget(
+            Paragraph::new(format!("{bench}: waiting for samples")).style(theme.dim()),
+            area,
+        );
+        return;
+    }
+    let (lo, hi) = (lo * 0.95, hi * 1.05);
+    let change_lines: Vec<Vec<(f64, f64)>> = changes
+        .iter()
+        .map(|c| vec![(*c + 0.5, lo), (*c + 0.5, hi)])
+        .collect();
+    let mut datasets: Vec<Dataset> = points
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            Dataset::default()
+                .marker(Marker::Braille)
+                .graph_type(GraphType::Line)
+                .style(if i % 2 == 0 {
+                    theme.good()
+                } else {
+                    theme.accent()
+                })
+                .data(p)
+        })
+        .collect();
+    for c in &change_lines {
+        datasets.push(
+            Dataset::default()
+                .marker(Marker::Dot)
+                .graph_type(GraphType::Line)
+                .style(theme.error())
+                .data(c),
+        );
+    }
+    let title = if changes.is_empty() {
+        format!("{bench}: ns/op per sample")
+    } else {
+        format!("{bench}: ns/op per sample (red: knobs changed)")
+    };
+    let chart = Chart::new(datasets)
+        .x_axis(Axis::default().bounds([0.0, x.max(1.0)]).style(theme.dim()))
+        .y_axis(
+            Axis::default()
+                .bounds([lo, hi])
+                .labels([fmt_ns(lo), fmt_ns(hi)])
+                .style(theme.dim()),
+        )
+        .legend_position(None);
+    let [t, c] = Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(area);
+    frame.render_widget(
+        Paragraph::new(Line::styled(fit(&title, t.width as usize), theme.dim())),
+        t,
+    );
+    frame.render_widget(chart, c);
+}
+
+/// One sparkline per phase, on a shared scale so rows compare.
+fn draw_phases(
+    state: &State,
+    theme: &Theme,
+    frame: &mut Frame,
+    area: Rect,
+    run: &RunView,
+    bench: &str,
+) {
+    let _ = state;
+    let Some(result) = run.record.bench(bench) else {
+        return;
+    };
+    let windows = &result.phase_windows;
+    let max = windows
+        .iter()
+        .flat_map(|w| w.values())
+        .fold(0.0f64, |a, b| a.max(*b))
+        .max(1.0);
+    let rows = Layout::vertical(std::iter::repeat_n(
+        Constraint::Length(1),
+        Phase::ALL.len() + 1,
+    ))
+    .split(area);
+    frame.render_widget(
+        Paragraph::new(Line::styled(
+            fit(
+                &format!("{bench}: ns/op per phase, shared scale 0–{}", fmt_ns(max)),
+                area.width as usize,
+            ),
+            theme.dim(),
+        )),
+        rows[0],
+    );
+    for (i, phase) in Phase::ALL.iter().enumerate() {
+        let Some(row) = rows
+            .get(i + 1)
+            .copied()
+            .filter(|r| r.y < area.y + area.height)
+        else {
+            break;
+        };
+        let [label, spark, value] = Layout::horizontal([
+            Constraint::Length(16),
+            Constraint::Min(0),
+            Constraint::Length(10),
+        ])
+        .areas(row);
+        let data: Vec<u64> = windows
+            .iter()
+            .map(|w| w.get(phase).copied().unwrap_or(0.0).round() as u64)
+            .collect();
+        let last = windows
+            .last()
+            .and_then(|w| w.get(phase))
+            .copied()
+            .unwrap_or(0.0);
+        let shown = &data[data.len().saturating_sub(spark.width as usize)..];
+        frame.render_widget(
+            Paragraph::new(Span::styled(phase.label(), theme.phase(i))),
+            label,
+        );
+        frame.render_widget(
+            Sparkline::default()
+                .data(shown.iter().copied())
+                .max(max.round() as u64)
+                .style(theme.phase(i)),
+            spark,
+        );
+        frame.render_widget(Paragraph::new(format!("{:>10}", fmt_ns(last))), value);
+    }
+}

@@ -1,0 +1,166 @@
+//! Drawing only: `render(&State, &mut Frame)` reads the state and draws it. One file per panel.
+
+mod catalog;
+mod compare;
+mod help;
+mod knobs;
+mod live;
+pub mod theme;
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Paragraph};
+
+use crate::model::keys;
+use crate::model::{Focus, Overlay, State};
+use theme::Theme;
+
+/// Below this the explorer says so instead of drawing.
+pub const MIN_SIZE: (u16, u16) = (40, 12);
+/// From this size on every panel is on screen at once.
+pub const FULL_SIZE: (u16, u16) = (80, 24);
+
+pub fn render(state: &State, frame: &mut Frame) {
+    let area = frame.area();
+    let theme = Theme { color: state.color };
+    if area.width < MIN_SIZE.0 || area.height < MIN_SIZE.1 {
+        let msg = format!(
+            "terminal too small: {}x{} (needs {}x{})",
+            area.width, area.height, MIN_SIZE.0, MIN_SIZE.1
+        );
+        frame.render_widget(
+            Paragraph::new(msg)
+                .style(theme.error())
+                .wrap(ratatui::widgets::Wrap { trim: true }),
+            area,
+        );
+        return;
+    }
+    let [title, body, status, hints] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Min(0),
+        Constraint::Length(1),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    draw_title(state, &theme, frame, title);
+    if area.width >= FULL_SIZE.0 && area.height >= FULL_SIZE.1 {
+        let left_width = (area.width / 3).clamp(30, 44);
+        let [left, right] =
+            Layout::horizontal([Constraint::Length(left_width), Constraint::Min(0)]).areas(body);
+        let knobs_height = (state.target.knobs.len() as u16 + 4).min(left.height / 2);
+        let [cat, kn] =
+            Layout::vertical([Constraint::Min(0), Constraint::Length(knobs_height)]).areas(left);
+        let [live, cmp] =
+            Layout::vertical([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(right);
+        draw_panel(state, &theme, frame, Focus::Catalog, cat);
+        draw_panel(state, &theme, frame, Focus::Knobs, kn);
+        draw_panel(state, &theme, frame, Focus::Live, live);
+        draw_panel(state, &theme, frame, Focus::Compare, cmp);
+    } else {
+        // Compact: the focused panel alone; tab moves between them.
+        draw_panel(state, &theme, frame, state.focus, body);
+    }
+    draw_status(state, &theme, frame, status);
+    draw_hints(state, &theme, frame, hints);
+    match state.overlay {
+        Some(Overlay::Help) => help::draw(&theme, frame, area),
+        Some(Overlay::ConfirmQuit) => help::confirm_quit(&theme, frame, area),
+        None => {}
+    }
+}
+
+fn draw_panel(state: &State, theme: &Theme, frame: &mut Frame, panel: Focus, area: Rect) {
+    let focused = state.focus == panel;
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(theme.border(focused))
+        .title(Span::styled(
+            format!(" {} ", panel.title()),
+            if focused { theme.title() } else { theme.dim() },
+        ));
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    match panel {
+        Focus::Catalog => catalog::draw(state, theme, frame, inner),
+        Focus::Knobs => knobs::draw(state, theme, frame, inner),
+        Focus::Live => live::draw(state, theme, frame, inner),
+        Focus::Compare => compare::draw(state, theme, frame, inner),
+    }
+}
+
+fn draw_title(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
+    let mut spans = vec![
+        Span::styled("benchscope", theme.title()),
+        Span::raw(format!(
+            " · {} · trace {}",
+            state.target.name,
+            if state.trace { "on" } else { "off" }
+        )),
+    ];
+    if let Some(d) = &state.dataset {
+        spans.push(Span::styled(format!(" · {d}"), theme.dim()));
+    }
+    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+fn draw_status(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
+    let line = match &state.status {
+        Some(s) => Span::styled(
+            s.text.clone(),
+            if s.error {
+                theme.error()
+            } else {
+                theme.accent()
+            },
+        ),
+        None => Span::styled("mark benches with space, run with enter", theme.dim()),
+    };
+    frame.render_widget(Paragraph::new(Line::from(line)), area);
+}
+
+/// Generated from the focused panel's keymap and the global one; `? help` always shows.
+fn draw_hints(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
+    let all = keys::hints(state.focus);
+    let tail_len = "? help".len();
+    let mut spans = Vec::new();
+    let mut used = 0usize;
+    for (label, help) in all {
+        let w = label.chars().count() + help.chars().count() + 3;
+        if used + w + tail_len > area.width as usize {
+            break;
+        }
+        spans.push(Span::styled(label.to_string(), theme.key()));
+        spans.push(Span::raw(format!(" {help}  ")));
+        used += w;
+    }
+    spans.push(Span::styled("?", theme.key()));
+    spans.push(Span::raw(" help"));
+    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+/// The first `width` characters of `s`, with an ellipsis if cut.
+pub fn fit(s: &str, width: usize) -> String {
+    if s.chars().count() <= width {
+        s.to_string()
+    } else if width == 0 {
+        String::new()
+    } else {
+        format!("{}…", s.chars().take(width - 1).collect::<String>())
+    }
+}
+
+/// Rows of a scrolled list: the window of `len` rows of `height` that keeps `cursor` visible.
+pub fn window(len: usize, height: usize, cursor: usize) -> std::ops::Range<usize> {
+    if len <= height {
+        return 0..len;
+    }
+    let start = cursor
+        .saturating_sub(height.saturating_sub(1) / 2)
+        .min(len - height);
+    start..start + height
+}
+
+#[cfg(test)]
+mod tests;

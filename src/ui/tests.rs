@@ -1,0 +1,330 @@
+//! Screens drawn on ratatui's TestBackend and compared with insta snapshots, at 80x24 and
+//! 120x40, compact at 60x16, and the too-small message.
+
+use std::time::{Duration, Instant};
+
+use bench_core::catalog::SINGLE_ROW_LOOKUP;
+use bench_core::knobs;
+use bench_core::protocol::{Budget, DatasetStatus, Event, RunEnv, Start};
+use bench_core::stats::{LatencyHistogram, summarize};
+use bench_core::trace::Phase;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+use crate::model::keys::Key;
+use crate::model::{Action, State, update};
+use crate::runner::RunEvent;
+
+fn base_state() -> State {
+    let k = knobs::resolve(SINGLE_ROW_LOOKUP.knobs, &|_| None, &[]).unwrap();
+    let mut s = State::new(&SINGLE_ROW_LOOKUP, k, false, vec![]);
+    s.id_prefix = "t".into();
+    s.color = false;
+    s
+}
+
+fn ev(s: &mut State, run: &str, event: Event, now: Instant) {
+    update(
+        s,
+        Action::Run(RunEvent::Event {
+            run_id: run.into(),
+            event,
+            line: String::new(),
+        }),
+        now,
+    );
+}
+
+fn keys(s: &mut State, keys: &[Key], now: Instant) {
+    for k in keys {
+        update(s, Action::Key(*k), now);
+    }
+}
+
+fn start(debug: bool, knobs: &bench_core::knobs::Knobs) -> Event {
+    Event::Start(Start {
+        run: "x".into(),
+        target: "single_row_lookup".into(),
+        benches: vec![],
+        harness: "core".into(),
+        knobs: knobs.clone(),
+        seed: 1,
+        trace: true,
+        budget: Budget {
+            warmup_s: 0.1,
+            time_s: 2.0,
+            max_samples: 100,
+            min_samples: 10,
+        },
+        env: RunEnv {
+            profile: if debug { "debug" } else { "release" }.into(),
+            sqlite: "3.53.2".into(),
+            ..Default::default()
+        },
+    })
+}
+
+/// Deterministic samples around `median`.
+fn samples(median: f64, n: usize) -> Vec<f64> {
+    (0..n)
+        .map(|i| median * (1.0 + ((i * 7919) % 13) as f64 / 400.0 - 0.015))
+        .collect()
+}
+
+fn finish(s: &mut State, run: &str, bench: &str, median: f64, phases: bool, now: Instant) {
+    ev(
+        s,
+        run,
+        Event::BenchStart {
+            bench: bench.into(),
+            backend: "b".into(),
+            strategy: None,
+            ops: 1000,
+        },
+        now,
+    );
+    let xs = samples(median, 30);
+    for (i, x) in xs.iter().enumerate() {
+        ev(
+            s,
+            run,
+            Event::Sample {
+                bench: bench.into(),
+                iter: i as u64,
+                ops: 1000,
+                elapsed_ns: (x * 1000.0) as u64,
+            },
+            now,
+        );
+        if phases && i % 3 == 0 {
+            let scale = 1.0 + (i % 5) as f64 / 20.0;
+            let ns_per_op = [
+                (Phase::Checkout, 0.09 * median * scale),
+                (Phase::Prepare, 0.04 * median),
+                (Phase::Bind, 0.03 * median),
+                (Phase::Dispatch, 0.3 * median * scale),
+                (Phase::ExecuteMarshal, 0.45 * median),
+                (Phase::Decode, 0.09 * median),
+            ]
+            .into_iter()
+            .collect();
+            ev(
+                s,
+                run,
+                Event::Phases {
+                    bench: bench.into(),
+                    iter: i as u64,
+                    ops: 3000,
+                    ns_per_op,
+                },
+                now,
+            );
+        }
+    }
+    let mut h = LatencyHistogram::new();
+    for x in &xs {
+        h.record((*x * 1.1) as u64);
+    }
+    ev(
+        s,
+        run,
+        Event::Summary {
+            bench: bench.into(),
+            stats: summarize(&xs, h.percentiles()).unwrap(),
+        },
+        now,
+    );
+}
+
+/// Two finished runs side by side (the second with more rows and trace on), a third running.
+fn busy_state() -> State {
+    let mut s = base_state();
+    let t = Instant::now();
+    keys(
+        &mut s,
+        &[
+            Key::Char(' '),
+            Key::Down,
+            Key::Down,
+            Key::Down,
+            Key::Down,
+            Key::Char(' '),
+            Key::Enter,
+        ],
+        t,
+    );
+    let k1 = s.knobs.clone();
+    ev(&mut s, "t-1", start(false, &k1), t);
+    ev(
+        &mut s,
+        "t-1",
+        Event::Dataset {
+            status: DatasetStatus::Built,
+            rows: 1000,
+            path: "p".into(),
+            build_ms: Some(3.0),
+        },
+        t,
+    );
+    finish(&mut s, "t-1", "rusqlite", 1580.0, false, t);
+    finish(&mut s, "t-1", "middleware/spin", 4390.0, false, t);
+    update(
+        &mut s,
+        Action::Run(RunEvent::Exited {
+            run_id: "t-1".into(),
+            error: None,
+        }),
+        t,
+    );
+    keys(
+        &mut s,
+        &[
+            Key::Tab,
+            Key::Char('+'),
+            Key::Char('t'),
+            Key::BackTab,
+            Key::Enter,
+        ],
+        t,
+    );
+    let k2 = s.knobs.clone();
+    ev(&mut s, "t-2", start(false, &k2), t);
+    finish(&mut s, "t-2", "rusqlite", 1610.0, false, t);
+    finish(&mut s, "t-2", "middleware/spin", 4720.0, true, t);
+    update(
+        &mut s,
+        Action::Run(RunEvent::Exited {
+            run_id: "t-2".into(),
+            error: None,
+        }),
+        t,
+    );
+    keys(&mut s, &[Key::Enter], t);
+    ev(&mut s, "t-3", start(false, &k2), t);
+    ev(
+        &mut s,
+        "t-3",
+        Event::BenchStart {
+            bench: "rusqlite".into(),
+            backend: "b".into(),
+            strategy: None,
+            ops: 1000,
+        },
+        t,
+    );
+    for (i, x) in samples(1600.0, 12).iter().enumerate() {
+        ev(
+            &mut s,
+            "t-3",
+            Event::Sample {
+                bench: "rusqlite".into(),
+                iter: i as u64,
+                ops: 1000,
+                elapsed_ns: (x * 1000.0) as u64,
+            },
+            t,
+        );
+    }
+    update(&mut s, Action::Tick, t + Duration::from_secs(1));
+    s
+}
+
+fn draw(state: &State, w: u16, h: u16) -> String {
+    let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
+    term.draw(|f| super::render(state, f)).unwrap();
+    let buf = term.backend().buffer().clone();
+    let mut out = String::new();
+    for y in 0..h {
+        let line: String = (0..w).map(|x| buf[(x, y)].symbol().to_string()).collect();
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+#[test]
+fn empty_explorer() {
+    let s = base_state();
+    insta::assert_snapshot!("empty_80x24", draw(&s, 80, 24));
+    insta::assert_snapshot!("empty_120x40", draw(&s, 120, 40));
+}
+
+#[test]
+fn each_panel_focused() {
+    let mut s = busy_state();
+    let t = s.now;
+    for (i, name) in ["catalog", "knobs", "live", "compare"].iter().enumerate() {
+        if i > 0 {
+            keys(&mut s, &[Key::Tab], t);
+        }
+        insta::assert_snapshot!(format!("{name}_80x24"), draw(&s, 80, 24));
+        insta::assert_snapshot!(format!("{name}_120x40"), draw(&s, 120, 40));
+    }
+}
+
+#[test]
+fn live_phase_sparklines_and_knob_error() {
+    let mut s = busy_state();
+    let t = s.now;
+    // Show run 2's traced bench in the live panel: cancel run 3 so the latest run with results shows.
+    keys(&mut s, &[Key::Tab, Key::Tab, Key::Char('c')], t);
+    update(
+        &mut s,
+        Action::Run(RunEvent::Exited {
+            run_id: "t-3".into(),
+            error: Some("cancelled".into()),
+        }),
+        t,
+    );
+    s.runs.retain(|r| r.id != "t-3");
+    keys(&mut s, &[Key::Down], t);
+    insta::assert_snapshot!("live_phases_120x40", draw(&s, 120, 40));
+    keys(
+        &mut s,
+        &[Key::BackTab, Key::Enter, Key::Char('0'), Key::Enter],
+        t,
+    );
+    insta::assert_snapshot!("knob_error_80x24", draw(&s, 80, 24));
+}
+
+#[test]
+fn compare_with_baselines_and_a_debug_run() {
+    let mut s = busy_state();
+    let t = s.now;
+    let k = s.knobs.clone();
+    ev(&mut s, "t-3", start(true, &k), t);
+    keys(
+        &mut s,
+        &[
+            Key::BackTab,
+            Key::Left,
+            Key::Left,
+            Key::Char('B'),
+            Key::Right,
+            Key::Down,
+            Key::Char('b'),
+        ],
+        t,
+    );
+    insta::assert_snapshot!("compare_baselines_120x40", draw(&s, 120, 40));
+}
+
+#[test]
+fn help_and_quit_overlays() {
+    let mut s = busy_state();
+    let t = s.now;
+    keys(&mut s, &[Key::Char('?')], t);
+    insta::assert_snapshot!("help_80x24", draw(&s, 80, 24));
+    insta::assert_snapshot!("help_120x40", draw(&s, 120, 40));
+    keys(&mut s, &[Key::Esc, Key::Char('q')], t);
+    insta::assert_snapshot!("confirm_quit_80x24", draw(&s, 80, 24));
+}
+
+#[test]
+fn compact_and_too_small() {
+    let s = busy_state();
+    insta::assert_snapshot!("compact_60x16", draw(&s, 60, 16));
+    insta::assert_snapshot!("compact_40x12", draw(&s, 40, 12));
+    insta::assert_snapshot!("too_small_39x12", draw(&s, 39, 12));
+    insta::assert_snapshot!("too_small_80x11", draw(&s, 80, 11));
+}

@@ -1,0 +1,71 @@
+//! Styles. Only the terminal's named colours, so the palette follows light and dark themes;
+//! with NO_COLOR set, only bold / reversed / dim are used.
+
+use ratatui::style::{Color, Modifier, Style};
+
+#[derive(Debug, Clone, Copy)]
+pub struct Theme {
+    pub color: bool,
+}
+
+impl Theme {
+    fn fg(&self, c: Color) -> Style {
+        if self.color {
+            Style::default().fg(c)
+        } else {
+            Style::default()
+        }
+    }
+
+    pub fn title(&self) -> Style {
+        self.fg(Color::Cyan).add_modifier(Modifier::BOLD)
+    }
+    pub fn border(&self, focused: bool) -> Style {
+        if focused {
+            self.fg(Color::Cyan).add_modifier(Modifier::BOLD)
+        } else {
+            self.fg(Color::DarkGray)
+        }
+    }
+    pub fn selected(&self) -> Style {
+        Style::default().add_modifier(Modifier::REVERSED)
+    }
+    pub fn dim(&self) -> Style {
+        if self.color {
+            Style::default().fg(Color::DarkGray)
+        } else {
+            Style::default().add_modifier(Modifier::DIM)
+        }
+    }
+    pub fn error(&self) -> Style {
+        self.fg(Color::Red).add_modifier(Modifier::BOLD)
+    }
+    pub fn good(&self) -> Style {
+        self.fg(Color::Green)
+    }
+    pub fn accent(&self) -> Style {
+        self.fg(Color::Yellow)
+    }
+    pub fn key(&self) -> Style {
+        self.fg(Color::Cyan).add_modifier(Modifier::BOLD)
+    }
+    /// One colour per phase, in `Phase::ALL` order; without colour, distinct fill glyphs.
+    pub fn phase(&self, i: usize) -> Style {
+        const C: [Color; 6] = [
+            Color::Magenta,
+            Color::Blue,
+            Color::Cyan,
+            Color::Red,
+            Color::Green,
+            Color::Yellow,
+        ];
+        self.fg(C[i % C.len()])
+    }
+    pub fn phase_glyph(&self, i: usize) -> char {
+        if self.color {
+            '█'
+        } else {
+            ['█', '▓', '▒', '░', '#', '='][i % 6]
+        }
+    }
+}
