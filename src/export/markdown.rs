@@ -120,7 +120,8 @@ pub fn render(report: &Report<'_>) -> String {
             .as_ref()
             .map(|s| s.knobs.to_string())
             .unwrap_or_default();
-        let _ = writeln!(out, "\n### Run {}: {knobs}\n", i + 1);
+        let debug = if run.is_debug() { " (DEBUG build)" } else { "" };
+        let _ = writeln!(out, "\n### Run {}{debug}: {knobs}\n", i + 1);
         let (headers, rows) = comparison_cells(run, report.baseline);
         md_table(&mut out, &headers, &rows, 2);
         let problems = unfinished(run);

@@ -53,3 +53,140 @@ mod tests {
         assert_eq!(fmt_ns(2.5e9), "2.50 s");
     }
 }
+
+#[cfg(test)]
+mod snapshot_tests {
+    //! The exporters on fixed results.
+    use super::*;
+    use bench_core::knobs::Knobs;
+    use bench_core::protocol::{Budget, DatasetStatus, Event, RunEnv, Start};
+    use bench_core::results::RunRecord;
+    use bench_core::stats::{LatencyHistogram, summarize};
+    use bench_core::trace::Phase;
+
+    fn run(rows: u64, debug: bool, spin_median: f64) -> RunRecord {
+        let mut knobs = Knobs::default();
+        knobs.set("rows", rows);
+        knobs.set("lookups", 1000);
+        let mut r = RunRecord::default();
+        r.apply(Event::Start(Start {
+            run: "fixed".into(),
+            target: "single_row_lookup".into(),
+            benches: vec![
+                "rusqlite".into(),
+                "middleware/spin".into(),
+                "middleware/interact".into(),
+            ],
+            harness: "core".into(),
+            knobs,
+            seed: 0x5EED_1001,
+            trace: true,
+            budget: Budget {
+                warmup_s: 0.3,
+                time_s: 2.0,
+                max_samples: 100,
+                min_samples: 10,
+            },
+            env: RunEnv {
+                profile: if debug { "debug" } else { "release" }.into(),
+                sqlite: "3.53.2".into(),
+                crates: [("rusqlite".to_string(), "0.40.2".to_string())].into(),
+                cpu: "Test CPU".into(),
+                cores: 2,
+                os: "linux x86_64".into(),
+                timer_ns: 19.5,
+                settings: [("pool".to_string(), "max_size=8".to_string())].into(),
+            },
+        }));
+        r.apply(Event::Dataset {
+            status: DatasetStatus::Reused,
+            rows,
+            path: "/cache/x.sqlite".into(),
+            build_ms: None,
+        });
+        for (bench, median) in [("rusqlite", 1580.0), ("middleware/spin", spin_median)] {
+            let xs: Vec<f64> = (0..20)
+                .map(|i| median + (i % 5) as f64 * median / 500.0)
+                .collect();
+            for (i, x) in xs.iter().enumerate() {
+                r.apply(Event::Sample {
+                    bench: bench.into(),
+                    iter: i as u64,
+                    ops: 1000,
+                    elapsed_ns: (*x * 1000.0) as u64,
+                });
+            }
+            let mut h = LatencyHistogram::new();
+            xs.iter().for_each(|x| h.record(*x as u64));
+            r.apply(Event::Summary {
+                bench: bench.into(),
+                stats: summarize(&xs, h.percentiles()).unwrap(),
+            });
+        }
+        r.apply(Event::Phases {
+            bench: "middleware/spin".into(),
+            iter: 19,
+            ops: 20_000,
+            ns_per_op: [
+                (Phase::Checkout, 420.0),
+                (Phase::Prepare, 166.0),
+                (Phase::Bind, 162.0),
+                (Phase::Dispatch, 1490.0),
+                (Phase::ExecuteMarshal, 2430.0),
+                (Phase::Decode, 454.0),
+            ]
+            .into(),
+        });
+        r.apply(Event::Error {
+            bench: Some("middleware/interact".into()),
+            message: "pool: timed out".into(),
+        });
+        r.apply(Event::Done);
+        r
+    }
+
+    #[test]
+    fn markdown_one_run() {
+        let runs = [run(20_000, false, 4390.0)];
+        let md = markdown::render(&Report {
+            runs: &runs,
+            baseline: "rusqlite",
+            generated_at: "2026-11-21T23:00:00Z",
+        });
+        insta::assert_snapshot!(md);
+    }
+
+    #[test]
+    fn markdown_side_by_side_with_a_debug_run() {
+        let runs = [run(20_000, false, 4390.0), run(40_000, true, 4720.0)];
+        let md = markdown::render(&Report {
+            runs: &runs,
+            baseline: "rusqlite",
+            generated_at: "2026-11-21T23:00:00Z",
+        });
+        insta::assert_snapshot!(md);
+    }
+
+    #[test]
+    fn json_document() {
+        let runs = [run(20_000, false, 4390.0)];
+        let json = json::render(&Report {
+            runs: &runs,
+            baseline: "rusqlite",
+            generated_at: "2026-11-21T23:00:00Z",
+        });
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(v["schema_version"], json::SCHEMA_VERSION);
+        insta::assert_snapshot!(json);
+    }
+
+    #[test]
+    fn table_one_run() {
+        let runs = [run(20_000, false, 4390.0)];
+        insta::assert_snapshot!(table::render(&Report {
+            runs: &runs,
+            baseline: "rusqlite",
+            generated_at: "x"
+        }));
+    }
+}

@@ -37,7 +37,10 @@ pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
     }
     let help = match (state.focus == Focus::Knobs, &state.editing) {
         (true, Some(_)) => "type a value (20k, 1m), enter to set, esc to cancel".to_string(),
-        (true, None) => state.target.knobs[state.knob_cursor].help.to_string(),
+        (true, None) => {
+            let k = state.target.knobs[state.knob_cursor];
+            format!("{} ({}..={})", k.help, k.min, k.max)
+        }
         _ => String::new(),
     };
     if let Some(err) = &state.knob_error {

@@ -1,0 +1,155 @@
+//! The explorer in a real terminal: tmux starts the binary with tiny knobs, keys are sent to
+//! mark two benches, run them and export; the pane is captured and the exported files checked.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+fn tmux(args: &[&str]) -> String {
+    let out = Command::new("tmux").args(args).output().expect("tmux runs");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The release binary when it is built (as CI does first), else the test profile's.
+fn binary() -> PathBuf {
+    let debug = PathBuf::from(env!("CARGO_BIN_EXE_benchscope"));
+    let release = debug
+        .parent()
+        .and_then(Path::parent)
+        .map(|t| t.join("release").join("benchscope"));
+    match release {
+        Some(r) if r.exists() && std::env::var_os("BENCHSCOPE_E2E_DEBUG").is_none() => r,
+        _ => debug,
+    }
+}
+
+struct Session(String);
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        tmux(&["kill-session", "-t", &self.0]);
+    }
+}
+
+fn wait_for(session: &str, what: &str, timeout: Duration) -> String {
+    let start = Instant::now();
+    loop {
+        let pane = tmux(&["capture-pane", "-p", "-t", session]);
+        if pane.contains(what) {
+            return pane;
+        }
+        if start.elapsed() > timeout {
+            panic!("timed out waiting for {what:?}; the pane shows:\n{pane}");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn keys(session: &str, keys: &[&str]) {
+    for k in keys {
+        tmux(&["send-keys", "-t", session, k]);
+        std::thread::sleep(Duration::from_millis(60));
+    }
+}
+
+#[test]
+fn run_two_benches_and_export_in_a_real_terminal() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "tmux is required in CI (.ci/run installs it)"
+        );
+        eprintln!(
+            "SKIPPED: tmux is not installed (apt-get install tmux); this test needs a real terminal"
+        );
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let cache = work.path().join("cache");
+    let snaps = work.path().join("snaps");
+    let bin = binary();
+    let session = format!("benchscope-e2e-{}", std::process::id());
+    let cmd = format!(
+        "{} --rows 300 --lookups 50 --concurrency 2 --time 0.2 --warmup 0 --samples 20 --min-samples 2 \
+         --cache-dir {} --snapshot-dir {}; echo EXITED:$?; sleep 60",
+        bin.display(),
+        cache.display(),
+        snaps.display()
+    );
+    let s = Session(session.clone());
+    tmux(&[
+        "new-session",
+        "-d",
+        "-s",
+        &s.0,
+        "-x",
+        "120",
+        "-y",
+        "40",
+        &cmd,
+    ]);
+    wait_for(&session, "Catalog", Duration::from_secs(20));
+    // Mark rusqlite, move to middleware/spin (catalog order) and mark it, then run both.
+    keys(
+        &session,
+        &["Space", "Down", "Down", "Down", "Down", "Space", "Enter"],
+    );
+    let pane = wait_for(&session, "run 1 finished", Duration::from_secs(60));
+    assert!(
+        pane.contains("middleware/spin") && pane.contains("#1 done"),
+        "{pane}"
+    );
+    keys(&session, &["e"]);
+    let pane = wait_for(&session, "exported ", Duration::from_secs(10));
+    std::fs::write(work.path().join("pane.txt"), &pane).unwrap();
+    if let Ok(dir) = std::env::var("BENCHSCOPE_E2E_PANE") {
+        std::fs::write(dir, &pane).unwrap();
+    }
+    keys(&session, &["q"]);
+    let after = wait_for(&session, "EXITED:0", Duration::from_secs(10));
+    assert!(
+        !after.contains("Catalog"),
+        "the terminal is restored after quitting:\n{after}"
+    );
+
+    let files: Vec<PathBuf> = std::fs::read_dir(&snaps)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    let md = files
+        .iter()
+        .find(|p| p.extension().is_some_and(|e| e == "md"))
+        .expect("a markdown snapshot");
+    let json = files
+        .iter()
+        .find(|p| p.extension().is_some_and(|e| e == "json"))
+        .expect("a JSON snapshot");
+    let name = md.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(
+        name.starts_with("benchscope-single_row_lookup-") && pane.contains(&name),
+        "{name} shown in:\n{pane}"
+    );
+    let text = std::fs::read_to_string(md).unwrap();
+    assert!(
+        text.contains("| rusqlite |")
+            && text.contains("| middleware/spin |")
+            && text.contains("rows=300"),
+        "{text}"
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
+    assert_eq!(doc["schema_version"], 1);
+    assert_eq!(doc["comparison"][0].as_array().unwrap().len(), 2);
+    // Children are reaped: no runner of this session's cache is left.
+    let ps = Command::new("ps")
+        .args(["-eo", "stat,args"])
+        .output()
+        .unwrap();
+    let ps = String::from_utf8_lossy(&ps.stdout);
+    let cache_s = cache.display().to_string();
+    let left: Vec<&str> = ps
+        .lines()
+        .filter(|l| l.contains(&cache_s) && l.contains(" runner "))
+        .collect();
+    assert!(left.is_empty(), "runner processes left behind: {left:?}");
+}
