@@ -180,7 +180,9 @@ pub struct State {
     pub id_prefix: String,
 }
 
-/// What happens to the state.
+/// What happens to the state. (Actions are moved once into `update`; the size of the run
+/// event variant does not matter.)
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
     Key(Key),
