@@ -2,13 +2,12 @@
 //! prints the comparison in the chosen format.
 
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use bench_core::catalog::Harness;
 use bench_core::protocol::Event;
 use bench_core::results::RunRecord;
-use bench_core::runner::{BudgetArgs, KnobArgs, RunnerArgs};
+use bench_core::runner::{RunnerArgs, SessionArgs};
 use tokio::sync::mpsc;
 
 use crate::export::{self, Report};
@@ -30,18 +29,10 @@ pub struct RunArgs {
     #[arg(long = "bench", value_name = "NAME")]
     pub benches: Vec<String>,
     #[command(flatten)]
-    pub knobs: KnobArgs,
-    #[command(flatten)]
-    pub budget: BudgetArgs,
-    /// Report per-phase timings of the middleware path (also BENCH_TRACE=1).
-    #[arg(long)]
-    pub trace: bool,
+    pub session: SessionArgs,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
-    /// Dataset cache folder (default: BENCHSCOPE_CACHE_DIR, else ~/.cache/benchscope).
-    #[arg(long, value_name = "DIR")]
-    pub cache_dir: Option<PathBuf>,
 }
 
 pub fn now_rfc3339() -> String {
@@ -56,10 +47,7 @@ pub fn run(args: RunArgs) -> i32 {
     let runner_args = RunnerArgs {
         target: args.target.clone(),
         benches: args.benches.clone(),
-        knobs: args.knobs.clone(),
-        budget: args.budget.clone(),
-        trace: args.trace,
-        cache_dir: args.cache_dir.clone(),
+        session: args.session.clone(),
         run_id: None,
     };
     // Everything is checked here, before anything starts.
@@ -75,9 +63,9 @@ pub fn run(args: RunArgs) -> i32 {
         target: plan.target.name.to_string(),
         benches: plan.benches.iter().map(|b| b.name.to_string()).collect(),
         knobs: plan.knobs.0.iter().map(|(k, v)| (k.clone(), *v)).collect(),
-        budget_args: args.budget.to_args(),
+        budget_args: args.session.budget.to_args(),
         trace: plan.trace,
-        cache_dir: args.cache_dir.clone(),
+        cache_dir: args.session.cache_dir.clone(),
     };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

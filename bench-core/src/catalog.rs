@@ -136,16 +136,21 @@ pub const STRATEGIES: &[(&str, &str)] = &[
     ),
 ];
 
+/// The pool behind a dispatch strategy: worker strategies own connections on their threads.
+const fn pool_of(strategy: &'static str) -> &'static str {
+    if matches!(strategy.as_bytes(), b"worker" | b"spin") {
+        "rusqlite worker pool"
+    } else {
+        "deadpool-sqlite"
+    }
+}
+
 const fn middleware(name: &'static str, strategy: &'static str, about: &'static str) -> BenchSpec {
     BenchSpec {
         name,
         kind: BenchKind::Bench,
         harness: Harness::Core,
-        backend: if matches!(strategy.as_bytes(), b"worker" | b"spin") {
-            "rusqlite worker pool"
-        } else {
-            "deadpool-sqlite"
-        },
+        backend: pool_of(strategy),
         strategy: Some(strategy),
         phase: None,
         op: "one lookup by primary key through the middleware path",
@@ -158,11 +163,7 @@ const fn interact(name: &'static str, strategy: &'static str) -> BenchSpec {
         name,
         kind: BenchKind::Micro,
         harness: Harness::Core,
-        backend: if matches!(strategy.as_bytes(), b"worker" | b"spin") {
-            "rusqlite worker pool"
-        } else {
-            "deadpool-sqlite"
-        },
+        backend: pool_of(strategy),
         strategy: Some(strategy),
         phase: Some(Phase::Dispatch),
         op: "one round trip to the connection's thread running an empty closure",

@@ -64,6 +64,17 @@ fn parse_count(name: &str, text: &str, min: usize, max: usize) -> Result<usize, 
     }
 }
 
+impl Default for BudgetArgs {
+    fn default() -> Self {
+        BudgetArgs {
+            time_s: "2".into(),
+            warmup_s: "0.3".into(),
+            max_samples: "100".into(),
+            min_samples: "10".into(),
+        }
+    }
+}
+
 impl BudgetArgs {
     pub fn resolve(&self) -> Result<Budget, String> {
         let b = Budget {
@@ -150,6 +161,28 @@ impl KnobArgs {
     }
 }
 
+/// What every front end and the runner accept: knobs, budget, tracing and the dataset cache.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct SessionArgs {
+    #[command(flatten)]
+    pub knobs: KnobArgs,
+    #[command(flatten)]
+    pub budget: BudgetArgs,
+    /// Report per-phase timings of the middleware path (also BENCH_TRACE=1).
+    #[arg(long)]
+    pub trace: bool,
+    /// Dataset cache folder (default: BENCHSCOPE_CACHE_DIR, else ~/.cache/benchscope).
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<std::path::PathBuf>,
+}
+
+impl SessionArgs {
+    /// Tracing asked for by flag or by BENCH_TRACE.
+    pub fn trace(&self) -> bool {
+        self.trace || trace_from_env()
+    }
+}
+
 #[derive(Debug, Clone, Parser)]
 #[command(
     name = "bench-runner",
@@ -162,15 +195,7 @@ pub struct RunnerArgs {
     #[arg(long = "bench", value_name = "NAME")]
     pub benches: Vec<String>,
     #[command(flatten)]
-    pub knobs: KnobArgs,
-    #[command(flatten)]
-    pub budget: BudgetArgs,
-    /// Report per-phase timings (also BENCH_TRACE=1).
-    #[arg(long)]
-    pub trace: bool,
-    /// Dataset cache folder (default: BENCHSCOPE_CACHE_DIR, else ~/.cache/benchscope).
-    #[arg(long, value_name = "DIR")]
-    pub cache_dir: Option<std::path::PathBuf>,
+    pub session: SessionArgs,
     /// Identifier of this run, echoed in the start event.
     #[arg(long, value_name = "ID")]
     pub run_id: Option<String>,
@@ -223,9 +248,9 @@ impl RunnerArgs {
         Ok(Plan {
             target,
             benches,
-            knobs: self.knobs.resolve(target)?,
-            budget: self.budget.resolve()?,
-            trace: self.trace || trace_from_env(),
+            knobs: self.session.knobs.resolve(target)?,
+            budget: self.session.budget.resolve()?,
+            trace: self.session.trace(),
         })
     }
 }
@@ -305,6 +330,7 @@ fn run_core(args: &RunnerArgs, plan: &Plan, emit: &mut dyn FnMut(Event)) -> Resu
         seed: plan.target.seed,
     };
     let dir = args
+        .session
         .cache_dir
         .clone()
         .unwrap_or_else(dataset::default_cache_dir);

@@ -22,6 +22,23 @@ const TINY: &[&str] = &[
     "2",
 ];
 
+/// The rusqlite bench, one sample: enough to see what happens to the dataset.
+const ONE_SAMPLE: &[&str] = &[
+    "single_row_lookup",
+    "--bench",
+    "rusqlite",
+    "--rows",
+    "64",
+    "--time",
+    "0",
+    "--warmup",
+    "0",
+    "--min-samples",
+    "1",
+    "--samples",
+    "1",
+];
+
 fn run(args: &[&str], cache: &std::path::Path) -> (Option<i32>, Vec<Event>, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_bench-runner"))
         .args(args)
@@ -159,24 +176,7 @@ fn every_bench_streams_a_valid_sequence() {
     }
 
     // Second run reuses the cached dataset.
-    let (code, events, _) = run(
-        &[
-            "single_row_lookup",
-            "--bench",
-            "rusqlite",
-            "--rows",
-            "64",
-            "--time",
-            "0",
-            "--warmup",
-            "0",
-            "--min-samples",
-            "1",
-            "--samples",
-            "1",
-        ],
-        cache.path(),
-    );
+    let (code, events, _) = run(ONE_SAMPLE, cache.path());
     assert_eq!(code, Some(0));
     assert!(
         matches!(
@@ -200,24 +200,7 @@ fn a_corrupt_cache_file_is_rebuilt() {
         seed: SINGLE_ROW_LOOKUP.seed,
     };
     std::fs::write(key.path_in(cache.path()), vec![0xAB; 8192]).unwrap();
-    let (code, events, stderr) = run(
-        &[
-            "single_row_lookup",
-            "--bench",
-            "rusqlite",
-            "--rows",
-            "64",
-            "--time",
-            "0",
-            "--warmup",
-            "0",
-            "--min-samples",
-            "1",
-            "--samples",
-            "1",
-        ],
-        cache.path(),
-    );
+    let (code, events, stderr) = run(ONE_SAMPLE, cache.path());
     assert_eq!(code, Some(0), "{stderr}");
     assert!(events.iter().any(|e| matches!(
         e,

@@ -18,7 +18,7 @@ use crate::model::keys::Key;
 use crate::model::{Action, Effect, State, update};
 use crate::runner::{ProcessRunner, RunEvent, RunHandle, Runner};
 use bench_core::catalog;
-use bench_core::runner::{BudgetArgs, KnobArgs};
+use bench_core::runner::SessionArgs;
 
 /// Frames per second of the render tick, independent of how fast events arrive.
 pub const FPS: u64 = 20;
@@ -29,15 +29,7 @@ pub struct TuiArgs {
     #[arg(long, default_value = "single_row_lookup")]
     pub target: String,
     #[command(flatten)]
-    pub knobs: KnobArgs,
-    #[command(flatten)]
-    pub budget: BudgetArgs,
-    /// Start with tracing on (also BENCH_TRACE=1).
-    #[arg(long)]
-    pub trace: bool,
-    /// Dataset cache folder (default: BENCHSCOPE_CACHE_DIR, else ~/.cache/benchscope).
-    #[arg(long, value_name = "DIR")]
-    pub cache_dir: Option<PathBuf>,
+    pub session: SessionArgs,
     /// Where `e` writes snapshots.
     #[arg(long, value_name = "DIR", default_value = "snapshots")]
     pub snapshot_dir: PathBuf,
@@ -99,21 +91,19 @@ pub fn run(args: TuiArgs) -> i32 {
             return 2;
         }
     };
-    let (knobs, budget) = match (args.knobs.resolve(target), args.budget.resolve()) {
-        (Ok(k), Ok(_)) => (k, args.budget.to_args()),
+    let (knobs, budget) = match (
+        args.session.knobs.resolve(target),
+        args.session.budget.resolve(),
+    ) {
+        (Ok(k), Ok(_)) => (k, args.session.budget.to_args()),
         (Err(e), _) | (_, Err(e)) => {
             eprintln!("error: {e}");
             return 2;
         }
     };
-    let mut state = State::new(
-        target,
-        knobs,
-        args.trace || bench_core::runner::trace_from_env(),
-        budget,
-    );
+    let mut state = State::new(target, knobs, args.session.trace(), budget);
     state.color = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
-    state.cache_dir = args.cache_dir.clone();
+    state.cache_dir = args.session.cache_dir.clone();
     let runner = match ProcessRunner::core() {
         Ok(r) => r,
         Err(e) => {
