@@ -142,7 +142,16 @@ fn cell(state: &State, run: &RunView, bench: &str, baseline_run: Option<&RunView
                     .bench(state.baseline_bench)
                     .and_then(|b| b.summary.as_ref())
                     .and_then(|base| ratio_of_medians(s, base))
-                    .map(|r| format!("{:.2}x", r.value))
+                    .map(|r| {
+                        let digits = if r.value >= 100.0 {
+                            0
+                        } else if r.value >= 10.0 {
+                            1
+                        } else {
+                            2
+                        };
+                        format!("{:.digits$}x", r.value)
+                    })
                     .unwrap_or_default()
             };
             let mark = baseline_run
