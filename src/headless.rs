@@ -4,7 +4,6 @@
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
-use bench_core::catalog::Harness;
 use bench_core::protocol::Event;
 use bench_core::results::RunRecord;
 use bench_core::runner::{RunnerArgs, SessionArgs};
@@ -51,7 +50,7 @@ pub fn run(args: RunArgs) -> i32 {
         run_id: None,
     };
     // Everything is checked here, before anything starts.
-    let plan = match runner_args.plan(Harness::Core) {
+    let plan = match runner_args.plan(None) {
         Ok(p) => p,
         Err(e) => {
             eprintln!("error: {e}");
@@ -71,14 +70,20 @@ pub fn run(args: RunArgs) -> i32 {
         .enable_all()
         .build()
         .expect("tokio runtime");
-    let runner = match ProcessRunner::core() {
+    let runner = match ProcessRunner::new() {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: cannot find the benchscope executable to start the runner: {e}");
             return 1;
         }
     };
-    let record = rt.block_on(collect(&runner, request, args.format == Format::Jsonl));
+    let total = request.benches.len();
+    let record = rt.block_on(collect(
+        &runner,
+        request,
+        total,
+        args.format == Format::Jsonl,
+    ));
     let failed = record.error.is_some() || record.benches.iter().any(|b| b.error.is_some());
     let generated_at = now_rfc3339();
     let report = Report {
@@ -100,7 +105,12 @@ pub fn run(args: RunArgs) -> i32 {
 }
 
 /// Streams one run to completion. Progress goes to stderr once the run is past one second.
-async fn collect(runner: &dyn Runner, request: RunRequest, passthrough: bool) -> RunRecord {
+async fn collect(
+    runner: &dyn Runner,
+    request: RunRequest,
+    benches: usize,
+    passthrough: bool,
+) -> RunRecord {
     let (tx, mut rx) = mpsc::unbounded_channel();
     let mut record = RunRecord::default();
     let _handle = match runner.start(request, tx) {
@@ -110,7 +120,7 @@ async fn collect(runner: &dyn Runner, request: RunRequest, passthrough: bool) ->
             return record;
         }
     };
-    let mut progress = Progress::new();
+    let mut progress = Progress::new(benches);
     let mut tick = tokio::time::interval(Duration::from_millis(250));
     loop {
         tokio::select! {
@@ -122,6 +132,7 @@ async fn collect(runner: &dyn Runner, request: RunRequest, passthrough: bool) ->
                     progress.see(&event);
                     record.apply(event);
                 }
+                Some(RunEvent::Note { text, .. }) => progress.note(&text),
                 Some(RunEvent::Exited { error, .. }) => {
                     if let Some(e) = error {
                         record.error.get_or_insert(e);
@@ -152,11 +163,11 @@ struct Progress {
 }
 
 impl Progress {
-    fn new() -> Self {
+    fn new(benches: usize) -> Self {
         Progress {
             start: Instant::now(),
             tty: std::io::stderr().is_terminal(),
-            benches: 0,
+            benches,
             index: 0,
             bench: String::new(),
             samples: 0,
@@ -168,7 +179,6 @@ impl Progress {
 
     fn see(&mut self, e: &Event) {
         match e {
-            Event::Start(s) => self.benches = s.benches.len(),
             Event::Dataset { status, rows, .. } => {
                 self.status = format!("dataset {rows} rows: {status:?}").to_lowercase()
             }
@@ -208,6 +218,16 @@ impl Progress {
             let _ = writeln!(err, "{msg}");
         }
         let _ = err.flush();
+    }
+
+    /// A line of its own (e.g. cargo building harness-sqlx), always shown.
+    fn note(&mut self, text: &str) {
+        let mut err = std::io::stderr().lock();
+        if self.shown {
+            let _ = write!(err, "\r\x1b[K");
+            self.shown = false;
+        }
+        let _ = writeln!(err, "{text}");
     }
 
     fn finish(&mut self) {
@@ -259,7 +279,7 @@ mod tests {
             ],
             error: None,
         };
-        let r = collect(&runner, request(), false).await;
+        let r = collect(&runner, request(), 1, false).await;
         assert!(r.done && r.error.is_none());
         assert_eq!(r.bench("rusqlite").unwrap().samples, vec![100.0]);
     }
@@ -270,7 +290,7 @@ mod tests {
             script: vec![],
             error: Some("runner exited with exit status: 101; stderr:\npanic".into()),
         };
-        let r = collect(&runner, request(), false).await;
+        let r = collect(&runner, request(), 1, false).await;
         assert_eq!(
             r.error.as_deref(),
             Some("runner exited with exit status: 101; stderr:\npanic")

@@ -96,6 +96,15 @@ pub const LOOKUPS_PER_CHECKOUT: KnobSpec = KnobSpec {
     step: Step::Double,
     help: "middleware lookups made on one borrowed connection (1 = borrow per lookup)",
 };
+pub const SQLX_STATEMENT_CACHE: KnobSpec = KnobSpec {
+    name: "sqlx_statement_cache",
+    env: Some("BENCH_SQLX_STATEMENT_CACHE"),
+    default: 100,
+    min: 1,
+    max: 100_000,
+    step: Step::Double,
+    help: "sqlx: prepared statements cached per connection",
+};
 pub const TRACE_EVERY: KnobSpec = KnobSpec {
     name: "trace_every",
     env: Some("BENCH_TRACE_EVERY"),
@@ -189,6 +198,13 @@ const fn micro(
     }
 }
 
+const fn sqlx_micro(name: &'static str, phase: Phase, op: &'static str) -> BenchSpec {
+    BenchSpec {
+        harness: Harness::Sqlx,
+        ..micro(name, "sqlx-sqlite", phase, op)
+    }
+}
+
 pub const SINGLE_ROW_LOOKUP: Target = Target {
     name: "single_row_lookup",
     about: "SELECT one row by primary key, decoded into a struct; shuffled ids",
@@ -200,6 +216,7 @@ pub const SINGLE_ROW_LOOKUP: Target = Target {
         LOOKUPS_PER_CHECKOUT,
         SPIN_US,
         TRACE_EVERY,
+        SQLX_STATEMENT_CACHE,
     ],
     baseline: "rusqlite",
     benches: &[
@@ -278,6 +295,41 @@ pub const SINGLE_ROW_LOOKUP: Target = Target {
             "middleware",
             Phase::Bind,
             "convert the caller's value into a driver parameter",
+        ),
+        BenchSpec {
+            name: "sqlx",
+            kind: BenchKind::Bench,
+            harness: Harness::Sqlx,
+            backend: "sqlx-sqlite",
+            strategy: None,
+            phase: None,
+            op: "one lookup: pool acquire, fetch_one of the statement prepared once, decode",
+            about: "sqlx 0.9 (its own worker thread per connection; no dispatch hop visible to callers)",
+        },
+        sqlx_micro(
+            "sqlx/pool_acquire",
+            Phase::Checkout,
+            "pool.acquire() and drop",
+        ),
+        sqlx_micro(
+            "sqlx/prepare",
+            Phase::Prepare,
+            "prepare on an acquired connection (statement cache hit)",
+        ),
+        sqlx_micro(
+            "sqlx/marshalling",
+            Phase::ExecuteMarshal,
+            "fetch_one without decoding (includes sqlx's hop to its worker)",
+        ),
+        sqlx_micro(
+            "sqlx/decode",
+            Phase::Decode,
+            "decode one fetched SqliteRow into BenchRow",
+        ),
+        sqlx_micro(
+            "sqlx/param_convert",
+            Phase::Bind,
+            "build the query and bind the id",
         ),
     ],
 };

@@ -86,68 +86,161 @@ pub fn default_cache_dir() -> PathBuf {
     std::env::temp_dir().join("benchscope-cache")
 }
 
+/// What a valid dataset file's `benchscope_meta` table holds.
+pub const META_TABLE: &str =
+    "CREATE TABLE benchscope_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)";
+pub const META_INSERT: &str = "INSERT INTO benchscope_meta (key, value) VALUES (?1, ?2)";
+pub const META_SELECT: &str = "SELECT value FROM benchscope_meta WHERE key = ?1";
+pub const COUNT_SELECT: &str = "SELECT count(*), min(id), max(id) FROM test";
+
+/// The metadata rows of a dataset file, written last in its transaction.
+pub fn meta(key: &DatasetKey) -> Vec<(&'static str, String)> {
+    vec![
+        ("schema_version", SCHEMA_VERSION.to_string()),
+        ("workload", key.workload.clone()),
+        ("rows", key.rows.to_string()),
+        ("seed", key.seed.to_string()),
+        ("complete", "1".to_string()),
+    ]
+}
+
+/// Rows every validator reads back and compares with [`row`].
+pub fn spot_ids(rows: u64) -> [i64; 3] {
+    [1, (rows as i64 + 1) / 2, rows as i64]
+}
+
+/// Checks what a driver read from a file against the key: `meta` answers one meta key,
+/// `counts` is (count, min id, max id), `journal` the journal mode, `spot` one row by id.
+pub fn check(
+    key: &DatasetKey,
+    meta_value: &mut dyn FnMut(&str) -> Result<String, String>,
+    counts: (i64, Option<i64>, Option<i64>),
+    journal: &str,
+    spot: &mut dyn FnMut(i64) -> Result<BenchRow, String>,
+) -> Result<(), String> {
+    for (k, v) in meta(key) {
+        let got = meta_value(k).map_err(|e| format!("meta {k}: {e}"))?;
+        if got != v {
+            return Err(format!("meta {k} is {got:?}, expected {v:?}"));
+        }
+    }
+    let (count, min, max) = counts;
+    if count as u64 != key.rows || min != Some(1) || max != Some(key.rows as i64) {
+        return Err(format!(
+            "table holds {count} rows ({min:?}..{max:?}), expected 1..{}",
+            key.rows
+        ));
+    }
+    if !journal.eq_ignore_ascii_case("wal") {
+        return Err(format!("journal mode is {journal}, expected wal"));
+    }
+    for id in spot_ids(key.rows) {
+        let got = spot(id)?;
+        if got != row(id) {
+            return Err(format!("row {id} is {got:?}, expected {:?}", row(id)));
+        }
+    }
+    Ok(())
+}
+
+/// A dataset file ready to use.
+#[derive(Debug, Clone)]
+pub struct DatasetReady {
+    pub path: PathBuf,
+    pub status: crate::protocol::DatasetStatus,
+    pub build_ms: Option<f64>,
+}
+
+/// Removes a database file and its WAL / SHM / journal companions.
+pub fn remove_db_files(path: &Path) {
+    for suffix in ["", "-wal", "-shm", "-journal"] {
+        let mut p = path.as_os_str().to_owned();
+        p.push(suffix);
+        let _ = std::fs::remove_file(PathBuf::from(p));
+    }
+}
+
+/// Returns a valid dataset file for `key` in `dir`, building it when absent or invalid, with
+/// whichever driver supplies `validate` and `write`. `on_build` is called before a build starts
+/// (to show progress). Builds happen in a temporary file renamed into place, under a lock file,
+/// so that concurrent runners of any harness build once.
+pub fn ensure_with(
+    dir: &Path,
+    key: &DatasetKey,
+    on_build: &mut dyn FnMut(&Path),
+    validate: &dyn Fn(&Path) -> Result<(), String>,
+    write: &dyn Fn(&Path) -> Result<(), String>,
+) -> Result<DatasetReady, String> {
+    use crate::protocol::DatasetStatus;
+    std::fs::create_dir_all(dir)
+        .map_err(|e| format!("cannot create cache folder {}: {e}", dir.display()))?;
+    let path = key.path_in(dir);
+    let lock_path = path.with_extension("lock");
+    let lock = std::fs::File::create(&lock_path)
+        .map_err(|e| format!("cannot create lock file {}: {e}", lock_path.display()))?;
+    lock.lock()
+        .map_err(|e| format!("cannot lock {}: {e}", lock_path.display()))?;
+    if path.exists() {
+        match validate(&path) {
+            Ok(()) => {
+                return Ok(DatasetReady {
+                    path,
+                    status: DatasetStatus::Reused,
+                    build_ms: None,
+                });
+            }
+            Err(why) => {
+                tracing::warn!(path = %path.display(), %why, "cached dataset is invalid; rebuilding")
+            }
+        }
+    }
+    on_build(&path);
+    let start = std::time::Instant::now();
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    remove_db_files(&tmp);
+    write(&tmp).map_err(|e| {
+        remove_db_files(&tmp);
+        format!("building dataset {}: {e}", path.display())
+    })?;
+    remove_db_files(&path);
+    std::fs::rename(&tmp, &path)
+        .map_err(|e| format!("renaming dataset into {}: {e}", path.display()))?;
+    let build_ms = start.elapsed().as_secs_f64() * 1e3;
+    validate(&path)
+        .map_err(|e| format!("freshly built dataset {} is invalid: {e}", path.display()))?;
+    Ok(DatasetReady {
+        path,
+        status: DatasetStatus::Built,
+        build_ms: Some(build_ms),
+    })
+}
+
 #[cfg(feature = "sqlite")]
-pub use build::{DatasetReady, ensure, validate};
+pub use build::{ensure, validate};
 
 #[cfg(feature = "sqlite")]
 mod build {
     use super::*;
-    use crate::protocol::DatasetStatus;
     use rusqlite::{Connection, OpenFlags, params};
-    use std::time::Instant;
 
-    #[derive(Debug, Clone)]
-    pub struct DatasetReady {
-        pub path: PathBuf,
-        pub status: DatasetStatus,
-        pub build_ms: Option<f64>,
-    }
-
-    /// Checks that a cached file holds exactly the dataset `key` describes.
+    /// Checks with rusqlite that a cached file holds exactly the dataset `key` describes.
     pub fn validate(path: &Path, key: &DatasetKey) -> Result<(), String> {
         let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
             .map_err(|e| e.to_string())?;
-        let meta = |k: &str| -> Result<String, String> {
-            conn.query_row(
-                "SELECT value FROM benchscope_meta WHERE key = ?1",
-                [k],
-                |r| r.get(0),
-            )
-            .map_err(|e| format!("meta {k}: {e}"))
-        };
-        let expect = [
-            ("schema_version", SCHEMA_VERSION.to_string()),
-            ("workload", key.workload.clone()),
-            ("rows", key.rows.to_string()),
-            ("seed", key.seed.to_string()),
-            ("complete", "1".to_string()),
-        ];
-        for (k, v) in expect {
-            let got = meta(k)?;
-            if got != v {
-                return Err(format!("meta {k} is {got:?}, expected {v:?}"));
-            }
-        }
-        let (count, min, max): (i64, Option<i64>, Option<i64>) = conn
-            .query_row("SELECT count(*), min(id), max(id) FROM test", [], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-            })
-            .map_err(|e| e.to_string())?;
-        if count as u64 != key.rows || min != Some(1) || max != Some(key.rows as i64) {
-            return Err(format!(
-                "table holds {count} rows ({min:?}..{max:?}), expected 1..{}",
-                key.rows
-            ));
-        }
-        let journal: String = conn
+        let s = |e: rusqlite::Error| e.to_string();
+        let counts = conn
+            .query_row(COUNT_SELECT, [], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .map_err(s);
+        let journal: Result<String, String> = conn
             .query_row("PRAGMA journal_mode", [], |r| r.get(0))
-            .map_err(|e| e.to_string())?;
-        if !journal.eq_ignore_ascii_case("wal") {
-            return Err(format!("journal mode is {journal}, expected wal"));
-        }
-        for id in [1, (key.rows as i64 + 1) / 2, key.rows as i64] {
-            let got = conn
-                .query_row(SELECT_BY_ID, [id], |r| {
+            .map_err(s);
+        check(
+            key,
+            &mut |k| conn.query_row(META_SELECT, [k], |r| r.get(0)).map_err(s),
+            counts?,
+            &journal?,
+            &mut |id| {
+                conn.query_row(SELECT_BY_ID, [id], |r| {
                     Ok(BenchRow {
                         id: r.get(0)?,
                         name: r.get(1)?,
@@ -155,31 +248,18 @@ mod build {
                         active: r.get(3)?,
                     })
                 })
-                .map_err(|e| e.to_string())?;
-            if got != row(id) {
-                return Err(format!("row {id} is {got:?}, expected {:?}", row(id)));
-            }
-        }
-        Ok(())
+                .map_err(s)
+            },
+        )
     }
 
-    fn remove_db_files(path: &Path) {
-        for suffix in ["", "-wal", "-shm", "-journal"] {
-            let mut p = path.as_os_str().to_owned();
-            p.push(suffix);
-            let _ = std::fs::remove_file(PathBuf::from(p));
-        }
-    }
-
-    /// Writes the dataset into `path` (which must not exist), in one transaction.
+    /// Writes the dataset into `path` (which must not exist) with rusqlite, in one transaction.
     pub fn write(path: &Path, key: &DatasetKey) -> rusqlite::Result<()> {
         let mut conn = Connection::open(path)?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "OFF")?;
         let tx = conn.transaction()?;
-        tx.execute_batch(&format!(
-            "{CREATE_TABLE}; CREATE TABLE benchscope_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
-        ))?;
+        tx.execute_batch(&format!("{CREATE_TABLE}; {META_TABLE};"))?;
         {
             let mut insert = tx.prepare(INSERT_ROW)?;
             let mut name = String::new();
@@ -189,16 +269,9 @@ mod build {
                 let _ = write!(name, "name-{id}");
                 insert.execute(params![id, name, id as f64 * 0.5, id % 2 == 0])?;
             }
-            let mut meta =
-                tx.prepare("INSERT INTO benchscope_meta (key, value) VALUES (?1, ?2)")?;
-            for (k, v) in [
-                ("schema_version", SCHEMA_VERSION.to_string()),
-                ("workload", key.workload.clone()),
-                ("rows", key.rows.to_string()),
-                ("seed", key.seed.to_string()),
-                ("complete", "1".to_string()),
-            ] {
-                meta.execute(params![k, v])?;
+            let mut meta_insert = tx.prepare(META_INSERT)?;
+            for (k, v) in meta(key) {
+                meta_insert.execute(params![k, v])?;
             }
         }
         tx.commit()?;
@@ -207,54 +280,14 @@ mod build {
         conn.close().map_err(|(_, e)| e)
     }
 
-    /// Returns a valid dataset file for `key` in `dir`, building it when absent or invalid.
-    /// `on_build` is called before a build starts (to show progress). Builds happen in a
-    /// temporary file renamed into place, under a lock file so concurrent runners build once.
+    /// [`ensure_with`] with rusqlite.
     pub fn ensure(
         dir: &Path,
         key: &DatasetKey,
         on_build: &mut dyn FnMut(&Path),
     ) -> Result<DatasetReady, String> {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| format!("cannot create cache folder {}: {e}", dir.display()))?;
-        let path = key.path_in(dir);
-        let lock_path = path.with_extension("lock");
-        let lock = std::fs::File::create(&lock_path)
-            .map_err(|e| format!("cannot create lock file {}: {e}", lock_path.display()))?;
-        lock.lock()
-            .map_err(|e| format!("cannot lock {}: {e}", lock_path.display()))?;
-        if path.exists() {
-            match validate(&path, key) {
-                Ok(()) => {
-                    return Ok(DatasetReady {
-                        path,
-                        status: DatasetStatus::Reused,
-                        build_ms: None,
-                    });
-                }
-                Err(why) => {
-                    tracing::warn!(path = %path.display(), %why, "cached dataset is invalid; rebuilding")
-                }
-            }
-        }
-        on_build(&path);
-        let start = Instant::now();
-        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-        remove_db_files(&tmp);
-        write(&tmp, key).map_err(|e| {
-            remove_db_files(&tmp);
-            format!("building dataset {}: {e}", path.display())
-        })?;
-        remove_db_files(&path);
-        std::fs::rename(&tmp, &path)
-            .map_err(|e| format!("renaming dataset into {}: {e}", path.display()))?;
-        let build_ms = start.elapsed().as_secs_f64() * 1e3;
-        validate(&path, key)
-            .map_err(|e| format!("freshly built dataset {} is invalid: {e}", path.display()))?;
-        Ok(DatasetReady {
-            path,
-            status: DatasetStatus::Built,
-            build_ms: Some(build_ms),
+        ensure_with(dir, key, on_build, &|p| validate(p, key), &|p| {
+            write(p, key).map_err(|e| e.to_string())
         })
     }
 }

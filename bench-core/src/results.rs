@@ -69,8 +69,12 @@ pub struct DatasetInfo {
 /// Everything one runner process reported.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct RunRecord {
+    /// The first harness's start event.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start: Option<Start>,
+    /// Start events of the harnesses that ran after the first (e.g. sqlx after core).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub more_starts: Vec<Start>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dataset: Option<DatasetInfo>,
     pub benches: Vec<BenchResult>,
@@ -100,7 +104,8 @@ impl RunRecord {
     /// Folds one event into the record.
     pub fn apply(&mut self, event: Event) {
         match event {
-            Event::Start(s) => self.start = Some(s),
+            Event::Start(s) if self.start.is_none() => self.start = Some(s),
+            Event::Start(s) => self.more_starts.push(s),
             Event::Dataset {
                 status,
                 rows,
@@ -169,8 +174,13 @@ impl RunRecord {
         }
     }
 
+    /// Every harness's start event, in order.
+    pub fn starts(&self) -> impl Iterator<Item = &Start> {
+        self.start.iter().chain(&self.more_starts)
+    }
+
     pub fn is_debug(&self) -> bool {
-        self.start.as_ref().is_some_and(|s| s.env.is_debug())
+        self.starts().any(|s| s.env.is_debug())
     }
 }
 

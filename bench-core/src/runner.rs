@@ -223,19 +223,18 @@ pub struct Plan {
 }
 
 impl RunnerArgs {
-    pub fn plan(&self, harness: Harness) -> Result<Plan, String> {
+    /// Checks everything before anything starts. With `Some(harness)`, the plan holds only
+    /// that harness's benches (and naming another's is an error); with `None`, every harness's.
+    pub fn plan(&self, harness: Option<Harness>) -> Result<Plan, String> {
         let target = catalog::target(&self.target).map_err(|e| e.to_string())?;
+        let mine = |b: &BenchSpec| harness.is_none_or(|h| b.harness == h);
         let benches = if self.benches.is_empty() {
-            target
-                .benches
-                .iter()
-                .filter(|b| b.harness == harness)
-                .collect()
+            target.benches.iter().filter(|b| mine(b)).collect()
         } else {
             let mut v = Vec::new();
             for name in &self.benches {
                 let spec = target.bench(name).map_err(|e| e.to_string())?;
-                if spec.harness != harness {
+                if !mine(spec) {
                     return Err(format!(
                         "bench {name:?} is run by the {:?} harness, not this one",
                         spec.harness
@@ -255,9 +254,18 @@ impl RunnerArgs {
     }
 }
 
-/// Runs bench-core's runner with the process arguments. Returns the exit code.
-#[cfg(feature = "middleware")]
-pub fn main_with(args: RunnerArgs) -> i32 {
+/// What a harness hands to [`serve`]: its name, how to describe its environment, and the body
+/// that prepares the dataset and runs the benches.
+pub struct Harnessed<'a> {
+    pub harness: Harness,
+    /// The environment, given the calibrated timer cost in ns.
+    pub env: &'a dyn Fn(f64, &Plan) -> crate::protocol::RunEnv,
+    pub body: &'a mut dyn FnMut(&Plan, &mut dyn FnMut(Event)) -> Result<(), String>,
+}
+
+/// The runner protocol around a harness: checks the arguments (exit 2 with an error event if
+/// bad), writes `start`, runs the body, and ends with `done` (exit 0) or an error (exit 1).
+pub fn serve(args: &RunnerArgs, h: Harnessed<'_>) -> i32 {
     let stdout = std::io::stdout();
     let mut emitter = Emitter::new(stdout.lock());
     let mut emit = |e: Event| {
@@ -266,7 +274,7 @@ pub fn main_with(args: RunnerArgs) -> i32 {
             std::process::exit(3);
         }
     };
-    let plan = match args.plan(Harness::Core) {
+    let plan = match args.plan(Some(h.harness)) {
         Ok(p) => p,
         Err(message) => {
             emit(Event::Error {
@@ -277,7 +285,27 @@ pub fn main_with(args: RunnerArgs) -> i32 {
             return 2;
         }
     };
-    match run_core(&args, &plan, &mut emit) {
+    let env = (h.env)(crate::trace::calibrate_timer(), &plan);
+    if env.is_debug() {
+        tracing::warn!("{}", crate::protocol::DEBUG_WARNING);
+    }
+    emit(Event::Start(Start {
+        run: args
+            .run_id
+            .clone()
+            .unwrap_or_else(|| format!("{}-{}", plan.target.name, std::process::id())),
+        target: plan.target.name.to_string(),
+        benches: plan.benches.iter().map(|b| b.name.to_string()).collect(),
+        harness: format!("{:?}", h.harness).to_lowercase(),
+        knobs: plan.knobs.clone(),
+        seed: plan.target.seed,
+        trace: plan.trace,
+        budget: plan.budget,
+        env,
+    }));
+    let result = (h.body)(&plan, &mut emit);
+    let _ = std::io::stderr().flush();
+    match result {
         Ok(()) => {
             emit(Event::Done);
             0
@@ -293,37 +321,20 @@ pub fn main_with(args: RunnerArgs) -> i32 {
     }
 }
 
-#[cfg(feature = "middleware")]
-fn run_core(args: &RunnerArgs, plan: &Plan, emit: &mut dyn FnMut(Event)) -> Result<(), String> {
+/// Prepares the plan's dataset with `ensure` (any driver), reporting it as `dataset` events.
+pub fn dataset_events(
+    args: &RunnerArgs,
+    plan: &Plan,
+    emit: &mut dyn FnMut(Event),
+    ensure: &dyn Fn(
+        &std::path::Path,
+        &crate::dataset::DatasetKey,
+        &mut dyn FnMut(&std::path::Path),
+    ) -> Result<crate::dataset::DatasetReady, String>,
+) -> Result<crate::dataset::DatasetReady, String> {
     use crate::dataset::{self, DatasetKey};
     use crate::protocol::DatasetStatus;
-    use crate::workloads::single_row_lookup as srl;
-
-    let timer_ns = crate::trace::calibrate_timer();
-    let mut env = crate::env::collect(crate::backends::raw::sqlite_version(), timer_ns);
-    if env.is_debug() {
-        tracing::warn!("{}", crate::protocol::DEBUG_WARNING);
-    }
-    env.settings.insert(
-        "pool".into(),
-        format!("max_size={}", plan.knobs.value("concurrency")),
-    );
     let rows = plan.knobs.value("rows");
-    emit(Event::Start(Start {
-        run: args
-            .run_id
-            .clone()
-            .unwrap_or_else(|| format!("{}-{}", plan.target.name, std::process::id())),
-        target: plan.target.name.to_string(),
-        benches: plan.benches.iter().map(|b| b.name.to_string()).collect(),
-        harness: "core".into(),
-        knobs: plan.knobs.clone(),
-        seed: plan.target.seed,
-        trace: plan.trace,
-        budget: plan.budget,
-        env,
-    }));
-
     let key = DatasetKey {
         workload: plan.target.name.to_string(),
         rows,
@@ -334,7 +345,7 @@ fn run_core(args: &RunnerArgs, plan: &Plan, emit: &mut dyn FnMut(Event)) -> Resu
         .cache_dir
         .clone()
         .unwrap_or_else(dataset::default_cache_dir);
-    let ready = dataset::ensure(&dir, &key, &mut |path| {
+    let ready = ensure(&dir, &key, &mut |path| {
         emit(Event::Dataset {
             status: DatasetStatus::Building,
             rows,
@@ -348,10 +359,23 @@ fn run_core(args: &RunnerArgs, plan: &Plan, emit: &mut dyn FnMut(Event)) -> Resu
         path: ready.path.display().to_string(),
         build_ms: ready.build_ms,
     });
+    Ok(ready)
+}
 
-    let ids = dataset::lookup_ids(rows, plan.target.seed, plan.knobs.value("lookups"));
-    let ops = ids.len() as u64;
-    let ctx = srl::Ctx::new(ready.path.clone(), ids, &plan.knobs, plan.trace)?;
+/// The iteration closure of one bench, as the sampling loop runs it.
+pub type IterFn<'a> = Box<
+    dyn FnMut(&mut crate::stats::LatencyHistogram) -> Result<crate::measure::Iteration, String>
+        + 'a,
+>;
+
+/// Runs every bench of the plan in order: `bench_start`, its samples and summary, or an
+/// `error` for that bench alone (the others go on).
+pub fn run_benches<'a>(
+    plan: &Plan,
+    ops: u64,
+    emit: &mut dyn FnMut(Event),
+    iteration: &mut dyn FnMut(&BenchSpec) -> Result<IterFn<'a>, String>,
+) {
     for spec in &plan.benches {
         emit(Event::BenchStart {
             bench: spec.name.to_string(),
@@ -359,7 +383,7 @@ fn run_core(args: &RunnerArgs, plan: &Plan, emit: &mut dyn FnMut(Event)) -> Resu
             strategy: spec.strategy.map(str::to_string),
             ops,
         });
-        let result = srl::iteration(spec, &ctx)
+        let result = iteration(spec)
             .and_then(|mut it| crate::measure::run(&plan.budget, spec.name, ops, emit, &mut *it));
         if let Err(message) = result {
             tracing::error!(bench = spec.name, %message, "bench failed");
@@ -369,8 +393,40 @@ fn run_core(args: &RunnerArgs, plan: &Plan, emit: &mut dyn FnMut(Event)) -> Resu
             });
         }
     }
-    let _ = std::io::stderr().flush();
-    Ok(())
+}
+
+/// Runs bench-core's runner with the process arguments. Returns the exit code.
+#[cfg(feature = "middleware")]
+pub fn main_with(args: RunnerArgs) -> i32 {
+    use crate::workloads::single_row_lookup as srl;
+    let env = |timer_ns: f64, plan: &Plan| {
+        let mut env = crate::env::collect(crate::backends::raw::sqlite_version(), timer_ns);
+        env.settings.insert(
+            "pool".into(),
+            format!("max_size={}", plan.knobs.value("concurrency")),
+        );
+        env
+    };
+    let mut body = |plan: &Plan, emit: &mut dyn FnMut(Event)| -> Result<(), String> {
+        let ready = dataset_events(&args, plan, emit, &crate::dataset::ensure)?;
+        let ids = crate::dataset::lookup_ids(
+            plan.knobs.value("rows"),
+            plan.target.seed,
+            plan.knobs.value("lookups"),
+        );
+        let ops = ids.len() as u64;
+        let ctx = srl::Ctx::new(ready.path.clone(), ids, &plan.knobs, plan.trace)?;
+        run_benches(plan, ops, emit, &mut |spec| srl::iteration(spec, &ctx));
+        Ok(())
+    };
+    serve(
+        &args,
+        Harnessed {
+            harness: Harness::Core,
+            env: &env,
+            body: &mut body,
+        },
+    )
 }
 
 /// Logs go to stderr, filtered by RUST_LOG (default: warnings).

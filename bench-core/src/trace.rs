@@ -48,28 +48,54 @@ impl Phase {
 pub struct PhaseTotals {
     pub ns: [u64; 6],
     pub ops: u64,
+    /// Which phases were measured (a harness may not see every phase).
+    pub seen: [bool; 6],
 }
 
 impl PhaseTotals {
     #[inline]
     pub fn add(&mut self, phase: Phase, ns: u64) {
         self.ns[phase.index()] += ns;
+        self.seen[phase.index()] = true;
+    }
+
+    /// Sets a phase's total (e.g. after scaling a sampled total up to every operation).
+    pub fn set(&mut self, phase: Phase, ns: u64) {
+        self.ns[phase.index()] = ns;
+        self.seen[phase.index()] = true;
+    }
+
+    /// Totals measured on a sample of `self.ops` operations, scaled up to `all` operations.
+    pub fn scaled(&self, all: u64) -> PhaseTotals {
+        let mut out = PhaseTotals {
+            ops: all,
+            seen: self.seen,
+            ..Default::default()
+        };
+        if self.ops > 0 {
+            for i in 0..6 {
+                out.ns[i] = (self.ns[i] as u128 * all as u128 / self.ops as u128) as u64;
+            }
+        }
+        out
     }
 
     pub fn merge(&mut self, other: &PhaseTotals) {
-        for (a, b) in self.ns.iter_mut().zip(other.ns) {
-            *a += b;
+        for i in 0..6 {
+            self.ns[i] += other.ns[i];
+            self.seen[i] |= other.seen[i];
         }
         self.ops += other.ops;
     }
 
-    /// Mean ns per operation for each phase that saw any time.
+    /// Mean ns per operation of each measured phase.
     pub fn per_op(&self) -> Vec<(Phase, f64)> {
         if self.ops == 0 {
             return Vec::new();
         }
         Phase::ALL
             .iter()
+            .filter(|p| self.seen[p.index()])
             .map(|p| (*p, self.ns[p.index()] as f64 / self.ops as f64))
             .collect()
     }
@@ -113,9 +139,26 @@ mod tests {
         b.ops = 1;
         a.merge(&b);
         let per = a.per_op();
-        assert_eq!(per[0], (Phase::Checkout, 100.0));
-        assert_eq!(per[5], (Phase::Decode, 22.5));
+        assert_eq!(
+            per,
+            vec![(Phase::Checkout, 100.0), (Phase::Decode, 22.5)],
+            "only measured phases"
+        );
+        a.set(Phase::Bind, 0);
+        assert_eq!(
+            a.per_op()[1],
+            (Phase::Bind, 0.0),
+            "a measured zero is reported"
+        );
         assert_eq!(PhaseTotals::default().per_op(), vec![]);
+        let mut sampled = PhaseTotals {
+            ops: 2,
+            ..Default::default()
+        };
+        sampled.add(Phase::Dispatch, 300);
+        let all = sampled.scaled(8);
+        assert_eq!((all.ops, all.ns[Phase::Dispatch.index()]), (8, 1200));
+        assert_eq!(all.per_op(), vec![(Phase::Dispatch, 150.0)]);
     }
 
     #[test]

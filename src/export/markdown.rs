@@ -62,9 +62,19 @@ fn phase_table(out: &mut String, run: &RunRecord) {
 }
 
 fn environment(out: &mut String, run: &RunRecord) {
-    let Some(s) = &run.start else { return };
+    let several = run.starts().count() > 1;
+    for s in run.starts() {
+        environment_of(out, s, several);
+    }
+}
+
+fn environment_of(out: &mut String, s: &bench_core::protocol::Start, several: bool) {
     let e = &s.env;
-    let _ = writeln!(out, "\nEnvironment:\n");
+    if several {
+        let _ = writeln!(out, "\nEnvironment ({} harness):\n", s.harness);
+    } else {
+        let _ = writeln!(out, "\nEnvironment:\n");
+    }
     let _ = writeln!(
         out,
         "- build profile: {}{}",

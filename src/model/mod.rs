@@ -668,6 +668,10 @@ fn on_run_event(state: &mut State, ev: RunEvent, now: Instant) -> Vec<Effect> {
             run.record.apply(event);
             vec![]
         }
+        RunEvent::Note { text, .. } => {
+            state.set_status(text, false);
+            vec![]
+        }
         RunEvent::Exited { run_id, error } => {
             let Some(run) = state.runs.iter_mut().find(|r| r.id == run_id) else {
                 return vec![];

@@ -1,10 +1,13 @@
 //! The runner layer: one child process per run, its stdout parsed line by line into events
 //! sent on a channel. Behind a trait so that front ends can be tested without processes.
 
+pub mod sqlx_harness;
+
 use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::process::Stdio;
 
+use bench_core::catalog::{self, Harness};
 use bench_core::protocol::{self, Event};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;
@@ -54,6 +57,8 @@ pub enum RunEvent {
         event: Event,
         line: String,
     },
+    /// Something to tell the user while a run prepares (e.g. building harness-sqlx).
+    Note { run_id: String, text: String },
     /// The child ended. `error` says why the run failed, if it did, with its stderr tail.
     Exited {
         run_id: String,
@@ -94,24 +99,135 @@ impl Drop for RunHandle {
     }
 }
 
-/// Spawns `program args...` (by default this executable's hidden `runner` subcommand).
-pub struct ProcessRunner {
+/// How to start one harness's runner.
+#[derive(Debug, Clone)]
+pub struct Program {
     pub program: PathBuf,
     pub prefix_args: Vec<String>,
 }
 
+/// Starts each run as child processes: bench-core's runner (this executable's hidden `runner`
+/// subcommand) for the core benches, then harness-sqlx for the sqlx ones, one after the other,
+/// presented as one stream (one `done`, one exit).
+pub struct ProcessRunner {
+    pub core: Program,
+    pub sqlx: sqlx_harness::Locator,
+}
+
 impl ProcessRunner {
-    /// bench-core's runner, reached through this executable so it is always built with the
-    /// same sources and profile.
-    pub fn core() -> std::io::Result<Self> {
+    pub fn new() -> std::io::Result<Self> {
         Ok(ProcessRunner {
-            program: std::env::current_exe()?,
-            prefix_args: vec!["runner".into()],
+            core: Program {
+                program: std::env::current_exe()?,
+                prefix_args: vec!["runner".into()],
+            },
+            sqlx: sqlx_harness::Locator::default(),
         })
     }
 }
 
+/// The request's benches grouped by the harness that runs them, in catalog order of harnesses.
+pub fn split_by_harness(req: &RunRequest) -> Vec<(Harness, Vec<String>)> {
+    let target = catalog::target(&req.target).ok();
+    let harness_of = |b: &str| {
+        target
+            .and_then(|t| t.bench(b).ok())
+            .map(|s| s.harness)
+            .unwrap_or(Harness::Core)
+    };
+    let mut groups: Vec<(Harness, Vec<String>)> = Vec::new();
+    for h in [Harness::Core, Harness::Sqlx] {
+        let mine: Vec<String> = req
+            .benches
+            .iter()
+            .filter(|b| harness_of(b) == h)
+            .cloned()
+            .collect();
+        if !mine.is_empty() {
+            groups.push((h, mine));
+        }
+    }
+    groups
+}
+
 const STDERR_TAIL: usize = 20;
+
+/// Runs one child to its end, forwarding its events (except `done`). Returns whether it said
+/// `done`, or why it failed.
+async fn run_child(
+    program: &Program,
+    args: Vec<String>,
+    run_id: &str,
+    events: &mpsc::UnboundedSender<RunEvent>,
+    kill_rx: &mut tokio::sync::oneshot::Receiver<()>,
+) -> Result<(), String> {
+    let mut child = Command::new(&program.program)
+        .args(&program.prefix_args)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| format!("cannot start {}: {e}", program.program.display()))?;
+    let stdout = child.stdout.take().expect("piped stdout");
+    let stderr = child.stderr.take().expect("piped stderr");
+    let tail = tokio::spawn(async move {
+        let mut lines = BufReader::new(stderr).lines();
+        let mut tail = VecDeque::new();
+        while let Ok(Some(l)) = lines.next_line().await {
+            if tail.len() == STDERR_TAIL {
+                tail.pop_front();
+            }
+            tail.push_back(l);
+        }
+        tail.into_iter().collect::<Vec<_>>().join("\n")
+    });
+    let mut lines = BufReader::new(stdout).lines();
+    let mut failure: Option<String> = None;
+    let mut saw_done = false;
+    let mut cancelled = false;
+    loop {
+        tokio::select! {
+            line = lines.next_line() => match line {
+                Ok(Some(line)) => match protocol::decode(&line) {
+                    Ok(Event::Done) => saw_done = true,
+                    Ok(event) => {
+                        let _ = events.send(RunEvent::Event { run_id: run_id.to_string(), event, line });
+                    }
+                    Err(e) => {
+                        failure = Some(format!("runner wrote a malformed line ({e}): {}", truncate(&line, 200)));
+                        let _ = child.start_kill();
+                        break;
+                    }
+                },
+                Ok(None) => break,
+                Err(e) => {
+                    failure = Some(format!("reading runner output: {e}"));
+                    break;
+                }
+            },
+            _ = &mut *kill_rx, if !cancelled => {
+                cancelled = true;
+                let _ = child.start_kill();
+            }
+        }
+    }
+    let status = child.wait().await;
+    let tail = tail.await.unwrap_or_default();
+    if cancelled {
+        return Err("cancelled".to_string());
+    }
+    if let Some(f) = failure {
+        return Err(with_tail(f, &tail));
+    }
+    match status {
+        Ok(s) if s.success() && saw_done => Ok(()),
+        Ok(s) if s.success() => Err(with_tail("runner exited before saying done".into(), &tail)),
+        Ok(s) => Err(with_tail(format!("runner exited with {s}"), &tail)),
+        Err(e) => Err(format!("waiting for the runner: {e}")),
+    }
+}
 
 impl Runner for ProcessRunner {
     fn start(
@@ -119,76 +235,68 @@ impl Runner for ProcessRunner {
         request: RunRequest,
         events: mpsc::UnboundedSender<RunEvent>,
     ) -> std::io::Result<RunHandle> {
-        let mut child = Command::new(&self.program)
-            .args(&self.prefix_args)
-            .args(request.args())
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()?;
-        let stdout = child.stdout.take().expect("piped stdout");
-        let stderr = child.stderr.take().expect("piped stderr");
         let (kill_tx, mut kill_rx) = tokio::sync::oneshot::channel::<()>();
-        let run_id = request.run_id.clone();
+        let core = self.core.clone();
+        let sqlx = self.sqlx.clone();
         tokio::spawn(async move {
-            let tail = tokio::spawn(async move {
-                let mut lines = BufReader::new(stderr).lines();
-                let mut tail = VecDeque::new();
-                while let Ok(Some(l)) = lines.next_line().await {
-                    if tail.len() == STDERR_TAIL {
-                        tail.pop_front();
-                    }
-                    tail.push_back(l);
-                }
-                tail.into_iter().collect::<Vec<_>>().join("\n")
-            });
-            let mut lines = BufReader::new(stdout).lines();
-            let mut failure: Option<String> = None;
-            let mut saw_done = false;
-            let mut cancelled = false;
-            loop {
-                tokio::select! {
-                    line = lines.next_line() => match line {
-                        Ok(Some(line)) => match protocol::decode(&line) {
-                            Ok(event) => {
-                                saw_done |= matches!(event, Event::Done);
-                                let _ = events.send(RunEvent::Event { run_id: run_id.clone(), event, line });
+            let run_id = request.run_id.clone();
+            let mut errors = Vec::new();
+            // Find (or build) every harness first, so a build never lands between benches and
+            // a harness that cannot be had is known before anything is measured.
+            let mut children = Vec::new();
+            for (harness, benches) in split_by_harness(&request) {
+                let program = match harness {
+                    Harness::Core => Ok(core.clone()),
+                    Harness::Sqlx => {
+                        let note = |text: String| {
+                            let _ = events.send(RunEvent::Note {
+                                run_id: run_id.clone(),
+                                text,
+                            });
+                        };
+                        tokio::select! {
+                            p = sqlx.program(&note) => p,
+                            _ = &mut kill_rx => {
+                                let _ = events.send(RunEvent::Exited { run_id, error: Some("cancelled".into()) });
+                                return;
                             }
-                            Err(e) => {
-                                failure = Some(format!("runner wrote a malformed line ({e}): {}", truncate(&line, 200)));
-                                let _ = child.start_kill();
-                                break;
-                            }
-                        },
-                        Ok(None) => break,
-                        Err(e) => {
-                            failure = Some(format!("reading runner output: {e}"));
-                            break;
                         }
-                    },
-                    _ = &mut kill_rx, if !cancelled => {
-                        cancelled = true;
-                        let _ = child.start_kill();
                     }
+                };
+                children.push((harness, benches, program));
+            }
+            for (harness, benches, program) in children {
+                let args = RunRequest {
+                    benches,
+                    ..request.clone()
+                }
+                .args();
+                let result = match program {
+                    Ok(p) => run_child(&p, args, &run_id, &events, &mut kill_rx).await,
+                    Err(e) => Err(e),
+                };
+                match result {
+                    Ok(()) => {}
+                    Err(e) if e == "cancelled" => {
+                        errors.push(e);
+                        break;
+                    }
+                    // One harness failing does not stop the others.
+                    Err(e) => errors.push(format!(
+                        "{} harness: {e}",
+                        format!("{harness:?}").to_lowercase()
+                    )),
                 }
             }
-            let status = child.wait().await;
-            let tail = tail.await.unwrap_or_default();
-            let error = if cancelled {
-                Some("cancelled".to_string())
-            } else if let Some(f) = failure {
-                Some(with_tail(f, &tail))
-            } else {
-                match status {
-                    Ok(s) if s.success() && saw_done => None,
-                    Ok(s) if s.success() => {
-                        Some(with_tail("runner exited before saying done".into(), &tail))
-                    }
-                    Ok(s) => Some(with_tail(format!("runner exited with {s}"), &tail)),
-                    Err(e) => Some(format!("waiting for the runner: {e}")),
-                }
-            };
+            if errors.is_empty() {
+                let line = protocol::encode(&Event::Done);
+                let _ = events.send(RunEvent::Event {
+                    run_id: run_id.clone(),
+                    event: Event::Done,
+                    line,
+                });
+            }
+            let error = (!errors.is_empty()).then(|| errors.join("; "));
             let _ = events.send(RunEvent::Exited { run_id, error });
         });
         Ok(RunHandle {

@@ -13,7 +13,6 @@ use crate::catalog::BenchSpec;
 use crate::dataset::SELECT_BY_ID;
 use crate::knobs::Knobs;
 use crate::measure::Iteration;
-use crate::stats::LatencyHistogram;
 use crate::trace::{Phase, PhaseTotals, ns_between};
 
 /// Everything a bench of this target needs.
@@ -77,7 +76,7 @@ impl Ctx {
     }
 }
 
-type IterFn<'a> = Box<dyn FnMut(&mut LatencyHistogram) -> Result<Iteration, String> + 'a>;
+use crate::runner::IterFn;
 
 /// Builds the iteration closure of one bench; `None` if the bench is not of this target.
 pub fn iteration<'a>(spec: &BenchSpec, ctx: &'a Ctx) -> Result<IterFn<'a>, String> {
@@ -194,29 +193,14 @@ async fn middleware_iteration<const TRACE: bool>(
     }
     let end = Instant::now();
     let ops = ids.len() as u64;
-    let mut phases = PhaseTotals {
-        ops,
-        ..Default::default()
-    };
+    // Sampled totals scaled up to every operation; checkouts are sampled per chunk.
+    checkout.ops = traced_chunks;
+    let mut phases = lookups.scaled(ops);
     if TRACE {
-        let scale = |ns: u64, seen: u64, all: u64| {
-            if seen == 0 {
-                0
-            } else {
-                (ns as u128 * all as u128 / seen as u128) as u64
-            }
-        };
-        phases.ns[Phase::Checkout.index()] =
-            scale(checkout.ns[Phase::Checkout.index()], traced_chunks, chunks);
-        for p in [
-            Phase::Prepare,
-            Phase::Bind,
-            Phase::Dispatch,
-            Phase::ExecuteMarshal,
-            Phase::Decode,
-        ] {
-            phases.ns[p.index()] = scale(lookups.ns[p.index()], lookups.ops, ops);
-        }
+        phases.set(
+            Phase::Checkout,
+            checkout.scaled(chunks).ns[Phase::Checkout.index()],
+        );
     }
     Ok((ns_between(start, end), lat, phases))
 }

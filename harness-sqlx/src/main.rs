@@ -1,0 +1,80 @@
+//! benchscope's sqlx harness: the sqlx mirrors of the lookup benchmarks, on the same dataset
+//! (same rows, same shuffled ids, same cache file), speaking the same event stream.
+
+mod dataset;
+mod lookup;
+
+use bench_core::catalog::Harness;
+use bench_core::protocol::{Event, RunEnv};
+use bench_core::runner::{self, Harnessed, Plan, RunnerArgs};
+use clap::Parser;
+
+fn main() {
+    runner::init_logging();
+    let args = RunnerArgs::parse();
+    std::process::exit(main_with(args));
+}
+
+fn main_with(args: RunnerArgs) -> i32 {
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(2),
+        )
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: starting the tokio runtime: {e}");
+            return 1;
+        }
+    };
+    let env = |timer_ns: f64, plan: &Plan| -> RunEnv {
+        let sqlite = rt
+            .block_on(dataset::sqlite_version())
+            .unwrap_or_else(|e| format!("unknown ({e})"));
+        let mut env = bench_core::env::collect(&sqlite, timer_ns);
+        env.settings.insert(
+            "sqlx pool".into(),
+            format!(
+                "max_connections={} statement_cache_capacity={}",
+                plan.knobs.value("concurrency"),
+                plan.knobs.value("sqlx_statement_cache")
+            ),
+        );
+        env
+    };
+    let mut body = |plan: &Plan, emit: &mut dyn FnMut(Event)| -> Result<(), String> {
+        let ensure = |dir: &std::path::Path,
+                      key: &bench_core::dataset::DatasetKey,
+                      on_build: &mut dyn FnMut(&std::path::Path)| {
+            bench_core::dataset::ensure_with(
+                dir,
+                key,
+                on_build,
+                &|p| rt.block_on(dataset::validate(p, key)),
+                &|p| rt.block_on(dataset::write(p, key)),
+            )
+        };
+        let ready = runner::dataset_events(&args, plan, emit, &ensure)?;
+        let ids = bench_core::dataset::lookup_ids(
+            plan.knobs.value("rows"),
+            plan.target.seed,
+            plan.knobs.value("lookups"),
+        );
+        let ops = ids.len() as u64;
+        let ctx = lookup::Ctx::new(&rt, ready.path, ids, plan)?;
+        runner::run_benches(plan, ops, emit, &mut |spec| lookup::iteration(spec, &ctx));
+        Ok(())
+    };
+    runner::serve(
+        &args,
+        Harnessed {
+            harness: Harness::Sqlx,
+            env: &env,
+            body: &mut body,
+        },
+    )
+}

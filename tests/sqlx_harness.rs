@@ -1,0 +1,224 @@
+//! benchscope driving both harnesses: sqlx side by side with rusqlite and the middleware in one
+//! comparison; the same dataset file whichever harness builds it; a broken harness reported as
+//! a failed run with its stderr while the other benches keep their results.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use assert_cmd::Command;
+use bench_core::catalog::SINGLE_ROW_LOOKUP;
+use bench_core::dataset::{self, DatasetKey, row};
+
+fn benchscope() -> Command {
+    let mut c = Command::cargo_bin("benchscope").unwrap();
+    for v in [
+        "BENCH_ROWS",
+        "BENCH_LOOKUPS",
+        "BENCH_CONCURRENCY",
+        "BENCH_TRACE",
+        "BENCHSCOPE_SQLX_HARNESS",
+    ] {
+        c.env_remove(v);
+    }
+    c
+}
+
+fn tiny(cache: &Path, rows: &str, benches: &[&str]) -> Command {
+    let mut c = benchscope();
+    c.args([
+        "run",
+        "single_row_lookup",
+        "--rows",
+        rows,
+        "--lookups",
+        "20",
+        "--concurrency",
+        "2",
+    ])
+    .args([
+        "--time",
+        "0.01",
+        "--warmup",
+        "0",
+        "--samples",
+        "2",
+        "--min-samples",
+        "2",
+        "--format",
+        "json",
+    ])
+    .arg("--cache-dir")
+    .arg(cache);
+    for b in benches {
+        c.args(["--bench", b]);
+    }
+    c
+}
+
+fn json(c: &mut Command) -> serde_json::Value {
+    let out = c.assert().success().get_output().stdout.clone();
+    serde_json::from_slice(&out).expect("one JSON document")
+}
+
+#[test]
+fn sqlx_runs_side_by_side_with_rusqlite_and_the_middleware() {
+    let cache = tempfile::tempdir().unwrap();
+    let v = json(
+        &mut tiny(
+            cache.path(),
+            "100",
+            &["rusqlite", "middleware/spin", "sqlx", "sqlx/decode"],
+        )
+        .arg("--trace"),
+    );
+    let rows = v["comparison"][0].as_array().unwrap();
+    let names: Vec<&str> = rows.iter().map(|r| r["bench"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        ["rusqlite", "middleware/spin", "sqlx", "sqlx/decode"]
+    );
+    for r in rows {
+        assert!(r["ratio"]["value"].as_f64().unwrap() > 0.0, "{r}");
+    }
+    let run = &v["runs"][0];
+    assert_eq!(run["done"], true);
+    assert_eq!(run["start"]["harness"], "core");
+    assert_eq!(run["more_starts"][0]["harness"], "sqlx");
+    assert!(
+        run["more_starts"][0]["env"]["crates"]["sqlx"]
+            .as_str()
+            .unwrap()
+            .starts_with("0.9")
+    );
+    let sqlx = run["benches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["name"] == "sqlx")
+        .unwrap();
+    assert!(
+        sqlx["phases"]["execute_marshal"].as_f64().unwrap() > 0.0,
+        "{sqlx}"
+    );
+}
+
+fn rows_via_rusqlite(path: &Path) -> Vec<dataset::BenchRow> {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    let mut stmt = conn
+        .prepare("SELECT id, name, score, active FROM test ORDER BY id")
+        .unwrap();
+    stmt.query_map([], |r| {
+        Ok(dataset::BenchRow {
+            id: r.get(0)?,
+            name: r.get(1)?,
+            score: r.get(2)?,
+            active: r.get(3)?,
+        })
+    })
+    .unwrap()
+    .collect::<Result<_, _>>()
+    .unwrap()
+}
+
+fn dataset_status(v: &serde_json::Value) -> String {
+    v["runs"][0]["dataset"]["status"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn both_harnesses_build_and_accept_the_same_dataset() {
+    let key = |rows| DatasetKey {
+        workload: "single_row_lookup".into(),
+        rows,
+        seed: SINGLE_ROW_LOOKUP.seed,
+    };
+    // sqlx builds, rusqlite checks and reuses.
+    let a = tempfile::tempdir().unwrap();
+    assert_eq!(
+        dataset_status(&json(&mut tiny(a.path(), "257", &["sqlx/decode"]))),
+        "built"
+    );
+    let path = key(257).path_in(a.path());
+    dataset::validate(&path, &key(257)).expect("rusqlite accepts the sqlx-built file");
+    assert_eq!(
+        rows_via_rusqlite(&path),
+        (1..=257).map(row).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        dataset_status(&json(&mut tiny(a.path(), "257", &["decode"]))),
+        "reused"
+    );
+    // rusqlite builds, sqlx checks and reuses.
+    let b = tempfile::tempdir().unwrap();
+    assert_eq!(
+        dataset_status(&json(&mut tiny(b.path(), "257", &["decode"]))),
+        "built"
+    );
+    assert_eq!(
+        dataset_status(&json(&mut tiny(b.path(), "257", &["sqlx/decode"]))),
+        "reused"
+    );
+    // The same bytes of content either way.
+    assert_eq!(
+        rows_via_rusqlite(&path),
+        rows_via_rusqlite(&key(257).path_in(b.path()))
+    );
+    // And both walk the ids in the same order: each start event names the seed, and the order
+    // is a function of rows and seed alone (pinned in bench-core's tests).
+    let v = json(&mut tiny(b.path(), "257", &["decode", "sqlx/decode"]));
+    assert_eq!(
+        v["runs"][0]["start"]["seed"],
+        v["runs"][0]["more_starts"][0]["seed"]
+    );
+    assert_eq!(
+        v["runs"][0]["start"]["knobs"],
+        v["runs"][0]["more_starts"][0]["knobs"]
+    );
+}
+
+fn fake_harness(dir: &Path, script: &str) -> std::path::PathBuf {
+    let p = dir.join("fake-harness");
+    std::fs::write(&p, format!("#!/bin/sh\n{script}\n")).unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    p
+}
+
+#[test]
+fn a_broken_harness_fails_its_part_and_the_rest_is_kept() {
+    let cache = tempfile::tempdir().unwrap();
+    for (script, expect) in [
+        (
+            "echo 'harness exploded' >&2; echo 'this is not json'; sleep 5",
+            "sqlx harness: runner wrote a malformed line",
+        ),
+        (
+            "echo 'early exit' >&2; exit 3",
+            "sqlx harness: runner exited with exit status: 3; stderr:\nearly exit",
+        ),
+    ] {
+        let fake = fake_harness(cache.path(), script);
+        let out = tiny(cache.path(), "50", &["rusqlite", "sqlx"])
+            .env("BENCHSCOPE_SQLX_HARNESS", &fake)
+            .assert()
+            .code(1)
+            .get_output()
+            .clone();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(expect), "{stderr}");
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let rows = v["comparison"][0].as_array().unwrap();
+        assert_eq!(rows.len(), 1, "rusqlite's result is kept: {rows:?}");
+        assert_eq!(rows[0]["bench"], "rusqlite");
+        assert!(v["runs"][0]["error"].as_str().unwrap().contains(expect));
+    }
+    let missing = cache.path().join("nope");
+    tiny(cache.path(), "50", &["sqlx"])
+        .env("BENCHSCOPE_SQLX_HARNESS", &missing)
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains(
+            "BENCHSCOPE_SQLX_HARNESS points to",
+        ));
+}
