@@ -64,7 +64,7 @@ fn json(c: &mut Command) -> serde_json::Value {
 fn sqlx_runs_side_by_side_with_rusqlite_and_the_middleware() {
     let cache = tempfile::tempdir().unwrap();
     let v = json(
-        &mut tiny(
+        tiny(
             cache.path(),
             "100",
             &["rusqlite", "middleware/spin", "sqlx", "sqlx/decode"],

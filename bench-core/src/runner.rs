@@ -254,13 +254,24 @@ impl RunnerArgs {
     }
 }
 
+/// A harness's work once the plan is checked: prepare the dataset, run the benches.
+pub type Body<'a> = dyn FnMut(&Plan, &mut dyn FnMut(Event)) -> Result<(), String> + 'a;
+
+/// How a harness prepares a dataset file: `(cache dir, key, on_build)` to a ready file.
+pub type Ensure<'a> = dyn Fn(
+        &std::path::Path,
+        &crate::dataset::DatasetKey,
+        &mut dyn FnMut(&std::path::Path),
+    ) -> Result<crate::dataset::DatasetReady, String>
+    + 'a;
+
 /// What a harness hands to [`serve`]: its name, how to describe its environment, and the body
 /// that prepares the dataset and runs the benches.
 pub struct Harnessed<'a> {
     pub harness: Harness,
     /// The environment, given the calibrated timer cost in ns.
     pub env: &'a dyn Fn(f64, &Plan) -> crate::protocol::RunEnv,
-    pub body: &'a mut dyn FnMut(&Plan, &mut dyn FnMut(Event)) -> Result<(), String>,
+    pub body: &'a mut Body<'a>,
 }
 
 /// The runner protocol around a harness: checks the arguments (exit 2 with an error event if
@@ -326,11 +337,7 @@ pub fn dataset_events(
     args: &RunnerArgs,
     plan: &Plan,
     emit: &mut dyn FnMut(Event),
-    ensure: &dyn Fn(
-        &std::path::Path,
-        &crate::dataset::DatasetKey,
-        &mut dyn FnMut(&std::path::Path),
-    ) -> Result<crate::dataset::DatasetReady, String>,
+    ensure: &Ensure<'_>,
 ) -> Result<crate::dataset::DatasetReady, String> {
     use crate::dataset::{self, DatasetKey};
     use crate::protocol::DatasetStatus;
