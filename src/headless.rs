@@ -20,7 +20,7 @@ pub enum Format {
     Jsonl,
 }
 
-#[derive(Debug, clap::Args)]
+#[derive(Debug, Clone, clap::Args)]
 pub struct RunArgs {
     /// Target to run (see `benchscope list`).
     pub target: String,
@@ -42,30 +42,73 @@ pub fn now_rfc3339() -> String {
         .unwrap_or_else(|_| "unknown time".into())
 }
 
-pub fn run(args: RunArgs) -> i32 {
-    let runner_args = RunnerArgs {
-        target: args.target.clone(),
-        benches: args.benches.clone(),
-        session: args.session.clone(),
-        run_id: None,
+/// `--concurrency 1,2,4` sweeps: one run per value. Each value is checked like any knob value.
+fn sweep_values(args: &RunArgs) -> Result<Option<Vec<String>>, String> {
+    let Some(text) = args
+        .session
+        .knobs
+        .concurrency
+        .as_deref()
+        .filter(|t| t.contains(','))
+    else {
+        return Ok(None);
     };
-    // Everything is checked here, before anything starts.
-    let plan = match runner_args.plan(None) {
-        Ok(p) => p,
+    let values: Vec<String> = text.split(',').map(|v| v.trim().to_string()).collect();
+    for v in &values {
+        bench_core::catalog::CONCURRENCY
+            .parse(v)
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(Some(values))
+}
+
+pub fn run(args: RunArgs) -> i32 {
+    let sweep = match sweep_values(&args) {
+        Ok(s) => s,
         Err(e) => {
             eprintln!("error: {e}");
             return 2;
         }
     };
-    let request = RunRequest {
-        run_id: format!("{}-{}", plan.target.name, std::process::id()),
-        target: plan.target.name.to_string(),
-        benches: plan.benches.iter().map(|b| b.name.to_string()).collect(),
-        knobs: plan.knobs.0.iter().map(|(k, v)| (k.clone(), *v)).collect(),
-        budget_args: args.session.budget.to_args(),
-        trace: plan.trace,
-        cache_dir: args.session.cache_dir.clone(),
+    // One run per concurrency value of a sweep, else one run.
+    let variants: Vec<RunArgs> = match &sweep {
+        Some(values) => values
+            .iter()
+            .map(|v| {
+                let mut a = args.clone();
+                a.session.knobs.concurrency = Some(v.clone());
+                a
+            })
+            .collect(),
+        None => vec![args.clone()],
     };
+    // Everything is checked here, before anything starts.
+    let mut planned = Vec::new();
+    for (i, a) in variants.iter().enumerate() {
+        let runner_args = RunnerArgs {
+            target: a.target.clone(),
+            benches: a.benches.clone(),
+            session: a.session.clone(),
+            run_id: None,
+        };
+        let plan = match runner_args.plan(None) {
+            Ok(p) => p,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return 2;
+            }
+        };
+        let request = RunRequest {
+            run_id: format!("{}-{}-{}", plan.target.name, std::process::id(), i + 1),
+            target: plan.target.name.to_string(),
+            benches: plan.benches.iter().map(|b| b.name.to_string()).collect(),
+            knobs: plan.knobs.0.iter().map(|(k, v)| (k.clone(), *v)).collect(),
+            budget_args: a.session.budget.to_args(),
+            trace: plan.trace,
+            cache_dir: a.session.cache_dir.clone(),
+        };
+        planned.push((plan, request));
+    }
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -77,18 +120,36 @@ pub fn run(args: RunArgs) -> i32 {
             return 1;
         }
     };
-    let total = request.benches.len();
-    let record = rt.block_on(collect(
-        &runner,
-        request,
-        total,
-        args.format == Format::Jsonl,
-    ));
-    let failed = record.error.is_some() || record.benches.iter().any(|b| b.error.is_some());
+    let baseline = planned[0].0.target.baseline;
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    let mut records = Vec::new();
+    for (plan, request) in planned {
+        if sweep.is_some() {
+            let c = plan.knobs.value("concurrency");
+            let over = if c as usize > cores {
+                format!(" (more tasks than the {cores} cores)")
+            } else {
+                String::new()
+            };
+            eprintln!("sweep: concurrency={c}{over}");
+        }
+        let total = request.benches.len();
+        records.push(rt.block_on(collect(
+            &runner,
+            request,
+            total,
+            args.format == Format::Jsonl,
+        )));
+    }
+    let failed = records
+        .iter()
+        .any(|r| r.error.is_some() || r.benches.iter().any(|b| b.error.is_some()));
     let generated_at = now_rfc3339();
     let report = Report {
-        runs: std::slice::from_ref(&record),
-        baseline: plan.target.baseline,
+        runs: &records,
+        baseline,
         generated_at: &generated_at,
     };
     let text = match args.format {
@@ -98,8 +159,10 @@ pub fn run(args: RunArgs) -> i32 {
         Format::Jsonl => String::new(),
     };
     print!("{text}");
-    if let Some(e) = &record.error {
-        eprintln!("error: {e}");
+    for r in &records {
+        if let Some(e) = &r.error {
+            eprintln!("error: {e}");
+        }
     }
     if failed { 1 } else { 0 }
 }

@@ -102,7 +102,11 @@ fn run_json_is_one_document_with_every_bench() {
     assert_eq!(v["schema_version"], 1);
     assert_eq!(v["baseline"], "rusqlite");
     let rows = v["comparison"][0].as_array().unwrap();
-    assert_eq!(rows.len(), SINGLE_ROW_LOOKUP.benches.len());
+    assert_eq!(
+        rows.len(),
+        SINGLE_ROW_LOOKUP.benches.len(),
+        "core and sqlx benches together"
+    );
     for row in rows {
         assert!(row["median_ns"].as_f64().unwrap() > 0.0, "{row}");
         assert!(row["ratio"]["value"].as_f64().unwrap() > 0.0, "{row}");
@@ -256,4 +260,118 @@ fn bad_values_are_refused_with_the_allowed_range() {
         0,
         "nothing started"
     );
+}
+
+#[test]
+fn multithread_target_runs_and_sweeps_concurrency() {
+    let cache = tempfile::tempdir().unwrap();
+    let out = benchscope()
+        .args([
+            "run",
+            "multithread_pool_checkout",
+            "--rows",
+            "64",
+            "--lookups",
+            "32",
+            "--concurrency",
+            "1,2,4",
+        ])
+        .args([
+            "--time",
+            "0.01",
+            "--warmup",
+            "0",
+            "--samples",
+            "2",
+            "--min-samples",
+            "2",
+            "--format",
+            "json",
+        ])
+        .args([
+            "--bench",
+            "rusqlite_blocking",
+            "--bench",
+            "middleware_parallel_select/spin",
+            "--bench",
+            "sqlx_pool_checkout",
+        ])
+        .arg("--cache-dir")
+        .arg(cache.path())
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        v["runs"].as_array().unwrap().len(),
+        3,
+        "one run per concurrency value"
+    );
+    assert_eq!(v["scaling"]["concurrency"], serde_json::json!([1, 2, 4]));
+    for bench in [
+        "rusqlite_blocking",
+        "middleware_parallel_select/spin",
+        "sqlx_pool_checkout",
+    ] {
+        let cells = v["scaling"]["ops_per_s"][bench].as_array().unwrap();
+        assert!(
+            cells.iter().all(|c| c.as_f64().unwrap() > 0.0),
+            "{bench}: {cells:?}"
+        );
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    assert_eq!(
+        stderr.contains("more tasks than the"),
+        cores < 4,
+        "{stderr}"
+    );
+    // The same sweep as a table has the scaling table and chart.
+    let table = benchscope()
+        .args([
+            "run",
+            "multithread_pool_checkout",
+            "--rows",
+            "64",
+            "--lookups",
+            "32",
+            "--concurrency",
+            "1,2",
+        ])
+        .args([
+            "--time",
+            "0.01",
+            "--warmup",
+            "0",
+            "--samples",
+            "2",
+            "--min-samples",
+            "2",
+            "--bench",
+            "rusqlite_blocking",
+        ])
+        .arg("--cache-dir")
+        .arg(cache.path())
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let table = String::from_utf8(table).unwrap();
+    assert!(
+        table.contains("scaling: ops/s by concurrency")
+            && table.contains("ops/s")
+            && table.contains("█"),
+        "{table}"
+    );
+    benchscope()
+        .args(["run", "multithread_pool_checkout", "--concurrency", "1,0,4"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "invalid value 0 for knob concurrency: out of range (allowed: 1..=1024)",
+        ));
 }

@@ -50,6 +50,9 @@ pub struct Target {
     pub benches: &'static [BenchSpec],
     /// The bench other benches are compared against by default.
     pub baseline: &'static str,
+    /// Samples time a fan-out of concurrent operations, so ns/op reads as 1 / throughput and
+    /// the views lead with ops/s.
+    pub throughput: bool,
 }
 
 /// A workload that the catalog names but no runner implements yet. Listed so the docs and the
@@ -219,6 +222,7 @@ pub const SINGLE_ROW_LOOKUP: Target = Target {
         SQLX_STATEMENT_CACHE,
     ],
     baseline: "rusqlite",
+    throughput: false,
     benches: &[
         BenchSpec {
             name: "rusqlite",
@@ -334,14 +338,113 @@ pub const SINGLE_ROW_LOOKUP: Target = Target {
     ],
 };
 
-pub const TARGETS: &[Target] = &[SINGLE_ROW_LOOKUP];
+const fn fan_out(
+    name: &'static str,
+    harness: Harness,
+    backend: &'static str,
+    strategy: Option<&'static str>,
+    about: &'static str,
+) -> BenchSpec {
+    BenchSpec {
+        name,
+        kind: BenchKind::Bench,
+        harness,
+        backend,
+        strategy,
+        phase: None,
+        op: "one lookup, as part of a fan-out over `concurrency` tasks (wall time / lookups)",
+        about,
+    }
+}
+
+const fn checkout_fan_out(
+    name: &'static str,
+    harness: Harness,
+    backend: &'static str,
+) -> BenchSpec {
+    BenchSpec {
+        op: "one checkout and return, `concurrency` tasks at once (wall time / checkouts)",
+        ..fan_out(
+            name,
+            harness,
+            backend,
+            None,
+            "concurrent checkout and return only",
+        )
+    }
+}
+
+pub const MULTITHREAD_POOL_CHECKOUT: Target = Target {
+    name: "multithread_pool_checkout",
+    about: "`concurrency` tasks fan out over the shuffled ids, each on a pooled connection; ops/s and latency",
+    seed: 0x5EED_2002,
+    knobs: &[ROWS, LOOKUPS, CONCURRENCY, SPIN_US, SQLX_STATEMENT_CACHE],
+    baseline: "rusqlite_blocking",
+    throughput: true,
+    benches: &[
+        fan_out(
+            "rusqlite_blocking",
+            Harness::Core,
+            "rusqlite",
+            None,
+            "a plain pool of rusqlite connections, one spawn_blocking per task",
+        ),
+        fan_out(
+            "middleware_parallel_select/inline",
+            Harness::Core,
+            "deadpool-sqlite",
+            Some("inline"),
+            "middleware path per task, run on the runtime threads",
+        ),
+        fan_out(
+            "middleware_parallel_select/spawn_blocking",
+            Harness::Core,
+            "deadpool-sqlite",
+            Some("spawn_blocking"),
+            "middleware path per task through spawn_blocking",
+        ),
+        fan_out(
+            "middleware_parallel_select/interact",
+            Harness::Core,
+            "deadpool-sqlite",
+            Some("interact"),
+            "middleware path per task through interact",
+        ),
+        fan_out(
+            "middleware_parallel_select/worker",
+            Harness::Core,
+            "rusqlite worker pool",
+            Some("worker"),
+            "middleware path per task through worker threads",
+        ),
+        fan_out(
+            "middleware_parallel_select/spin",
+            Harness::Core,
+            "rusqlite worker pool",
+            Some("spin"),
+            "middleware path per task through spin-then-park workers",
+        ),
+        checkout_fan_out("middleware_pool_checkout", Harness::Core, "deadpool-sqlite"),
+        checkout_fan_out(
+            "middleware_pool_checkout/workers",
+            Harness::Core,
+            "rusqlite worker pool",
+        ),
+        fan_out(
+            "sqlx_parallel_select",
+            Harness::Sqlx,
+            "sqlx-sqlite",
+            None,
+            "sqlx: each task acquires, prepares once and fetches its chunk",
+        ),
+        checkout_fan_out("sqlx_pool_checkout", Harness::Sqlx, "sqlx-sqlite"),
+    ],
+};
+
+pub const TARGETS: &[Target] = &[SINGLE_ROW_LOOKUP, MULTITHREAD_POOL_CHECKOUT];
 
 /// Workloads named in the design that no runner implements yet.
 pub const PLANNED: &[Planned] = &[
-    Planned {
-        name: "multithread_pool_checkout",
-        about: "parallel selects and pool checkout under BENCH_CONCURRENCY tasks (not implemented yet)",
-    },
     Planned {
         name: "bulk_insert",
         about: "16-column bulk insert in one transaction, SQLite backends and PostgreSQL (not implemented yet)",
@@ -453,7 +556,7 @@ mod tests {
     fn unknown_and_planned_targets_are_told_apart() {
         assert_eq!(
             target("nope").unwrap_err().to_string(),
-            "unknown target \"nope\" (known: single_row_lookup)"
+            "unknown target \"nope\" (known: single_row_lookup, multithread_pool_checkout)"
         );
         assert!(matches!(
             target("bulk_insert"),

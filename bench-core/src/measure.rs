@@ -83,6 +83,20 @@ fn phases_event(bench: &str, iter: u64, totals: &PhaseTotals) -> Event {
     }
 }
 
+/// Splits `n` operations over `tasks` as evenly as possible (the first ones take the rest).
+pub fn split(n: usize, tasks: usize) -> Vec<(usize, usize)> {
+    let tasks = tasks.max(1);
+    let (base, extra) = (n / tasks, n % tasks);
+    let mut out = Vec::with_capacity(tasks);
+    let mut start = 0;
+    for i in 0..tasks {
+        let len = base + usize::from(i < extra);
+        out.push((start, start + len));
+        start += len;
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -133,6 +147,13 @@ mod tests {
         assert_eq!(*ops, 50);
         assert_eq!(ns_per_op[&Phase::Decode], 5.0);
         assert!(matches!(events.last(), Some(Event::Summary { .. })));
+    }
+
+    #[test]
+    fn split_covers_every_operation_once() {
+        assert_eq!(split(10, 3), vec![(0, 4), (4, 7), (7, 10)]);
+        assert_eq!(split(2, 4), vec![(0, 1), (1, 2), (2, 2), (2, 2)]);
+        assert_eq!(split(5, 0), vec![(0, 5)]);
     }
 
     #[test]

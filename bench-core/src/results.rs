@@ -193,6 +193,8 @@ pub struct ComparisonRow {
     pub strategy: Option<String>,
     pub median_ns: f64,
     pub ci95_ns: [f64; 2],
+    /// Operations per second at the median (1e9 / median ns).
+    pub ops_per_s: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub p99_ns: Option<u64>,
     pub samples: usize,
@@ -213,6 +215,7 @@ pub fn comparison(run: &RunRecord, baseline: &str) -> Vec<ComparisonRow> {
                 strategy: b.strategy.clone(),
                 median_ns: s.median,
                 ci95_ns: s.ci95_median,
+                ops_per_s: if s.median > 0.0 { 1e9 / s.median } else { 0.0 },
                 p99_ns: s.latency.map(|l| l.p99),
                 samples: s.samples,
                 // Against itself the ratio is exactly 1: the errors are perfectly correlated.

@@ -405,6 +405,7 @@ pub fn run_benches<'a>(
 /// Runs bench-core's runner with the process arguments. Returns the exit code.
 #[cfg(feature = "middleware")]
 pub fn main_with(args: RunnerArgs) -> i32 {
+    use crate::workloads::multithread as mt;
     use crate::workloads::single_row_lookup as srl;
     let env = |timer_ns: f64, plan: &Plan| {
         let mut env = crate::env::collect(crate::backends::raw::sqlite_version(), timer_ns);
@@ -422,8 +423,13 @@ pub fn main_with(args: RunnerArgs) -> i32 {
             plan.knobs.value("lookups"),
         );
         let ops = ids.len() as u64;
-        let ctx = srl::Ctx::new(ready.path.clone(), ids, &plan.knobs, plan.trace)?;
-        run_benches(plan, ops, emit, &mut |spec| srl::iteration(spec, &ctx));
+        if plan.target.name == crate::catalog::MULTITHREAD_POOL_CHECKOUT.name {
+            let ctx = mt::Ctx::new(ready.path.clone(), ids, &plan.knobs)?;
+            run_benches(plan, ops, emit, &mut |spec| mt::iteration(spec, &ctx));
+        } else {
+            let ctx = srl::Ctx::new(ready.path.clone(), ids, &plan.knobs, plan.trace)?;
+            run_benches(plan, ops, emit, &mut |spec| srl::iteration(spec, &ctx));
+        }
         Ok(())
     };
     serve(

@@ -16,17 +16,19 @@ use sqlx::{Executor, SqlSafeStr, Statement};
 use crate::dataset::decode;
 
 pub struct Ctx<'rt> {
-    rt: &'rt tokio::runtime::Runtime,
-    pool: SqlitePool,
+    pub rt: &'rt tokio::runtime::Runtime,
+    pub pool: SqlitePool,
     /// The lookup statement, prepared once.
     stmt: SqliteStatement,
-    ids: Arc<Vec<i64>>,
+    pub ids: Arc<Vec<i64>>,
+    /// Pool size, and tasks of a fan-out.
+    pub concurrency: usize,
     per_checkout: usize,
     trace: bool,
     trace_every: usize,
 }
 
-fn err(e: impl std::fmt::Display) -> String {
+pub fn err(e: impl std::fmt::Display) -> String {
     e.to_string()
 }
 
@@ -58,9 +60,11 @@ impl<'rt> Ctx<'rt> {
             pool,
             stmt,
             ids: Arc::new(ids),
-            per_checkout: k.value("lookups_per_checkout") as usize,
+            concurrency: k.value("concurrency") as usize,
+            // multithread_pool_checkout has no such knob: one checkout per task there.
+            per_checkout: k.get("lookups_per_checkout").unwrap_or(1) as usize,
             trace: plan.trace,
-            trace_every: k.value("trace_every") as usize,
+            trace_every: k.get("trace_every").unwrap_or(1) as usize,
         })
     }
 

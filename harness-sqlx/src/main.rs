@@ -3,6 +3,7 @@
 
 mod dataset;
 mod lookup;
+mod multithread;
 
 use bench_core::catalog::Harness;
 use bench_core::protocol::{Event, RunEnv};
@@ -66,7 +67,13 @@ fn main_with(args: RunnerArgs) -> i32 {
         );
         let ops = ids.len() as u64;
         let ctx = lookup::Ctx::new(&rt, ready.path, ids, plan)?;
-        runner::run_benches(plan, ops, emit, &mut |spec| lookup::iteration(spec, &ctx));
+        if plan.target.name == bench_core::catalog::MULTITHREAD_POOL_CHECKOUT.name {
+            runner::run_benches(plan, ops, emit, &mut |spec| {
+                multithread::iteration(spec, &ctx)
+            });
+        } else {
+            runner::run_benches(plan, ops, emit, &mut |spec| lookup::iteration(spec, &ctx));
+        }
         Ok(())
     };
     runner::serve(

@@ -16,6 +16,16 @@ struct Document<'a> {
     baseline: &'a str,
     runs: &'a [RunRecord],
     comparison: Vec<Vec<ComparisonRow>>,
+    /// ops/s by concurrency when the runs form a sweep.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    scaling: Option<ScalingDoc>,
+}
+
+#[derive(Serialize)]
+struct ScalingDoc {
+    concurrency: Vec<u64>,
+    cores: usize,
+    ops_per_s: std::collections::BTreeMap<String, Vec<Option<f64>>>,
 }
 
 pub fn render(report: &Report<'_>) -> String {
@@ -30,6 +40,11 @@ pub fn render(report: &Report<'_>) -> String {
             .iter()
             .map(|r| comparison(r, report.baseline))
             .collect(),
+        scaling: super::scaling::scaling(report.runs).map(|s| ScalingDoc {
+            concurrency: s.concurrency,
+            cores: s.cores,
+            ops_per_s: s.rows.into_iter().collect(),
+        }),
     };
     let mut s = serde_json::to_string_pretty(&doc).expect("report serializes");
     s.push('\n');

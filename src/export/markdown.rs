@@ -147,6 +147,9 @@ pub fn render(report: &Report<'_>) -> String {
     if report.runs.len() > 1 {
         side_by_side(&mut out, report.runs);
     }
+    if let Some(sc) = super::scaling::scaling(report.runs) {
+        out.push_str(&sc.markdown());
+    }
     out
 }
 

@@ -2,6 +2,7 @@
 
 pub mod json;
 pub mod markdown;
+pub mod scaling;
 pub mod table;
 
 use bench_core::results::RunRecord;
@@ -35,6 +36,25 @@ pub fn fmt_ns(ns: f64) -> String {
     format!("{v:.digits$} {unit}")
 }
 
+/// Operations per second, short (`1.23M/s`, `456k/s`, `78/s`).
+pub fn fmt_ops(ops: f64) -> String {
+    let (v, unit) = if ops >= 1e6 {
+        (ops / 1e6, "M")
+    } else if ops >= 1e3 {
+        (ops / 1e3, "k")
+    } else {
+        (ops, "")
+    };
+    let digits = if v >= 100.0 {
+        0
+    } else if v >= 10.0 {
+        1
+    } else {
+        2
+    };
+    format!("{v:.digits$}{unit}/s")
+}
+
 /// The CI of a median, as `lo–hi` in the unit of the low end.
 pub fn fmt_ci(ci: [f64; 2]) -> String {
     format!("{} – {}", fmt_ns(ci[0]), fmt_ns(ci[1]))
@@ -51,6 +71,9 @@ mod tests {
         assert_eq!(fmt_ns(65780.4), "65.8 µs");
         assert_eq!(fmt_ns(123_456_789.0), "123 ms");
         assert_eq!(fmt_ns(2.5e9), "2.50 s");
+        assert_eq!(fmt_ops(1_234_567.0), "1.23M/s");
+        assert_eq!(fmt_ops(456_000.0), "456k/s");
+        assert_eq!(fmt_ops(78.0), "78.0/s");
     }
 }
 

@@ -3,11 +3,17 @@
 use bench_core::protocol::DEBUG_WARNING;
 use bench_core::results::{RunRecord, comparison};
 
-use super::{Report, fmt_ci, fmt_ns};
+use super::{Report, fmt_ci, fmt_ns, fmt_ops};
 
-/// Columns of a comparison, shared by the text and markdown tables.
+/// Columns of a comparison, shared by the text and markdown tables. Fan-out targets also
+/// show throughput.
 pub fn comparison_cells(run: &RunRecord, baseline: &str) -> (Vec<String>, Vec<Vec<String>>) {
-    let headers = [
+    let throughput = run
+        .start
+        .as_ref()
+        .and_then(|s| bench_core::catalog::target(&s.target).ok())
+        .is_some_and(|t| t.throughput);
+    let mut headers: Vec<String> = [
         "bench",
         "backend",
         "median/op",
@@ -18,24 +24,32 @@ pub fn comparison_cells(run: &RunRecord, baseline: &str) -> (Vec<String>, Vec<Ve
     ]
     .map(String::from)
     .to_vec();
+    if throughput {
+        headers.insert(2, "ops/s".into());
+    }
     let rows = comparison(run, baseline)
         .into_iter()
         .map(|r| {
-            vec![
+            let ratio = if r.bench == baseline {
+                "baseline".into()
+            } else {
+                r.ratio.map(|x| x.to_string()).unwrap_or_else(|| "-".into())
+            };
+            let mut row = vec![
                 r.bench.clone(),
-                r.backend,
+                r.backend.clone(),
                 fmt_ns(r.median_ns),
                 fmt_ci(r.ci95_ns),
                 r.p99_ns
                     .map(|p| fmt_ns(p as f64))
                     .unwrap_or_else(|| "-".into()),
-                if r.bench == baseline {
-                    "baseline".into()
-                } else {
-                    r.ratio.map(|x| x.to_string()).unwrap_or_else(|| "-".into())
-                },
+                ratio,
                 r.samples.to_string(),
-            ]
+            ];
+            if throughput {
+                row.insert(2, fmt_ops(r.ops_per_s));
+            }
+            row
         })
         .collect();
     (headers, rows)
@@ -108,6 +122,10 @@ pub fn render(report: &Report<'_>) -> String {
         for line in unfinished(run) {
             out.push_str(&format!("! {line}\n"));
         }
+    }
+    if let Some(sc) = super::scaling::scaling(report.runs) {
+        out.push('\n');
+        out.push_str(&sc.text());
     }
     out
 }

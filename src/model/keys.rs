@@ -34,6 +34,7 @@ pub enum Cmd {
     ToggleTrace,
     BaselineBench,
     BaselineRun,
+    Sweep,
     Export,
     Help,
     NextFocus,
@@ -84,6 +85,27 @@ pub const CATALOG: &[Binding] = &[
     b(DOWN, "↓/j", "next bench", Cmd::Down).in_help(false),
     b(&[Key::Char(' ')], "space", "mark / unmark bench", Cmd::Mark).hint("space", "mark"),
     b(&[Key::Enter], "enter", "run marked (or cursor)", Cmd::Run).hint("enter", "run"),
+    b(
+        &[Key::Char('s')],
+        "s",
+        "sweep concurrency 1,2,4,8,16",
+        Cmd::Sweep,
+    )
+    .hint("s", "sweep"),
+    b(
+        &[Key::Left, Key::Char('h')],
+        "←→/hl",
+        "switch target",
+        Cmd::Left,
+    )
+    .hint("←→", "target"),
+    b(
+        &[Key::Right, Key::Char('l')],
+        "→/l",
+        "next target",
+        Cmd::Right,
+    )
+    .in_help(false),
 ];
 
 pub const KNOBS: &[Binding] = &[

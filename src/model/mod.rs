@@ -17,6 +17,9 @@ use keys::{Cmd, Key};
 /// How long knob edits settle before running benches restart with the new values.
 pub const DEBOUNCE: Duration = Duration::from_millis(600);
 
+/// The concurrency values of a sweep.
+pub const SWEEP: [u64; 5] = [1, 2, 4, 8, 16];
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Focus {
     Catalog,
@@ -76,6 +79,7 @@ impl RunState {
 #[derive(Debug, Clone)]
 pub struct RunView {
     pub id: String,
+    pub target: &'static Target,
     /// Column number shown to the user (1-based).
     pub seq: usize,
     pub knobs: Knobs,
@@ -259,13 +263,67 @@ impl State {
         self.runs.iter().any(|r| r.state.is_active())
     }
 
-    /// Bench names that appear in any run, in catalog order: the comparison's rows.
+    /// Bench names that appear in any run of the current target, in catalog order: the
+    /// comparison's rows.
     pub fn compare_rows(&self) -> Vec<&'static str> {
         self.catalog_benches()
             .into_iter()
             .map(|b| b.name)
-            .filter(|n| self.runs.iter().any(|r| r.benches.iter().any(|b| b == n)))
+            .filter(|n| self.target_runs().any(|r| r.benches.iter().any(|b| b == n)))
             .collect()
+    }
+
+    /// Runs of the target the explorer shows: the comparison's columns.
+    pub fn target_runs(&self) -> impl Iterator<Item = &RunView> {
+        self.runs
+            .iter()
+            .filter(|r| r.target.name == self.target.name)
+    }
+
+    /// The benches to run: the marked ones in catalog order, or the one under the cursor.
+    fn selected_benches(&self) -> Vec<String> {
+        if self.marked.is_empty() {
+            vec![self.catalog_benches()[self.catalog_cursor].name.to_string()]
+        } else {
+            self.catalog_benches()
+                .iter()
+                .filter(|b| self.marked.contains(b.name))
+                .map(|b| b.name.to_string())
+                .collect()
+        }
+    }
+
+    /// Shows another target: its knobs keep the values of knobs of the same name.
+    fn switch_target(&mut self, by: isize) {
+        let all = bench_core::catalog::TARGETS;
+        let i = all
+            .iter()
+            .position(|t| t.name == self.target.name)
+            .unwrap_or(0) as isize;
+        let next = &all[(i + by).rem_euclid(all.len() as isize) as usize];
+        if next.name == self.target.name {
+            return;
+        }
+        let mut knobs =
+            bench_core::knobs::resolve(next.knobs, &bench_core::knobs::process_env, &[])
+                .unwrap_or_else(|_| {
+                    bench_core::knobs::resolve(next.knobs, &|_| None, &[])
+                        .expect("defaults are valid")
+                });
+        for spec in next.knobs {
+            if let Some(v) = self.knobs.get(spec.name) {
+                knobs.set(spec.name, v);
+            }
+        }
+        self.target = next;
+        self.knobs = knobs;
+        self.knob_cursor = 0;
+        self.catalog_cursor = 0;
+        self.marked.clear();
+        self.baseline_bench = next.baseline;
+        self.compare_row = 0;
+        self.compare_col = self.target_runs().count().saturating_sub(1);
+        self.set_status(format!("target {}: {}", next.name, next.about), false);
     }
 
     /// The bench the live panel shows: the row selected among the active run's benches.
@@ -310,6 +368,7 @@ impl State {
         self.next_seq += 1;
         RunView {
             id: format!("{}-{seq}", self.id_prefix),
+            target: self.target,
             seq,
             knobs: self.knobs.clone(),
             trace: self.trace,
@@ -325,7 +384,7 @@ impl State {
     fn request(&self, run: &RunView) -> RunRequest {
         RunRequest {
             run_id: run.id.clone(),
-            target: self.target.name.to_string(),
+            target: run.target.name.to_string(),
             benches: run.benches.clone(),
             knobs: run.knobs.0.iter().map(|(k, v)| (k.clone(), *v)).collect(),
             budget_args: self.budget_args.clone(),
@@ -448,9 +507,38 @@ fn on_key(state: &mut State, key: Key, now: Instant) -> Vec<Effect> {
             };
             move_cursor(cursor, len, down);
         }
+        Cmd::Left | Cmd::Right if state.focus == Focus::Catalog => {
+            state.switch_target(if cmd == Cmd::Right { 1 } else { -1 });
+        }
         Cmd::Left | Cmd::Right => {
-            let n = state.runs.len();
+            let n = state.target_runs().count();
             move_cursor(&mut state.compare_col, n, cmd == Cmd::Right);
+        }
+        Cmd::Sweep => {
+            let benches = state.selected_benches();
+            let knobs = state.knobs.clone();
+            let queued_behind = state.active_run().is_some();
+            for c in SWEEP {
+                let mut run = state.new_run(benches.clone(), None);
+                run.knobs = knobs.clone();
+                run.knobs.set("concurrency", c);
+                state.runs.push(run);
+            }
+            state.compare_col = state.target_runs().count().saturating_sub(1);
+            state.set_status(
+                format!(
+                    "sweep: {} runs queued, concurrency {}{}",
+                    SWEEP.len(),
+                    SWEEP.map(|c| c.to_string()).join(", "),
+                    if queued_behind {
+                        " (after the running one)"
+                    } else {
+                        ""
+                    }
+                ),
+                false,
+            );
+            return state.start_next(now);
         }
         Cmd::Mark => {
             let name = state.catalog_benches()[state.catalog_cursor].name;
@@ -460,20 +548,7 @@ fn on_key(state: &mut State, key: Key, now: Instant) -> Vec<Effect> {
             move_cursor(&mut state.catalog_cursor, state.target.benches.len(), true);
         }
         Cmd::Run => {
-            let benches: Vec<String> = if state.marked.is_empty() {
-                vec![
-                    state.catalog_benches()[state.catalog_cursor]
-                        .name
-                        .to_string(),
-                ]
-            } else {
-                state
-                    .catalog_benches()
-                    .iter()
-                    .filter(|b| state.marked.contains(b.name))
-                    .map(|b| b.name.to_string())
-                    .collect()
-            };
+            let benches = state.selected_benches();
             let run = state.new_run(benches, None);
             let queued = state.active_run().is_some();
             state.set_status(
@@ -487,8 +562,8 @@ fn on_key(state: &mut State, key: Key, now: Instant) -> Vec<Effect> {
                 },
                 false,
             );
-            state.compare_col = state.runs.len();
             state.runs.push(run);
+            state.compare_col = state.target_runs().count() - 1;
             return state.start_next(now);
         }
         Cmd::Increase | Cmd::Decrease => {
@@ -532,8 +607,11 @@ fn on_key(state: &mut State, key: Key, now: Instant) -> Vec<Effect> {
             }
         }
         Cmd::BaselineRun => {
-            if let Some(run) = state.runs.get(state.compare_col) {
-                let (id, seq) = (run.id.clone(), run.seq);
+            let picked = state
+                .target_runs()
+                .nth(state.compare_col)
+                .map(|r| (r.id.clone(), r.seq));
+            if let Some((id, seq)) = picked {
                 state.baseline_run = Some(id);
                 state.set_status(format!("verdicts are now against run {seq}"), false);
             }

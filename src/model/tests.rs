@@ -423,3 +423,64 @@ fn run_events_update_progress_dataset_and_failures() {
     // Events of unknown runs are ignored.
     assert!(update(&mut s, ev("nope", Event::Done), now).is_empty());
 }
+
+#[test]
+fn left_right_in_the_catalog_switch_target_and_keep_shared_knobs() {
+    let mut s = state();
+    let now = Instant::now();
+    press(&mut s, &[Key::Tab, Key::Char('+'), Key::BackTab], now); // rows 2000
+    press(&mut s, &[Key::Char(' ')], now);
+    press(&mut s, &[Key::Right], now);
+    assert_eq!(s.target.name, "multithread_pool_checkout");
+    assert_eq!(
+        s.knobs.value("rows"),
+        2000,
+        "shared knobs keep their values"
+    );
+    assert_eq!(
+        s.knobs.get("lookups_per_checkout"),
+        None,
+        "knobs of the other target are gone"
+    );
+    assert!(s.marked.is_empty());
+    assert_eq!(s.baseline_bench, "rusqlite_blocking");
+    let fx = press(&mut s, &[Key::Enter], now);
+    assert!(
+        matches!(&fx[..], [Effect::Start(r)] if r.target == "multithread_pool_checkout" && r.benches == ["rusqlite_blocking"])
+    );
+    press(&mut s, &[Key::Left], now);
+    assert_eq!(s.target.name, "single_row_lookup");
+    assert_eq!(
+        s.compare_rows(),
+        Vec::<&str>::new(),
+        "the comparison shows the shown target's runs only"
+    );
+}
+
+#[test]
+fn sweep_queues_one_run_per_concurrency() {
+    let mut s = state();
+    let now = Instant::now();
+    let fx = press(&mut s, &[Key::Char('s')], now);
+    assert_eq!(s.runs.len(), SWEEP.len());
+    let cs: Vec<u64> = s
+        .runs
+        .iter()
+        .map(|r| r.knobs.value("concurrency"))
+        .collect();
+    assert_eq!(cs, SWEEP.to_vec());
+    assert!(
+        matches!(&fx[..], [Effect::Start(r)] if r.knobs.iter().any(|(k, v)| k == "concurrency" && *v == 1))
+    );
+    assert!(
+        s.runs[1..].iter().all(|r| r.state == RunState::Queued),
+        "one run at a time"
+    );
+    assert!(
+        s.status
+            .as_ref()
+            .unwrap()
+            .text
+            .starts_with("sweep: 5 runs queued")
+    );
+}

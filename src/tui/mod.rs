@@ -67,8 +67,7 @@ fn key_of(k: KeyEvent) -> Option<Key> {
 /// The export of everything with results, through the same exporters as `benchscope run`.
 pub fn export_contents(state: &State, generated_at: &str) -> (String, String) {
     let runs: Vec<_> = state
-        .runs
-        .iter()
+        .target_runs()
         .filter(|r| r.record.benches.iter().any(|b| b.summary.is_some()))
         .map(|r| r.record.clone())
         .collect();

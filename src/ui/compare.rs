@@ -31,7 +31,8 @@ pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
     let w = table.width as usize;
     let name_w = (w / 3).clamp(14, 26);
     let cols_fit = (w.saturating_sub(name_w) / COL_W).max(1);
-    let col_range = window(state.runs.len(), cols_fit, state.compare_col);
+    let runs: Vec<&RunView> = state.target_runs().collect();
+    let col_range = window(runs.len(), cols_fit, state.compare_col);
     let focused = state.focus == Focus::Compare;
     let baseline_run = state
         .baseline_run
@@ -43,7 +44,7 @@ pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
         theme.dim(),
     )];
     for ci in col_range.clone() {
-        let r = &state.runs[ci];
+        let r = &runs[ci];
         let base = if baseline_run.is_some_and(|b| b.id == r.id) {
             "*"
         } else {
@@ -87,7 +88,7 @@ pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
             if focused && ri == state.compare_row && ci == state.compare_col {
                 style = theme.selected();
             }
-            let text = fit(&cell(state, &state.runs[ci], name, baseline_run), COL_W - 1);
+            let text = fit(&cell(state, &runs[ci], name, baseline_run), COL_W - 1);
             spans.push(Span::styled(format!("{text:>COL_W$}"), style));
         }
         lines.push(Line::from(spans));
@@ -182,7 +183,7 @@ fn draw_detail(
     bench: Option<&str>,
     baseline_run: Option<&RunView>,
 ) {
-    let (Some(bench), Some(run)) = (bench, state.runs.get(state.compare_col)) else {
+    let (Some(bench), Some(run)) = (bench, state.target_runs().nth(state.compare_col)) else {
         return;
     };
     let mut lines = Vec::new();

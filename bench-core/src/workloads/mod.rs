@@ -2,3 +2,6 @@
 
 #[cfg(feature = "middleware")]
 pub mod single_row_lookup;
+
+#[cfg(feature = "middleware")]
+pub mod multithread;

@@ -1,0 +1,181 @@
+//! The concurrency sweep: ops/s of each bench across runs that differ only in `concurrency`.
+
+use std::fmt::Write;
+
+use bench_core::results::RunRecord;
+
+use super::fmt_ops;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scaling {
+    pub target: String,
+    /// The concurrency of each column, ascending.
+    pub concurrency: Vec<u64>,
+    /// Cores of the machine the runs were measured on.
+    pub cores: usize,
+    /// Per bench: ops/s at each concurrency (None where it did not finish).
+    pub rows: Vec<(String, Vec<Option<f64>>)>,
+}
+
+/// The sweep among `runs`, if at least two finished runs of one target differ in concurrency
+/// and in nothing else.
+pub fn scaling(runs: &[RunRecord]) -> Option<Scaling> {
+    let first = runs.iter().find_map(|r| r.start.as_ref())?;
+    let same = |r: &&RunRecord| {
+        r.start.as_ref().is_some_and(|s| {
+            let mut a = s.knobs.clone();
+            let mut b = first.knobs.clone();
+            a.0.remove("concurrency");
+            b.0.remove("concurrency");
+            s.target == first.target && a == b
+        })
+    };
+    let mut swept: Vec<&RunRecord> = runs.iter().filter(same).collect();
+    swept.sort_by_key(|r| r.start.as_ref().map(|s| s.knobs.value("concurrency")));
+    swept.dedup_by_key(|r| r.start.as_ref().map(|s| s.knobs.value("concurrency")));
+    if swept.len() < 2 {
+        return None;
+    }
+    let concurrency: Vec<u64> = swept
+        .iter()
+        .filter_map(|r| r.start.as_ref())
+        .map(|s| s.knobs.value("concurrency"))
+        .collect();
+    let mut names: Vec<&str> = Vec::new();
+    for r in &swept {
+        for b in &r.benches {
+            if !names.contains(&b.name.as_str()) {
+                names.push(&b.name);
+            }
+        }
+    }
+    let rows = names
+        .iter()
+        .map(|n| {
+            let cells = swept
+                .iter()
+                .map(|r| {
+                    r.bench(n)
+                        .and_then(|b| b.summary.as_ref())
+                        .filter(|s| s.median > 0.0)
+                        .map(|s| 1e9 / s.median)
+                })
+                .collect();
+            (n.to_string(), cells)
+        })
+        .collect();
+    Some(Scaling {
+        target: first.target.clone(),
+        concurrency,
+        cores: first.env.cores,
+        rows,
+    })
+}
+
+impl Scaling {
+    fn header(&self, c: u64) -> String {
+        if c as usize > self.cores {
+            format!("c={c}*")
+        } else {
+            format!("c={c}")
+        }
+    }
+
+    fn note(&self) -> Option<String> {
+        self.concurrency
+            .iter()
+            .any(|c| *c as usize > self.cores)
+            .then(|| {
+                format!(
+                    "* more tasks than the {} cores of this machine: they take turns on the cores",
+                    self.cores
+                )
+            })
+    }
+
+    /// A markdown table of ops/s plus a bar chart per bench.
+    pub fn markdown(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "\n### Scaling: ops/s by concurrency ({})\n",
+            self.target
+        );
+        let heads: Vec<String> = self.concurrency.iter().map(|c| self.header(*c)).collect();
+        let _ = writeln!(out, "| bench | {} |", heads.join(" | "));
+        let _ = writeln!(out, "| --- |{}", " ---: |".repeat(heads.len()));
+        for (name, cells) in &self.rows {
+            let cells: Vec<String> = cells
+                .iter()
+                .map(|c| c.map(fmt_ops).unwrap_or_else(|| "-".into()))
+                .collect();
+            let _ = writeln!(out, "| {name} | {} |", cells.join(" | "));
+        }
+        if let Some(n) = self.note() {
+            let _ = writeln!(out, "\n{n}");
+        }
+        let _ = writeln!(out, "\n```text\n{}```", self.chart(40));
+        out
+    }
+
+    /// Plain text: the same table, aligned, and the chart.
+    pub fn text(&self) -> String {
+        let mut out = format!("scaling: ops/s by concurrency ({})\n", self.target);
+        let name_w = self
+            .rows
+            .iter()
+            .map(|(n, _)| n.len())
+            .max()
+            .unwrap_or(5)
+            .max(5);
+        let _ = write!(out, "{:<name_w$}", "bench");
+        for c in &self.concurrency {
+            let _ = write!(out, "  {:>10}", self.header(*c));
+        }
+        out.push('\n');
+        for (name, cells) in &self.rows {
+            let _ = write!(out, "{name:<name_w$}");
+            for c in cells {
+                let _ = write!(
+                    out,
+                    "  {:>10}",
+                    c.map(fmt_ops).unwrap_or_else(|| "-".into())
+                );
+            }
+            out.push('\n');
+        }
+        if let Some(n) = self.note() {
+            let _ = writeln!(out, "{n}");
+        }
+        out.push_str(&self.chart(40));
+        out
+    }
+
+    /// Throughput against concurrency, one block of bars per bench, on one shared scale.
+    pub fn chart(&self, width: usize) -> String {
+        let max = self
+            .rows
+            .iter()
+            .flat_map(|(_, c)| c.iter().flatten())
+            .fold(0.0f64, |a, b| a.max(*b));
+        let mut out = String::new();
+        for (name, cells) in &self.rows {
+            let _ = writeln!(out, "{name}");
+            for (c, v) in self.concurrency.iter().zip(cells) {
+                let bar = match v {
+                    Some(v) if max > 0.0 => {
+                        "█".repeat(((v / max) * width as f64).round().max(1.0) as usize)
+                    }
+                    _ => String::new(),
+                };
+                let _ = writeln!(
+                    out,
+                    "  {:>6} {bar} {}",
+                    self.header(*c),
+                    v.map(fmt_ops).unwrap_or_else(|| "-".into())
+                );
+            }
+        }
+        out
+    }
+}
