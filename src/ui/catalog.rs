@@ -14,16 +14,14 @@ pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
     let w = area.width as usize;
     let name_w = w.saturating_sub(6).min(26);
     let mut rows: Vec<(Option<usize>, Line)> = Vec::new();
-    rows.push((
-        None,
-        Line::styled(
-            fit(
-                &format!("{} · {}", state.target.name, state.target.about),
-                w,
-            ),
-            theme.dim(),
-        ),
-    ));
+    let targets = bench_core::catalog::TARGETS;
+    let i = targets
+        .iter()
+        .position(|t| t.name == state.target.name)
+        .unwrap_or(0);
+    let head = format!("◀ {} ▶ {}/{}", state.target.name, i + 1, targets.len());
+    rows.push((None, Line::styled(fit(&head, w), theme.title())));
+    rows.push((None, Line::styled(fit(state.target.about, w), theme.dim())));
     let mut last_kind = None;
     for (i, b) in benches.iter().enumerate() {
         if last_kind != Some(b.kind) {

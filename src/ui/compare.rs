@@ -88,7 +88,7 @@ pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
             if focused && ri == state.compare_row && ci == state.compare_col {
                 style = theme.selected();
             }
-            let text = fit(&cell(state, &runs[ci], name, baseline_run), COL_W - 1);
+            let text = fit(&cell(state, runs[ci], name, baseline_run), COL_W - 1);
             spans.push(Span::styled(format!("{text:>COL_W$}"), style));
         }
         lines.push(Line::from(spans));
