@@ -5,3 +5,6 @@ pub mod raw;
 
 #[cfg(feature = "middleware")]
 pub mod middleware;
+
+#[cfg(feature = "turso")]
+pub mod turso;

@@ -81,16 +81,20 @@ use crate::runner::IterFn;
 /// Builds the iteration closure of one bench; `None` if the bench is not of this target.
 pub fn iteration<'a>(spec: &BenchSpec, ctx: &'a Ctx) -> Result<IterFn<'a>, String> {
     let name = spec.name;
+    if name == "turso_raw" || name == "middleware/turso" || name.starts_with("turso/") {
+        #[cfg(feature = "turso")]
+        return turso_benches::iteration(name, ctx);
+        #[cfg(not(feature = "turso"))]
+        return Err(format!(
+            "bench {name:?} needs bench-core's `turso` feature, which this build lacks"
+        ));
+    }
     if name == "rusqlite" {
         return rusqlite_lookups(ctx);
     }
     if let Some(s) = name.strip_prefix("middleware/") {
         let strategy: Strategy = s.parse()?;
-        return Ok(if ctx.trace {
-            middleware_lookups::<true>(ctx, strategy)?
-        } else {
-            middleware_lookups::<false>(ctx, strategy)?
-        });
+        return Ok(path_lookups(ctx, ctx.middleware(strategy)?));
     }
     if let Some(s) = name.strip_prefix("interact/") {
         return dispatch_only(ctx, s.parse()?);
@@ -146,13 +150,43 @@ fn rusqlite_lookups(ctx: &Ctx) -> Result<IterFn<'_>, String> {
     }))
 }
 
+/// A way to borrow a connection and look a row up on it: the middleware's pool and dispatch
+/// strategy, or turso's `Database`.
+pub trait LookupPath: Send + Sync + 'static {
+    type Conn: Send;
+    fn checkout(&self) -> impl std::future::Future<Output = Result<Self::Conn, String>> + Send;
+    fn lookup<const TRACE: bool>(
+        &self,
+        conn: &mut Self::Conn,
+        id: i64,
+        phases: &mut PhaseTotals,
+    ) -> impl std::future::Future<Output = Result<crate::dataset::BenchRow, String>> + Send;
+}
+
+impl LookupPath for Middleware {
+    type Conn = mw::Conn;
+    async fn checkout(&self) -> Result<mw::Conn, String> {
+        Middleware::checkout(self).await.map_err(err)
+    }
+    async fn lookup<const TRACE: bool>(
+        &self,
+        conn: &mut mw::Conn,
+        id: i64,
+        phases: &mut PhaseTotals,
+    ) -> Result<crate::dataset::BenchRow, String> {
+        mw::lookup::<TRACE>(self, conn, id, phases)
+            .await
+            .map_err(err)
+    }
+}
+
 /// Each lookup: borrow (every `lookups_per_checkout` lookups), dispatch, decode, give back.
 /// Per-op latency takes one timer read per lookup, traced or not. With `TRACE`, every
 /// `every`-th checkout and every `every`-th lookup is timed phase by phase; the totals are
 /// scaled to all operations (systematic sampling over shuffled ids), which keeps the cost of
 /// tracing to a few timer reads per `every` lookups.
-async fn middleware_iteration<const TRACE: bool>(
-    mw: Arc<Middleware>,
+async fn lookup_iteration<P: LookupPath, const TRACE: bool>(
+    path: Arc<P>,
     ids: Arc<Vec<i64>>,
     per_checkout: usize,
     every: usize,
@@ -168,18 +202,18 @@ async fn middleware_iteration<const TRACE: bool>(
         let trace_chunk = TRACE && (chunks as usize).is_multiple_of(every);
         chunks += 1;
         let t0 = trace_chunk.then(Instant::now);
-        let mut conn = mw.checkout().await.map_err(err)?;
+        let mut conn = path.checkout().await?;
         if let Some(t0) = t0 {
             checkout.add(Phase::Checkout, ns_between(t0, Instant::now()));
         }
         for &id in chunk {
             let row = if TRACE && op.is_multiple_of(every) {
                 lookups.ops += 1;
-                mw::lookup::<true>(&mw, &mut conn, id, &mut lookups).await
+                path.lookup::<true>(&mut conn, id, &mut lookups).await
             } else {
-                mw::lookup::<false>(&mw, &mut conn, id, &mut lookups).await
+                path.lookup::<false>(&mut conn, id, &mut lookups).await
             };
-            black_box(row.map_err(err)?);
+            black_box(row?);
             op += 1;
             let t = Instant::now();
             lat.push(ns_between(prev, t));
@@ -205,26 +239,31 @@ async fn middleware_iteration<const TRACE: bool>(
     Ok((ns_between(start, end), lat, phases))
 }
 
-fn middleware_lookups<const TRACE: bool>(
-    ctx: &Ctx,
-    strategy: Strategy,
-) -> Result<IterFn<'_>, String> {
-    let mw = ctx.middleware(strategy)?;
-    Ok(Box::new(move |h| {
-        let (elapsed_ns, lat, phases) = ctx.on_runtime(middleware_iteration::<TRACE>(
-            mw.clone(),
-            ctx.ids.clone(),
-            ctx.lookups_per_checkout,
-            ctx.trace_every,
-        ))?;
-        for ns in lat {
-            h.record(ns);
-        }
-        Ok(Iteration {
-            elapsed_ns,
-            phases: TRACE.then_some(phases),
+/// The iteration closure of a lookup path, traced or not.
+fn path_lookups<'a, P: LookupPath>(ctx: &'a Ctx, path: Arc<P>) -> IterFn<'a> {
+    fn traced<'a, P: LookupPath, const TRACE: bool>(ctx: &'a Ctx, path: Arc<P>) -> IterFn<'a> {
+        Box::new(move |h| {
+            let fut = lookup_iteration::<P, TRACE>(
+                path.clone(),
+                ctx.ids.clone(),
+                ctx.lookups_per_checkout,
+                ctx.trace_every,
+            );
+            let (elapsed_ns, lat, phases) = ctx.on_runtime(fut)?;
+            for ns in lat {
+                h.record(ns);
+            }
+            Ok(Iteration {
+                elapsed_ns,
+                phases: TRACE.then_some(phases),
+            })
         })
-    }))
+    }
+    if ctx.trace {
+        traced::<P, true>(ctx, path)
+    } else {
+        traced::<P, false>(ctx, path)
+    }
 }
 
 /// pool.get() and drop, nothing else.
@@ -320,4 +359,127 @@ fn param_convert_only(ctx: &Ctx) -> Result<IterFn<'_>, String> {
             Ok(())
         })
     }))
+}
+
+#[cfg(feature = "turso")]
+mod turso_benches {
+    //! turso: raw lookups, the middleware path over it, and its micro-benches.
+    use super::*;
+    use crate::backends::turso as t;
+
+    /// turso has no pool: "checkout" opens a connection from the `Database`.
+    pub struct TursoPath {
+        db: turso::Database,
+    }
+
+    impl LookupPath for TursoPath {
+        type Conn = turso::Connection;
+        async fn checkout(&self) -> Result<turso::Connection, String> {
+            self.db.connect().map_err(err)
+        }
+        async fn lookup<const TRACE: bool>(
+            &self,
+            conn: &mut turso::Connection,
+            id: i64,
+            phases: &mut PhaseTotals,
+        ) -> Result<crate::dataset::BenchRow, String> {
+            t::middleware_lookup::<TRACE>(conn, id, phases).await
+        }
+    }
+
+    /// Times `ops` async operations on the current thread (turso runs queries on the caller's
+    /// task: there is no hop to dispatch to).
+    fn timed<'a, S: 'a>(
+        ctx: &'a Ctx,
+        mut state: S,
+        op: impl AsyncFnMut(&mut S, i64) -> Result<(), String> + 'a,
+    ) -> IterFn<'a> {
+        let mut op = op;
+        Box::new(move |_| {
+            ctx.rt.block_on(async {
+                let start = Instant::now();
+                for &id in ctx.ids.iter() {
+                    op(&mut state, id).await?;
+                }
+                Ok(Iteration {
+                    elapsed_ns: ns_between(start, Instant::now()),
+                    phases: None,
+                })
+            })
+        })
+    }
+
+    pub fn iteration<'a>(name: &str, ctx: &'a Ctx) -> Result<IterFn<'a>, String> {
+        let db = ctx.rt.block_on(t::open(&ctx.path))?;
+        match name {
+            "middleware/turso" => Ok(path_lookups(ctx, Arc::new(TursoPath { db }))),
+            "turso_raw" => {
+                let conn = db.connect().map_err(err)?;
+                let mut stmt = ctx.rt.block_on(conn.prepare(SELECT_BY_ID)).map_err(err)?;
+                Ok(Box::new(move |h| {
+                    let _keep_open = &conn;
+                    ctx.rt.block_on(async {
+                        let start = Instant::now();
+                        let mut prev = start;
+                        for &id in ctx.ids.iter() {
+                            black_box(t::lookup(&mut stmt, black_box(id)).await?);
+                            let now = Instant::now();
+                            h.record(ns_between(prev, now));
+                            prev = now;
+                        }
+                        Ok(Iteration {
+                            elapsed_ns: ns_between(start, prev),
+                            phases: None,
+                        })
+                    })
+                }))
+            }
+            "turso/pool_acquire" => Ok(timed(ctx, db, async |db: &mut turso::Database, _| {
+                drop(black_box(db.connect().map_err(err)?));
+                Ok(())
+            })),
+            "turso/prepare" => {
+                let conn = db.connect().map_err(err)?;
+                Ok(timed(ctx, conn, async |conn: &mut turso::Connection, _| {
+                    black_box(conn.prepare_cached(SELECT_BY_ID).await.map_err(err)?);
+                    Ok(())
+                }))
+            }
+            "turso/marshalling" => {
+                let conn = db.connect().map_err(err)?;
+                let stmt = ctx.rt.block_on(conn.prepare(SELECT_BY_ID)).map_err(err)?;
+                Ok(timed(
+                    ctx,
+                    (conn, stmt),
+                    async |(_, stmt): &mut (turso::Connection, turso::Statement), id| {
+                        black_box(t::marshal(stmt.query([id]).await.map_err(err)?).await?);
+                        Ok(())
+                    },
+                ))
+            }
+            "turso/decode" => {
+                let conn = db.connect().map_err(err)?;
+                let row = ctx.rt.block_on(async {
+                    let mut rows = conn.query(SELECT_BY_ID, [ctx.ids[0]]).await.map_err(err)?;
+                    rows.next()
+                        .await
+                        .map_err(err)?
+                        .ok_or_else(|| "no row".to_string())
+                })?;
+                Ok(Box::new(move |_| {
+                    timed_loop(&ctx.ids, |_| {
+                        black_box(t::decode_row(black_box(&row))?);
+                        Ok(())
+                    })
+                }))
+            }
+            "turso/param_convert" => Ok(Box::new(move |_| {
+                timed_loop(&ctx.ids, |id| {
+                    black_box(t::to_params(&[Value::Integer(black_box(id))]));
+                    Ok(())
+                })
+            })),
+            other => Err(format!("bench {other:?} has no turso implementation")),
+        }
+    }
 }
