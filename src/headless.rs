@@ -106,6 +106,7 @@ pub fn run(args: RunArgs) -> i32 {
             budget_args: a.session.budget.to_args(),
             trace: plan.trace,
             cache_dir: a.session.cache_dir.clone(),
+            postgres_url: a.session.postgres_url(),
         };
         planned.push((plan, request));
     }
@@ -160,6 +161,11 @@ pub fn run(args: RunArgs) -> i32 {
     };
     print!("{text}");
     for r in &records {
+        for b in &r.benches {
+            if let Some(e) = &b.error {
+                eprintln!("error: bench {} failed: {e}", b.name);
+            }
+        }
         if let Some(e) = &r.error {
             eprintln!("error: {e}");
         }
@@ -315,6 +321,7 @@ mod tests {
             budget_args: vec![],
             trace: false,
             cache_dir: None,
+            postgres_url: None,
         }
     }
 

@@ -251,7 +251,7 @@ fn bad_values_are_refused_with_the_allowed_range() {
         c.assert().code(2).stderr(predicate::str::contains(msg));
     }
     benchscope()
-        .args(["run", "bulk_insert"])
+        .args(["run", "key_value"])
         .assert()
         .code(2)
         .stderr(predicate::str::contains("planned but not implemented yet"));

@@ -491,14 +491,105 @@ pub const MULTITHREAD_POOL_CHECKOUT: Target = Target {
     ],
 };
 
-pub const TARGETS: &[Target] = &[SINGLE_ROW_LOOKUP, MULTITHREAD_POOL_CHECKOUT];
+const fn bulk(
+    name: &'static str,
+    harness: Harness,
+    backend: &'static str,
+    strategy: Option<&'static str>,
+    about: &'static str,
+) -> BenchSpec {
+    BenchSpec {
+        name,
+        kind: BenchKind::Bench,
+        harness,
+        backend,
+        strategy,
+        phase: None,
+        op: "one row inserted (one transaction of `rows` rows per sample, into a fresh table)",
+        about,
+    }
+}
+
+const MIDDLEWARE_BULK: &str = "rows as generic values, one dispatch running the whole transaction";
+
+pub const BULK_INSERT: Target = Target {
+    name: "bulk_insert",
+    about: "`rows` rows of a 16-column table inserted in one transaction into a fresh table; rows/s",
+    seed: 0x5EED_3003,
+    knobs: &[ROWS, CONCURRENCY, SPIN_US],
+    baseline: "rusqlite",
+    throughput: true,
+    benches: &[
+        bulk(
+            "rusqlite",
+            Harness::Core,
+            "rusqlite",
+            None,
+            "prepared insert per row inside one transaction",
+        ),
+        bulk(
+            "middleware/inline",
+            Harness::Core,
+            "deadpool-sqlite",
+            Some("inline"),
+            MIDDLEWARE_BULK,
+        ),
+        bulk(
+            "middleware/spawn_blocking",
+            Harness::Core,
+            "deadpool-sqlite",
+            Some("spawn_blocking"),
+            MIDDLEWARE_BULK,
+        ),
+        bulk(
+            "middleware/interact",
+            Harness::Core,
+            "deadpool-sqlite",
+            Some("interact"),
+            MIDDLEWARE_BULK,
+        ),
+        bulk(
+            "middleware/worker",
+            Harness::Core,
+            "rusqlite worker pool",
+            Some("worker"),
+            MIDDLEWARE_BULK,
+        ),
+        bulk(
+            "middleware/spin",
+            Harness::Core,
+            "rusqlite worker pool",
+            Some("spin"),
+            MIDDLEWARE_BULK,
+        ),
+        bulk(
+            "turso",
+            Harness::Core,
+            "turso",
+            None,
+            "turso: prepared insert per row inside one transaction",
+        ),
+        bulk(
+            "sqlx_sqlite",
+            Harness::Sqlx,
+            "sqlx-sqlite",
+            None,
+            "sqlx: insert per row inside one transaction",
+        ),
+        bulk(
+            "postgres",
+            Harness::Sqlx,
+            "sqlx-postgres",
+            None,
+            "PostgreSQL through sqlx (needs --postgres-url or BENCHSCOPE_POSTGRES_URL)",
+        ),
+    ],
+};
+
+pub const TARGETS: &[Target] = &[SINGLE_ROW_LOOKUP, MULTITHREAD_POOL_CHECKOUT, BULK_INSERT];
 
 /// Workloads named in the design that no runner implements yet.
 pub const PLANNED: &[Planned] = &[
-    Planned {
-        name: "bulk_insert",
-        about: "16-column bulk insert in one transaction, SQLite backends and PostgreSQL (not implemented yet)",
-    },
     Planned {
         name: "async_contention",
         about: "async dispatch strategies under contention (not implemented yet)",
@@ -606,10 +697,10 @@ mod tests {
     fn unknown_and_planned_targets_are_told_apart() {
         assert_eq!(
             target("nope").unwrap_err().to_string(),
-            "unknown target \"nope\" (known: single_row_lookup, multithread_pool_checkout)"
+            "unknown target \"nope\" (known: single_row_lookup, multithread_pool_checkout, bulk_insert)"
         );
         assert!(matches!(
-            target("bulk_insert"),
+            target("key_value"),
             Err(CatalogError::NotImplemented(_))
         ));
         let e = SINGLE_ROW_LOOKUP.bench("x").unwrap_err().to_string();

@@ -3,6 +3,7 @@
 //! features so that harness-sqlx can use the protocol, knobs, stats and dataset spec alone.
 
 pub mod backends;
+pub mod bulk;
 pub mod catalog;
 pub mod dataset;
 pub mod env;

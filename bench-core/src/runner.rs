@@ -174,9 +174,23 @@ pub struct SessionArgs {
     /// Dataset cache folder (default: BENCHSCOPE_CACHE_DIR, else ~/.cache/benchscope).
     #[arg(long, value_name = "DIR")]
     pub cache_dir: Option<std::path::PathBuf>,
+    /// PostgreSQL for bulk_insert's `postgres` bench (skipped without one). Passed to runners
+    /// through the environment, never on a command line.
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "BENCHSCOPE_POSTGRES_URL",
+        hide_env_values = true
+    )]
+    pub postgres_url: Option<String>,
 }
 
 impl SessionArgs {
+    /// The PostgreSQL URL, if one is given and not empty.
+    pub fn postgres_url(&self) -> Option<String> {
+        self.postgres_url.clone().filter(|u| !u.trim().is_empty())
+    }
+
     /// Tracing asked for by flag or by BENCH_TRACE.
     pub fn trace(&self) -> bool {
         self.trace || trace_from_env()
@@ -383,7 +397,26 @@ pub fn run_benches<'a>(
     emit: &mut dyn FnMut(Event),
     iteration: &mut dyn FnMut(&BenchSpec) -> Result<IterFn<'a>, String>,
 ) {
+    run_benches_or_skip(plan, ops, emit, &|_| None, iteration)
+}
+
+/// [`run_benches`], where `skip` may say why a bench cannot run here (reported as `skipped`,
+/// which is not a failure).
+pub fn run_benches_or_skip<'a>(
+    plan: &Plan,
+    ops: u64,
+    emit: &mut dyn FnMut(Event),
+    skip: &dyn Fn(&BenchSpec) -> Option<String>,
+    iteration: &mut dyn FnMut(&BenchSpec) -> Result<IterFn<'a>, String>,
+) {
     for spec in &plan.benches {
+        if let Some(reason) = skip(spec) {
+            emit(Event::Skipped {
+                bench: spec.name.to_string(),
+                reason,
+            });
+            continue;
+        }
         emit(Event::BenchStart {
             bench: spec.name.to_string(),
             backend: spec.backend.to_string(),
@@ -405,6 +438,7 @@ pub fn run_benches<'a>(
 /// Runs bench-core's runner with the process arguments. Returns the exit code.
 #[cfg(feature = "middleware")]
 pub fn main_with(args: RunnerArgs) -> i32 {
+    use crate::workloads::bulk_insert as bulk;
     use crate::workloads::multithread as mt;
     use crate::workloads::single_row_lookup as srl;
     let env = |timer_ns: f64, plan: &Plan| {
@@ -416,6 +450,18 @@ pub fn main_with(args: RunnerArgs) -> i32 {
         env
     };
     let mut body = |plan: &Plan, emit: &mut dyn FnMut(Event)| -> Result<(), String> {
+        if plan.target.name == crate::catalog::BULK_INSERT.name {
+            // No shared dataset: each bench inserts the generated rows into its own scratch file.
+            let rows = plan.knobs.value("rows");
+            let dir = args
+                .session
+                .cache_dir
+                .clone()
+                .unwrap_or_else(crate::dataset::default_cache_dir);
+            let ctx = bulk::Ctx::new(dir, crate::bulk::rows(rows, plan.target.seed), &plan.knobs)?;
+            run_benches(plan, rows, emit, &mut |spec| bulk::iteration(spec, &ctx));
+            return Ok(());
+        }
         let ready = dataset_events(&args, plan, emit, &crate::dataset::ensure)?;
         let ids = crate::dataset::lookup_ids(
             plan.knobs.value("rows"),

@@ -147,7 +147,8 @@ pub fn iteration<'a>(spec: &BenchSpec, ctx: &'a Ctx<'_>) -> Result<IterFn<'a>, S
             Ok(Box::new(move |_| {
                 let start = Instant::now();
                 for &id in ids.iter() {
-                    let _ = black_box(sqlx::query(SELECT_BY_ID).bind(black_box(id)));
+                    let _ =
+                        black_box(sqlx::query::<sqlx::Sqlite>(SELECT_BY_ID).bind(black_box(id)));
                 }
                 Ok(Iteration {
                     elapsed_ns: ns_between(start, Instant::now()),

@@ -1,6 +1,7 @@
 //! benchscope's sqlx harness: the sqlx mirrors of the lookup benchmarks, on the same dataset
 //! (same rows, same shuffled ids, same cache file), speaking the same event stream.
 
+mod bulk;
 mod dataset;
 mod lookup;
 mod multithread;
@@ -37,17 +38,44 @@ fn main_with(args: RunnerArgs) -> i32 {
             .block_on(dataset::sqlite_version())
             .unwrap_or_else(|e| format!("unknown ({e})"));
         let mut env = bench_core::env::collect(&sqlite, timer_ns);
-        env.settings.insert(
-            "sqlx pool".into(),
-            format!(
-                "max_connections={} statement_cache_capacity={}",
-                plan.knobs.value("concurrency"),
-                plan.knobs.value("sqlx_statement_cache")
-            ),
-        );
+        if let Some(cache) = plan.knobs.get("sqlx_statement_cache") {
+            env.settings.insert(
+                "sqlx pool".into(),
+                format!(
+                    "max_connections={} statement_cache_capacity={cache}",
+                    plan.knobs.value("concurrency")
+                ),
+            );
+        } else {
+            env.settings
+                .insert("sqlx".into(), "one connection per bench".into());
+        }
         env
     };
     let mut body = |plan: &Plan, emit: &mut dyn FnMut(Event)| -> Result<(), String> {
+        if plan.target.name == bench_core::catalog::BULK_INSERT.name {
+            let rows = plan.knobs.value("rows");
+            let ctx = bulk::Ctx {
+                rt: &rt,
+                dir: args
+                    .session
+                    .cache_dir
+                    .clone()
+                    .unwrap_or_else(bench_core::dataset::default_cache_dir),
+                rows: bench_core::bulk::rows(rows, plan.target.seed),
+                postgres_url: args.session.postgres_url(),
+            };
+            std::fs::create_dir_all(&ctx.dir)
+                .map_err(|e| format!("cannot create {}: {e}", ctx.dir.display()))?;
+            runner::run_benches_or_skip(
+                plan,
+                rows,
+                emit,
+                &|spec| bulk::skip(spec, &ctx),
+                &mut |spec| bulk::iteration(spec, &ctx),
+            );
+            return Ok(());
+        }
         let ensure = |dir: &std::path::Path,
                       key: &bench_core::dataset::DatasetKey,
                       on_build: &mut dyn FnMut(&std::path::Path)| {

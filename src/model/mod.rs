@@ -175,6 +175,7 @@ pub struct State {
     pub dataset: Option<String>,
     pub budget_args: Vec<String>,
     pub cache_dir: Option<std::path::PathBuf>,
+    pub postgres_url: Option<String>,
     pub quit: bool,
     /// Whether to draw in colour (off when NO_COLOR is set).
     pub color: bool,
@@ -236,6 +237,7 @@ impl State {
             dataset: None,
             budget_args,
             cache_dir: None,
+            postgres_url: None,
             quit: false,
             color: true,
             now: Instant::now(),
@@ -390,6 +392,7 @@ impl State {
             budget_args: self.budget_args.clone(),
             trace: run.trace,
             cache_dir: self.cache_dir.clone(),
+            postgres_url: self.postgres_url.clone(),
         }
     }
 

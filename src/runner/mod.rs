@@ -24,6 +24,8 @@ pub struct RunRequest {
     pub budget_args: Vec<String>,
     pub trace: bool,
     pub cache_dir: Option<PathBuf>,
+    /// Handed to runners in their environment (BENCHSCOPE_POSTGRES_URL), never as an argument.
+    pub postgres_url: Option<String>,
 }
 
 impl RunRequest {
@@ -157,11 +159,17 @@ const STDERR_TAIL: usize = 20;
 async fn run_child(
     program: &Program,
     args: Vec<String>,
+    postgres_url: Option<&str>,
     run_id: &str,
     events: &mpsc::UnboundedSender<RunEvent>,
     kill_rx: &mut tokio::sync::oneshot::Receiver<()>,
 ) -> Result<(), String> {
-    let mut child = Command::new(&program.program)
+    let mut command = Command::new(&program.program);
+    match postgres_url {
+        Some(url) => command.env("BENCHSCOPE_POSTGRES_URL", url),
+        None => command.env_remove("BENCHSCOPE_POSTGRES_URL"),
+    };
+    let mut child = command
         .args(&program.prefix_args)
         .args(args)
         .stdin(Stdio::null())
@@ -272,7 +280,17 @@ impl Runner for ProcessRunner {
                 }
                 .args();
                 let result = match program {
-                    Ok(p) => run_child(&p, args, &run_id, &events, &mut kill_rx).await,
+                    Ok(p) => {
+                        run_child(
+                            &p,
+                            args,
+                            request.postgres_url.as_deref(),
+                            &run_id,
+                            &events,
+                            &mut kill_rx,
+                        )
+                        .await
+                    }
                     Err(e) => Err(e),
                 };
                 match result {

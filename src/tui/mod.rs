@@ -103,6 +103,7 @@ pub fn run(args: TuiArgs) -> i32 {
     let mut state = State::new(target, knobs, args.session.trace(), budget);
     state.color = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     state.cache_dir = args.session.cache_dir.clone();
+    state.postgres_url = args.session.postgres_url();
     let runner = match ProcessRunner::new() {
         Ok(r) => r,
         Err(e) => {

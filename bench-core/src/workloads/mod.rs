@@ -5,3 +5,6 @@ pub mod single_row_lookup;
 
 #[cfg(feature = "middleware")]
 pub mod multithread;
+
+#[cfg(feature = "middleware")]
+pub mod bulk_insert;

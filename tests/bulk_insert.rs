@@ -1,0 +1,193 @@
+//! bulk_insert for real: every SQLite backend on a tiny row count, and PostgreSQL against a real
+//! server (BENCHSCOPE_POSTGRES_URL; `.ci/run` starts one), plus the missing and bad URL paths.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+fn run(cache: &std::path::Path, benches: &[&str]) -> Command {
+    let mut c = Command::cargo_bin("benchscope").unwrap();
+    for v in [
+        "BENCH_ROWS",
+        "BENCH_LOOKUPS",
+        "BENCH_CONCURRENCY",
+        "BENCH_TRACE",
+        "BENCHSCOPE_SQLX_HARNESS",
+    ] {
+        c.env_remove(v);
+    }
+    c.args(["run", "bulk_insert", "--rows", "60", "--concurrency", "2"])
+        .args([
+            "--time",
+            "0.01",
+            "--warmup",
+            "0",
+            "--samples",
+            "2",
+            "--min-samples",
+            "2",
+            "--format",
+            "json",
+        ])
+        .arg("--cache-dir")
+        .arg(cache);
+    for b in benches {
+        c.args(["--bench", b]);
+    }
+    c
+}
+
+fn doc(out: &std::process::Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout).expect("one JSON document")
+}
+
+#[test]
+fn every_sqlite_backend_inserts_and_reports_rows_per_second() {
+    let cache = tempfile::tempdir().unwrap();
+    let benches = [
+        "rusqlite",
+        "middleware/inline",
+        "middleware/spawn_blocking",
+        "middleware/interact",
+        "middleware/worker",
+        "middleware/spin",
+        "turso",
+        "sqlx_sqlite",
+    ];
+    let out = run(cache.path(), &benches)
+        .env_remove("BENCHSCOPE_POSTGRES_URL")
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let v = doc(&out);
+    let rows = v["comparison"][0].as_array().unwrap();
+    let names: Vec<&str> = rows.iter().map(|r| r["bench"].as_str().unwrap()).collect();
+    assert_eq!(names, benches);
+    for r in rows {
+        assert!(r["ops_per_s"].as_f64().unwrap() > 0.0, "{r}");
+    }
+    let run0 = &v["runs"][0];
+    assert_eq!(run0["start"]["knobs"]["rows"], 60);
+    assert!(
+        run0["benches"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|b| b["ops"] == 60),
+        "one sample inserts every row"
+    );
+    // Scratch files are cleaned up.
+    let left: Vec<_> = std::fs::read_dir(cache.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(
+        left.iter()
+            .all(|n| !n.to_string_lossy().starts_with("bulk-")),
+        "{left:?}"
+    );
+}
+
+#[test]
+fn postgres_without_a_url_is_skipped_not_failed() {
+    let cache = tempfile::tempdir().unwrap();
+    for url in [None, Some("")] {
+        let mut c = run(cache.path(), &["rusqlite", "postgres"]);
+        match url {
+            None => c.env_remove("BENCHSCOPE_POSTGRES_URL"),
+            Some(u) => c.env("BENCHSCOPE_POSTGRES_URL", u),
+        };
+        let out = c.assert().success().get_output().clone();
+        let v = doc(&out);
+        let pg = v["runs"][0]["benches"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|b| b["name"] == "postgres")
+            .unwrap()
+            .clone();
+        assert_eq!(
+            pg["skipped"],
+            "no PostgreSQL URL (set --postgres-url or BENCHSCOPE_POSTGRES_URL)"
+        );
+        assert!(pg.get("error").is_none());
+    }
+}
+
+#[test]
+fn bad_postgres_urls_fail_clearly_without_the_password() {
+    let cache = tempfile::tempdir().unwrap();
+    let refused = "postgres://someone:hunter2secret@127.0.0.1:1/postgres";
+    let out = run(cache.path(), &["rusqlite", "postgres"])
+        .arg("--postgres-url")
+        .arg(refused)
+        .assert()
+        .code(1)
+        .get_output()
+        .clone();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("PostgreSQL at postgres://someone:***@127.0.0.1:1/postgres"),
+        "{text}"
+    );
+    assert!(text.contains("Connection refused"), "{text}");
+    assert!(!text.contains("hunter2secret"), "the password never shows");
+    let v = doc(&out);
+    assert_eq!(
+        v["comparison"][0].as_array().unwrap().len(),
+        1,
+        "rusqlite still ran"
+    );
+}
+
+#[test]
+fn postgres_bulk_insert_against_a_real_server() {
+    let Some(url) = std::env::var("BENCHSCOPE_POSTGRES_URL")
+        .ok()
+        .filter(|u| !u.is_empty())
+    else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must provide BENCHSCOPE_POSTGRES_URL (.ci/run starts a server)"
+        );
+        eprintln!(
+            "SKIPPED: BENCHSCOPE_POSTGRES_URL is not set (.ci/postgres.sh starts a throwaway server)"
+        );
+        return;
+    };
+    let cache = tempfile::tempdir().unwrap();
+    let out = run(cache.path(), &["postgres"])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let v = doc(&out);
+    let row = &v["comparison"][0][0];
+    assert_eq!(row["bench"], "postgres");
+    assert!(row["ops_per_s"].as_f64().unwrap() > 0.0);
+    assert_eq!(v["runs"][0]["start"]["harness"], "sqlx");
+    // A wrong password: a clear error that does not echo it.
+    let bad = match url
+        .split_once("://")
+        .and_then(|(s, rest)| rest.split_once('@').map(|(ui, host)| (s, ui, host)))
+    {
+        Some((scheme, userinfo, host)) => {
+            let user = userinfo.split(':').next().unwrap();
+            format!("{scheme}://{user}:definitely-wrong-pw@{host}")
+        }
+        None => panic!("BENCHSCOPE_POSTGRES_URL has no user: {url}"),
+    };
+    run(cache.path(), &["postgres"])
+        .arg("--postgres-url")
+        .arg(&bad)
+        .assert()
+        .code(1)
+        .stderr(
+            predicate::str::contains("password authentication failed")
+                .and(predicate::str::contains("definitely-wrong-pw").not()),
+        );
+}
