@@ -151,15 +151,12 @@ impl Scaling {
         out
     }
 
-    /// Throughput against concurrency, one block of bars per bench, on one shared scale.
+    /// Throughput against concurrency, one block of bars per bench.
     pub fn chart(&self, width: usize) -> String {
-        let max = self
-            .rows
-            .iter()
-            .flat_map(|(_, c)| c.iter().flatten())
-            .fold(0.0f64, |a, b| a.max(*b));
         let mut out = String::new();
         for (name, cells) in &self.rows {
+            // Each bench on its own scale: the shape of its scaling (the numbers compare benches).
+            let max = cells.iter().flatten().fold(0.0f64, |a, b| a.max(*b));
             let _ = writeln!(out, "{name}");
             for (c, v) in self.concurrency.iter().zip(cells) {
                 let bar = match v {
