@@ -1,39 +1,18 @@
 //! bulk_insert for real: every SQLite backend on a tiny row count, and PostgreSQL against a real
 //! server (BENCHSCOPE_POSTGRES_URL; `.ci/run` starts one), plus the missing and bad URL paths.
 
+mod common;
+
 use assert_cmd::Command;
 use predicates::prelude::*;
 
 fn run(cache: &std::path::Path, benches: &[&str]) -> Command {
-    let mut c = Command::cargo_bin("benchscope").unwrap();
-    for v in [
-        "BENCH_ROWS",
-        "BENCH_LOOKUPS",
-        "BENCH_CONCURRENCY",
-        "BENCH_TRACE",
-        "BENCHSCOPE_SQLX_HARNESS",
-    ] {
-        c.env_remove(v);
-    }
-    c.args(["run", "bulk_insert", "--rows", "60", "--concurrency", "2"])
-        .args([
-            "--time",
-            "0.01",
-            "--warmup",
-            "0",
-            "--samples",
-            "2",
-            "--min-samples",
-            "2",
-            "--format",
-            "json",
-        ])
-        .arg("--cache-dir")
-        .arg(cache);
-    for b in benches {
-        c.args(["--bench", b]);
-    }
-    c
+    common::run_json(
+        "bulk_insert",
+        &["--rows", "60", "--concurrency", "2"],
+        cache,
+        benches,
+    )
 }
 
 fn doc(out: &std::process::Output) -> serde_json::Value {

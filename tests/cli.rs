@@ -1,22 +1,12 @@
 //! The benchscope binary end to end: list, run in every format, and the errors of bad input.
 
+mod common;
+
 use assert_cmd::Command;
 use bench_core::catalog::SINGLE_ROW_LOOKUP;
 use bench_core::protocol;
+use common::{QUICK, benchscope};
 use predicates::prelude::*;
-
-fn benchscope() -> Command {
-    let mut c = Command::cargo_bin("benchscope").unwrap();
-    for v in [
-        "BENCH_ROWS",
-        "BENCH_LOOKUPS",
-        "BENCH_CONCURRENCY",
-        "BENCH_TRACE",
-    ] {
-        c.env_remove(v);
-    }
-    c
-}
 
 fn tiny_run(cache: &std::path::Path, format: &str) -> Command {
     let mut c = benchscope();
@@ -30,18 +20,8 @@ fn tiny_run(cache: &std::path::Path, format: &str) -> Command {
         "--concurrency",
         "2",
     ])
-    .args([
-        "--time",
-        "0.01",
-        "--warmup",
-        "0",
-        "--samples",
-        "2",
-        "--min-samples",
-        "2",
-        "--format",
-        format,
-    ])
+    .args(QUICK)
+    .args(["--format", format])
     .arg("--cache-dir")
     .arg(cache);
     c

@@ -5,54 +5,19 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
+mod common;
+
 use assert_cmd::Command;
 use bench_core::catalog::SINGLE_ROW_LOOKUP;
 use bench_core::dataset::{self, DatasetKey, row};
 
-fn benchscope() -> Command {
-    let mut c = Command::cargo_bin("benchscope").unwrap();
-    for v in [
-        "BENCH_ROWS",
-        "BENCH_LOOKUPS",
-        "BENCH_CONCURRENCY",
-        "BENCH_TRACE",
-        "BENCHSCOPE_SQLX_HARNESS",
-    ] {
-        c.env_remove(v);
-    }
-    c
-}
-
 fn tiny(cache: &Path, rows: &str, benches: &[&str]) -> Command {
-    let mut c = benchscope();
-    c.args([
-        "run",
+    common::run_json(
         "single_row_lookup",
-        "--rows",
-        rows,
-        "--lookups",
-        "20",
-        "--concurrency",
-        "2",
-    ])
-    .args([
-        "--time",
-        "0.01",
-        "--warmup",
-        "0",
-        "--samples",
-        "2",
-        "--min-samples",
-        "2",
-        "--format",
-        "json",
-    ])
-    .arg("--cache-dir")
-    .arg(cache);
-    for b in benches {
-        c.args(["--bench", b]);
-    }
-    c
+        &["--rows", rows, "--lookups", "20", "--concurrency", "2"],
+        cache,
+        benches,
+    )
 }
 
 fn json(c: &mut Command) -> serde_json::Value {

@@ -6,6 +6,7 @@ pub mod backends;
 pub mod bulk;
 pub mod catalog;
 pub mod dataset;
+pub mod drive;
 pub mod env;
 pub mod knobs;
 pub mod measure;

@@ -6,7 +6,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use bench_core::catalog::BenchSpec;
+use bench_core::dataset::BenchRow;
 use bench_core::dataset::SELECT_BY_ID;
+use bench_core::drive::{LookupPath, lookup_iteration, on_runtime};
 use bench_core::measure::Iteration;
 use bench_core::runner::{IterFn, Plan};
 use bench_core::trace::{Phase, PhaseTotals, ns_between};
@@ -65,18 +67,6 @@ impl<'rt> Ctx<'rt> {
             per_checkout: k.get("lookups_per_checkout").unwrap_or(1) as usize,
             trace: plan.trace,
             trace_every: k.get("trace_every").unwrap_or(1) as usize,
-        })
-    }
-
-    /// Runs an iteration on a runtime worker thread, as a request handler would.
-    fn on_runtime<T: Send + 'static>(
-        &self,
-        fut: impl std::future::Future<Output = Result<T, String>> + Send + 'static,
-    ) -> Result<T, String> {
-        self.rt.block_on(async {
-            tokio::spawn(fut)
-                .await
-                .map_err(|e| format!("bench task failed: {e}"))?
         })
     }
 }
@@ -175,7 +165,7 @@ where
             ctx.ids.clone(),
             op.clone(),
         );
-        ctx.on_runtime(async move {
+        on_runtime(ctx.rt, async move {
             let start = Instant::now();
             for &id in ids.iter() {
                 op(pool.clone(), stmt.clone(), id).await?;
@@ -199,7 +189,7 @@ type ConnOp = for<'c> fn(
 fn on_connection<'a>(ctx: &'a Ctx<'_>, op: ConnOp) -> IterFn<'a> {
     Box::new(move |_| {
         let (pool, ids) = (ctx.pool.clone(), ctx.ids.clone());
-        ctx.on_runtime(async move {
+        on_runtime(ctx.rt, async move {
             let mut conn = pool.acquire().await.map_err(err)?;
             let start = Instant::now();
             for &id in ids.iter() {
@@ -213,89 +203,65 @@ fn on_connection<'a>(ctx: &'a Ctx<'_>, op: ConnOp) -> IterFn<'a> {
     })
 }
 
-/// The whole lookup: acquire (every `per_checkout` lookups), bind the prepared statement,
-/// fetch_one, decode, give the connection back. One timer read per lookup for latencies; with
-/// `TRACE`, every `every`-th lookup and checkout is timed phase by phase and scaled up.
-/// sqlx prepares (cache lookup) and hops to its worker thread inside fetch_one, so those two
-/// phases are part of execute+marshal here.
-async fn lookup_iteration<const TRACE: bool>(
+/// The sqlx lookup path: pool acquire, then `fetch_one` of the statement prepared once and a
+/// manual decode. sqlx prepares (a cache lookup) and hops to its worker thread inside
+/// `fetch_one`, so with `TRACE` those are part of execute+marshal.
+pub struct SqlxPath {
     pool: SqlitePool,
     stmt: SqliteStatement,
-    ids: Arc<Vec<i64>>,
-    per_checkout: usize,
-    every: usize,
-) -> Result<(u64, Vec<u64>, PhaseTotals), String> {
-    let mut lat = Vec::with_capacity(ids.len());
-    let mut checkout = PhaseTotals::default();
-    let mut lookups = PhaseTotals::default();
-    let (mut chunks, mut traced_chunks) = (0u64, 0u64);
-    let start = Instant::now();
-    let mut prev = start;
-    let mut op = 0usize;
-    for chunk in ids.chunks(per_checkout) {
-        let trace_chunk = TRACE && (chunks as usize).is_multiple_of(every);
-        chunks += 1;
-        let t0 = trace_chunk.then(Instant::now);
-        let mut conn = pool.acquire().await.map_err(err)?;
-        if let Some(t0) = t0 {
-            checkout.add(Phase::Checkout, ns_between(t0, Instant::now()));
-        }
-        for &id in chunk {
-            if TRACE && op.is_multiple_of(every) {
-                lookups.ops += 1;
-                let t0 = Instant::now();
-                let query = stmt.query().bind(id);
-                let t1 = Instant::now();
-                let row = query.fetch_one(&mut *conn).await.map_err(err)?;
-                let t2 = Instant::now();
-                black_box(decode(&row).map_err(err)?);
-                drop(row);
-                let t3 = Instant::now();
-                lookups.add(Phase::Bind, ns_between(t0, t1));
-                lookups.add(Phase::ExecuteMarshal, ns_between(t1, t2));
-                lookups.add(Phase::Decode, ns_between(t2, t3));
-            } else {
-                let row = stmt
-                    .query()
-                    .bind(id)
-                    .fetch_one(&mut *conn)
-                    .await
-                    .map_err(err)?;
-                black_box(decode(&row).map_err(err)?);
-            }
-            op += 1;
-            let t = Instant::now();
-            lat.push(ns_between(prev, t));
-            prev = t;
-        }
-        drop(conn);
-        if trace_chunk {
-            traced_chunks += 1;
-            checkout.add(Phase::Checkout, ns_between(prev, Instant::now()));
-        }
+}
+
+impl LookupPath for SqlxPath {
+    type Conn = sqlx::pool::PoolConnection<sqlx::Sqlite>;
+
+    async fn checkout(&self) -> Result<Self::Conn, String> {
+        self.pool.acquire().await.map_err(err)
     }
-    let end = Instant::now();
-    checkout.ops = traced_chunks;
-    let mut phases = lookups.scaled(ids.len() as u64);
-    if TRACE {
-        phases.set(
-            Phase::Checkout,
-            checkout.scaled(chunks).ns[Phase::Checkout.index()],
-        );
+
+    async fn lookup<const TRACE: bool>(
+        &self,
+        conn: &mut Self::Conn,
+        id: i64,
+        phases: &mut PhaseTotals,
+    ) -> Result<BenchRow, String> {
+        if !TRACE {
+            let row = self
+                .stmt
+                .query()
+                .bind(id)
+                .fetch_one(&mut **conn)
+                .await
+                .map_err(err)?;
+            return decode(&row).map_err(err);
+        }
+        let t0 = Instant::now();
+        let query = self.stmt.query().bind(id);
+        let t1 = Instant::now();
+        let row = query.fetch_one(&mut **conn).await.map_err(err)?;
+        let t2 = Instant::now();
+        let decoded = decode(&row).map_err(err)?;
+        drop(row);
+        let t3 = Instant::now();
+        phases.add(Phase::Bind, ns_between(t0, t1));
+        phases.add(Phase::ExecuteMarshal, ns_between(t1, t2));
+        phases.add(Phase::Decode, ns_between(t2, t3));
+        Ok(decoded)
     }
-    Ok((ns_between(start, end), lat, phases))
 }
 
 fn lookups<'a, const TRACE: bool>(ctx: &'a Ctx<'_>) -> IterFn<'a> {
+    let path = Arc::new(SqlxPath {
+        pool: ctx.pool.clone(),
+        stmt: ctx.stmt.clone(),
+    });
     Box::new(move |h| {
-        let fut = lookup_iteration::<TRACE>(
-            ctx.pool.clone(),
-            ctx.stmt.clone(),
+        let fut = lookup_iteration::<SqlxPath, TRACE>(
+            path.clone(),
             ctx.ids.clone(),
             ctx.per_checkout,
             ctx.trace_every,
         );
-        let (elapsed_ns, lat, phases) = ctx.on_runtime(fut)?;
+        let (elapsed_ns, lat, phases) = on_runtime(ctx.rt, fut)?;
         for ns in lat {
             h.record(ns);
         }

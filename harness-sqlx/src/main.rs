@@ -18,18 +18,10 @@ fn main() {
 }
 
 fn main_with(args: RunnerArgs) -> i32 {
-    let rt = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(
-            std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(2),
-        )
-        .enable_all()
-        .build()
-    {
+    let rt = match bench_core::drive::runtime(None) {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("error: starting the tokio runtime: {e}");
+            eprintln!("error: {e}");
             return 1;
         }
     };

@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use bench_core::catalog::BenchSpec;
 use bench_core::dataset::SELECT_BY_ID;
-use bench_core::measure::{Iteration, split};
+use bench_core::measure::Iteration;
 use bench_core::runner::IterFn;
 use bench_core::stats::LatencyHistogram;
 use bench_core::trace::ns_between;
@@ -14,32 +14,13 @@ use sqlx::{Executor, SqlSafeStr, Statement};
 use crate::dataset::decode;
 use crate::lookup::{Ctx, err};
 
-/// Times one fan-out of `concurrency` tasks (the pool's size) and collects their latencies.
+/// One fan-out of `concurrency` tasks (the pool's size) over the ids.
 fn fan_out<F, Fut>(ctx: &Ctx<'_>, h: &mut LatencyHistogram, task: F) -> Result<Iteration, String>
 where
     F: Fn(usize, usize) -> Fut,
     Fut: std::future::Future<Output = Result<Vec<u64>, String>> + Send + 'static,
 {
-    let bounds = split(ctx.ids.len(), ctx.concurrency);
-    let (elapsed, lats) = ctx.rt.block_on(async {
-        let start = Instant::now();
-        let handles: Vec<_> = bounds
-            .iter()
-            .map(|&(a, b)| tokio::spawn(task(a, b)))
-            .collect();
-        let mut lats = Vec::new();
-        for handle in handles {
-            lats.push(handle.await.map_err(|e| format!("task failed: {e}"))??);
-        }
-        Ok::<_, String>((ns_between(start, Instant::now()), lats))
-    })?;
-    for l in lats.into_iter().flatten() {
-        h.record(l);
-    }
-    Ok(Iteration {
-        elapsed_ns: elapsed,
-        phases: None,
-    })
+    bench_core::drive::fan_out(ctx.rt, ctx.ids.len(), ctx.concurrency, h, task)
 }
 
 pub fn iteration<'a>(spec: &BenchSpec, ctx: &'a Ctx<'_>) -> Result<IterFn<'a>, String> {

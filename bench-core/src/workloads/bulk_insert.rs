@@ -38,15 +38,7 @@ impl Ctx {
             rows: Arc::new(rows),
             concurrency: knobs.value("concurrency") as usize,
             spin: Duration::from_micros(knobs.value("spin_us")),
-            rt: tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(
-                    std::thread::available_parallelism()
-                        .map(|n| n.get())
-                        .unwrap_or(2),
-                )
-                .enable_all()
-                .build()
-                .map_err(|e| format!("starting the tokio runtime: {e}"))?,
+            rt: crate::drive::runtime(None)?,
         })
     }
 }

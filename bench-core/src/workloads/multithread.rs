@@ -25,17 +25,8 @@ pub struct Ctx {
 
 impl Ctx {
     pub fn new(path: PathBuf, ids: Vec<i64>, knobs: &Knobs) -> Result<Ctx, String> {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(
-                std::thread::available_parallelism()
-                    .map(|n| n.get())
-                    .unwrap_or(2),
-            )
-            // Enough blocking threads for every task of the fan-out to hold one.
-            .max_blocking_threads(knobs.value("concurrency") as usize + 16)
-            .enable_all()
-            .build()
-            .map_err(|e| format!("starting the tokio runtime: {e}"))?;
+        // Enough blocking threads for every task of the fan-out to hold one.
+        let rt = crate::drive::runtime(Some(knobs.value("concurrency") as usize + 16))?;
         Ok(Ctx {
             path,
             ids: Arc::new(ids),
@@ -44,18 +35,13 @@ impl Ctx {
             rt,
         })
     }
-
-    /// The ids of task `i` of the fan-out.
-    fn chunk_bounds(&self) -> Vec<(usize, usize)> {
-        crate::measure::split(self.ids.len(), self.concurrency)
-    }
 }
 
 fn err(e: impl std::fmt::Display) -> String {
     e.to_string()
 }
 
-/// Times one fan-out: spawns a task per chunk, waits for all, collects their latencies.
+/// One fan-out over this context's ids and tasks.
 fn fan_out<F, Fut>(
     ctx: &Ctx,
     h: &mut crate::stats::LatencyHistogram,
@@ -65,26 +51,7 @@ where
     F: Fn(usize, usize) -> Fut,
     Fut: std::future::Future<Output = Result<Vec<u64>, String>> + Send + 'static,
 {
-    let bounds = ctx.chunk_bounds();
-    let (elapsed, lats) = ctx.rt.block_on(async {
-        let start = Instant::now();
-        let handles: Vec<_> = bounds
-            .iter()
-            .map(|&(a, b)| tokio::spawn(task(a, b)))
-            .collect();
-        let mut lats = Vec::new();
-        for handle in handles {
-            lats.push(handle.await.map_err(|e| format!("task failed: {e}"))??);
-        }
-        Ok::<_, String>((ns_between(start, Instant::now()), lats))
-    })?;
-    for l in lats.into_iter().flatten() {
-        h.record(l);
-    }
-    Ok(Iteration {
-        elapsed_ns: elapsed,
-        phases: None,
-    })
+    crate::drive::fan_out(&ctx.rt, ctx.ids.len(), ctx.concurrency, h, task)
 }
 
 pub fn iteration<'a>(spec: &BenchSpec, ctx: &'a Ctx) -> Result<IterFn<'a>, String> {

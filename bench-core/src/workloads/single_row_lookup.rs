@@ -13,7 +13,7 @@ use crate::catalog::BenchSpec;
 use crate::dataset::SELECT_BY_ID;
 use crate::knobs::Knobs;
 use crate::measure::Iteration;
-use crate::trace::{Phase, PhaseTotals, ns_between};
+use crate::trace::{PhaseTotals, ns_between};
 
 /// Everything a bench of this target needs.
 pub struct Ctx {
@@ -30,15 +30,7 @@ pub struct Ctx {
 
 impl Ctx {
     pub fn new(path: PathBuf, ids: Vec<i64>, knobs: &Knobs, trace: bool) -> Result<Ctx, String> {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(
-                std::thread::available_parallelism()
-                    .map(|n| n.get())
-                    .unwrap_or(2),
-            )
-            .enable_all()
-            .build()
-            .map_err(|e| format!("starting the tokio runtime: {e}"))?;
+        let rt = crate::drive::runtime(None)?;
         Ok(Ctx {
             path,
             ids: Arc::new(ids),
@@ -68,14 +60,11 @@ impl Ctx {
         &self,
         fut: impl std::future::Future<Output = Result<T, String>> + Send + 'static,
     ) -> Result<T, String> {
-        self.rt.block_on(async {
-            tokio::spawn(fut)
-                .await
-                .map_err(|e| format!("bench task failed: {e}"))?
-        })
+        crate::drive::on_runtime(&self.rt, fut)
     }
 }
 
+use crate::drive::LookupPath;
 use crate::runner::IterFn;
 
 /// Builds the iteration closure of one bench; `None` if the bench is not of this target.
@@ -150,19 +139,6 @@ fn rusqlite_lookups(ctx: &Ctx) -> Result<IterFn<'_>, String> {
     }))
 }
 
-/// A way to borrow a connection and look a row up on it: the middleware's pool and dispatch
-/// strategy, or turso's `Database`.
-pub trait LookupPath: Send + Sync + 'static {
-    type Conn: Send;
-    fn checkout(&self) -> impl std::future::Future<Output = Result<Self::Conn, String>> + Send;
-    fn lookup<const TRACE: bool>(
-        &self,
-        conn: &mut Self::Conn,
-        id: i64,
-        phases: &mut PhaseTotals,
-    ) -> impl std::future::Future<Output = Result<crate::dataset::BenchRow, String>> + Send;
-}
-
 impl LookupPath for Middleware {
     type Conn = mw::Conn;
     async fn checkout(&self) -> Result<mw::Conn, String> {
@@ -180,70 +156,11 @@ impl LookupPath for Middleware {
     }
 }
 
-/// Each lookup: borrow (every `lookups_per_checkout` lookups), dispatch, decode, give back.
-/// Per-op latency takes one timer read per lookup, traced or not. With `TRACE`, every
-/// `every`-th checkout and every `every`-th lookup is timed phase by phase; the totals are
-/// scaled to all operations (systematic sampling over shuffled ids), which keeps the cost of
-/// tracing to a few timer reads per `every` lookups.
-async fn lookup_iteration<P: LookupPath, const TRACE: bool>(
-    path: Arc<P>,
-    ids: Arc<Vec<i64>>,
-    per_checkout: usize,
-    every: usize,
-) -> Result<(u64, Vec<u64>, PhaseTotals), String> {
-    let mut lat = Vec::with_capacity(ids.len());
-    let mut checkout = PhaseTotals::default();
-    let mut lookups = PhaseTotals::default();
-    let (mut chunks, mut traced_chunks) = (0u64, 0u64);
-    let start = Instant::now();
-    let mut prev = start;
-    let mut op = 0usize;
-    for chunk in ids.chunks(per_checkout) {
-        let trace_chunk = TRACE && (chunks as usize).is_multiple_of(every);
-        chunks += 1;
-        let t0 = trace_chunk.then(Instant::now);
-        let mut conn = path.checkout().await?;
-        if let Some(t0) = t0 {
-            checkout.add(Phase::Checkout, ns_between(t0, Instant::now()));
-        }
-        for &id in chunk {
-            let row = if TRACE && op.is_multiple_of(every) {
-                lookups.ops += 1;
-                path.lookup::<true>(&mut conn, id, &mut lookups).await
-            } else {
-                path.lookup::<false>(&mut conn, id, &mut lookups).await
-            };
-            black_box(row?);
-            op += 1;
-            let t = Instant::now();
-            lat.push(ns_between(prev, t));
-            prev = t;
-        }
-        drop(conn);
-        if trace_chunk {
-            traced_chunks += 1;
-            checkout.add(Phase::Checkout, ns_between(prev, Instant::now()));
-        }
-    }
-    let end = Instant::now();
-    let ops = ids.len() as u64;
-    // Sampled totals scaled up to every operation; checkouts are sampled per chunk.
-    checkout.ops = traced_chunks;
-    let mut phases = lookups.scaled(ops);
-    if TRACE {
-        phases.set(
-            Phase::Checkout,
-            checkout.scaled(chunks).ns[Phase::Checkout.index()],
-        );
-    }
-    Ok((ns_between(start, end), lat, phases))
-}
-
 /// The iteration closure of a lookup path, traced or not.
 fn path_lookups<'a, P: LookupPath>(ctx: &'a Ctx, path: Arc<P>) -> IterFn<'a> {
     fn traced<'a, P: LookupPath, const TRACE: bool>(ctx: &'a Ctx, path: Arc<P>) -> IterFn<'a> {
         Box::new(move |h| {
-            let fut = lookup_iteration::<P, TRACE>(
+            let fut = crate::drive::lookup_iteration::<P, TRACE>(
                 path.clone(),
                 ctx.ids.clone(),
                 ctx.lookups_per_checkout,

@@ -1,0 +1,52 @@
+//! Helpers shared by the CLI-level tests.
+#![allow(dead_code)]
+
+use assert_cmd::Command;
+
+/// The benchscope binary with no knob or harness settings inherited from the environment.
+pub fn benchscope() -> Command {
+    let mut c = Command::cargo_bin("benchscope").unwrap();
+    for v in [
+        "BENCH_ROWS",
+        "BENCH_LOOKUPS",
+        "BENCH_CONCURRENCY",
+        "BENCH_TRACE",
+        "BENCHSCOPE_SQLX_HARNESS",
+    ] {
+        c.env_remove(v);
+    }
+    c
+}
+
+/// The smallest budget that still gives two samples per bench.
+pub const QUICK: &[&str] = &[
+    "--time",
+    "0.01",
+    "--warmup",
+    "0",
+    "--samples",
+    "2",
+    "--min-samples",
+    "2",
+];
+
+/// `benchscope run TARGET` with the quick budget, `knobs`, a cache folder, the given benches and
+/// JSON output.
+pub fn run_json(
+    target: &str,
+    knobs: &[&str],
+    cache: &std::path::Path,
+    benches: &[&str],
+) -> Command {
+    let mut c = benchscope();
+    c.args(["run", target])
+        .args(knobs)
+        .args(QUICK)
+        .args(["--format", "json"])
+        .arg("--cache-dir")
+        .arg(cache);
+    for b in benches {
+        c.args(["--bench", b]);
+    }
+    c
+}
