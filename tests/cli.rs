@@ -245,43 +245,20 @@ fn bad_values_are_refused_with_the_allowed_range() {
 #[test]
 fn multithread_target_runs_and_sweeps_concurrency() {
     let cache = tempfile::tempdir().unwrap();
-    let out = benchscope()
-        .args([
-            "run",
-            "multithread_pool_checkout",
-            "--rows",
-            "64",
-            "--lookups",
-            "32",
-            "--concurrency",
-            "1,2,4",
-        ])
-        .args([
-            "--time",
-            "0.01",
-            "--warmup",
-            "0",
-            "--samples",
-            "2",
-            "--min-samples",
-            "2",
-            "--format",
-            "json",
-        ])
-        .args([
-            "--bench",
+    let out = common::run_json(
+        "multithread_pool_checkout",
+        &["--rows", "64", "--lookups", "32", "--concurrency", "1,2,4"],
+        cache.path(),
+        &[
             "rusqlite_blocking",
-            "--bench",
             "middleware_parallel_select/spin",
-            "--bench",
             "sqlx_pool_checkout",
-        ])
-        .arg("--cache-dir")
-        .arg(cache.path())
-        .assert()
-        .success()
-        .get_output()
-        .clone();
+        ],
+    )
+    .assert()
+    .success()
+    .get_output()
+    .clone();
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(
         v["runs"].as_array().unwrap().len(),
