@@ -275,3 +275,81 @@ fn bad_knobs_stop_before_anything_starts() {
         "no dataset was built"
     );
 }
+
+/// Every core bench of a target, tiny, every line parsed: bench_start, samples in order, one
+/// summary with per-operation latencies where the target records them, then done.
+fn check_target(target: &bench_core::catalog::Target, knobs: &[&str], latencies: bool) {
+    let cache = tempfile::tempdir().unwrap();
+    let mut args = vec![target.name];
+    args.extend_from_slice(knobs);
+    args.extend_from_slice(&[
+        "--time",
+        "0.01",
+        "--warmup",
+        "0",
+        "--samples",
+        "2",
+        "--min-samples",
+        "2",
+    ]);
+    let (code, events, stderr) = run(&args, cache.path());
+    assert_eq!(code, Some(0), "{}: {stderr}", target.name);
+    assert_eq!(events.last(), Some(&Event::Done));
+    assert!(
+        !events.iter().any(|e| matches!(e, Event::Error { .. })),
+        "{events:?}"
+    );
+    let core: Vec<&str> = target
+        .benches
+        .iter()
+        .filter(|b| b.harness == Harness::Core)
+        .map(|b| b.name)
+        .collect();
+    for bench in core {
+        let starts = events
+            .iter()
+            .filter(|e| matches!(e, Event::BenchStart { bench: b, .. } if b == bench))
+            .count();
+        assert_eq!(starts, 1, "{bench}");
+        let iters: Vec<u64> = events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Sample {
+                    bench: b,
+                    iter,
+                    elapsed_ns,
+                    ..
+                } if b == bench => {
+                    assert!(*elapsed_ns > 0);
+                    Some(*iter)
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(iters, vec![0, 1], "{bench}");
+        let stats = events.iter().find_map(|e| match e {
+            Event::Summary { bench: b, stats } if b == bench => Some(stats),
+            _ => None,
+        });
+        let stats = stats.unwrap_or_else(|| panic!("{bench}: no summary"));
+        assert_eq!(stats.latency.is_some(), latencies, "{bench}");
+    }
+}
+
+#[test]
+fn multithread_pool_checkout_streams_for_every_core_bench() {
+    check_target(
+        &bench_core::catalog::MULTITHREAD_POOL_CHECKOUT,
+        &["--rows", "64", "--lookups", "24", "--concurrency", "3"],
+        true,
+    );
+}
+
+#[test]
+fn bulk_insert_streams_for_every_core_bench() {
+    check_target(
+        &bench_core::catalog::BULK_INSERT,
+        &["--rows", "30", "--concurrency", "2"],
+        false,
+    );
+}

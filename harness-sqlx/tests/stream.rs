@@ -243,3 +243,54 @@ fn bad_knobs_get_the_same_errors_as_bench_core() {
         );
     }
 }
+
+#[test]
+fn multithread_and_bulk_mirrors_stream_valid_events() {
+    let cache = tempfile::tempdir().unwrap();
+    for (args, benches) in [
+        (
+            vec![
+                "multithread_pool_checkout",
+                "--rows",
+                "64",
+                "--lookups",
+                "24",
+                "--concurrency",
+                "3",
+            ],
+            vec!["sqlx_parallel_select", "sqlx_pool_checkout"],
+        ),
+        (
+            vec!["bulk_insert", "--rows", "30", "--bench", "sqlx_sqlite"],
+            vec!["sqlx_sqlite"],
+        ),
+    ] {
+        let mut args = args;
+        args.extend_from_slice(&[
+            "--time",
+            "0.01",
+            "--warmup",
+            "0",
+            "--samples",
+            "2",
+            "--min-samples",
+            "2",
+        ]);
+        let (code, events, stderr) = run(&args, cache.path());
+        assert_eq!(code, Some(0), "{stderr}");
+        assert_eq!(events.last(), Some(&Event::Done));
+        for bench in benches {
+            let samples = events
+                .iter()
+                .filter(|e| matches!(e, Event::Sample { bench: b, .. } if b == bench))
+                .count();
+            assert_eq!(samples, 2, "{bench}: {events:?}");
+            assert!(
+                events
+                    .iter()
+                    .any(|e| matches!(e, Event::Summary { bench: b, .. } if b == bench)),
+                "{bench}"
+            );
+        }
+    }
+}
