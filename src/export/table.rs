@@ -112,9 +112,18 @@ pub fn render(report: &Report<'_>) -> String {
             out.push_str(&format!("WARNING: {DEBUG_WARNING}\n"));
         }
         if let Some(s) = &run.start {
+            // Each harness links its own SQLite: name them all when there are several.
+            let sqlite = if run.more_starts.is_empty() {
+                s.env.sqlite.clone()
+            } else {
+                run.starts()
+                    .map(|h| format!("{} {}", h.env.sqlite, h.harness))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
             out.push_str(&format!(
-                "{}  {}  (SQLite {}, {} build)\n",
-                s.target, s.knobs, s.env.sqlite, s.env.profile
+                "{}  {}  (SQLite {sqlite}, {} build)\n",
+                s.target, s.knobs, s.env.profile
             ));
         }
         let (headers, rows) = comparison_cells(run, report.baseline);
