@@ -215,6 +215,41 @@ impl<W: Write> Emitter<W> {
     }
 }
 
+/// What a runner process left behind: its exit code, every event it wrote, its stderr.
+#[derive(Debug)]
+pub struct RunnerOutput {
+    pub code: Option<i32>,
+    pub events: Vec<Event>,
+    pub stderr: String,
+}
+
+/// Runs a runner to its end without the knob variables of the calling environment, and
+/// decodes every line of its stdout (the first line that is not a valid event is an error).
+pub fn run_to_end(command: &mut std::process::Command) -> Result<RunnerOutput, String> {
+    for v in [
+        "BENCH_ROWS",
+        "BENCH_LOOKUPS",
+        "BENCH_CONCURRENCY",
+        "BENCH_TRACE",
+    ] {
+        command.env_remove(v);
+    }
+    let out = command
+        .output()
+        .map_err(|e| format!("cannot start the runner: {e}"))?;
+    let stdout =
+        String::from_utf8(out.stdout).map_err(|e| format!("runner stdout is not UTF-8: {e}"))?;
+    let events = stdout
+        .lines()
+        .map(|l| decode(l).map_err(|e| format!("bad line {l:?}: {e}")))
+        .collect::<Result<_, _>>()?;
+    Ok(RunnerOutput {
+        code: out.status.code(),
+        events,
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -40,26 +40,10 @@ const ONE_SAMPLE: &[&str] = &[
 ];
 
 fn run(args: &[&str], cache: &std::path::Path) -> (Option<i32>, Vec<Event>, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_bench-runner"))
-        .args(args)
-        .arg("--cache-dir")
-        .arg(cache)
-        .env_remove("BENCH_ROWS")
-        .env_remove("BENCH_LOOKUPS")
-        .env_remove("BENCH_CONCURRENCY")
-        .env_remove("BENCH_TRACE")
-        .output()
-        .expect("runner starts");
-    let stdout = String::from_utf8(out.stdout).expect("utf-8 stdout");
-    let events = stdout
-        .lines()
-        .map(|l| protocol::decode(l).unwrap_or_else(|e| panic!("bad line {l:?}: {e}")))
-        .collect();
-    (
-        out.status.code(),
-        events,
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_bench-runner"));
+    cmd.args(args).arg("--cache-dir").arg(cache);
+    let out = protocol::run_to_end(&mut cmd).unwrap_or_else(|e| panic!("{e}"));
+    (out.code, out.events, out.stderr)
 }
 
 #[test]

@@ -8,26 +8,10 @@ use bench_core::dataset::{BenchRow, DatasetKey, row};
 use bench_core::protocol::{self, DatasetStatus, Event};
 
 fn run(args: &[&str], cache: &std::path::Path) -> (Option<i32>, Vec<Event>, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_harness-sqlx"))
-        .args(args)
-        .arg("--cache-dir")
-        .arg(cache)
-        .env_remove("BENCH_ROWS")
-        .env_remove("BENCH_LOOKUPS")
-        .env_remove("BENCH_CONCURRENCY")
-        .env_remove("BENCH_TRACE")
-        .output()
-        .expect("harness starts");
-    let stdout = String::from_utf8(out.stdout).expect("utf-8");
-    let events = stdout
-        .lines()
-        .map(|l| protocol::decode(l).unwrap_or_else(|e| panic!("bad line {l:?}: {e}")))
-        .collect();
-    (
-        out.status.code(),
-        events,
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_harness-sqlx"));
+    cmd.args(args).arg("--cache-dir").arg(cache);
+    let out = protocol::run_to_end(&mut cmd).unwrap_or_else(|e| panic!("{e}"));
+    (out.code, out.events, out.stderr)
 }
 
 const TINY: &[&str] = &[
