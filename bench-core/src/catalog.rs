@@ -388,11 +388,13 @@ pub const SINGLE_ROW_LOOKUP: Target = Target {
     ],
 };
 
-const fn fan_out(
+/// A whole-operation bench (not a micro-bench) whose operation is `op`.
+const fn whole(
     name: &'static str,
     harness: Harness,
     backend: &'static str,
     strategy: Option<&'static str>,
+    op: &'static str,
     about: &'static str,
 ) -> BenchSpec {
     BenchSpec {
@@ -402,9 +404,20 @@ const fn fan_out(
         backend,
         strategy,
         phase: None,
-        op: "one lookup, as part of a fan-out over `concurrency` tasks (wall time / lookups)",
+        op,
         about,
     }
+}
+
+const fn fan_out(
+    name: &'static str,
+    harness: Harness,
+    backend: &'static str,
+    strategy: Option<&'static str>,
+    about: &'static str,
+) -> BenchSpec {
+    let op = "one lookup, as part of a fan-out over `concurrency` tasks (wall time / lookups)";
+    whole(name, harness, backend, strategy, op, about)
 }
 
 const fn checkout_fan_out(
@@ -498,16 +511,8 @@ const fn bulk(
     strategy: Option<&'static str>,
     about: &'static str,
 ) -> BenchSpec {
-    BenchSpec {
-        name,
-        kind: BenchKind::Bench,
-        harness,
-        backend,
-        strategy,
-        phase: None,
-        op: "one row inserted (one transaction of `rows` rows per sample, into a fresh table)",
-        about,
-    }
+    let op = "one row inserted (one transaction of `rows` rows per sample, into a fresh table)";
+    whole(name, harness, backend, strategy, op, about)
 }
 
 const MIDDLEWARE_BULK: &str = "rows as generic values, one dispatch running the whole transaction";
