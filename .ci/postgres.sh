@@ -6,7 +6,12 @@
 set -euo pipefail
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
-pg_bin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1; }
+# The newest installed server (the client package alone also creates .../bin, without initdb).
+pg_bin() {
+  for d in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -rV); do
+    if [ -x "$d/initdb" ] && [ -x "$d/postgres" ]; then echo "$d"; return; fi
+  done
+}
 
 if [ "${1:-}" = stop ]; then
   data=$2
