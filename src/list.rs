@@ -77,14 +77,17 @@ fn text() -> String {
     out
 }
 
-/// What `benchscope` with no subcommand prints.
+/// What `benchscope` with no subcommand prints when its output is not a terminal (where it
+/// would open the explorer).
 pub fn welcome() -> String {
     format!(
         "benchscope: what does it cost to reach SQLite from async Rust, and where does the time go?\n\
-         The interactive explorer is not implemented yet; run targets headless:\n\n  \
+         On a terminal, `benchscope` opens the interactive explorer. Headless:\n\n  \
          benchscope run single_row_lookup --rows 20000          # every bench, comparison table\n  \
          benchscope run single_row_lookup --trace --format markdown\n  \
-         benchscope run single_row_lookup --bench rusqlite --bench middleware/spin --time 1\n\n{}",
+         benchscope run single_row_lookup --bench rusqlite --bench middleware/spin --time 1\n  \
+         benchscope run multithread_pool_checkout --concurrency 1,2,4,8,16\n  \
+         BENCH_ROWS=10000 benchscope run bulk_insert --postgres-url postgres://user:pw@host/db\n\n{}",
         text()
     )
 }
