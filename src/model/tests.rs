@@ -484,3 +484,56 @@ fn sweep_queues_one_run_per_concurrency() {
             .starts_with("sweep: 5 runs queued")
     );
 }
+
+#[test]
+fn a_skipped_bench_is_a_row_with_its_reason() {
+    let mut s = state();
+    let now = Instant::now();
+    press(&mut s, &[Key::Right, Key::Right], now);
+    assert_eq!(s.target.name, "bulk_insert");
+    let postgres = s
+        .catalog_benches()
+        .iter()
+        .position(|b| b.name == "postgres")
+        .unwrap();
+    s.catalog_cursor = postgres;
+    press(&mut s, &[Key::Enter], now);
+    update(
+        &mut s,
+        ev(
+            "t-1",
+            Event::Skipped {
+                bench: "postgres".into(),
+                reason: "no PostgreSQL URL".into(),
+            },
+        ),
+        now,
+    );
+    update(
+        &mut s,
+        Action::Run(RunEvent::Exited {
+            run_id: "t-1".into(),
+            error: None,
+        }),
+        now,
+    );
+    assert_eq!(s.compare_rows(), vec!["postgres"]);
+    assert_eq!(
+        s.runs[0].state,
+        RunState::Finished,
+        "a skip is not a failure"
+    );
+    let mut term = ratatui::Terminal::new(ratatui::backend::TestBackend::new(120, 40)).unwrap();
+    term.draw(|f| crate::ui::render(&s, f)).unwrap();
+    let text: String = term
+        .backend()
+        .buffer()
+        .content()
+        .iter()
+        .map(|c| c.symbol())
+        .collect();
+    assert!(
+        text.contains("skipped: no PostgreSQL URL"),
+        "the detail line gives the reason"
+    );
+}

@@ -226,9 +226,13 @@ fn draw_detail(
             }
             t
         }
-        None => match result.and_then(|r| r.error.clone()) {
-            Some(e) => format!("{bench} · run {}: failed: {e}", run.seq),
-            None => format!("{bench} · run {}: no result yet", run.seq),
+        None => match (
+            result.and_then(|r| r.error.clone()),
+            result.and_then(|r| r.skipped.clone()),
+        ) {
+            (Some(e), _) => format!("{bench} · run {}: failed: {e}", run.seq),
+            (None, Some(why)) => format!("{bench} · run {}: skipped: {why}", run.seq),
+            (None, None) => format!("{bench} · run {}: no result yet", run.seq),
         },
     };
     lines.push(Line::raw(head));
