@@ -68,21 +68,7 @@ fn sqlx_runs_side_by_side_with_rusqlite_and_the_middleware() {
 }
 
 fn rows_via_rusqlite(path: &Path) -> Vec<dataset::BenchRow> {
-    let conn = rusqlite::Connection::open(path).unwrap();
-    let mut stmt = conn
-        .prepare("SELECT id, name, score, active FROM test ORDER BY id")
-        .unwrap();
-    stmt.query_map([], |r| {
-        Ok(dataset::BenchRow {
-            id: r.get(0)?,
-            name: r.get(1)?,
-            score: r.get(2)?,
-            active: r.get(3)?,
-        })
-    })
-    .unwrap()
-    .collect::<Result<_, _>>()
-    .unwrap()
+    dataset::read_rows(path).unwrap()
 }
 
 fn dataset_status(v: &serde_json::Value) -> String {

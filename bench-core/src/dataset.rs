@@ -216,7 +216,7 @@ pub fn ensure_with(
 }
 
 #[cfg(feature = "sqlite")]
-pub use build::{ensure, validate};
+pub use build::{bench_row, ensure, read_rows, validate};
 
 #[cfg(feature = "sqlite")]
 mod build {
@@ -239,18 +239,26 @@ mod build {
             &mut |k| conn.query_row(META_SELECT, [k], |r| r.get(0)).map_err(s),
             counts?,
             &journal?,
-            &mut |id| {
-                conn.query_row(SELECT_BY_ID, [id], |r| {
-                    Ok(BenchRow {
-                        id: r.get(0)?,
-                        name: r.get(1)?,
-                        score: r.get(2)?,
-                        active: r.get(3)?,
-                    })
-                })
-                .map_err(s)
-            },
+            &mut |id| conn.query_row(SELECT_BY_ID, [id], bench_row).map_err(s),
         )
+    }
+
+    /// A `SELECT id, name, score, active` row into `BenchRow`, by position.
+    #[inline]
+    pub fn bench_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<BenchRow> {
+        Ok(BenchRow {
+            id: r.get(0)?,
+            name: r.get(1)?,
+            score: r.get(2)?,
+            active: r.get(3)?,
+        })
+    }
+
+    /// Every row of a dataset file, in id order (to check what a harness wrote).
+    pub fn read_rows(path: &Path) -> rusqlite::Result<Vec<BenchRow>> {
+        let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+        let mut stmt = conn.prepare("SELECT id, name, score, active FROM test ORDER BY id")?;
+        stmt.query_map([], bench_row)?.collect()
     }
 
     /// Writes the dataset into `path` (which must not exist) with rusqlite, in one transaction.
@@ -369,22 +377,7 @@ mod tests {
             let mut builds = 0;
             let r = ensure(dir.path(), &key(100), &mut |_| builds += 1).unwrap();
             assert_eq!((r.status, builds), (DatasetStatus::Built, 1));
-            let conn = rusqlite::Connection::open(&r.path).unwrap();
-            let mut stmt = conn
-                .prepare("SELECT id, name, score, active FROM test ORDER BY id")
-                .unwrap();
-            let rows: Vec<BenchRow> = stmt
-                .query_map([], |r| {
-                    Ok(BenchRow {
-                        id: r.get(0)?,
-                        name: r.get(1)?,
-                        score: r.get(2)?,
-                        active: r.get(3)?,
-                    })
-                })
-                .unwrap()
-                .collect::<Result<_, _>>()
-                .unwrap();
+            let rows = read_rows(&r.path).unwrap();
             assert_eq!(rows, (1..=100).map(row).collect::<Vec<_>>());
             let r2 = ensure(dir.path(), &key(100), &mut |_| builds += 1).unwrap();
             assert_eq!((r2.status, builds), (DatasetStatus::Reused, 1));

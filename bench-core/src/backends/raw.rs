@@ -2,7 +2,7 @@
 
 use rusqlite::Connection;
 
-use crate::dataset::{BenchRow, SELECT_BY_ID};
+use crate::dataset::{BenchRow, SELECT_BY_ID, bench_row};
 
 /// Opens a connection to a dataset file the way every SQLite bench does.
 pub fn open(path: &std::path::Path) -> rusqlite::Result<Connection> {
@@ -15,14 +15,7 @@ pub fn open(path: &std::path::Path) -> rusqlite::Result<Connection> {
 #[inline]
 pub fn lookup(conn: &Connection, id: i64) -> rusqlite::Result<BenchRow> {
     let mut stmt = conn.prepare_cached(SELECT_BY_ID)?;
-    stmt.query_row([id], |r| {
-        Ok(BenchRow {
-            id: r.get(0)?,
-            name: r.get(1)?,
-            score: r.get(2)?,
-            active: r.get(3)?,
-        })
-    })
+    stmt.query_row([id], bench_row)
 }
 
 /// The linked SQLite library's version.
