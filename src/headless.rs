@@ -4,13 +4,15 @@
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
+use bench_core::catalog::CONCURRENCY;
 use bench_core::protocol::Event;
-use bench_core::results::RunRecord;
-use bench_core::runner::{RunnerArgs, SessionArgs};
+use bench_core::protocol::results::RunRecord;
+use bench_core::service::args::{RunnerArgs, SessionArgs};
 use tokio::sync::mpsc;
 
 use crate::export::{self, Report};
-use crate::runner::{ProcessRunner, RunEvent, RunRequest, Runner};
+use crate::messages::{Outcome, RunEvent, RunRequest, RunSettings};
+use crate::runner::{ProcessRunner, Runner};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -34,14 +36,6 @@ pub struct RunArgs {
     pub format: Format,
 }
 
-pub fn now_rfc3339() -> String {
-    let now = time::OffsetDateTime::now_utc();
-    now.replace_nanosecond(0)
-        .unwrap_or(now)
-        .format(&time::format_description::well_known::Rfc3339)
-        .unwrap_or_else(|_| "unknown time".into())
-}
-
 /// `--concurrency 1,2,4` sweeps: one run per value. Each value is checked like any knob value.
 fn sweep_values(args: &RunArgs) -> Result<Option<Vec<String>>, String> {
     let Some(text) = args
@@ -55,9 +49,7 @@ fn sweep_values(args: &RunArgs) -> Result<Option<Vec<String>>, String> {
     };
     let values: Vec<String> = text.split(',').map(|v| v.trim().to_string()).collect();
     for v in &values {
-        bench_core::catalog::CONCURRENCY
-            .parse(v)
-            .map_err(|e| e.to_string())?;
+        CONCURRENCY.parse(v).map_err(|e| e.to_string())?;
     }
     Ok(Some(values))
 }
@@ -98,16 +90,14 @@ pub fn run(args: RunArgs) -> i32 {
                 return 2;
             }
         };
-        let request = RunRequest {
-            run_id: format!("{}-{}-{}", plan.target.name, std::process::id(), i + 1),
-            target: plan.target.name.to_string(),
-            benches: plan.benches.iter().map(|b| b.name.to_string()).collect(),
-            knobs: plan.knobs.0.iter().map(|(k, v)| (k.clone(), *v)).collect(),
-            budget_args: a.session.budget.to_args(),
-            trace: plan.trace,
-            cache_dir: a.session.cache_dir.clone(),
-            postgres_url: a.session.postgres_url(),
-        };
+        let request = RunRequest::new(
+            format!("{}-{}-{}", plan.target.name, std::process::id(), i + 1),
+            plan.target.name,
+            plan.benches.iter().map(|b| b.name.to_string()).collect(),
+            plan.knobs.clone(),
+            plan.trace,
+            &RunSettings::from_session(&a.session),
+        );
         planned.push((plan, request));
     }
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -128,7 +118,7 @@ pub fn run(args: RunArgs) -> i32 {
     let mut records = Vec::new();
     for (plan, request) in planned {
         if sweep.is_some() {
-            let c = plan.knobs.value("concurrency");
+            let c = plan.knobs.count(&CONCURRENCY);
             let over = if c as usize > cores {
                 format!(" (more tasks than the {cores} cores)")
             } else {
@@ -147,12 +137,8 @@ pub fn run(args: RunArgs) -> i32 {
     let failed = records
         .iter()
         .any(|r| r.error.is_some() || r.benches.iter().any(|b| b.error.is_some()));
-    let generated_at = now_rfc3339();
-    let report = Report {
-        runs: &records,
-        baseline,
-        generated_at: &generated_at,
-    };
+    let generated_at = crate::format::now_rfc3339();
+    let report = Report::new(&records, baseline, &generated_at);
     let text = match args.format {
         Format::Table => export::table::render(&report),
         Format::Markdown => export::markdown::render(&report),
@@ -202,9 +188,15 @@ async fn collect(
                     record.apply(event);
                 }
                 Some(RunEvent::Note { text, .. }) => progress.note(&text),
-                Some(RunEvent::Exited { error, .. }) => {
-                    if let Some(e) = error {
-                        record.error.get_or_insert(e);
+                Some(RunEvent::Exited { outcome, .. }) => {
+                    match outcome {
+                        Outcome::Completed => {}
+                        Outcome::Cancelled => {
+                            record.error.get_or_insert("cancelled".into());
+                        }
+                        Outcome::Failed(e) => {
+                            record.error.get_or_insert(e);
+                        }
                     }
                     break;
                 }
@@ -310,19 +302,17 @@ impl Progress {
 mod tests {
     use super::*;
     use crate::runner::FakeRunner;
-    use bench_core::stats::summarize;
+    use bench_core::measure::stats::summarize;
 
     fn request() -> RunRequest {
-        RunRequest {
-            run_id: "t".into(),
-            target: "single_row_lookup".into(),
-            benches: vec![],
-            knobs: vec![],
-            budget_args: vec![],
-            trace: false,
-            cache_dir: None,
-            postgres_url: None,
-        }
+        RunRequest::new(
+            "t".into(),
+            "single_row_lookup",
+            vec![],
+            Default::default(),
+            false,
+            &RunSettings::default(),
+        )
     }
 
     #[tokio::test]
@@ -347,7 +337,7 @@ mod tests {
                 },
                 Event::Done,
             ],
-            error: None,
+            outcome: Outcome::Completed,
         };
         let r = collect(&runner, request(), 1, false).await;
         assert!(r.done && r.error.is_none());
@@ -358,7 +348,7 @@ mod tests {
     async fn a_failed_child_is_reported_with_its_reason() {
         let runner = FakeRunner {
             script: vec![],
-            error: Some("runner exited with exit status: 101; stderr:\npanic".into()),
+            outcome: Outcome::Failed("runner exited with exit status: 101; stderr:\npanic".into()),
         };
         let r = collect(&runner, request(), 1, false).await;
         assert_eq!(

@@ -2,7 +2,8 @@
 
 use std::fmt::Write;
 
-use bench_core::catalog::{BenchKind, PLANNED, STRATEGIES, TARGETS};
+use bench_core::catalog::{BenchKind, Strategy};
+use bench_core::workloads::{PLANNED, targets};
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 pub enum ListFormat {
@@ -10,10 +11,22 @@ pub enum ListFormat {
     Json,
 }
 
+/// The strategies as (name, description) pairs, as `list --format json` has always shown them.
+fn strategies() -> Vec<(&'static str, &'static str)> {
+    Strategy::ALL
+        .iter()
+        .map(|s| (s.name(), s.about()))
+        .collect()
+}
+
 pub fn render(format: ListFormat) -> String {
     match format {
         ListFormat::Json => {
-            let doc = serde_json::json!({ "targets": TARGETS, "planned": PLANNED, "strategies": STRATEGIES });
+            let doc = serde_json::json!({
+                "targets": targets(),
+                "planned": PLANNED,
+                "strategies": strategies(),
+            });
             format!(
                 "{}\n",
                 serde_json::to_string_pretty(&doc).expect("catalog serializes")
@@ -23,56 +36,101 @@ pub fn render(format: ListFormat) -> String {
     }
 }
 
+/// Descriptions as plain text: the catalog marks names with backticks for markdown.
+fn plain(s: &str) -> String {
+    s.replace('`', "")
+}
+
+/// Rows of cells, each column as wide as its widest cell, two spaces apart.
+fn columns(out: &mut String, indent: &str, rows: &[Vec<String>]) {
+    let n = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..n)
+        .map(|i| {
+            rows.iter()
+                .filter_map(|r| r.get(i))
+                .map(|c| c.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    for r in rows {
+        let line: Vec<String> = r
+            .iter()
+            .enumerate()
+            .map(|(i, c)| format!("{c:<w$}", w = widths[i]))
+            .collect();
+        let _ = writeln!(out, "{indent}{}", line.join("  ").trim_end());
+    }
+}
+
 fn text() -> String {
     let mut out = String::new();
-    for t in TARGETS {
-        let _ = writeln!(out, "{}  {}", t.name, t.about);
+    for t in targets() {
+        let _ = writeln!(out, "{}  {}", t.name, plain(t.about));
         let _ = writeln!(
             out,
             "  knobs (flag --NAME or --knob NAME=VALUE; environment variable):"
         );
-        for k in t.knobs {
-            let _ = writeln!(
-                out,
-                "    {:<22}{:>8}  {}..={}  {}  {}",
-                k.name,
-                k.default,
-                k.min,
-                k.max,
-                k.env.unwrap_or("-"),
-                k.help
-            );
-        }
+        let knobs: Vec<Vec<String>> = t
+            .knobs
+            .iter()
+            .map(|k| {
+                vec![
+                    k.name.to_string(),
+                    k.default_value().to_string(),
+                    k.allowed(),
+                    k.env.unwrap_or("-").to_string(),
+                    plain(k.help),
+                ]
+            })
+            .collect();
+        columns(&mut out, "    ", &knobs);
         for (kind, title) in [
             (BenchKind::Bench, "benches"),
             (BenchKind::Micro, "micro-benches (one phase each)"),
         ] {
-            let _ = writeln!(out, "  {title}:");
-            for b in t.benches.iter().filter(|b| b.kind == kind) {
-                let phase = b
-                    .phase
-                    .map(|p| format!("[{}]", p.label()))
-                    .unwrap_or_default();
-                let base = if b.name == t.baseline {
-                    " (baseline)"
-                } else {
-                    ""
-                };
-                let _ = writeln!(
-                    out,
-                    "    {:<26}{:<18}{:<22}{}{}",
-                    b.name, phase, b.backend, b.about, base
-                );
+            let rows: Vec<Vec<String>> = t
+                .benches
+                .iter()
+                .filter(|b| b.kind == kind)
+                .map(|b| {
+                    let phase = b
+                        .phase
+                        .map(|p| format!("[{}]", p.label()))
+                        .unwrap_or_default();
+                    let base = if b.name == t.baseline {
+                        " (baseline)"
+                    } else {
+                        ""
+                    };
+                    vec![
+                        b.name.to_string(),
+                        phase,
+                        b.backend().to_string(),
+                        format!("{}{base}", plain(b.about)),
+                    ]
+                })
+                .collect();
+            if rows.is_empty() {
+                continue;
             }
+            let _ = writeln!(out, "  {title}:");
+            columns(&mut out, "    ", &rows);
         }
     }
     let _ = writeln!(out, "dispatch strategies of the middleware path:");
-    for (name, about) in STRATEGIES {
-        let _ = writeln!(out, "    {name:<16}{about}");
-    }
-    let _ = writeln!(out, "planned targets (not implemented yet):");
-    for p in PLANNED {
-        let _ = writeln!(out, "    {:<28}{}", p.name, p.about);
+    let rows: Vec<Vec<String>> = strategies()
+        .into_iter()
+        .map(|(n, a)| vec![n.to_string(), a.to_string()])
+        .collect();
+    columns(&mut out, "    ", &rows);
+    if !PLANNED.is_empty() {
+        let _ = writeln!(out, "planned targets (not implemented yet):");
+        let rows: Vec<Vec<String>> = PLANNED
+            .iter()
+            .map(|p| vec![p.name.to_string(), plain(p.about)])
+            .collect();
+        columns(&mut out, "    ", &rows);
     }
     out
 }

@@ -2,10 +2,14 @@
 //! time go? Headless subcommands over the same runner layer the explorer uses.
 
 mod export;
+mod format;
 mod headless;
 mod list;
+mod messages;
 mod model;
 mod runner;
+#[cfg(test)]
+mod testing;
 mod tui;
 mod ui;
 
@@ -37,7 +41,7 @@ enum Command {
     Run(headless::RunArgs),
     /// The runner itself (spawned by `run`): writes the event stream on stdout.
     #[command(hide = true)]
-    Runner(bench_core::runner::RunnerArgs),
+    Runner(bench_core::service::args::RunnerArgs),
 }
 
 fn main() {
@@ -54,8 +58,8 @@ fn main() {
         }
         Some(Command::Run(args)) => headless::run(args),
         Some(Command::Runner(args)) => {
-            bench_core::runner::init_logging();
-            bench_core::runner::main_with(args)
+            bench_core::service::init_logging();
+            bench_core::workloads::core_main(args)
         }
     };
     std::process::exit(code);

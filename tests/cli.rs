@@ -3,8 +3,8 @@
 mod common;
 
 use assert_cmd::Command;
-use bench_core::catalog::SINGLE_ROW_LOOKUP;
 use bench_core::protocol;
+use bench_core::workloads::single_row_lookup;
 use common::{QUICK, benchscope};
 use predicates::prelude::*;
 
@@ -37,10 +37,10 @@ fn list_shows_every_bench_and_knob() {
         .stdout
         .clone();
     let text = String::from_utf8(out).unwrap();
-    for b in SINGLE_ROW_LOOKUP.benches {
+    for b in &single_row_lookup::spec().benches {
         assert!(text.contains(b.name), "{} missing", b.name);
     }
-    for k in SINGLE_ROW_LOOKUP.knobs {
+    for k in &single_row_lookup::spec().knobs {
         assert!(text.contains(k.name), "knob {} missing", k.name);
     }
     assert!(
@@ -84,7 +84,7 @@ fn run_json_is_one_document_with_every_bench() {
     let rows = v["comparison"][0].as_array().unwrap();
     assert_eq!(
         rows.len(),
-        SINGLE_ROW_LOOKUP.benches.len(),
+        single_row_lookup::spec().benches.len(),
         "core and sqlx benches together"
     );
     for row in rows {

@@ -8,8 +8,8 @@ use std::path::Path;
 mod common;
 
 use assert_cmd::Command;
-use bench_core::catalog::SINGLE_ROW_LOOKUP;
 use bench_core::dataset::{self, DatasetKey, row};
+use bench_core::workloads::single_row_lookup;
 
 fn tiny(cache: &Path, rows: &str, benches: &[&str]) -> Command {
     common::run_json(
@@ -83,7 +83,7 @@ fn both_harnesses_build_and_accept_the_same_dataset() {
     let key = |rows| DatasetKey {
         workload: "single_row_lookup".into(),
         rows,
-        seed: SINGLE_ROW_LOOKUP.seed,
+        seed: single_row_lookup::spec().seed,
     };
     // sqlx builds, rusqlite checks and reuses.
     let a = tempfile::tempdir().unwrap();

@@ -11,6 +11,12 @@ use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
+use crate::error::BenchError;
+
+fn invalid(msg: String) -> BenchError {
+    BenchError::Dataset(msg)
+}
+
 /// Bumped whenever the table, its contents or the file layout change; part of the cache key.
 pub const SCHEMA_VERSION: u32 = 1;
 
@@ -113,31 +119,34 @@ pub fn spot_ids(rows: u64) -> [i64; 3] {
 /// `counts` is (count, min id, max id), `journal` the journal mode, `spot` one row by id.
 pub fn check(
     key: &DatasetKey,
-    meta_value: &mut dyn FnMut(&str) -> Result<String, String>,
+    meta_value: &mut dyn FnMut(&str) -> Result<String, BenchError>,
     counts: (i64, Option<i64>, Option<i64>),
     journal: &str,
-    spot: &mut dyn FnMut(i64) -> Result<BenchRow, String>,
-) -> Result<(), String> {
+    spot: &mut dyn FnMut(i64) -> Result<BenchRow, BenchError>,
+) -> Result<(), BenchError> {
     for (k, v) in meta(key) {
-        let got = meta_value(k).map_err(|e| format!("meta {k}: {e}"))?;
+        let got = meta_value(k).map_err(|e| invalid(format!("meta {k}: {e}")))?;
         if got != v {
-            return Err(format!("meta {k} is {got:?}, expected {v:?}"));
+            return Err(invalid(format!("meta {k} is {got:?}, expected {v:?}")));
         }
     }
     let (count, min, max) = counts;
     if count as u64 != key.rows || min != Some(1) || max != Some(key.rows as i64) {
-        return Err(format!(
+        return Err(invalid(format!(
             "table holds {count} rows ({min:?}..{max:?}), expected 1..{}",
             key.rows
-        ));
+        )));
     }
     if !journal.eq_ignore_ascii_case("wal") {
-        return Err(format!("journal mode is {journal}, expected wal"));
+        return Err(invalid(format!("journal mode is {journal}, expected wal")));
     }
     for id in spot_ids(key.rows) {
         let got = spot(id)?;
         if got != row(id) {
-            return Err(format!("row {id} is {got:?}, expected {:?}", row(id)));
+            return Err(invalid(format!(
+                "row {id} is {got:?}, expected {:?}",
+                row(id)
+            )));
         }
     }
     Ok(())
@@ -168,18 +177,22 @@ pub fn ensure_with(
     dir: &Path,
     key: &DatasetKey,
     on_build: &mut dyn FnMut(&Path),
-    validate: &dyn Fn(&Path) -> Result<(), String>,
-    write: &dyn Fn(&Path) -> Result<(), String>,
-) -> Result<DatasetReady, String> {
+    validate: &dyn Fn(&Path) -> Result<(), BenchError>,
+    write: &dyn Fn(&Path) -> Result<(), BenchError>,
+) -> Result<DatasetReady, BenchError> {
     use crate::protocol::DatasetStatus;
     std::fs::create_dir_all(dir)
-        .map_err(|e| format!("cannot create cache folder {}: {e}", dir.display()))?;
+        .map_err(|e| invalid(format!("cannot create cache folder {}: {e}", dir.display())))?;
     let path = key.path_in(dir);
     let lock_path = path.with_extension("lock");
-    let lock = std::fs::File::create(&lock_path)
-        .map_err(|e| format!("cannot create lock file {}: {e}", lock_path.display()))?;
+    let lock = std::fs::File::create(&lock_path).map_err(|e| {
+        invalid(format!(
+            "cannot create lock file {}: {e}",
+            lock_path.display()
+        ))
+    })?;
     lock.lock()
-        .map_err(|e| format!("cannot lock {}: {e}", lock_path.display()))?;
+        .map_err(|e| invalid(format!("cannot lock {}: {e}", lock_path.display())))?;
     if path.exists() {
         match validate(&path) {
             Ok(()) => {
@@ -200,14 +213,18 @@ pub fn ensure_with(
     remove_db_files(&tmp);
     write(&tmp).map_err(|e| {
         remove_db_files(&tmp);
-        format!("building dataset {}: {e}", path.display())
+        invalid(format!("building dataset {}: {e}", path.display()))
     })?;
     remove_db_files(&path);
     std::fs::rename(&tmp, &path)
-        .map_err(|e| format!("renaming dataset into {}: {e}", path.display()))?;
+        .map_err(|e| invalid(format!("renaming dataset into {}: {e}", path.display())))?;
     let build_ms = start.elapsed().as_secs_f64() * 1e3;
-    validate(&path)
-        .map_err(|e| format!("freshly built dataset {} is invalid: {e}", path.display()))?;
+    validate(&path).map_err(|e| {
+        invalid(format!(
+            "freshly built dataset {} is invalid: {e}",
+            path.display()
+        ))
+    })?;
     Ok(DatasetReady {
         path,
         status: DatasetStatus::Built,
@@ -224,22 +241,16 @@ mod build {
     use rusqlite::{Connection, OpenFlags, params};
 
     /// Checks with rusqlite that a cached file holds exactly the dataset `key` describes.
-    pub fn validate(path: &Path, key: &DatasetKey) -> Result<(), String> {
-        let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
-            .map_err(|e| e.to_string())?;
-        let s = |e: rusqlite::Error| e.to_string();
-        let counts = conn
-            .query_row(COUNT_SELECT, [], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-            .map_err(s);
-        let journal: Result<String, String> = conn
-            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
-            .map_err(s);
+    pub fn validate(path: &Path, key: &DatasetKey) -> Result<(), BenchError> {
+        let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+        let counts = conn.query_row(COUNT_SELECT, [], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+        let journal: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0))?;
         check(
             key,
-            &mut |k| conn.query_row(META_SELECT, [k], |r| r.get(0)).map_err(s),
-            counts?,
-            &journal?,
-            &mut |id| conn.query_row(SELECT_BY_ID, [id], bench_row).map_err(s),
+            &mut |k| Ok(conn.query_row(META_SELECT, [k], |r| r.get(0))?),
+            counts,
+            &journal,
+            &mut |id| Ok(conn.query_row(SELECT_BY_ID, [id], bench_row)?),
         )
     }
 
@@ -293,9 +304,9 @@ mod build {
         dir: &Path,
         key: &DatasetKey,
         on_build: &mut dyn FnMut(&Path),
-    ) -> Result<DatasetReady, String> {
+    ) -> Result<DatasetReady, BenchError> {
         ensure_with(dir, key, on_build, &|p| validate(p, key), &|p| {
-            write(p, key).map_err(|e| e.to_string())
+            Ok(write(p, key)?)
         })
     }
 }
@@ -398,7 +409,7 @@ mod tests {
             conn.execute("DELETE FROM test WHERE id > 40", []).unwrap();
             drop(conn);
             let err = validate(&path, &key(50)).unwrap_err();
-            assert!(err.contains("40 rows"), "{err}");
+            assert!(err.to_string().contains("40 rows"), "{err}");
             assert_eq!(
                 ensure(dir.path(), &key(50), &mut |_| {}).unwrap().status,
                 DatasetStatus::Built
@@ -409,7 +420,12 @@ mod tests {
             conn.execute("UPDATE test SET name = 'x' WHERE id = 50", [])
                 .unwrap();
             drop(conn);
-            assert!(validate(&path, &key(50)).unwrap_err().contains("row 50"));
+            assert!(
+                validate(&path, &key(50))
+                    .unwrap_err()
+                    .to_string()
+                    .contains("row 50")
+            );
         }
     }
 }

@@ -1,12 +1,14 @@
-//! Knobs: the numbers a user turns. Each workload declares its knobs once, in the catalog,
-//! with a default and bounds; the CLI, the TUI and the exports all read those definitions.
+//! Knobs: the settings a user turns. Each workload declares its knobs once, in its catalog
+//! entry, with a default and what is allowed; the CLI, the explorer and the exports all read
+//! those definitions. A knob is a count (bounded, `20k` and `1m` accepted) or a word from a
+//! fixed list (`wal`, `delete`, `memory`).
 
 use std::collections::BTreeMap;
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-/// How the TUI steps a knob with +/-.
+/// How the explorer steps a count knob with +/-.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Step {
@@ -16,44 +18,176 @@ pub enum Step {
     Add(u64),
 }
 
+/// What values a knob takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KnobKind {
+    Count {
+        default: u64,
+        min: u64,
+        max: u64,
+        step: Step,
+    },
+    Choice {
+        default: &'static str,
+        choices: &'static [&'static str],
+    },
+}
+
 /// One knob of one workload.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct KnobSpec {
-    /// Name used in flags (`--rows`), protocol and exports.
+    /// Name used in flags (`--rows`, `--knob NAME=VALUE`), the protocol and exports.
     pub name: &'static str,
     /// Environment variable read for the initial value, if any.
     pub env: Option<&'static str>,
-    /// Used when neither flag nor environment gives a value.
-    pub default: u64,
-    pub min: u64,
-    pub max: u64,
-    pub step: Step,
+    /// A second variable read when `env` is unset (BENCH_LOOKUPS falls back to BENCH_ROWS).
+    pub env_fallback: Option<&'static str>,
+    pub kind: KnobKind,
     pub help: &'static str,
 }
 
-impl KnobSpec {
-    /// Checks a value against the bounds.
-    pub fn check(&self, value: u64) -> Result<u64, KnobError> {
-        if value < self.min || value > self.max {
-            return Err(KnobError::OutOfRange {
-                knob: self.name.to_string(),
-                value: value.to_string(),
-                min: self.min,
-                max: self.max,
-            });
+/// A knob's value: a count or a word.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum KnobValue {
+    Count(u64),
+    Word(String),
+}
+
+impl fmt::Display for KnobValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            KnobValue::Count(n) => write!(f, "{n}"),
+            KnobValue::Word(w) => f.write_str(w),
         }
-        Ok(value)
+    }
+}
+
+impl From<u64> for KnobValue {
+    fn from(n: u64) -> Self {
+        KnobValue::Count(n)
+    }
+}
+
+impl From<&str> for KnobValue {
+    fn from(w: &str) -> Self {
+        KnobValue::Word(w.to_string())
+    }
+}
+
+impl KnobSpec {
+    /// A count knob, doubled and halved by the explorer's +/-.
+    pub const fn count(
+        name: &'static str,
+        env: Option<&'static str>,
+        default: u64,
+        min: u64,
+        max: u64,
+        help: &'static str,
+    ) -> KnobSpec {
+        KnobSpec {
+            name,
+            env,
+            env_fallback: None,
+            kind: KnobKind::Count {
+                default,
+                min,
+                max,
+                step: Step::Double,
+            },
+            help,
+        }
     }
 
-    /// Parses text (from a flag, the environment or the TUI) and checks the bounds.
-    /// Accepts plain digits with optional `_` separators and `k`/`m` suffixes (`20k`, `1m`).
-    pub fn parse(&self, text: &str) -> Result<u64, KnobError> {
-        let bad = || KnobError::NotANumber {
-            knob: self.name.to_string(),
-            value: text.to_string(),
-            min: self.min,
-            max: self.max,
-        };
+    /// A knob that takes one of `choices`.
+    pub const fn choice(
+        name: &'static str,
+        env: Option<&'static str>,
+        default: &'static str,
+        choices: &'static [&'static str],
+        help: &'static str,
+    ) -> KnobSpec {
+        KnobSpec {
+            name,
+            env,
+            env_fallback: None,
+            kind: KnobKind::Choice { default, choices },
+            help,
+        }
+    }
+
+    /// The same knob stepped by `n` instead of doubled.
+    pub const fn step_by(mut self, n: u64) -> KnobSpec {
+        if let KnobKind::Count {
+            default, min, max, ..
+        } = self.kind
+        {
+            self.kind = KnobKind::Count {
+                default,
+                min,
+                max,
+                step: Step::Add(n),
+            };
+        }
+        self
+    }
+
+    pub const fn fallback(mut self, var: &'static str) -> KnobSpec {
+        self.env_fallback = Some(var);
+        self
+    }
+
+    pub const fn with_default(mut self, value: u64) -> KnobSpec {
+        if let KnobKind::Count { min, max, step, .. } = self.kind {
+            self.kind = KnobKind::Count {
+                default: value,
+                min,
+                max,
+                step,
+            };
+        }
+        self
+    }
+
+    pub fn default_value(&self) -> KnobValue {
+        match self.kind {
+            KnobKind::Count { default, .. } => KnobValue::Count(default),
+            KnobKind::Choice { default, .. } => KnobValue::Word(default.to_string()),
+        }
+    }
+
+    /// What is allowed, as errors and the explorer show it: `1..=1024` or `wal, delete, memory`.
+    pub fn allowed(&self) -> String {
+        match self.kind {
+            KnobKind::Count { min, max, .. } => format!("{min}..={max}"),
+            KnobKind::Choice { choices, .. } => choices.join(", "),
+        }
+    }
+
+    /// Parses text (from a flag, the environment or the explorer) and checks it.
+    /// Counts accept digits with optional `_` separators and `k`/`m` suffixes (`20k`, `1m`);
+    /// words are matched without regard to case.
+    pub fn parse(&self, text: &str) -> Result<KnobValue, KnobError> {
+        match self.kind {
+            KnobKind::Count { min, max, .. } => {
+                self.parse_count(text, min, max).map(KnobValue::Count)
+            }
+            KnobKind::Choice { choices, .. } => {
+                let t = text.trim();
+                choices
+                    .iter()
+                    .find(|c| c.eq_ignore_ascii_case(t))
+                    .map(|c| KnobValue::Word(c.to_string()))
+                    .ok_or_else(|| KnobError::NotAChoice {
+                        knob: self.name.to_string(),
+                        value: text.to_string(),
+                        allowed: self.allowed(),
+                    })
+            }
+        }
+    }
+
+    fn parse_count(&self, text: &str, min: u64, max: u64) -> Result<u64, KnobError> {
         let t = text.trim().replace('_', "");
         let (digits, mult) = match t.chars().last() {
             Some('k') | Some('K') => (&t[..t.len() - 1], 1_000u64),
@@ -61,38 +195,79 @@ impl KnobSpec {
             _ => (t.as_str(), 1),
         };
         if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-            return Err(bad());
+            return Err(KnobError::NotANumber {
+                knob: self.name.to_string(),
+                value: text.to_string(),
+                min,
+                max,
+            });
         }
+        let out_of_range = || KnobError::OutOfRange {
+            knob: self.name.to_string(),
+            value: text.trim().to_string(),
+            min,
+            max,
+        };
         let value = digits
             .parse::<u64>()
             .ok()
             .and_then(|v| v.checked_mul(mult))
-            .ok_or_else(|| KnobError::OutOfRange {
-                knob: self.name.to_string(),
-                value: text.trim().to_string(),
-                min: self.min,
-                max: self.max,
-            })?;
-        self.check(value).map_err(|e| match e {
-            KnobError::OutOfRange { knob, min, max, .. } => KnobError::OutOfRange {
-                knob,
-                value: text.trim().to_string(),
-                min,
-                max,
-            },
-            other => other,
-        })
+            .ok_or_else(out_of_range)?;
+        if value < min || value > max {
+            return Err(out_of_range());
+        }
+        Ok(value)
     }
 
-    /// The next value up or down by this knob's step, clamped to the bounds.
-    pub fn stepped(&self, value: u64, up: bool) -> u64 {
-        let next = match (self.step, up) {
-            (Step::Double, true) => value.saturating_mul(2),
-            (Step::Double, false) => value / 2,
-            (Step::Add(n), true) => value.saturating_add(n),
-            (Step::Add(n), false) => value.saturating_sub(n),
-        };
-        next.clamp(self.min, self.max)
+    /// The next value up or down: a count by its step, clamped to the bounds; a word cycles
+    /// through the choices.
+    pub fn stepped(&self, value: &KnobValue, up: bool) -> KnobValue {
+        match (self.kind, value) {
+            (KnobKind::Count { min, max, step, .. }, KnobValue::Count(value)) => {
+                let next = match (step, up) {
+                    (Step::Double, true) => value.saturating_mul(2),
+                    (Step::Double, false) => value / 2,
+                    (Step::Add(n), true) => value.saturating_add(n),
+                    (Step::Add(n), false) => value.saturating_sub(n),
+                };
+                KnobValue::Count(next.clamp(min, max))
+            }
+            (KnobKind::Choice { choices, .. }, KnobValue::Word(w)) => {
+                let i = choices.iter().position(|c| c == w).unwrap_or(0);
+                let n = choices.len();
+                let j = if up { (i + 1) % n } else { (i + n - 1) % n };
+                KnobValue::Word(choices[j].to_string())
+            }
+            _ => self.default_value(),
+        }
+    }
+}
+
+impl Serialize for KnobSpec {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("name", self.name)?;
+        m.serialize_entry("env", &self.env)?;
+        match self.kind {
+            KnobKind::Count {
+                default,
+                min,
+                max,
+                step,
+            } => {
+                m.serialize_entry("default", &default)?;
+                m.serialize_entry("min", &min)?;
+                m.serialize_entry("max", &max)?;
+                m.serialize_entry("step", &step)?;
+            }
+            KnobKind::Choice { default, choices } => {
+                m.serialize_entry("default", default)?;
+                m.serialize_entry("choices", choices)?;
+            }
+        }
+        m.serialize_entry("help", self.help)?;
+        m.end()
     }
 }
 
@@ -113,6 +288,14 @@ pub enum KnobError {
         min: u64,
         max: u64,
     },
+    #[error(
+        "invalid value {value:?} for knob {knob}: not one of the allowed values (allowed: {allowed})"
+    )]
+    NotAChoice {
+        knob: String,
+        value: String,
+        allowed: String,
+    },
     #[error("unknown knob {knob:?} (known: {known})")]
     Unknown { knob: String, known: String },
     #[error("invalid value {value:?} in environment variable {var} for knob {knob}: {reason}")]
@@ -124,23 +307,77 @@ pub enum KnobError {
     },
 }
 
+impl KnobError {
+    /// What is wrong with the value, without naming the knob (for the environment's message).
+    fn reason(&self) -> String {
+        match self {
+            KnobError::NotANumber { min, max, .. } => {
+                format!("not a whole number (allowed: {min}..={max})")
+            }
+            KnobError::OutOfRange { min, max, .. } => {
+                format!("out of range (allowed: {min}..={max})")
+            }
+            KnobError::NotAChoice { allowed, .. } => {
+                format!("not one of the allowed values (allowed: {allowed})")
+            }
+            other => other.to_string(),
+        }
+    }
+}
+
 /// Resolved knob values of one run, by knob name.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Knobs(pub BTreeMap<String, u64>);
+pub struct Knobs(pub BTreeMap<String, KnobValue>);
 
 impl Knobs {
-    pub fn get(&self, name: &str) -> Option<u64> {
-        self.0.get(name).copied()
+    pub fn get(&self, name: &str) -> Option<&KnobValue> {
+        self.0.get(name)
     }
 
-    /// The value of a knob the catalog guarantees is present.
-    pub fn value(&self, name: &str) -> u64 {
-        self.get(name)
-            .unwrap_or_else(|| panic!("knob {name} missing from resolved knobs"))
+    /// The value of a count knob the catalog guarantees is present.
+    pub fn count(&self, spec: &KnobSpec) -> u64 {
+        match self.0.get(spec.name) {
+            Some(KnobValue::Count(n)) => *n,
+            other => panic!(
+                "count knob {} is {other:?} in the resolved knobs",
+                spec.name
+            ),
+        }
     }
 
-    pub fn set(&mut self, name: &str, value: u64) {
-        self.0.insert(name.to_string(), value);
+    /// The value of a count knob, if this run has it.
+    pub fn count_if(&self, spec: &KnobSpec) -> Option<u64> {
+        match self.0.get(spec.name) {
+            Some(KnobValue::Count(n)) => Some(*n),
+            _ => None,
+        }
+    }
+
+    /// The value of a word knob the catalog guarantees is present.
+    pub fn word(&self, spec: &KnobSpec) -> &str {
+        match self.0.get(spec.name) {
+            Some(KnobValue::Word(w)) => w,
+            other => panic!("word knob {} is {other:?} in the resolved knobs", spec.name),
+        }
+    }
+
+    pub fn set(&mut self, name: &str, value: impl Into<KnobValue>) {
+        self.0.insert(name.to_string(), value.into());
+    }
+
+    /// The knobs whose values differ between two runs (or that only one has), by name.
+    pub fn differences(&self, other: &Knobs) -> Vec<String> {
+        let mut names: Vec<&String> = self.0.keys().chain(other.0.keys()).collect();
+        names.sort();
+        names.dedup();
+        names
+            .into_iter()
+            .filter(|n| self.0.get(*n) != other.0.get(*n))
+            .map(|n| {
+                let show = |v: Option<&KnobValue>| v.map(|v| v.to_string()).unwrap_or("-".into());
+                format!("{n} {} vs {}", show(self.0.get(n)), show(other.0.get(n)))
+            })
+            .collect()
     }
 }
 
@@ -159,9 +396,7 @@ impl fmt::Display for Knobs {
 }
 
 /// Resolves a workload's knobs: defaults, then the environment, then explicit overrides
-/// (flags or TUI edits), each checked against the spec.
-///
-/// `BENCH_LOOKUPS` falls back to `BENCH_ROWS` when unset, as in the suite it comes from.
+/// (flags or explorer edits), each checked against its spec.
 pub fn resolve(
     specs: &[KnobSpec],
     env: &dyn Fn(&str) -> Option<String>,
@@ -169,40 +404,37 @@ pub fn resolve(
 ) -> Result<Knobs, KnobError> {
     let mut knobs = Knobs::default();
     for spec in specs {
-        let mut value = spec.default;
-        let mut from_env = spec.env.and_then(|var| env(var).map(|v| (var, v)));
-        if from_env.is_none() && spec.name == "lookups" {
-            from_env = env("BENCH_ROWS").map(|v| ("BENCH_ROWS", v));
-        }
+        let mut value = spec.default_value();
+        let from_env = spec
+            .env
+            .and_then(|var| env(var).map(|v| (var, v)))
+            .or_else(|| spec.env_fallback.and_then(|var| env(var).map(|v| (var, v))));
         if let Some((var, text)) = from_env {
             value = spec.parse(&text).map_err(|e| KnobError::Env {
                 var: var.to_string(),
                 knob: spec.name.to_string(),
                 value: text.clone(),
-                reason: match e {
-                    KnobError::NotANumber { min, max, .. } => {
-                        format!("not a whole number (allowed: {min}..={max})")
-                    }
-                    KnobError::OutOfRange { min, max, .. } => {
-                        format!("out of range (allowed: {min}..={max})")
-                    }
-                    other => other.to_string(),
-                },
+                reason: e.reason(),
             })?;
         }
         knobs.set(spec.name, value);
     }
     for (name, text) in overrides {
-        let spec = specs
-            .iter()
-            .find(|s| s.name == name)
-            .ok_or_else(|| KnobError::Unknown {
-                knob: name.clone(),
-                known: specs.iter().map(|s| s.name).collect::<Vec<_>>().join(", "),
-            })?;
+        let spec = find(specs, name)?;
         knobs.set(spec.name, spec.parse(text)?);
     }
     Ok(knobs)
+}
+
+/// The spec named `name`, or an error listing the known ones.
+pub fn find<'a>(specs: &'a [KnobSpec], name: &str) -> Result<&'a KnobSpec, KnobError> {
+    specs
+        .iter()
+        .find(|s| s.name == name)
+        .ok_or_else(|| KnobError::Unknown {
+            knob: name.to_string(),
+            known: specs.iter().map(|s| s.name).collect::<Vec<_>>().join(", "),
+        })
 }
 
 /// Reads the process environment.
@@ -214,24 +446,17 @@ pub fn process_env(var: &str) -> Option<String> {
 mod tests {
     use super::*;
 
-    const ROWS: KnobSpec = KnobSpec {
-        name: "rows",
-        env: Some("BENCH_ROWS"),
-        default: 1000,
-        min: 1,
-        max: 50_000_000,
-        step: Step::Double,
-        help: "",
-    };
-    const LOOKUPS: KnobSpec = KnobSpec {
-        name: "lookups",
-        env: Some("BENCH_LOOKUPS"),
-        default: 1000,
-        min: 1,
-        max: 10_000_000,
-        step: Step::Double,
-        help: "",
-    };
+    const ROWS: KnobSpec = KnobSpec::count("rows", Some("BENCH_ROWS"), 1000, 1, 50_000_000, "");
+    const LOOKUPS: KnobSpec =
+        KnobSpec::count("lookups", Some("BENCH_LOOKUPS"), 1000, 1, 10_000_000, "")
+            .fallback("BENCH_ROWS");
+    const MODE: KnobSpec = KnobSpec::choice(
+        "journal_mode",
+        Some("BENCH_JOURNAL_MODE"),
+        "wal",
+        &["wal", "delete", "memory"],
+        "",
+    );
 
     fn env_of(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
         move |k| {
@@ -242,14 +467,18 @@ mod tests {
         }
     }
 
+    fn counts(k: &Knobs) -> (u64, u64) {
+        (k.count(&ROWS), k.count(&LOOKUPS))
+    }
+
     #[test]
     fn defaults_env_then_overrides() {
         let specs = [ROWS, LOOKUPS];
         let k = resolve(&specs, &env_of(&[]), &[]).unwrap();
-        assert_eq!((k.value("rows"), k.value("lookups")), (1000, 1000));
+        assert_eq!(counts(&k), (1000, 1000));
         let k = resolve(&specs, &env_of(&[("BENCH_ROWS", "20000")]), &[]).unwrap();
         assert_eq!(
-            (k.value("rows"), k.value("lookups")),
+            counts(&k),
             (20000, 20000),
             "lookups falls back to BENCH_ROWS"
         );
@@ -259,21 +488,21 @@ mod tests {
             &[],
         )
         .unwrap();
-        assert_eq!(k.value("lookups"), 500);
+        assert_eq!(k.count(&LOOKUPS), 500);
         let k = resolve(
             &specs,
             &env_of(&[("BENCH_ROWS", "20000")]),
             &[("rows".into(), "64".into())],
         )
         .unwrap();
-        assert_eq!((k.value("rows"), k.value("lookups")), (64, 20000));
+        assert_eq!(counts(&k), (64, 20000));
     }
 
     #[test]
     fn suffixes_and_separators() {
-        assert_eq!(ROWS.parse("20k").unwrap(), 20_000);
-        assert_eq!(ROWS.parse("1M").unwrap(), 1_000_000);
-        assert_eq!(ROWS.parse("1_000").unwrap(), 1000);
+        assert_eq!(ROWS.parse("20k").unwrap(), KnobValue::Count(20_000));
+        assert_eq!(ROWS.parse("1M").unwrap(), KnobValue::Count(1_000_000));
+        assert_eq!(ROWS.parse("1_000").unwrap(), KnobValue::Count(1000));
     }
 
     #[test]
@@ -317,17 +546,56 @@ mod tests {
     }
 
     #[test]
+    fn words_are_checked_against_their_choices() {
+        assert_eq!(
+            MODE.parse("DELETE").unwrap(),
+            KnobValue::Word("delete".into())
+        );
+        assert_eq!(
+            MODE.parse("truncate").unwrap_err().to_string(),
+            "invalid value \"truncate\" for knob journal_mode: not one of the allowed values (allowed: wal, delete, memory)"
+        );
+        let e = resolve(&[MODE], &env_of(&[("BENCH_JOURNAL_MODE", "x")]), &[])
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "invalid value \"x\" in environment variable BENCH_JOURNAL_MODE for knob journal_mode: not one of the allowed values (allowed: wal, delete, memory)"
+        );
+        let k = resolve(&[MODE], &env_of(&[]), &[]).unwrap();
+        assert_eq!(k.word(&MODE), "wal");
+        assert_eq!(
+            MODE.stepped(&"memory".into(), true),
+            KnobValue::Word("wal".into()),
+            "words cycle"
+        );
+        assert_eq!(MODE.stepped(&"wal".into(), false), "memory".into());
+        let json = serde_json::to_string(&k).unwrap();
+        assert_eq!(json, r#"{"journal_mode":"wal"}"#);
+        assert_eq!(serde_json::from_str::<Knobs>(&json).unwrap(), k);
+    }
+
+    #[test]
+    fn counts_serialize_as_numbers_and_differences_are_named() {
+        let mut a = resolve(&[ROWS, LOOKUPS], &env_of(&[]), &[]).unwrap();
+        assert_eq!(
+            serde_json::to_string(&a).unwrap(),
+            r#"{"lookups":1000,"rows":1000}"#
+        );
+        let b = a.clone();
+        assert!(a.differences(&b).is_empty());
+        a.set("rows", 2000);
+        assert_eq!(a.differences(&b), vec!["rows 2000 vs 1000"]);
+    }
+
+    #[test]
     fn stepping_clamps() {
-        assert_eq!(ROWS.stepped(1000, true), 2000);
-        assert_eq!(ROWS.stepped(1, false), 1);
-        assert_eq!(ROWS.stepped(40_000_000, true), 50_000_000);
-        let add = KnobSpec {
-            step: Step::Add(1),
-            min: 1,
-            max: 4,
-            ..ROWS
-        };
-        assert_eq!(add.stepped(4, true), 4);
-        assert_eq!(add.stepped(2, false), 1);
+        let c = |n| KnobValue::Count(n);
+        assert_eq!(ROWS.stepped(&c(1000), true), c(2000));
+        assert_eq!(ROWS.stepped(&c(1), false), c(1));
+        assert_eq!(ROWS.stepped(&c(40_000_000), true), c(50_000_000));
+        let add = KnobSpec::count("n", None, 2, 1, 4, "").step_by(1);
+        assert_eq!(add.stepped(&c(4), true), c(4));
+        assert_eq!(add.stepped(&c(2), false), c(1));
     }
 }

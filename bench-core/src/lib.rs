@@ -1,18 +1,28 @@
-//! benchscope's core: datasets, workloads, backends, trace, statistics and the event protocol.
-//! No terminal UI here. Everything that links SQLite sits behind the `sqlite` / `middleware`
-//! features so that harness-sqlx can use the protocol, knobs, stats and dataset spec alone.
+//! benchscope's core, without a terminal UI:
+//! - `catalog`, `knobs`: the vocabulary of targets, benches (typed identity) and knobs;
+//! - `workload`: the shape every target has, and the registry a runner finds it in;
+//! - `workloads/`: one module per target (catalog entry + bench-core's implementation);
+//! - `measure/`: the sampling loop, statistics, per-phase trace and shared drivers;
+//! - `protocol/`: the event stream, the run environment, results folded from a stream;
+//! - `compare`: ratios and verdicts, the one comparison model every view uses;
+//! - `dataset`: the shared dataset's spec, cache and checks;
+//! - `backends/`: what is measured (raw rusqlite, the middleware path, turso);
+//! - `service/`: the runner service (arguments, plan, the event stream around a harness).
+//!
+//! Everything that links SQLite sits behind the `sqlite` / `middleware` / `turso` features so
+//! that harness-sqlx can use the rest alone.
 
 pub mod backends;
-pub mod bulk;
 pub mod catalog;
+pub mod compare;
 pub mod dataset;
-pub mod drive;
-pub mod env;
+pub mod error;
 pub mod knobs;
 pub mod measure;
 pub mod protocol;
-pub mod results;
-pub mod runner;
-pub mod stats;
-pub mod trace;
+pub mod service;
+pub mod testing;
+pub mod workload;
 pub mod workloads;
+
+pub use error::BenchError;

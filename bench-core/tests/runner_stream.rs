@@ -2,8 +2,10 @@
 
 use std::process::Command;
 
-use bench_core::catalog::{Harness, SINGLE_ROW_LOOKUP};
-use bench_core::protocol::{self, DatasetStatus, Event};
+use bench_core::catalog::{Harness, ROWS};
+use bench_core::protocol::{DatasetStatus, Event};
+use bench_core::testing::{events_of, run_to_end};
+use bench_core::workloads::{bulk_insert, multithread, single_row_lookup};
 
 const TINY: &[&str] = &[
     "--rows",
@@ -42,7 +44,7 @@ const ONE_SAMPLE: &[&str] = &[
 fn run(args: &[&str], cache: &std::path::Path) -> (Option<i32>, Vec<Event>, String) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_bench-runner"));
     cmd.args(args).arg("--cache-dir").arg(cache);
-    let out = protocol::run_to_end(&mut cmd).unwrap_or_else(|e| panic!("{e}"));
+    let out = run_to_end(&mut cmd).unwrap_or_else(|e| panic!("{e}"));
     (out.code, out.events, out.stderr)
 }
 
@@ -58,7 +60,7 @@ fn every_bench_streams_a_valid_sequence() {
         panic!("first event is not start: {:?}", events[0])
     };
     assert_eq!(start.target, "single_row_lookup");
-    assert_eq!(start.knobs.value("rows"), 64);
+    assert_eq!(start.knobs.count(&ROWS), 64);
     assert_eq!(
         start.env.profile,
         if cfg!(debug_assertions) {
@@ -70,10 +72,10 @@ fn every_bench_streams_a_valid_sequence() {
     assert!(start.env.sqlite.starts_with('3'), "{}", start.env.sqlite);
     assert!(start.env.timer_ns > 0.0);
     assert!(start.trace);
-    let all: Vec<&str> = SINGLE_ROW_LOOKUP
+    let all: Vec<&str> = single_row_lookup::spec()
         .benches
         .iter()
-        .filter(|b| b.harness == Harness::Core)
+        .filter(|b| b.harness() == Harness::Core)
         .map(|b| b.name)
         .collect();
     assert_eq!(
@@ -105,16 +107,7 @@ fn every_bench_streams_a_valid_sequence() {
     );
 
     for bench in all {
-        let mine: Vec<&Event> = events
-            .iter()
-            .filter(|e| match e {
-                Event::BenchStart { bench: b, .. }
-                | Event::Sample { bench: b, .. }
-                | Event::Phases { bench: b, .. }
-                | Event::Summary { bench: b, .. } => b == bench,
-                _ => false,
-            })
-            .collect();
+        let mine = events_of(&events, bench);
         assert!(
             matches!(mine[0], Event::BenchStart { ops: 16, .. }),
             "{bench}: {mine:?}"
@@ -170,7 +163,7 @@ fn every_bench_streams_a_valid_sequence() {
                     "{bench}: every phase it has is reported"
                 );
                 assert_eq!(
-                    ns_per_op.contains_key(&bench_core::trace::Phase::Dispatch),
+                    ns_per_op.contains_key(&bench_core::measure::trace::Phase::Dispatch),
                     bench != "middleware/turso"
                 );
                 assert!(ns_per_op.values().all(|v| *v >= 0.0));
@@ -200,7 +193,7 @@ fn a_corrupt_cache_file_is_rebuilt() {
     let key = bench_core::dataset::DatasetKey {
         workload: "single_row_lookup".into(),
         rows: 64,
-        seed: SINGLE_ROW_LOOKUP.seed,
+        seed: single_row_lookup::spec().seed,
     };
     std::fs::write(key.path_in(cache.path()), vec![0xAB; 8192]).unwrap();
     let (code, events, stderr) = run(ONE_SAMPLE, cache.path());
@@ -286,7 +279,7 @@ fn check_target(target: &bench_core::catalog::Target, knobs: &[&str], latencies:
     let core: Vec<&str> = target
         .benches
         .iter()
-        .filter(|b| b.harness == Harness::Core)
+        .filter(|b| b.harness() == Harness::Core)
         .map(|b| b.name)
         .collect();
     for bench in core {
@@ -323,7 +316,7 @@ fn check_target(target: &bench_core::catalog::Target, knobs: &[&str], latencies:
 #[test]
 fn multithread_pool_checkout_streams_for_every_core_bench() {
     check_target(
-        &bench_core::catalog::MULTITHREAD_POOL_CHECKOUT,
+        multithread::spec(),
         &["--rows", "64", "--lookups", "24", "--concurrency", "3"],
         true,
     );
@@ -332,7 +325,7 @@ fn multithread_pool_checkout_streams_for_every_core_bench() {
 #[test]
 fn bulk_insert_streams_for_every_core_bench() {
     check_target(
-        &bench_core::catalog::BULK_INSERT,
+        bulk_insert::spec(),
         &["--rows", "30", "--concurrency", "2"],
         false,
     );

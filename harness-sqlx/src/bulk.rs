@@ -3,31 +3,77 @@
 
 use std::time::Instant;
 
-use bench_core::bulk::{
+use bench_core::BenchError;
+use bench_core::catalog::{BenchSpec, CatalogError, ROWS, Subject, Target};
+use bench_core::measure::trace::ns_between;
+use bench_core::measure::{IterFn, Iteration};
+use bench_core::protocol::Event;
+use bench_core::workload::{RunContext, Session, Workload};
+use bench_core::workloads::bulk_insert::rows::{
     BulkRow, DROP, POSTGRES_CREATE, POSTGRES_INSERT, SQLITE_CREATE, SQLITE_INSERT, Scratch,
     redact_url, url_password,
 };
-use bench_core::catalog::BenchSpec;
-use bench_core::measure::Iteration;
-use bench_core::runner::IterFn;
-use bench_core::trace::ns_between;
+use bench_core::workloads::bulk_insert::{self, NO_POSTGRES};
 use sqlx::postgres::PgConnectOptions;
 use sqlx::sqlite::SqliteConnectOptions;
 use sqlx::{ConnectOptions, Connection, Executor};
 
 use crate::lookup::err;
 
-pub struct Ctx<'rt> {
-    pub rt: &'rt tokio::runtime::Runtime,
-    pub dir: std::path::PathBuf,
-    pub rows: Vec<BulkRow>,
-    pub postgres_url: Option<String>,
+/// sqlx's `bulk_insert`: SQLite and PostgreSQL.
+pub struct Bulk;
+
+impl Workload for Bulk {
+    fn spec(&self) -> &'static Target {
+        bulk_insert::spec()
+    }
+
+    fn open<'a>(
+        &'a self,
+        run: &'a RunContext<'a>,
+        _emit: &mut dyn FnMut(Event),
+    ) -> Result<Box<dyn Session + 'a>, BenchError> {
+        let dir = run.cache_dir.clone();
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| BenchError::Invalid(format!("cannot create {}: {e}", dir.display())))?;
+        Ok(Box::new(Ctx {
+            rt: bench_core::measure::drive::runtime(None)?,
+            dir,
+            rows: bulk_insert::rows::rows(run.plan.knobs.count(&ROWS), run.plan.target.seed),
+            postgres_url: run.postgres_url.clone(),
+        }))
+    }
 }
 
-/// Why the `postgres` bench cannot run here, if it cannot.
-pub fn skip(spec: &BenchSpec, ctx: &Ctx<'_>) -> Option<String> {
-    (spec.name == "postgres" && ctx.postgres_url.is_none())
-        .then(|| "no PostgreSQL URL (set --postgres-url or BENCHSCOPE_POSTGRES_URL)".to_string())
+struct Ctx {
+    rt: tokio::runtime::Runtime,
+    dir: std::path::PathBuf,
+    rows: Vec<BulkRow>,
+    postgres_url: Option<String>,
+}
+
+impl Session for Ctx {
+    fn ops(&self) -> u64 {
+        self.rows.len() as u64
+    }
+
+    fn skip(&self, spec: &BenchSpec) -> Option<String> {
+        (spec.subject == Subject::SqlxPostgres && self.postgres_url.is_none())
+            .then(|| NO_POSTGRES.to_string())
+    }
+
+    fn bench(&self, spec: &BenchSpec) -> Result<IterFn<'_>, BenchError> {
+        match spec.subject {
+            Subject::SqlxSqlite => sqlite(self, spec),
+            Subject::SqlxPostgres => postgres(self),
+            _ => {
+                Err(
+                    CatalogError::no_implementation(bulk_insert::spec(), spec, "not a sqlx bench")
+                        .into(),
+                )
+            }
+        }
+    }
 }
 
 /// Binds one row's 16 values in table order.
@@ -55,86 +101,83 @@ macro_rules! bind_row {
 }
 
 /// A PostgreSQL error with the URL redacted and the password scrubbed from the driver's text.
-fn pg_err(url: &str, e: impl std::fmt::Display) -> String {
+fn pg_err(url: &str, e: impl std::fmt::Display) -> BenchError {
     let mut msg = e.to_string();
     if let Some(p) = url_password(url) {
         msg = msg.replace(&p, "***");
     }
-    format!("PostgreSQL at {}: {msg}", redact_url(url))
+    BenchError::Driver(format!("PostgreSQL at {}: {msg}", redact_url(url)))
 }
 
-pub fn iteration<'a>(spec: &BenchSpec, ctx: &'a Ctx<'_>) -> Result<IterFn<'a>, String> {
-    match spec.name {
-        "sqlx_sqlite" => {
-            let scratch = Scratch::new(&ctx.dir, spec.name);
-            let mut conn = ctx
-                .rt
-                .block_on(
-                    SqliteConnectOptions::new()
-                        .filename(&scratch.0)
-                        .create_if_missing(true)
-                        .connect(),
-                )
-                .map_err(err)?;
-            Ok(Box::new(move |_| {
-                let _scratch = &scratch;
-                ctx.rt.block_on(async {
-                    conn.execute(DROP).await.map_err(err)?;
-                    conn.execute(SQLITE_CREATE).await.map_err(err)?;
-                    let start = Instant::now();
-                    let mut tx = conn.begin().await.map_err(err)?;
-                    for r in &ctx.rows {
-                        bind_row!(sqlx::query(SQLITE_INSERT), r)
-                            .execute(&mut *tx)
-                            .await
-                            .map_err(err)?;
-                    }
-                    tx.commit().await.map_err(err)?;
-                    Ok(Iteration {
-                        elapsed_ns: ns_between(start, Instant::now()),
-                        phases: None,
-                    })
-                })
-            }))
-        }
-        "postgres" => {
-            let url = ctx.postgres_url.clone().ok_or("no PostgreSQL URL")?;
-            let options: PgConnectOptions = url.parse().map_err(|e| pg_err(&url, e))?;
-            let conn = ctx
-                .rt
-                .block_on(options.connect())
+fn sqlite<'a>(ctx: &'a Ctx, spec: &BenchSpec) -> Result<IterFn<'a>, BenchError> {
+    let scratch = Scratch::new(&ctx.dir, spec.name);
+    let mut conn = ctx
+        .rt
+        .block_on(
+            SqliteConnectOptions::new()
+                .filename(&scratch.0)
+                .create_if_missing(true)
+                .connect(),
+        )
+        .map_err(err)?;
+    Ok(Box::new(move |_| {
+        let _scratch = &scratch;
+        ctx.rt.block_on(async {
+            conn.execute(DROP).await.map_err(err)?;
+            conn.execute(SQLITE_CREATE).await.map_err(err)?;
+            let start = Instant::now();
+            let mut tx = conn.begin().await.map_err(err)?;
+            for r in &ctx.rows {
+                bind_row!(sqlx::query(SQLITE_INSERT), r)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(err)?;
+            }
+            tx.commit().await.map_err(err)?;
+            Ok(Iteration {
+                elapsed_ns: ns_between(start, Instant::now()),
+                phases: None,
+            })
+        })
+    }))
+}
+
+fn postgres(ctx: &Ctx) -> Result<IterFn<'_>, BenchError> {
+    let url = ctx
+        .postgres_url
+        .clone()
+        .ok_or_else(|| BenchError::Invalid(NO_POSTGRES.into()))?;
+    let options: PgConnectOptions = url.parse().map_err(|e| pg_err(&url, e))?;
+    let conn = ctx
+        .rt
+        .block_on(options.connect())
+        .map_err(|e| pg_err(&url, e))?;
+    let mut guard = PgTable {
+        conn: Some(conn),
+        rt: &ctx.rt,
+    };
+    Ok(Box::new(move |_| {
+        let conn = guard.conn.as_mut().expect("open until dropped");
+        ctx.rt.block_on(async {
+            conn.execute(DROP).await.map_err(|e| pg_err(&url, e))?;
+            conn.execute(POSTGRES_CREATE)
+                .await
                 .map_err(|e| pg_err(&url, e))?;
-            let mut guard = PgTable {
-                conn: Some(conn),
-                rt: ctx.rt,
-            };
-            Ok(Box::new(move |_| {
-                let conn = guard.conn.as_mut().expect("open until dropped");
-                ctx.rt.block_on(async {
-                    conn.execute(DROP).await.map_err(|e| pg_err(&url, e))?;
-                    conn.execute(POSTGRES_CREATE)
-                        .await
-                        .map_err(|e| pg_err(&url, e))?;
-                    let start = Instant::now();
-                    let mut tx = conn.begin().await.map_err(|e| pg_err(&url, e))?;
-                    for r in &ctx.rows {
-                        bind_row!(sqlx::query(POSTGRES_INSERT), r)
-                            .execute(&mut *tx)
-                            .await
-                            .map_err(|e| pg_err(&url, e))?;
-                    }
-                    tx.commit().await.map_err(|e| pg_err(&url, e))?;
-                    Ok(Iteration {
-                        elapsed_ns: ns_between(start, Instant::now()),
-                        phases: None,
-                    })
-                })
-            }))
-        }
-        other => Err(format!(
-            "bench {other:?} has no implementation in harness-sqlx"
-        )),
-    }
+            let start = Instant::now();
+            let mut tx = conn.begin().await.map_err(|e| pg_err(&url, e))?;
+            for r in &ctx.rows {
+                bind_row!(sqlx::query(POSTGRES_INSERT), r)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(|e| pg_err(&url, e))?;
+            }
+            tx.commit().await.map_err(|e| pg_err(&url, e))?;
+            Ok(Iteration {
+                elapsed_ns: ns_between(start, Instant::now()),
+                phases: None,
+            })
+        })
+    }))
 }
 
 /// The PostgreSQL connection; the bench's own table is dropped when the bench ends.

@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
+use bench_core::BenchError;
 use bench_core::dataset::{
     BenchRow, COUNT_SELECT, CREATE_TABLE, DatasetKey, INSERT_ROW, META_INSERT, META_SELECT,
     META_TABLE, SELECT_BY_ID, check, meta, spot_ids,
@@ -10,8 +11,8 @@ use bench_core::dataset::{
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteRow, SqliteSynchronous};
 use sqlx::{ConnectOptions, Connection, Executor, Row};
 
-fn s(e: sqlx::Error) -> String {
-    e.to_string()
+fn s(e: sqlx::Error) -> BenchError {
+    BenchError::driver(e)
 }
 
 /// Decodes a `SELECT id, name, score, active` row by position.
@@ -26,7 +27,7 @@ pub fn decode(row: &SqliteRow) -> Result<BenchRow, sqlx::Error> {
 }
 
 /// The version of the SQLite library sqlx links.
-pub async fn sqlite_version() -> Result<String, String> {
+pub async fn sqlite_version() -> Result<String, BenchError> {
     let mut conn = SqliteConnectOptions::new()
         .in_memory(true)
         .connect()
@@ -41,7 +42,7 @@ pub async fn sqlite_version() -> Result<String, String> {
 }
 
 /// Checks a cached file with sqlx, by the same rules as bench-core's rusqlite check.
-pub async fn validate(path: &Path, key: &DatasetKey) -> Result<(), String> {
+pub async fn validate(path: &Path, key: &DatasetKey) -> Result<(), BenchError> {
     let mut conn = SqliteConnectOptions::new()
         .filename(path)
         .read_only(true)
@@ -50,7 +51,7 @@ pub async fn validate(path: &Path, key: &DatasetKey) -> Result<(), String> {
         .map_err(s)?;
     let mut metas = HashMap::new();
     for (k, _) in meta(key) {
-        let v: Result<String, String> = sqlx::query_scalar(META_SELECT)
+        let v: Result<String, BenchError> = sqlx::query_scalar(META_SELECT)
             .bind(k)
             .fetch_one(&mut conn)
             .await
@@ -77,15 +78,23 @@ pub async fn validate(path: &Path, key: &DatasetKey) -> Result<(), String> {
     conn.close().await.map_err(s)?;
     check(
         key,
-        &mut |k| metas.remove(k).unwrap_or_else(|| Err("not read".into())),
+        &mut |k| {
+            metas
+                .remove(k)
+                .unwrap_or_else(|| Err(BenchError::Other("not read".into())))
+        },
         counts,
         &journal,
-        &mut |id| spots.remove(&id).unwrap_or_else(|| Err("not read".into())),
+        &mut |id| {
+            spots
+                .remove(&id)
+                .unwrap_or_else(|| Err(BenchError::Other("not read".into())))
+        },
     )
 }
 
 /// Writes the dataset into `path` with sqlx, in one transaction.
-pub async fn write(path: &Path, key: &DatasetKey) -> Result<(), String> {
+pub async fn write(path: &Path, key: &DatasetKey) -> Result<(), BenchError> {
     let mut conn = SqliteConnectOptions::new()
         .filename(path)
         .create_if_missing(true)

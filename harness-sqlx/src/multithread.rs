@@ -3,29 +3,64 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use bench_core::catalog::BenchSpec;
+use bench_core::BenchError;
+use bench_core::catalog::{BenchSpec, CatalogError, Subject, Target};
 use bench_core::dataset::SELECT_BY_ID;
-use bench_core::measure::Iteration;
-use bench_core::runner::IterFn;
-use bench_core::stats::LatencyHistogram;
-use bench_core::trace::ns_between;
+use bench_core::measure::stats::LatencyHistogram;
+use bench_core::measure::trace::{Phase, ns_between};
+use bench_core::measure::{IterFn, Iteration};
+use bench_core::protocol::Event;
+use bench_core::workload::{RunContext, Session, Workload};
 use sqlx::{Executor, SqlSafeStr, Statement};
 
 use crate::dataset::decode;
 use crate::lookup::{Ctx, err};
 
-/// One fan-out of `concurrency` tasks (the pool's size) over the ids.
-fn fan_out<F, Fut>(ctx: &Ctx<'_>, h: &mut LatencyHistogram, task: F) -> Result<Iteration, String>
-where
-    F: Fn(usize, usize) -> Fut,
-    Fut: std::future::Future<Output = Result<Vec<u64>, String>> + Send + 'static,
-{
-    bench_core::drive::fan_out(ctx.rt, ctx.ids.len(), ctx.concurrency, h, task)
+/// sqlx's `multithread_pool_checkout`.
+pub struct Multithread;
+
+fn spec() -> &'static Target {
+    bench_core::workloads::multithread::spec()
 }
 
-pub fn iteration<'a>(spec: &BenchSpec, ctx: &'a Ctx<'_>) -> Result<IterFn<'a>, String> {
-    match spec.name {
-        "sqlx_parallel_select" => Ok(Box::new(move |h| {
+impl Workload for Multithread {
+    fn spec(&self) -> &'static Target {
+        spec()
+    }
+
+    fn open<'a>(
+        &'a self,
+        run: &'a RunContext<'a>,
+        emit: &mut dyn FnMut(Event),
+    ) -> Result<Box<dyn Session + 'a>, BenchError> {
+        Ok(Box::new(FanOuts(Ctx::open(run, emit)?)))
+    }
+}
+
+struct FanOuts(Ctx);
+
+/// One fan-out of `concurrency` tasks (the pool's size) over the ids.
+fn fan_out<F, Fut>(ctx: &Ctx, h: &mut LatencyHistogram, task: F) -> Result<Iteration, BenchError>
+where
+    F: Fn(usize, usize) -> Fut,
+    Fut: std::future::Future<Output = Result<Vec<u64>, BenchError>> + Send + 'static,
+{
+    bench_core::measure::drive::fan_out(&ctx.rt, ctx.ids.len(), ctx.concurrency, h, task)
+}
+
+impl Session for FanOuts {
+    fn ops(&self) -> u64 {
+        self.0.ids.len() as u64
+    }
+
+    fn bench(&self, spec: &BenchSpec) -> Result<IterFn<'_>, BenchError> {
+        iteration(spec, &self.0)
+    }
+}
+
+fn iteration<'a>(bench: &BenchSpec, ctx: &'a Ctx) -> Result<IterFn<'a>, BenchError> {
+    match (bench.subject, bench.phase) {
+        (Subject::SqlxSqlite, None) => Ok(Box::new(move |h| {
             fan_out(ctx, h, |a, b| {
                 let (pool, ids) = (ctx.pool.clone(), ctx.ids.clone());
                 async move {
@@ -52,7 +87,7 @@ pub fn iteration<'a>(spec: &BenchSpec, ctx: &'a Ctx<'_>) -> Result<IterFn<'a>, S
                 }
             })
         })),
-        "sqlx_pool_checkout" => Ok(Box::new(move |h| {
+        (Subject::SqlxSqlite, Some(Phase::Checkout)) => Ok(Box::new(move |h| {
             fan_out(ctx, h, |a, b| {
                 let pool = ctx.pool.clone();
                 async move {
@@ -68,8 +103,6 @@ pub fn iteration<'a>(spec: &BenchSpec, ctx: &'a Ctx<'_>) -> Result<IterFn<'a>, S
                 }
             })
         })),
-        other => Err(format!(
-            "bench {other:?} has no implementation in harness-sqlx"
-        )),
+        _ => Err(CatalogError::no_implementation(spec(), bench, "not a sqlx bench").into()),
     }
 }

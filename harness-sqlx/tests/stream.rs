@@ -3,14 +3,16 @@
 
 use std::process::Command;
 
-use bench_core::catalog::{Harness, SINGLE_ROW_LOOKUP};
+use bench_core::catalog::Harness;
 use bench_core::dataset::{BenchRow, DatasetKey, row};
-use bench_core::protocol::{self, DatasetStatus, Event};
+use bench_core::protocol::{DatasetStatus, Event};
+use bench_core::testing::run_to_end;
+use bench_core::workloads::single_row_lookup;
 
 fn run(args: &[&str], cache: &std::path::Path) -> (Option<i32>, Vec<Event>, String) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_harness-sqlx"));
     cmd.args(args).arg("--cache-dir").arg(cache);
-    let out = protocol::run_to_end(&mut cmd).unwrap_or_else(|e| panic!("{e}"));
+    let out = run_to_end(&mut cmd).unwrap_or_else(|e| panic!("{e}"));
     (out.code, out.events, out.stderr)
 }
 
@@ -42,10 +44,10 @@ fn every_sqlx_bench_streams_a_valid_sequence() {
         panic!("{:?}", events[0])
     };
     assert_eq!(start.harness, "sqlx");
-    let mine: Vec<&str> = SINGLE_ROW_LOOKUP
+    let mine: Vec<&str> = single_row_lookup::spec()
         .benches
         .iter()
-        .filter(|b| b.harness == Harness::Sqlx)
+        .filter(|b| b.harness() == Harness::Sqlx)
         .map(|b| b.name)
         .collect();
     assert_eq!(start.benches, mine);
@@ -143,7 +145,7 @@ fn the_sqlx_built_dataset_holds_exactly_the_spec_rows() {
     let key = DatasetKey {
         workload: "single_row_lookup".into(),
         rows: 300,
-        seed: SINGLE_ROW_LOOKUP.seed,
+        seed: single_row_lookup::spec().seed,
     };
     let path = key.path_in(cache.path());
     let rt = tokio::runtime::Runtime::new().unwrap();

@@ -1,6 +1,7 @@
 //! The JSON document: every run with its raw samples and summaries, plus the comparison.
 
-use bench_core::results::{ComparisonRow, RunRecord, comparison};
+use bench_core::compare::{ComparisonRow, Settings, comparison};
+use bench_core::protocol::results::RunRecord;
 use serde::Serialize;
 
 use super::Report;
@@ -14,6 +15,14 @@ struct Document<'a> {
     schema_version: u32,
     generated_at: &'a str,
     baseline: &'a str,
+    /// The number of the run changes and verdicts are against.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    baseline_run: Option<usize>,
+    /// The explorer's number of each run, when it is not its position.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    run_numbers: Option<Vec<usize>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    verdict_settings: Option<Settings>,
     runs: &'a [RunRecord],
     comparison: Vec<Vec<ComparisonRow>>,
     /// ops/s by concurrency when the runs form a sweep.
@@ -29,16 +38,20 @@ struct ScalingDoc {
 }
 
 pub fn render(report: &Report<'_>) -> String {
+    let baselines = report.baselines();
     let doc = Document {
         schema: "benchscope.report",
         schema_version: SCHEMA_VERSION,
         generated_at: report.generated_at,
         baseline: report.baseline,
+        baseline_run: report.baseline_number(),
+        run_numbers: report.run_numbers.map(<[usize]>::to_vec),
+        verdict_settings: report.baseline_run.map(|_| report.settings),
         runs: report.runs,
         comparison: report
             .runs
             .iter()
-            .map(|r| comparison(r, report.baseline))
+            .map(|r| comparison(r, &baselines))
             .collect(),
         scaling: super::scaling::scaling(report.runs).map(|s| ScalingDoc {
             concurrency: s.concurrency,

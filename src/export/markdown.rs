@@ -2,12 +2,13 @@
 
 use std::fmt::Write;
 
+use bench_core::measure::trace::Phase;
 use bench_core::protocol::DEBUG_WARNING;
-use bench_core::results::RunRecord;
-use bench_core::trace::Phase;
+use bench_core::protocol::results::RunRecord;
 
+use super::Report;
 use super::table::{comparison_cells, unfinished};
-use super::{Report, fmt_ns};
+use crate::format;
 
 fn md_table(out: &mut String, headers: &[String], rows: &[Vec<String>], left: usize) {
     let _ = writeln!(out, "| {} |", headers.join(" | "));
@@ -45,14 +46,14 @@ fn phase_table(out: &mut String, run: &RunRecord) {
             r.extend(Phase::ALL.iter().map(|p| {
                 b.phases
                     .get(p)
-                    .map(|v| fmt_ns(*v))
+                    .map(|v| format::ns(*v))
                     .unwrap_or_else(|| "-".into())
             }));
-            r.push(fmt_ns(b.phases.values().sum()));
+            r.push(format::ns(b.phases.values().sum()));
             r.push(
                 b.summary
                     .as_ref()
-                    .map(|s| fmt_ns(s.median))
+                    .map(|s| format::ns(s.median))
                     .unwrap_or_else(|| "-".into()),
             );
             r
@@ -121,6 +122,13 @@ pub fn render(report: &Report<'_>) -> String {
         "Generated {}. Medians per operation with bootstrap 95% CIs; ratios to `{}` with propagated error.",
         report.generated_at, report.baseline
     );
+    if let Some(n) = report.baseline_number() {
+        let _ = writeln!(
+            out,
+            "\nChanges are against run {n}: ▼ improved / ▲ regressed when the 95% CIs of the medians do not overlap and the change exceeds {:.0}%, ≈ within noise otherwise.",
+            report.settings.noise * 100.0
+        );
+    }
     if report.runs.iter().any(|r| r.is_debug()) {
         let _ = writeln!(out, "\n> **WARNING: {DEBUG_WARNING}**");
     }
@@ -131,8 +139,17 @@ pub fn render(report: &Report<'_>) -> String {
             .map(|s| s.knobs.to_string())
             .unwrap_or_default();
         let debug = if run.is_debug() { " (DEBUG build)" } else { "" };
-        let _ = writeln!(out, "\n### Run {}{debug}: {knobs}\n", i + 1);
-        let (headers, rows) = comparison_cells(run, report.baseline);
+        let base = if report.baseline_run == Some(i) {
+            " (baseline run)"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            out,
+            "\n### Run {}{base}{debug}: {knobs}\n",
+            report.number(i)
+        );
+        let (headers, rows) = comparison_cells(report, i);
         md_table(&mut out, &headers, &rows, 2);
         let problems = unfinished(run);
         if !problems.is_empty() {
@@ -145,7 +162,7 @@ pub fn render(report: &Report<'_>) -> String {
         environment(&mut out, run);
     }
     if report.runs.len() > 1 {
-        side_by_side(&mut out, report.runs);
+        side_by_side(&mut out, report);
     }
     if let Some(sc) = super::scaling::scaling(report.runs) {
         out.push_str(&sc.markdown());
@@ -153,8 +170,11 @@ pub fn render(report: &Report<'_>) -> String {
     out
 }
 
-/// Medians of every bench across runs, one column per run.
-fn side_by_side(out: &mut String, runs: &[RunRecord]) {
+/// Medians of every bench across runs, one column per run, with the verdict mark against the
+/// baseline run when there is one.
+fn side_by_side(out: &mut String, report: &Report<'_>) {
+    let runs = report.runs;
+    let baselines = report.baselines();
     let _ = writeln!(out, "\n### Side by side (median per op)\n");
     let mut names: Vec<&str> = Vec::new();
     for r in runs {
@@ -165,16 +185,19 @@ fn side_by_side(out: &mut String, runs: &[RunRecord]) {
         }
     }
     let mut headers = vec!["bench".to_string()];
-    headers.extend((1..=runs.len()).map(|i| format!("run {i}")));
+    headers.extend((0..runs.len()).map(|i| format!("run {}", report.number(i))));
     let rows: Vec<Vec<String>> = names
         .iter()
         .map(|n| {
             let mut row = vec![n.to_string()];
             row.extend(runs.iter().map(|r| {
-                r.bench(n)
-                    .and_then(|b| b.summary.as_ref())
-                    .map(|s| fmt_ns(s.median))
-                    .unwrap_or_else(|| "-".into())
+                let Some(s) = r.bench(n).and_then(|b| b.summary.as_ref()) else {
+                    return "-".into();
+                };
+                match baselines.change(r, n) {
+                    Some(c) => format!("{} {}", format::ns(s.median), format::change(&c)),
+                    None => format::ns(s.median),
+                }
             }));
             row
         })

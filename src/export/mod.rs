@@ -5,75 +5,55 @@ pub mod markdown;
 pub mod scaling;
 pub mod table;
 
-use bench_core::results::RunRecord;
+use bench_core::compare::{Baselines, Settings};
+use bench_core::protocol::results::RunRecord;
 
-/// What every exporter is given: the runs to show, side by side, and the baseline bench.
+/// What every exporter is given: the runs to show, side by side, and what they are compared
+/// against.
 pub struct Report<'a> {
     pub runs: &'a [RunRecord],
+    /// The bench every ratio is relative to.
     pub baseline: &'a str,
+    /// The run (an index into `runs`) every change and verdict is relative to, if any.
+    pub baseline_run: Option<usize>,
+    /// The number each run carries in the explorer (1-based), in the order of `runs`.
+    pub run_numbers: Option<&'a [usize]>,
+    pub settings: Settings,
     /// When the report was made (RFC 3339), passed in so exports stay pure.
     pub generated_at: &'a str,
 }
 
-/// Nanoseconds per op in a readable unit (ns, µs, ms, s) with three significant digits.
-pub fn fmt_ns(ns: f64) -> String {
-    let (v, unit) = if ns < 1e3 {
-        (ns, "ns")
-    } else if ns < 1e6 {
-        (ns / 1e3, "µs")
-    } else if ns < 1e9 {
-        (ns / 1e6, "ms")
-    } else {
-        (ns / 1e9, "s")
-    };
-    let digits = if v >= 100.0 {
-        0
-    } else if v >= 10.0 {
-        1
-    } else {
-        2
-    };
-    format!("{v:.digits$} {unit}")
-}
+impl<'a> Report<'a> {
+    pub fn new(runs: &'a [RunRecord], baseline: &'a str, generated_at: &'a str) -> Self {
+        Report {
+            runs,
+            baseline,
+            baseline_run: None,
+            run_numbers: None,
+            settings: Settings::default(),
+            generated_at,
+        }
+    }
 
-/// Operations per second, short (`1.23M/s`, `456k/s`, `78/s`).
-pub fn fmt_ops(ops: f64) -> String {
-    let (v, unit) = if ops >= 1e6 {
-        (ops / 1e6, "M")
-    } else if ops >= 1e3 {
-        (ops / 1e3, "k")
-    } else {
-        (ops, "")
-    };
-    let digits = if v >= 100.0 {
-        0
-    } else if v >= 10.0 {
-        1
-    } else {
-        2
-    };
-    format!("{v:.digits$}{unit}/s")
-}
+    /// The comparison model every view reads.
+    pub fn baselines(&self) -> Baselines<'_> {
+        Baselines {
+            bench: self.baseline,
+            run: self.baseline_run.and_then(|i| self.runs.get(i)),
+            settings: self.settings,
+        }
+    }
 
-/// The CI of a median, as `lo–hi` in the unit of the low end.
-pub fn fmt_ci(ci: [f64; 2]) -> String {
-    format!("{} – {}", fmt_ns(ci[0]), fmt_ns(ci[1]))
-}
+    /// The number to show for the run at `index`.
+    pub fn number(&self, index: usize) -> usize {
+        self.run_numbers
+            .and_then(|n| n.get(index).copied())
+            .unwrap_or(index + 1)
+    }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn units() {
-        assert_eq!(fmt_ns(17.46), "17.5 ns");
-        assert_eq!(fmt_ns(1598.2), "1.60 µs");
-        assert_eq!(fmt_ns(65780.4), "65.8 µs");
-        assert_eq!(fmt_ns(123_456_789.0), "123 ms");
-        assert_eq!(fmt_ns(2.5e9), "2.50 s");
-        assert_eq!(fmt_ops(1_234_567.0), "1.23M/s");
-        assert_eq!(fmt_ops(456_000.0), "456k/s");
-        assert_eq!(fmt_ops(78.0), "78.0/s");
+    /// The baseline run's number, when there is one.
+    pub fn baseline_number(&self) -> Option<usize> {
+        self.baseline_run.map(|i| self.number(i))
     }
 }
 
@@ -81,70 +61,40 @@ mod tests {
 mod snapshot_tests {
     //! The exporters on fixed results.
     use super::*;
+    use crate::testing;
     use bench_core::knobs::Knobs;
-    use bench_core::protocol::{Budget, DatasetStatus, Event, RunEnv, Start};
-    use bench_core::results::RunRecord;
-    use bench_core::stats::{LatencyHistogram, summarize};
-    use bench_core::trace::Phase;
+    use bench_core::measure::trace::Phase;
+    use bench_core::protocol::results::RunRecord;
+    use bench_core::protocol::{DatasetStatus, Event};
 
     fn run(rows: u64, debug: bool, spin_median: f64) -> RunRecord {
         let mut knobs = Knobs::default();
         knobs.set("rows", rows);
-        knobs.set("lookups", 1000);
+        knobs.set("lookups", 1000u64);
         let mut r = RunRecord::default();
-        r.apply(Event::Start(Start {
-            run: "fixed".into(),
-            target: "single_row_lookup".into(),
-            benches: vec![
-                "rusqlite".into(),
-                "middleware/spin".into(),
-                "middleware/interact".into(),
-            ],
-            harness: "core".into(),
-            knobs,
-            seed: 0x5EED_1001,
-            trace: true,
-            budget: Budget {
-                warmup_s: 0.3,
-                time_s: 2.0,
-                max_samples: 100,
-                min_samples: 10,
-            },
-            env: RunEnv {
-                profile: if debug { "debug" } else { "release" }.into(),
-                sqlite: "3.53.2".into(),
-                crates: [("rusqlite".to_string(), "0.40.2".to_string())].into(),
-                cpu: "Test CPU".into(),
-                cores: 2,
-                os: "linux x86_64".into(),
-                timer_ns: 19.5,
-                settings: [("pool".to_string(), "max_size=8".to_string())].into(),
-            },
-        }));
+        let mut start = testing::start(&knobs, true, debug, testing::BUDGET);
+        if let Event::Start(s) = &mut start {
+            s.benches = ["rusqlite", "middleware/spin", "middleware/interact"]
+                .map(String::from)
+                .to_vec();
+        }
+        r.apply(start);
         r.apply(Event::Dataset {
             status: DatasetStatus::Reused,
             rows,
             path: "/cache/x.sqlite".into(),
             build_ms: None,
         });
-        for (bench, median) in [("rusqlite", 1580.0), ("middleware/spin", spin_median)] {
+        for (bench, backend, median) in [
+            ("rusqlite", "rusqlite", 1580.0),
+            ("middleware/spin", "rusqlite worker pool", spin_median),
+        ] {
             let xs: Vec<f64> = (0..20)
                 .map(|i| median + (i % 5) as f64 * median / 500.0)
                 .collect();
-            for (i, x) in xs.iter().enumerate() {
-                r.apply(Event::Sample {
-                    bench: bench.into(),
-                    iter: i as u64,
-                    ops: 1000,
-                    elapsed_ns: (*x * 1000.0) as u64,
-                });
+            for e in testing::bench_events(bench, backend, 1000, &xs, Some(1.0)) {
+                r.apply(e);
             }
-            let mut h = LatencyHistogram::new();
-            xs.iter().for_each(|x| h.record(*x as u64));
-            r.apply(Event::Summary {
-                bench: bench.into(),
-                stats: summarize(&xs, h.percentiles()).unwrap(),
-            });
         }
         r.apply(Event::Phases {
             bench: "middleware/spin".into(),
@@ -168,36 +118,50 @@ mod snapshot_tests {
         r
     }
 
+    const AT: &str = "2026-11-21T23:00:00Z";
+
     #[test]
     fn markdown_one_run() {
         let runs = [run(20_000, false, 4390.0)];
-        let md = markdown::render(&Report {
-            runs: &runs,
-            baseline: "rusqlite",
-            generated_at: "2026-11-21T23:00:00Z",
-        });
-        insta::assert_snapshot!(md);
+        insta::assert_snapshot!(markdown::render(&Report::new(&runs, "rusqlite", AT)));
     }
 
     #[test]
     fn markdown_side_by_side_with_a_debug_run() {
         let runs = [run(20_000, false, 4390.0), run(40_000, true, 4720.0)];
-        let md = markdown::render(&Report {
-            runs: &runs,
-            baseline: "rusqlite",
-            generated_at: "2026-11-21T23:00:00Z",
-        });
+        insta::assert_snapshot!(markdown::render(&Report::new(&runs, "rusqlite", AT)));
+    }
+
+    /// The explorer's baseline run carries into the export: every other run's figures get
+    /// the change and verdict the explorer shows, and runs keep the explorer's numbers.
+    #[test]
+    fn markdown_and_json_carry_verdicts_against_the_baseline_run() {
+        let runs = [run(20_000, false, 4390.0), run(20_000, false, 4720.0)];
+        let report = Report {
+            baseline_run: Some(0),
+            run_numbers: Some(&[3, 5]),
+            ..Report::new(&runs, "rusqlite", AT)
+        };
+        let md = markdown::render(&report);
+        assert!(md.contains("### Run 5: "), "{md}");
         insta::assert_snapshot!(md);
+        let v: serde_json::Value = serde_json::from_str(&json::render(&report)).unwrap();
+        assert_eq!(v["baseline_run"], 3);
+        let spin = &v["comparison"][1][1];
+        assert_eq!(spin["bench"], "middleware/spin");
+        assert_eq!(spin["change"]["verdict"], "regressed");
+        assert!(
+            v["comparison"][0][1].get("change").is_none(),
+            "not against itself"
+        );
+        let table = table::render(&report);
+        assert!(table.contains("vs run 3"), "{table}");
     }
 
     #[test]
     fn json_document() {
         let runs = [run(20_000, false, 4390.0)];
-        let json = json::render(&Report {
-            runs: &runs,
-            baseline: "rusqlite",
-            generated_at: "2026-11-21T23:00:00Z",
-        });
+        let json = json::render(&Report::new(&runs, "rusqlite", AT));
         let v: serde_json::Value = serde_json::from_str(&json).unwrap();
         assert_eq!(v["schema_version"], json::SCHEMA_VERSION);
         insta::assert_snapshot!(json);
@@ -206,10 +170,6 @@ mod snapshot_tests {
     #[test]
     fn table_one_run() {
         let runs = [run(20_000, false, 4390.0)];
-        insta::assert_snapshot!(table::render(&Report {
-            runs: &runs,
-            baseline: "rusqlite",
-            generated_at: "x"
-        }));
+        insta::assert_snapshot!(table::render(&Report::new(&runs, "rusqlite", "x")));
     }
 }

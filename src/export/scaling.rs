@@ -2,9 +2,10 @@
 
 use std::fmt::Write;
 
-use bench_core::results::RunRecord;
+use bench_core::catalog::CONCURRENCY;
+use bench_core::protocol::results::RunRecord;
 
-use super::fmt_ops;
+use crate::format::ops as fmt_ops;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Scaling {
@@ -25,21 +26,21 @@ pub fn scaling(runs: &[RunRecord]) -> Option<Scaling> {
         r.start.as_ref().is_some_and(|s| {
             let mut a = s.knobs.clone();
             let mut b = first.knobs.clone();
-            a.0.remove("concurrency");
-            b.0.remove("concurrency");
+            a.0.remove(CONCURRENCY.name);
+            b.0.remove(CONCURRENCY.name);
             s.target == first.target && a == b
         })
     };
     let mut swept: Vec<&RunRecord> = runs.iter().filter(same).collect();
-    swept.sort_by_key(|r| r.start.as_ref().map(|s| s.knobs.value("concurrency")));
-    swept.dedup_by_key(|r| r.start.as_ref().map(|s| s.knobs.value("concurrency")));
+    swept.sort_by_key(|r| r.start.as_ref().map(|s| s.knobs.count_if(&CONCURRENCY)));
+    swept.dedup_by_key(|r| r.start.as_ref().map(|s| s.knobs.count_if(&CONCURRENCY)));
     if swept.len() < 2 {
         return None;
     }
     let concurrency: Vec<u64> = swept
         .iter()
         .filter_map(|r| r.start.as_ref())
-        .map(|s| s.knobs.value("concurrency"))
+        .filter_map(|s| s.knobs.count_if(&CONCURRENCY))
         .collect();
     let mut names: Vec<&str> = Vec::new();
     for r in &swept {

@@ -1,18 +1,26 @@
 //! The plain-text comparison table printed by `benchscope run`.
 
+use bench_core::compare::comparison;
 use bench_core::protocol::DEBUG_WARNING;
-use bench_core::results::{RunRecord, comparison};
+use bench_core::protocol::results::RunRecord;
 
-use super::{Report, fmt_ci, fmt_ns, fmt_ops};
+use super::Report;
+use crate::format;
 
 /// Columns of a comparison, shared by the text and markdown tables. Fan-out targets also
-/// show throughput.
-pub fn comparison_cells(run: &RunRecord, baseline: &str) -> (Vec<String>, Vec<Vec<String>>) {
+/// show throughput; with a baseline run, every other run shows its change and verdict.
+pub fn comparison_cells(report: &Report<'_>, index: usize) -> (Vec<String>, Vec<Vec<String>>) {
+    let run = &report.runs[index];
+    let baseline = report.baseline;
+    let baselines = report.baselines();
+    let against = report
+        .baseline_number()
+        .filter(|_| report.baseline_run != Some(index));
     let throughput = run
         .start
         .as_ref()
-        .and_then(|s| bench_core::catalog::target(&s.target).ok())
-        .is_some_and(|t| t.throughput);
+        .and_then(|s| bench_core::workloads::find(&s.target).ok())
+        .is_some_and(|t| t.is_throughput());
     let mut headers: Vec<String> = [
         "bench",
         "backend",
@@ -27,27 +35,39 @@ pub fn comparison_cells(run: &RunRecord, baseline: &str) -> (Vec<String>, Vec<Ve
     if throughput {
         headers.insert(2, "ops/s".into());
     }
-    let rows = comparison(run, baseline)
+    if let Some(n) = against {
+        headers.push(format!("vs run {n}"));
+    }
+    let rows = comparison(run, &baselines)
         .into_iter()
         .map(|r| {
             let ratio = if r.bench == baseline {
                 "baseline".into()
             } else {
-                r.ratio.map(|x| x.to_string()).unwrap_or_else(|| "-".into())
+                r.ratio
+                    .map(|x| format::ratio(&x))
+                    .unwrap_or_else(|| "-".into())
             };
             let mut row = vec![
                 r.bench.clone(),
                 r.backend.clone(),
-                fmt_ns(r.median_ns),
-                fmt_ci(r.ci95_ns),
+                format::ns(r.median_ns),
+                format::ci(r.ci95_ns),
                 r.p99_ns
-                    .map(|p| fmt_ns(p as f64))
+                    .map(|p| format::ns(p as f64))
                     .unwrap_or_else(|| "-".into()),
                 ratio,
                 r.samples.to_string(),
             ];
             if throughput {
-                row.insert(2, fmt_ops(r.ops_per_s));
+                row.insert(2, format::ops(r.ops_per_s));
+            }
+            if against.is_some() {
+                row.push(
+                    r.change
+                        .map(|c| format!("{} {}", format::change(&c), c.verdict.label()))
+                        .unwrap_or_else(|| "-".into()),
+                );
             }
             row
         })
@@ -107,7 +127,7 @@ fn align(headers: &[String], rows: &[Vec<String>], left: usize) -> String {
 
 pub fn render(report: &Report<'_>) -> String {
     let mut out = String::new();
-    for run in report.runs {
+    for (i, run) in report.runs.iter().enumerate() {
         if run.is_debug() {
             out.push_str(&format!("WARNING: {DEBUG_WARNING}\n"));
         }
@@ -126,7 +146,7 @@ pub fn render(report: &Report<'_>) -> String {
                 s.target, s.knobs, s.env.profile
             ));
         }
-        let (headers, rows) = comparison_cells(run, report.baseline);
+        let (headers, rows) = comparison_cells(report, i);
         out.push_str(&align(&headers, &rows, 2));
         for line in unfinished(run) {
             out.push_str(&format!("! {line}\n"));

@@ -1,18 +1,31 @@
 //! The explorer's state and the one place it changes: `update(&mut State, Action, now)`.
 //! No I/O and no drawing here: effects are returned for the main loop to carry out.
+//!
+//! The state is grouped by panel (`catalog`, `knobs`, `live`, `compare`), each with its own
+//! keys handled in its own file; what is shared (the target, the runs and their queue, the
+//! status line, overlays) lives here.
 
+mod catalog;
+mod compare;
 pub mod keys;
+mod knobs;
+mod live;
+mod runs;
 
-use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
-use bench_core::catalog::{BenchKind, Target};
+use bench_core::catalog::{BenchKind, BenchSpec, Target};
 use bench_core::knobs::Knobs;
+use bench_core::protocol::results::RunRecord;
 use bench_core::protocol::{DatasetStatus, Event};
-use bench_core::results::{BenchStatus, RunRecord};
 
-use crate::runner::{RunEvent, RunRequest};
+use crate::messages::{Outcome, RunEvent, RunRequest, RunSettings};
+pub use catalog::CatalogPanel;
+pub use compare::ComparePanel;
 use keys::{Cmd, Key};
+pub use knobs::KnobsPanel;
+pub use live::LivePanel;
+pub use runs::{RunState, RunView};
 
 /// How long knob edits settle before running benches restart with the new values.
 pub const DEBOUNCE: Duration = Duration::from_millis(600);
@@ -46,95 +59,6 @@ impl Focus {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum RunState {
-    Queued,
-    Running,
-    Finished,
-    /// Cancelled by the user; results so far are kept.
-    Cancelled,
-    /// Restarted with other knobs; results so far are kept.
-    Superseded,
-    Failed(String),
-}
-
-impl RunState {
-    pub fn is_active(&self) -> bool {
-        matches!(self, RunState::Queued | RunState::Running)
-    }
-
-    pub fn label(&self) -> &str {
-        match self {
-            RunState::Queued => "queued",
-            RunState::Running => "running",
-            RunState::Finished => "finished",
-            RunState::Cancelled => "cancelled",
-            RunState::Superseded => "knobs changed",
-            RunState::Failed(_) => "failed",
-        }
-    }
-}
-
-/// One run: a column of the comparison.
-#[derive(Debug, Clone)]
-pub struct RunView {
-    pub id: String,
-    pub target: &'static Target,
-    /// Column number shown to the user (1-based).
-    pub seq: usize,
-    pub knobs: Knobs,
-    pub trace: bool,
-    pub benches: Vec<String>,
-    pub record: RunRecord,
-    pub state: RunState,
-    pub started: Option<Instant>,
-    /// The bench being measured and when it started.
-    pub current: Option<(String, Instant)>,
-    /// The run this one replaced after a knob change (the live chart continues across it).
-    pub previous: Option<String>,
-}
-
-impl RunView {
-    /// Overall progress in 0..=1 and the estimated time left, from the budget in `start`.
-    pub fn progress(&self, now: Instant) -> (f64, Option<Duration>) {
-        let total = self.benches.len().max(1) as f64;
-        let done = self
-            .record
-            .benches
-            .iter()
-            .filter(|b| b.status() != BenchStatus::Running)
-            .count() as f64;
-        let budget = self.record.start.as_ref().map(|s| s.budget);
-        let current = match (&self.current, budget) {
-            (Some((name, since)), Some(b)) => {
-                let samples = self
-                    .record
-                    .bench(name)
-                    .map(|r| r.samples.len())
-                    .unwrap_or(0) as f64;
-                let by_count = samples / b.max_samples.max(1) as f64;
-                let by_time = now.saturating_duration_since(*since).as_secs_f64()
-                    / (b.warmup_s + b.time_s).max(1e-3);
-                by_count.max(by_time).min(1.0)
-            }
-            _ => 0.0,
-        };
-        let fraction = if self.state == RunState::Finished {
-            1.0
-        } else {
-            ((done + current) / total).min(1.0)
-        };
-        let eta = self
-            .started
-            .filter(|_| fraction > 0.02 && self.state == RunState::Running)
-            .map(|s| {
-                let elapsed = now.saturating_duration_since(s).as_secs_f64();
-                Duration::from_secs_f64((elapsed / fraction - elapsed).max(0.0))
-            });
-        (fraction, eta)
-    }
-}
-
 /// A transient message under the panels.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Status {
@@ -152,30 +76,19 @@ pub enum Overlay {
 pub struct State {
     pub target: &'static Target,
     pub focus: Focus,
-    pub catalog_cursor: usize,
-    pub marked: BTreeSet<&'static str>,
-    pub knobs: Knobs,
-    pub knob_cursor: usize,
-    /// The text being typed into the knob under the cursor.
-    pub editing: Option<String>,
-    /// Why the last knob value was refused.
-    pub knob_error: Option<String>,
+    pub catalog: CatalogPanel,
+    pub knobs: KnobsPanel,
+    pub live: LivePanel,
+    pub compare: ComparePanel,
     pub trace: bool,
     pub runs: Vec<RunView>,
     pub next_seq: usize,
-    pub baseline_bench: &'static str,
-    /// Run compared against for verdicts (by id).
-    pub baseline_run: Option<String>,
-    pub compare_row: usize,
-    pub compare_col: usize,
-    pub live_row: usize,
     pub restart_at: Option<Instant>,
     pub status: Option<Status>,
     pub overlay: Option<Overlay>,
     pub dataset: Option<String>,
-    pub budget_args: Vec<String>,
-    pub cache_dir: Option<std::path::PathBuf>,
-    pub postgres_url: Option<String>,
+    /// What every run of this session shares (budget, cache folder, PostgreSQL).
+    pub settings: RunSettings,
     pub quit: bool,
     /// Whether to draw in colour (off when NO_COLOR is set).
     pub color: bool,
@@ -208,36 +121,22 @@ pub enum Effect {
 }
 
 impl State {
-    pub fn new(
-        target: &'static Target,
-        knobs: Knobs,
-        trace: bool,
-        budget_args: Vec<String>,
-    ) -> State {
+    pub fn new(target: &'static Target, knobs: Knobs, trace: bool, settings: RunSettings) -> State {
         State {
             target,
             focus: Focus::Catalog,
-            catalog_cursor: 0,
-            marked: BTreeSet::new(),
-            knobs,
-            knob_cursor: 0,
-            editing: None,
-            knob_error: None,
+            catalog: CatalogPanel::default(),
+            knobs: KnobsPanel::new(knobs),
+            live: LivePanel::default(),
+            compare: ComparePanel::new(target),
             trace,
             runs: Vec::new(),
             next_seq: 1,
-            baseline_bench: target.baseline,
-            baseline_run: None,
-            compare_row: 0,
-            compare_col: 0,
-            live_row: 0,
             restart_at: None,
             status: None,
             overlay: None,
             dataset: None,
-            budget_args,
-            cache_dir: None,
-            postgres_url: None,
+            settings,
             quit: false,
             color: true,
             now: Instant::now(),
@@ -246,14 +145,19 @@ impl State {
     }
 
     /// The benches in catalog order: benches first, then micro-benches.
-    pub fn catalog_benches(&self) -> Vec<&'static bench_core::catalog::BenchSpec> {
-        let t = bench_core::catalog::target(self.target.name).expect("target in catalog");
-        let mut v: Vec<_> = t
+    pub fn catalog_benches(&self) -> Vec<&'static BenchSpec> {
+        let mut v: Vec<_> = self
+            .target
             .benches
             .iter()
             .filter(|b| b.kind == BenchKind::Bench)
             .collect();
-        v.extend(t.benches.iter().filter(|b| b.kind == BenchKind::Micro));
+        v.extend(
+            self.target
+                .benches
+                .iter()
+                .filter(|b| b.kind == BenchKind::Micro),
+        );
         v
     }
 
@@ -282,50 +186,20 @@ impl State {
             .filter(|r| r.target.name == self.target.name)
     }
 
-    /// The benches to run: the marked ones in catalog order, or the one under the cursor.
-    fn selected_benches(&self) -> Vec<String> {
-        if self.marked.is_empty() {
-            vec![self.catalog_benches()[self.catalog_cursor].name.to_string()]
-        } else {
-            self.catalog_benches()
-                .iter()
-                .filter(|b| self.marked.contains(b.name))
-                .map(|b| b.name.to_string())
-                .collect()
-        }
+    /// The run verdicts are against, if one is picked.
+    pub fn baseline_run(&self) -> Option<&RunView> {
+        let id = self.compare.baseline_run.as_ref()?;
+        self.runs.iter().find(|r| &r.id == id)
     }
 
-    /// Shows another target: its knobs keep the values of knobs of the same name.
-    fn switch_target(&mut self, by: isize) {
-        let all = bench_core::catalog::TARGETS;
-        let i = all
-            .iter()
-            .position(|t| t.name == self.target.name)
-            .unwrap_or(0) as isize;
-        let next = &all[(i + by).rem_euclid(all.len() as isize) as usize];
-        if next.name == self.target.name {
-            return;
+    /// The comparison model the panels read: ratios against the baseline bench, verdicts
+    /// against the baseline run.
+    pub fn baselines(&self) -> bench_core::compare::Baselines<'_> {
+        bench_core::compare::Baselines {
+            bench: self.compare.baseline_bench,
+            run: self.baseline_run().map(|r| &r.record),
+            settings: Default::default(),
         }
-        let mut knobs =
-            bench_core::knobs::resolve(next.knobs, &bench_core::knobs::process_env, &[])
-                .unwrap_or_else(|_| {
-                    bench_core::knobs::resolve(next.knobs, &|_| None, &[])
-                        .expect("defaults are valid")
-                });
-        for spec in next.knobs {
-            if let Some(v) = self.knobs.get(spec.name) {
-                knobs.set(spec.name, v);
-            }
-        }
-        self.target = next;
-        self.knobs = knobs;
-        self.knob_cursor = 0;
-        self.catalog_cursor = 0;
-        self.marked.clear();
-        self.baseline_bench = next.baseline;
-        self.compare_row = 0;
-        self.compare_col = self.target_runs().count().saturating_sub(1);
-        self.set_status(format!("target {}: {}", next.name, next.about), false);
     }
 
     /// The bench the live panel shows: the row selected among the active run's benches.
@@ -338,7 +212,7 @@ impl State {
         })?;
         let name = run
             .benches
-            .get(self.live_row.min(run.benches.len().saturating_sub(1)))?;
+            .get(self.live.row.min(run.benches.len().saturating_sub(1)))?;
         Some((run, name.as_str()))
     }
 
@@ -358,6 +232,25 @@ impl State {
         chain
     }
 
+    /// What an export of the shown target holds: its runs with results, their numbers, and
+    /// which of them (by position) is the baseline run.
+    pub fn export_runs(&self) -> (Vec<RunRecord>, Vec<usize>, Option<usize>) {
+        let shown: Vec<&RunView> = self
+            .target_runs()
+            .filter(|r| r.record.benches.iter().any(|b| b.summary.is_some()))
+            .collect();
+        let baseline = self
+            .compare
+            .baseline_run
+            .as_ref()
+            .and_then(|id| shown.iter().position(|r| &r.id == id));
+        (
+            shown.iter().map(|r| r.record.clone()).collect(),
+            shown.iter().map(|r| r.seq).collect(),
+            baseline,
+        )
+    }
+
     fn set_status(&mut self, text: impl Into<String>, error: bool) {
         self.status = Some(Status {
             text: text.into(),
@@ -372,7 +265,7 @@ impl State {
             id: format!("{}-{seq}", self.id_prefix),
             target: self.target,
             seq,
-            knobs: self.knobs.clone(),
+            knobs: self.knobs.values.clone(),
             trace: self.trace,
             benches,
             record: RunRecord::default(),
@@ -384,16 +277,14 @@ impl State {
     }
 
     fn request(&self, run: &RunView) -> RunRequest {
-        RunRequest {
-            run_id: run.id.clone(),
-            target: run.target.name.to_string(),
-            benches: run.benches.clone(),
-            knobs: run.knobs.0.iter().map(|(k, v)| (k.clone(), *v)).collect(),
-            budget_args: self.budget_args.clone(),
-            trace: run.trace,
-            cache_dir: self.cache_dir.clone(),
-            postgres_url: self.postgres_url.clone(),
-        }
+        RunRequest::new(
+            run.id.clone(),
+            run.target.name,
+            run.benches.clone(),
+            run.knobs.clone(),
+            run.trace,
+            &self.settings,
+        )
     }
 
     /// Starts the oldest queued run if nothing is running (one run at a time, so that runs
@@ -407,8 +298,38 @@ impl State {
         };
         self.runs[i].state = RunState::Running;
         self.runs[i].started = Some(now);
-        self.live_row = 0;
+        self.live.row = 0;
         vec![Effect::Start(self.request(&self.runs[i]))]
+    }
+
+    /// Queues a run of `benches` with the current knobs (or `knobs`), and starts it when
+    /// nothing else runs.
+    fn queue(&mut self, benches: Vec<String>, knobs: Option<Knobs>, now: Instant) -> Vec<Effect> {
+        let mut run = self.new_run(benches, None);
+        if let Some(k) = knobs {
+            run.knobs = k;
+        }
+        self.runs.push(run);
+        self.compare.col = self.target_runs().count().saturating_sub(1);
+        self.start_next(now)
+    }
+
+    /// Cancels the running run, keeping its results, and starts the next queued one.
+    fn cancel_running(&mut self, now: Instant) -> Vec<Effect> {
+        let Some(run) = self.runs.iter_mut().find(|r| r.state == RunState::Running) else {
+            self.set_status("no run is going", false);
+            return vec![];
+        };
+        run.state = RunState::Cancelled;
+        let (id, seq) = (run.id.clone(), run.seq);
+        self.restart_at = None;
+        self.set_status(
+            format!("run {seq} cancelled; its results so far are kept"),
+            false,
+        );
+        let mut fx = vec![Effect::Cancel(id)];
+        fx.extend(self.start_next(now));
+        fx
     }
 }
 
@@ -452,12 +373,25 @@ fn on_key(state: &mut State, key: Key, now: Instant) -> Vec<Effect> {
         }
         None => {}
     }
-    if state.editing.is_some() {
-        return on_edit_key(state, key, now);
+    if state.knobs.editing.is_some() {
+        return knobs::on_edit_key(state, key, now);
     }
     let Some(cmd) = keys::lookup(state.focus, key) else {
         return vec![];
     };
+    if let Some(fx) = on_global(state, cmd) {
+        return fx;
+    }
+    match state.focus {
+        Focus::Catalog => catalog::on_cmd(state, cmd, now),
+        Focus::Knobs => knobs::on_cmd(state, cmd, now),
+        Focus::Live => live::on_cmd(state, cmd, now),
+        Focus::Compare => compare::on_cmd(state, cmd),
+    }
+}
+
+/// The commands that mean the same in every panel; `None` for a panel's own.
+fn on_global(state: &mut State, cmd: Cmd) -> Option<Vec<Effect>> {
     match cmd {
         Cmd::NextFocus => state.focus = state.focus.step(1),
         Cmd::PrevFocus => state.focus = state.focus.step(-1),
@@ -467,7 +401,7 @@ fn on_key(state: &mut State, key: Key, now: Instant) -> Vec<Effect> {
                 state.overlay = Some(Overlay::ConfirmQuit);
             } else {
                 state.quit = true;
-                return vec![Effect::Quit];
+                return Some(vec![Effect::Quit]);
             }
         }
         Cmd::ToggleTrace => {
@@ -487,142 +421,16 @@ fn on_key(state: &mut State, key: Key, now: Instant) -> Vec<Effect> {
                 .iter()
                 .any(|r| r.record.benches.iter().any(|b| b.summary.is_some()))
             {
-                return vec![Effect::Export];
+                return Some(vec![Effect::Export]);
             }
             state.set_status("nothing to export yet: run a bench first", true);
         }
-        Cmd::Up | Cmd::Down => {
-            let down = cmd == Cmd::Down;
-            let (cursor, len) = match state.focus {
-                Focus::Catalog => (&mut state.catalog_cursor, state.target.benches.len()),
-                Focus::Knobs => (&mut state.knob_cursor, state.target.knobs.len()),
-                Focus::Live => {
-                    let n = state
-                        .live_bench()
-                        .map(|(r, _)| r.benches.len())
-                        .unwrap_or(0);
-                    (&mut state.live_row, n)
-                }
-                Focus::Compare => {
-                    let n = state.compare_rows().len();
-                    (&mut state.compare_row, n)
-                }
-            };
-            move_cursor(cursor, len, down);
-        }
-        Cmd::Left | Cmd::Right if state.focus == Focus::Catalog => {
-            state.switch_target(if cmd == Cmd::Right { 1 } else { -1 });
-        }
-        Cmd::Left | Cmd::Right => {
-            let n = state.target_runs().count();
-            move_cursor(&mut state.compare_col, n, cmd == Cmd::Right);
-        }
-        Cmd::Sweep => {
-            let benches = state.selected_benches();
-            let knobs = state.knobs.clone();
-            let queued_behind = state.active_run().is_some();
-            for c in SWEEP {
-                let mut run = state.new_run(benches.clone(), None);
-                run.knobs = knobs.clone();
-                run.knobs.set("concurrency", c);
-                state.runs.push(run);
-            }
-            state.compare_col = state.target_runs().count().saturating_sub(1);
-            state.set_status(
-                format!(
-                    "sweep: {} runs queued, concurrency {}{}",
-                    SWEEP.len(),
-                    SWEEP.map(|c| c.to_string()).join(", "),
-                    if queued_behind {
-                        " (after the running one)"
-                    } else {
-                        ""
-                    }
-                ),
-                false,
-            );
-            return state.start_next(now);
-        }
-        Cmd::Mark => {
-            let name = state.catalog_benches()[state.catalog_cursor].name;
-            if !state.marked.remove(name) {
-                state.marked.insert(name);
-            }
-            move_cursor(&mut state.catalog_cursor, state.target.benches.len(), true);
-        }
-        Cmd::Run => {
-            let benches = state.selected_benches();
-            let run = state.new_run(benches, None);
-            let queued = state.active_run().is_some();
-            state.set_status(
-                if queued {
-                    format!(
-                        "run {} queued: it starts when the running one ends",
-                        run.seq
-                    )
-                } else {
-                    format!("run {} started", run.seq)
-                },
-                false,
-            );
-            state.runs.push(run);
-            state.compare_col = state.target_runs().count() - 1;
-            return state.start_next(now);
-        }
-        Cmd::Increase | Cmd::Decrease => {
-            let spec = state.target.knobs[state.knob_cursor];
-            let old = state.knobs.value(spec.name);
-            let new = spec.stepped(old, cmd == Cmd::Increase);
-            if new == old {
-                state.knob_error = Some(format!(
-                    "{} stays {old} (allowed: {}..={})",
-                    spec.name, spec.min, spec.max
-                ));
-            } else {
-                state.knob_error = None;
-                return knob_changed(state, spec.name, new, now);
-            }
-        }
-        Cmd::Edit => {
-            state.editing = Some(String::new());
-            state.knob_error = None;
-        }
-        Cmd::Cancel => {
-            if let Some(run) = state.runs.iter_mut().find(|r| r.state == RunState::Running) {
-                run.state = RunState::Cancelled;
-                let id = run.id.clone();
-                let seq = run.seq;
-                state.restart_at = None;
-                state.set_status(
-                    format!("run {seq} cancelled; its results so far are kept"),
-                    false,
-                );
-                let mut fx = vec![Effect::Cancel(id)];
-                fx.extend(state.start_next(now));
-                return fx;
-            }
-            state.set_status("no run is going", false);
-        }
-        Cmd::BaselineBench => {
-            if let Some(name) = state.compare_rows().get(state.compare_row) {
-                state.baseline_bench = name;
-                state.set_status(format!("ratios are now against {name}"), false);
-            }
-        }
-        Cmd::BaselineRun => {
-            let picked = state
-                .target_runs()
-                .nth(state.compare_col)
-                .map(|r| (r.id.clone(), r.seq));
-            if let Some((id, seq)) = picked {
-                state.baseline_run = Some(id);
-                state.set_status(format!("verdicts are now against run {seq}"), false);
-            }
-        }
+        _ => return None,
     }
-    vec![]
+    Some(vec![])
 }
 
+/// Moves a list cursor one step, within `len` rows.
 fn move_cursor(cursor: &mut usize, len: usize, down: bool) {
     if len == 0 {
         *cursor = 0;
@@ -631,50 +439,6 @@ fn move_cursor(cursor: &mut usize, len: usize, down: bool) {
     } else {
         *cursor = cursor.saturating_sub(1).min(len - 1);
     }
-}
-
-fn on_edit_key(state: &mut State, key: Key, now: Instant) -> Vec<Effect> {
-    let buf = state.editing.as_mut().expect("editing");
-    match key {
-        Key::Esc => {
-            state.editing = None;
-            state.knob_error = None;
-        }
-        Key::Backspace => {
-            buf.pop();
-        }
-        Key::Char(c) if buf.len() < 24 => buf.push(c),
-        Key::Enter => {
-            let spec = state.target.knobs[state.knob_cursor];
-            let text = buf.clone();
-            match spec.parse(&text) {
-                Ok(v) => {
-                    state.editing = None;
-                    state.knob_error = None;
-                    if v != state.knobs.value(spec.name) {
-                        return knob_changed(state, spec.name, v, now);
-                    }
-                }
-                Err(e) => state.knob_error = Some(e.to_string()),
-            }
-        }
-        _ => {}
-    }
-    vec![]
-}
-
-fn knob_changed(state: &mut State, name: &str, value: u64, now: Instant) -> Vec<Effect> {
-    state.knobs.set(name, value);
-    if state.active_run().is_some() {
-        state.restart_at = Some(now + DEBOUNCE);
-        state.set_status(
-            format!("{name}={value}: the running benches restart with it"),
-            false,
-        );
-    } else {
-        state.set_status(format!("{name}={value}"), false);
-    }
-    vec![]
 }
 
 fn on_tick(state: &mut State, now: Instant) -> Vec<Effect> {
@@ -688,20 +452,21 @@ fn on_tick(state: &mut State, now: Instant) -> Vec<Effect> {
     let Some(i) = state.runs.iter().position(|r| r.state == RunState::Running) else {
         return vec![];
     };
-    if state.runs[i].knobs == state.knobs {
+    if state.runs[i].knobs == state.knobs.values {
         return vec![];
     }
     state.runs[i].state = RunState::Superseded;
     let old_id = state.runs[i].id.clone();
-    // Restart what had not finished yet; finished benches keep their results in the old column.
-    let remaining: Vec<String> = state.runs[i].benches.clone();
-    let run = state.new_run(remaining, Some(old_id.clone()));
+    // Every bench of the run is measured again with the new knobs; what the old run finished
+    // keeps its results in the old column.
+    let benches = state.runs[i].benches.clone();
+    let run = state.new_run(benches, Some(old_id.clone()));
     let seq = run.seq;
     state.runs.push(run);
     state.set_status(
         format!(
             "knobs changed: run {seq} restarts the benches with {}",
-            state.knobs
+            state.knobs.values
         ),
         false,
     );
@@ -753,21 +518,23 @@ fn on_run_event(state: &mut State, ev: RunEvent, now: Instant) -> Vec<Effect> {
             state.set_status(text, false);
             vec![]
         }
-        RunEvent::Exited { run_id, error } => {
+        RunEvent::Exited { run_id, outcome } => {
             let Some(run) = state.runs.iter_mut().find(|r| r.id == run_id) else {
                 return vec![];
             };
             run.current = None;
             if run.state == RunState::Running {
-                run.state = match error {
-                    None => RunState::Finished,
-                    Some(e) => RunState::Failed(e),
+                run.state = match outcome {
+                    Outcome::Completed => RunState::Finished,
+                    Outcome::Cancelled => RunState::Cancelled,
+                    Outcome::Failed(e) => RunState::Failed(e),
                 };
                 let seq = run.seq;
                 let text = match &run.state {
                     RunState::Failed(e) => {
                         format!("run {seq} failed: {}", e.lines().next().unwrap_or(""))
                     }
+                    RunState::Cancelled => format!("run {seq} cancelled"),
                     _ => format!("run {seq} finished"),
                 };
                 let failed = matches!(run.state, RunState::Failed(_));

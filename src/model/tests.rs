@@ -1,24 +1,43 @@
 //! Synthetic key sequences and run events drive `update`; state and effects are checked.
 
 use super::*;
-use bench_core::catalog::SINGLE_ROW_LOOKUP;
-use bench_core::knobs::{self, Knobs};
-use bench_core::protocol::{Budget, RunEnv, Start};
-use bench_core::stats::summarize;
+use crate::testing;
+use bench_core::catalog::{CONCURRENCY, ROWS};
+use bench_core::knobs::{self, KnobValue, Knobs};
+use bench_core::protocol::Budget;
+use bench_core::workloads::single_row_lookup;
 
 fn default_knobs() -> Knobs {
-    knobs::resolve(SINGLE_ROW_LOOKUP.knobs, &|_| None, &[]).unwrap()
+    knobs::resolve(&single_row_lookup::spec().knobs, &|_| None, &[]).unwrap()
 }
 
 fn state() -> State {
     let mut s = State::new(
-        &SINGLE_ROW_LOOKUP,
+        single_row_lookup::spec(),
         default_knobs(),
         false,
-        vec!["--time".into(), "1".into()],
+        RunSettings {
+            budget_args: vec!["--time".into(), "1".into()],
+            ..Default::default()
+        },
     );
     s.id_prefix = "t".into();
     s
+}
+
+fn exited(run: &str, outcome: Outcome) -> Action {
+    Action::Run(RunEvent::Exited {
+        run_id: run.into(),
+        outcome,
+    })
+}
+
+/// The value of a count knob in a request or a run.
+fn count(knobs: &Knobs, name: &str) -> u64 {
+    match knobs.get(name) {
+        Some(KnobValue::Count(n)) => *n,
+        other => panic!("{name} is {other:?}"),
+    }
 }
 
 fn press(s: &mut State, keys: &[Key], now: Instant) -> Vec<Effect> {
@@ -40,65 +59,23 @@ fn ev(run: &str, event: Event) -> Action {
 }
 
 fn start_event(debug: bool) -> Event {
-    Event::Start(Start {
-        run: "x".into(),
-        target: "single_row_lookup".into(),
-        benches: vec![],
-        harness: "core".into(),
-        knobs: default_knobs(),
-        seed: 1,
-        trace: false,
-        budget: Budget {
+    testing::start(
+        &default_knobs(),
+        false,
+        debug,
+        Budget {
             warmup_s: 0.0,
             time_s: 1.0,
             max_samples: 10,
             min_samples: 2,
         },
-        env: RunEnv {
-            profile: if debug { "debug" } else { "release" }.into(),
-            ..Default::default()
-        },
-    })
+    )
 }
 
 fn finish_bench(s: &mut State, run: &str, bench: &str, median: f64, now: Instant) {
-    update(
-        s,
-        ev(
-            run,
-            Event::BenchStart {
-                bench: bench.into(),
-                backend: "b".into(),
-                strategy: None,
-                ops: 10,
-            },
-        ),
-        now,
-    );
-    update(
-        s,
-        ev(
-            run,
-            Event::Sample {
-                bench: bench.into(),
-                iter: 0,
-                ops: 10,
-                elapsed_ns: (median * 10.0) as u64,
-            },
-        ),
-        now,
-    );
-    update(
-        s,
-        ev(
-            run,
-            Event::Summary {
-                bench: bench.into(),
-                stats: summarize(&[median], None).unwrap(),
-            },
-        ),
-        now,
-    );
+    for event in testing::bench_events(bench, "b", 10, &[median], None) {
+        update(s, ev(run, event), now);
+    }
 }
 
 #[test]
@@ -111,8 +88,8 @@ fn enter_runs_the_bench_under_the_cursor() {
     };
     assert_eq!(req.benches, vec!["middleware/inline"]);
     assert_eq!(req.run_id, "t-1");
-    assert_eq!(req.budget_args, vec!["--time", "1"]);
-    assert_eq!(req.knobs.iter().find(|(k, _)| k == "rows").unwrap().1, 1000);
+    assert_eq!(req.settings.budget_args, vec!["--time", "1"]);
+    assert_eq!(count(&req.knobs, "rows"), 1000);
     assert_eq!(s.runs[0].state, RunState::Running);
 }
 
@@ -122,7 +99,7 @@ fn marked_benches_run_in_catalog_order_and_runs_queue() {
     let now = Instant::now();
     // mark rusqlite (cursor moves down), skip inline, mark spawn_blocking; then mark a micro-bench
     press(&mut s, &[Key::Char(' '), Key::Down, Key::Char(' ')], now);
-    assert_eq!(s.marked.len(), 2);
+    assert_eq!(s.catalog.marked.len(), 2);
     let fx = press(&mut s, &[Key::Enter], now);
     let [Effect::Start(req)] = fx.as_slice() else {
         panic!("{fx:?}")
@@ -134,14 +111,7 @@ fn marked_benches_run_in_catalog_order_and_runs_queue() {
     assert_eq!(s.runs[1].state, RunState::Queued);
     assert!(s.status.as_ref().unwrap().text.contains("queued"));
     // The first ends: the second starts.
-    let fx = update(
-        &mut s,
-        Action::Run(RunEvent::Exited {
-            run_id: "t-1".into(),
-            error: None,
-        }),
-        now,
-    );
+    let fx = update(&mut s, exited("t-1", Outcome::Completed), now);
     assert!(matches!(fx.as_slice(), [Effect::Start(r)] if r.run_id == "t-2"));
     assert_eq!(s.runs[0].state, RunState::Finished);
 }
@@ -155,41 +125,49 @@ fn knob_edits_refuse_bad_values_inline_and_accept_good_ones() {
     // rows: typed 0 is refused with the range, nothing changes
     press(&mut s, &[Key::Enter, Key::Char('0'), Key::Enter], now);
     assert_eq!(
-        s.knob_error.as_deref(),
+        s.knobs.error.as_deref(),
         Some("invalid value 0 for knob rows: out of range (allowed: 1..=50000000)")
     );
-    assert!(s.editing.is_some(), "stays in edit mode to fix the value");
+    assert!(
+        s.knobs.editing.is_some(),
+        "stays in edit mode to fix the value"
+    );
     press(&mut s, &[Key::Backspace], now);
     press(&mut s, &chars("abc"), now);
     press(&mut s, &[Key::Enter], now);
     assert!(
-        s.knob_error
+        s.knobs
+            .error
             .as_deref()
             .unwrap()
             .contains("not a whole number")
     );
     press(&mut s, &[Key::Esc], now);
-    assert_eq!((s.editing.clone(), s.knob_value("rows")), (None, 1000));
+    assert_eq!(
+        (s.knobs.editing.clone(), s.knob_value("rows")),
+        (None, 1000)
+    );
     // typed 20k is accepted
     press(&mut s, &[Key::Enter], now);
     press(&mut s, &chars("20k"), now);
     press(&mut s, &[Key::Enter], now);
     assert_eq!(s.knob_value("rows"), 20_000);
-    assert_eq!(s.knob_error, None);
+    assert_eq!(s.knobs.error, None);
     // + doubles rows, - halves; clamped at the bounds with a message
     press(&mut s, &[Key::Char('+')], now);
     assert_eq!(s.knob_value("rows"), 40_000);
     press(&mut s, &[Key::Char('-'), Key::Char('-')], now);
     assert_eq!(s.knob_value("rows"), 10_000);
     press(&mut s, &[Key::Down, Key::Down, Key::Down, Key::Down], now); // spin_us (min 0)
-    assert_eq!(s.target.knobs[s.knob_cursor].name, "spin_us");
+    assert_eq!(s.target.knobs[s.knobs.cursor].name, "spin_us");
     press(
         &mut s,
         &[Key::Enter, Key::Char('0'), Key::Enter, Key::Char('-')],
         now,
     );
     assert!(
-        s.knob_error
+        s.knobs
+            .error
             .as_deref()
             .unwrap()
             .contains("stays 0 (allowed: 0..=100000)")
@@ -198,7 +176,7 @@ fn knob_edits_refuse_bad_values_inline_and_accept_good_ones() {
 
 impl State {
     fn knob_value(&self, name: &str) -> u64 {
-        self.knobs.value(name)
+        count(&self.knobs.values, name)
     }
 }
 
@@ -223,20 +201,13 @@ fn a_knob_change_while_running_restarts_after_the_debounce_and_keeps_the_old_col
     let Effect::Start(req) = &fx[1] else {
         panic!("{fx:?}")
     };
-    assert_eq!(req.knobs.iter().find(|(k, _)| k == "rows").unwrap().1, 4000);
+    assert_eq!(count(&req.knobs, "rows"), 4000);
     assert_eq!(req.benches, vec!["rusqlite", "middleware/inline"]);
     assert_eq!(s.runs[0].state, RunState::Superseded);
     assert_eq!(s.runs[1].previous.as_deref(), Some("t-1"));
     assert_eq!(s.lineage(&s.runs[1]).len(), 2);
     // The superseded run's finished result is kept, and its exit does not fail it.
-    update(
-        &mut s,
-        Action::Run(RunEvent::Exited {
-            run_id: "t-1".into(),
-            error: Some("cancelled".into()),
-        }),
-        t1,
-    );
+    update(&mut s, exited("t-1", Outcome::Cancelled), t1);
     assert_eq!(s.runs[0].state, RunState::Superseded);
     assert!(
         s.runs[0]
@@ -277,21 +248,14 @@ fn baseline_bench_and_run_are_picked_in_the_comparison() {
     press(&mut s, &[Key::Char(' '), Key::Char(' '), Key::Enter], now);
     finish_bench(&mut s, "t-1", "rusqlite", 1500.0, now);
     finish_bench(&mut s, "t-1", "middleware/inline", 30000.0, now);
-    update(
-        &mut s,
-        Action::Run(RunEvent::Exited {
-            run_id: "t-1".into(),
-            error: None,
-        }),
-        now,
-    );
+    update(&mut s, exited("t-1", Outcome::Completed), now);
     press(&mut s, &[Key::BackTab], now);
     assert_eq!(s.focus, Focus::Compare);
     assert_eq!(s.compare_rows(), vec!["rusqlite", "middleware/inline"]);
     press(&mut s, &[Key::Down, Key::Char('b')], now);
-    assert_eq!(s.baseline_bench, "middleware/inline");
+    assert_eq!(s.compare.baseline_bench, "middleware/inline");
     press(&mut s, &[Key::Left, Key::Char('B')], now);
-    assert_eq!(s.baseline_run.as_deref(), Some("t-1"));
+    assert_eq!(s.compare.baseline_run.as_deref(), Some("t-1"));
 }
 
 #[test]
@@ -409,10 +373,7 @@ fn run_events_update_progress_dataset_and_failures() {
     assert!((fraction - 0.5).abs() < 1e-9, "5 of 10 samples: {fraction}");
     update(
         &mut s,
-        Action::Run(RunEvent::Exited {
-            run_id: "t-1".into(),
-            error: Some("runner exited with 101".into()),
-        }),
+        exited("t-1", Outcome::Failed("runner exited with 101".into())),
         now,
     );
     assert_eq!(
@@ -433,17 +394,17 @@ fn left_right_in_the_catalog_switch_target_and_keep_shared_knobs() {
     press(&mut s, &[Key::Right], now);
     assert_eq!(s.target.name, "multithread_pool_checkout");
     assert_eq!(
-        s.knobs.value("rows"),
+        s.knob_value(ROWS.name),
         2000,
         "shared knobs keep their values"
     );
     assert_eq!(
-        s.knobs.get("lookups_per_checkout"),
+        s.knobs.values.get("lookups_per_checkout"),
         None,
         "knobs of the other target are gone"
     );
-    assert!(s.marked.is_empty());
-    assert_eq!(s.baseline_bench, "rusqlite_blocking");
+    assert!(s.catalog.marked.is_empty());
+    assert_eq!(s.compare.baseline_bench, "rusqlite_blocking");
     let fx = press(&mut s, &[Key::Enter], now);
     assert!(
         matches!(&fx[..], [Effect::Start(r)] if r.target == "multithread_pool_checkout" && r.benches == ["rusqlite_blocking"])
@@ -466,12 +427,10 @@ fn sweep_queues_one_run_per_concurrency() {
     let cs: Vec<u64> = s
         .runs
         .iter()
-        .map(|r| r.knobs.value("concurrency"))
+        .map(|r| count(&r.knobs, CONCURRENCY.name))
         .collect();
     assert_eq!(cs, SWEEP.to_vec());
-    assert!(
-        matches!(&fx[..], [Effect::Start(r)] if r.knobs.iter().any(|(k, v)| k == "concurrency" && *v == 1))
-    );
+    assert!(matches!(&fx[..], [Effect::Start(r)] if count(&r.knobs, CONCURRENCY.name) == 1));
     assert!(
         s.runs[1..].iter().all(|r| r.state == RunState::Queued),
         "one run at a time"
@@ -496,7 +455,7 @@ fn a_skipped_bench_is_a_row_with_its_reason() {
         .iter()
         .position(|b| b.name == "postgres")
         .unwrap();
-    s.catalog_cursor = postgres;
+    s.catalog.cursor = postgres;
     press(&mut s, &[Key::Enter], now);
     update(
         &mut s,
@@ -509,14 +468,7 @@ fn a_skipped_bench_is_a_row_with_its_reason() {
         ),
         now,
     );
-    update(
-        &mut s,
-        Action::Run(RunEvent::Exited {
-            run_id: "t-1".into(),
-            error: None,
-        }),
-        now,
-    );
+    update(&mut s, exited("t-1", Outcome::Completed), now);
     assert_eq!(s.compare_rows(), vec!["postgres"]);
     assert_eq!(
         s.runs[0].state,

@@ -7,66 +7,13 @@ use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::process::Stdio;
 
-use bench_core::catalog::{self, Harness};
+use bench_core::catalog::Harness;
 use bench_core::protocol::{self, Event};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;
 use tokio::sync::mpsc;
 
-/// What to run: a target, its benches, resolved knobs and the budget, as runner arguments.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RunRequest {
-    pub run_id: String,
-    pub target: String,
-    pub benches: Vec<String>,
-    /// Every knob of the target, already checked against the catalog.
-    pub knobs: Vec<(String, u64)>,
-    pub budget_args: Vec<String>,
-    pub trace: bool,
-    pub cache_dir: Option<PathBuf>,
-    /// Handed to runners in their environment (BENCHSCOPE_POSTGRES_URL), never as an argument.
-    pub postgres_url: Option<String>,
-}
-
-impl RunRequest {
-    pub fn args(&self) -> Vec<String> {
-        let mut a = vec![self.target.clone(), "--run-id".into(), self.run_id.clone()];
-        for b in &self.benches {
-            a.extend(["--bench".into(), b.clone()]);
-        }
-        for (k, v) in &self.knobs {
-            a.extend(["--knob".into(), format!("{k}={v}")]);
-        }
-        a.extend(self.budget_args.iter().cloned());
-        if self.trace {
-            a.push("--trace".into());
-        }
-        if let Some(d) = &self.cache_dir {
-            a.extend(["--cache-dir".into(), d.display().to_string()]);
-        }
-        a
-    }
-}
-
-/// What the runner layer reports about one run. (Events are moved, not copied, so the size of
-/// the `Event` variant does not matter.)
-#[allow(clippy::large_enum_variant)]
-#[derive(Debug, Clone, PartialEq)]
-pub enum RunEvent {
-    /// A parsed event, with the raw line it came from.
-    Event {
-        run_id: String,
-        event: Event,
-        line: String,
-    },
-    /// Something to tell the user while a run prepares (e.g. building harness-sqlx).
-    Note { run_id: String, text: String },
-    /// The child ended. `error` says why the run failed, if it did, with its stderr tail.
-    Exited {
-        run_id: String,
-        error: Option<String>,
-    },
-}
+use crate::messages::{Outcome, RunEvent, RunRequest};
 
 /// Starts runs. `ProcessRunner` spawns real children; tests use a fake.
 pub trait Runner {
@@ -130,11 +77,11 @@ impl ProcessRunner {
 
 /// The request's benches grouped by the harness that runs them, in catalog order of harnesses.
 pub fn split_by_harness(req: &RunRequest) -> Vec<(Harness, Vec<String>)> {
-    let target = catalog::target(&req.target).ok();
+    let target = bench_core::workloads::find(&req.target).ok();
     let harness_of = |b: &str| {
         target
-            .and_then(|t| t.bench(b).ok())
-            .map(|s| s.harness)
+            .and_then(|t| t.spec(b).ok())
+            .map(|s| s.harness())
             .unwrap_or(Harness::Core)
     };
     let mut groups: Vec<(Harness, Vec<String>)> = Vec::new();
@@ -154,6 +101,12 @@ pub fn split_by_harness(req: &RunRequest) -> Vec<(Harness, Vec<String>)> {
 
 const STDERR_TAIL: usize = 20;
 
+/// How one child ended, when it did not complete.
+enum ChildEnd {
+    Cancelled,
+    Failed(String),
+}
+
 /// Runs one child to its end, forwarding its events (except `done`). Returns whether it said
 /// `done`, or why it failed.
 async fn run_child(
@@ -163,7 +116,7 @@ async fn run_child(
     run_id: &str,
     events: &mpsc::UnboundedSender<RunEvent>,
     kill_rx: &mut tokio::sync::oneshot::Receiver<()>,
-) -> Result<(), String> {
+) -> Result<(), ChildEnd> {
     let mut command = Command::new(&program.program);
     match postgres_url {
         Some(url) => command.env("BENCHSCOPE_POSTGRES_URL", url),
@@ -177,7 +130,9 @@ async fn run_child(
         .stderr(Stdio::piped())
         .kill_on_drop(true)
         .spawn()
-        .map_err(|e| format!("cannot start {}: {e}", program.program.display()))?;
+        .map_err(|e| {
+            ChildEnd::Failed(format!("cannot start {}: {e}", program.program.display()))
+        })?;
     let stdout = child.stdout.take().expect("piped stdout");
     let stderr = child.stderr.take().expect("piped stderr");
     let tail = tokio::spawn(async move {
@@ -224,16 +179,22 @@ async fn run_child(
     let status = child.wait().await;
     let tail = tail.await.unwrap_or_default();
     if cancelled {
-        return Err("cancelled".to_string());
+        return Err(ChildEnd::Cancelled);
     }
     if let Some(f) = failure {
-        return Err(with_tail(f, &tail));
+        return Err(ChildEnd::Failed(with_tail(f, &tail)));
     }
     match status {
         Ok(s) if s.success() && saw_done => Ok(()),
-        Ok(s) if s.success() => Err(with_tail("runner exited before saying done".into(), &tail)),
-        Ok(s) => Err(with_tail(format!("runner exited with {s}"), &tail)),
-        Err(e) => Err(format!("waiting for the runner: {e}")),
+        Ok(s) if s.success() => Err(ChildEnd::Failed(with_tail(
+            "runner exited before saying done".into(),
+            &tail,
+        ))),
+        Ok(s) => Err(ChildEnd::Failed(with_tail(
+            format!("runner exited with {s}"),
+            &tail,
+        ))),
+        Err(e) => Err(ChildEnd::Failed(format!("waiting for the runner: {e}"))),
     }
 }
 
@@ -249,6 +210,7 @@ impl Runner for ProcessRunner {
         tokio::spawn(async move {
             let run_id = request.run_id.clone();
             let mut errors = Vec::new();
+            let mut cancelled = false;
             // Find (or build) every harness first, so a build never lands between benches and
             // a harness that cannot be had is known before anything is measured.
             let mut children = Vec::new();
@@ -265,7 +227,7 @@ impl Runner for ProcessRunner {
                         tokio::select! {
                             p = sqlx.program(&note) => p,
                             _ = &mut kill_rx => {
-                                let _ = events.send(RunEvent::Exited { run_id, error: Some("cancelled".into()) });
+                                let _ = events.send(RunEvent::Exited { run_id, outcome: Outcome::Cancelled });
                                 return;
                             }
                         }
@@ -284,38 +246,41 @@ impl Runner for ProcessRunner {
                         run_child(
                             &p,
                             args,
-                            request.postgres_url.as_deref(),
+                            request.settings.postgres_url.as_deref(),
                             &run_id,
                             &events,
                             &mut kill_rx,
                         )
                         .await
                     }
-                    Err(e) => Err(e),
+                    Err(e) => Err(ChildEnd::Failed(e)),
                 };
                 match result {
                     Ok(()) => {}
-                    Err(e) if e == "cancelled" => {
-                        errors.push(e);
+                    Err(ChildEnd::Cancelled) => {
+                        cancelled = true;
                         break;
                     }
                     // One harness failing does not stop the others.
-                    Err(e) => errors.push(format!(
-                        "{} harness: {e}",
-                        format!("{harness:?}").to_lowercase()
-                    )),
+                    Err(ChildEnd::Failed(e)) => {
+                        errors.push(format!("{} harness: {e}", harness.name()))
+                    }
                 }
             }
-            if errors.is_empty() {
+            let outcome = if cancelled {
+                Outcome::Cancelled
+            } else if errors.is_empty() {
                 let line = protocol::encode(&Event::Done);
                 let _ = events.send(RunEvent::Event {
                     run_id: run_id.clone(),
                     event: Event::Done,
                     line,
                 });
-            }
-            let error = (!errors.is_empty()).then(|| errors.join("; "));
-            let _ = events.send(RunEvent::Exited { run_id, error });
+                Outcome::Completed
+            } else {
+                Outcome::Failed(errors.join("; "))
+            };
+            let _ = events.send(RunEvent::Exited { run_id, outcome });
         });
         Ok(RunHandle {
             kill: Some(kill_tx),
@@ -343,7 +308,7 @@ fn with_tail(msg: String, tail: &str) -> String {
 #[cfg(test)]
 pub struct FakeRunner {
     pub script: Vec<Event>,
-    pub error: Option<String>,
+    pub outcome: Outcome,
 }
 
 #[cfg(test)]
@@ -363,7 +328,7 @@ impl Runner for FakeRunner {
         }
         let _ = events.send(RunEvent::Exited {
             run_id: request.run_id,
-            error: self.error.clone(),
+            outcome: self.outcome.clone(),
         });
         Ok(RunHandle::detached())
     }

@@ -14,11 +14,11 @@ use futures::StreamExt;
 use tokio::sync::mpsc;
 
 use crate::export::{self, Report};
+use crate::messages::{Outcome, RunEvent, RunSettings};
 use crate::model::keys::Key;
 use crate::model::{Action, Effect, State, update};
-use crate::runner::{ProcessRunner, RunEvent, RunHandle, Runner};
-use bench_core::catalog;
-use bench_core::runner::SessionArgs;
+use crate::runner::{ProcessRunner, RunHandle, Runner};
+use bench_core::service::args::SessionArgs;
 
 /// Frames per second of the render tick, independent of how fast events arrive.
 pub const FPS: u64 = 20;
@@ -66,15 +66,11 @@ fn key_of(k: KeyEvent) -> Option<Key> {
 
 /// The export of everything with results, through the same exporters as `benchscope run`.
 pub fn export_contents(state: &State, generated_at: &str) -> (String, String) {
-    let runs: Vec<_> = state
-        .target_runs()
-        .filter(|r| r.record.benches.iter().any(|b| b.summary.is_some()))
-        .map(|r| r.record.clone())
-        .collect();
+    let (runs, numbers, baseline_run) = state.export_runs();
     let report = Report {
-        runs: &runs,
-        baseline: state.baseline_bench,
-        generated_at,
+        baseline_run,
+        run_numbers: Some(&numbers),
+        ..Report::new(&runs, state.compare.baseline_bench, generated_at)
     };
     (
         export::markdown::render(&report),
@@ -83,27 +79,30 @@ pub fn export_contents(state: &State, generated_at: &str) -> (String, String) {
 }
 
 pub fn run(args: TuiArgs) -> i32 {
-    let target = match catalog::target(&args.target) {
+    let target = match bench_core::workloads::find(&args.target) {
         Ok(t) => t,
         Err(e) => {
             eprintln!("error: {e}");
             return 2;
         }
     };
-    let (knobs, budget) = match (
+    let knobs = match (
         args.session.knobs.resolve(target),
         args.session.budget.resolve(),
     ) {
-        (Ok(k), Ok(_)) => (k, args.session.budget.to_args()),
+        (Ok(k), Ok(_)) => k,
         (Err(e), _) | (_, Err(e)) => {
             eprintln!("error: {e}");
             return 2;
         }
     };
-    let mut state = State::new(target, knobs, args.session.trace(), budget);
+    let mut state = State::new(
+        target,
+        knobs,
+        args.session.trace(),
+        RunSettings::from_session(&args.session),
+    );
     state.color = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
-    state.cache_dir = args.session.cache_dir.clone();
-    state.postgres_url = args.session.postgres_url();
     let runner = match ProcessRunner::new() {
         Ok(r) => r,
         Err(e) => {
@@ -161,7 +160,7 @@ impl Loop<'_> {
                             }
                             Err(e) => queue.push(Action::Run(RunEvent::Exited {
                                 run_id: id,
-                                error: Some(format!("cannot start the runner: {e}")),
+                                outcome: Outcome::Failed(format!("cannot start the runner: {e}")),
                             })),
                         }
                     }
@@ -171,7 +170,7 @@ impl Loop<'_> {
                         }
                     }
                     Effect::Export => {
-                        let generated_at = crate::headless::now_rfc3339();
+                        let generated_at = crate::format::now_rfc3339();
                         let (md, json) = export_contents(state, &generated_at);
                         let stamp = generated_at.replace([':', '-'], "");
                         let stem = format!(

@@ -6,7 +6,8 @@ use ratatui::widgets::Paragraph;
 use super::theme::Theme;
 use super::{fit, window};
 use crate::model::State;
-use bench_core::catalog::{BenchKind, PLANNED};
+use bench_core::catalog::BenchKind;
+use bench_core::workloads::PLANNED;
 
 pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
     let benches = state.catalog_benches();
@@ -14,7 +15,7 @@ pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
     let w = area.width as usize;
     let name_w = w.saturating_sub(6).min(26);
     let mut rows: Vec<(Option<usize>, Line)> = Vec::new();
-    let targets = bench_core::catalog::TARGETS;
+    let targets = bench_core::workloads::targets();
     let i = targets
         .iter()
         .position(|t| t.name == state.target.name)
@@ -33,17 +34,17 @@ pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
             rows.push((None, Line::styled(head, theme.accent())));
             last_kind = Some(b.kind);
         }
-        let mark = if state.marked.contains(b.name) {
+        let mark = if state.catalog.marked.contains(b.name) {
             "[x]"
         } else {
             "[ ]"
         };
-        let detail = match (b.phase, b.strategy) {
+        let detail = match (b.phase, b.strategy()) {
             (Some(p), _) => p.label().to_string(),
-            (None, Some(s)) => s.to_string(),
-            (None, None) => b.backend.to_string(),
+            (None, Some(s)) => s.name().to_string(),
+            (None, None) => b.backend().to_string(),
         };
-        let base = if b.name == state.baseline_bench {
+        let base = if b.name == state.compare.baseline_bench {
             "*"
         } else {
             " "
@@ -55,7 +56,7 @@ pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
             Span::raw(" "),
             Span::styled(rest, theme.dim()),
         ]);
-        if i == state.catalog_cursor && state.focus == crate::model::Focus::Catalog {
+        if i == state.catalog.cursor && state.focus == crate::model::Focus::Catalog {
             line = line.style(theme.selected());
         }
         rows.push((Some(i), line));
@@ -72,7 +73,7 @@ pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
     }
     let cursor_row = rows
         .iter()
-        .position(|(i, _)| *i == Some(state.catalog_cursor))
+        .position(|(i, _)| *i == Some(state.catalog.cursor))
         .unwrap_or(0);
     for (_, line) in rows.drain(window(rows.len(), area.height as usize, cursor_row)) {
         lines.push(line);

@@ -6,14 +6,12 @@ use ratatui::widgets::{Paragraph, Wrap};
 
 use super::theme::Theme;
 use super::{fit, window};
-use crate::export::fmt_ns;
+use crate::format;
 use crate::model::{Focus, RunState, RunView, State};
-use bench_core::results::BenchStatus;
-use bench_core::stats::{Verdict, quick_median, ratio_of_medians, verdict};
-use bench_core::trace::Phase;
+use bench_core::measure::stats::quick_median;
+use bench_core::measure::trace::Phase;
+use bench_core::protocol::results::BenchStatus;
 
-/// Changes smaller than this are "within noise" even with separated CIs.
-pub const NOISE: f64 = 0.02;
 const COL_W: usize = 16;
 
 pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
@@ -32,12 +30,9 @@ pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
     let name_w = (w / 3).clamp(14, 26);
     let cols_fit = (w.saturating_sub(name_w) / COL_W).max(1);
     let runs: Vec<&RunView> = state.target_runs().collect();
-    let col_range = window(runs.len(), cols_fit, state.compare_col);
+    let col_range = window(runs.len(), cols_fit, state.compare.col);
     let focused = state.focus == Focus::Compare;
-    let baseline_run = state
-        .baseline_run
-        .as_ref()
-        .and_then(|id| state.runs.iter().find(|r| &r.id == id));
+    let baseline_run = state.baseline_run();
 
     let mut header = vec![Span::styled(
         format!("{:<name_w$}", fit("bench (* base)", name_w)),
@@ -64,16 +59,16 @@ pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
         } else {
             theme.accent()
         };
-        if focused && ci == state.compare_col {
+        if focused && ci == state.compare.col {
             style = style.add_modifier(Modifier::UNDERLINED);
         }
         header.push(Span::styled(text, style));
     }
     let mut lines = vec![Line::from(header)];
     let body_h = table.height.saturating_sub(1) as usize;
-    for ri in window(rows.len(), body_h, state.compare_row) {
+    for ri in window(rows.len(), body_h, state.compare.row) {
         let name = rows[ri];
-        let base = if name == state.baseline_bench {
+        let base = if name == state.compare.baseline_bench {
             "*"
         } else {
             " "
@@ -85,10 +80,10 @@ pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
         ))];
         for ci in col_range.clone() {
             let mut style = ratatui::style::Style::default();
-            if focused && ri == state.compare_row && ci == state.compare_col {
+            if focused && ri == state.compare.row && ci == state.compare.col {
                 style = theme.selected();
             }
-            let text = fit(&cell(state, runs[ci], name, baseline_run), COL_W - 1);
+            let text = fit(&cell(state, runs[ci], name), COL_W - 1);
             spans.push(Span::styled(format!("{text:>COL_W$}"), style));
         }
         lines.push(Line::from(spans));
@@ -99,7 +94,7 @@ pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
         theme,
         frame,
         detail,
-        rows.get(state.compare_row).copied(),
+        rows.get(state.compare.row).copied(),
         baseline_run,
     );
 }
@@ -115,7 +110,7 @@ fn short_state(s: &RunState) -> &'static str {
     }
 }
 
-fn cell(state: &State, run: &RunView, bench: &str, baseline_run: Option<&RunView>) -> String {
+fn cell(state: &State, run: &RunView, bench: &str) -> String {
     if !run.benches.iter().any(|b| b == bench) {
         return String::new();
     }
@@ -130,47 +125,26 @@ fn cell(state: &State, run: &RunView, bench: &str, baseline_run: Option<&RunView
         BenchStatus::Failed => "failed".into(),
         BenchStatus::Skipped => "skipped".into(),
         BenchStatus::Running => match quick_median(&result.samples) {
-            Some((m, _)) if run.state == RunState::Running => format!("~{}…", fmt_ns(m)),
-            Some((m, _)) => format!("~{} part", fmt_ns(m)),
+            Some((m, _)) if run.state == RunState::Running => format!("~{}…", format::ns(m)),
+            Some((m, _)) => format!("~{} part", format::ns(m)),
             None => "…".into(),
         },
         BenchStatus::Finished => {
             let s = result.summary.as_ref().expect("finished has a summary");
-            let ratio = if bench == state.baseline_bench {
+            let baselines = state.baselines();
+            let ratio = if bench == baselines.bench {
                 "base".to_string()
             } else {
-                run.record
-                    .bench(state.baseline_bench)
-                    .and_then(|b| b.summary.as_ref())
-                    .and_then(|base| ratio_of_medians(s, base))
-                    .map(|r| {
-                        let digits = if r.value >= 100.0 {
-                            0
-                        } else if r.value >= 10.0 {
-                            1
-                        } else {
-                            2
-                        };
-                        format!("{:.digits$}x", r.value)
-                    })
+                baselines
+                    .ratio(&run.record, bench)
+                    .map(|r| format::ratio_short(r.value))
                     .unwrap_or_default()
             };
-            let mark = baseline_run
-                .filter(|b| b.id != run.id)
-                .and_then(|b| {
-                    b.record
-                        .bench(bench)?
-                        .summary
-                        .as_ref()
-                        .map(|base| verdict(s, base, NOISE))
-                })
-                .map(|v| match v {
-                    Verdict::Improved => " ▼",
-                    Verdict::Regressed => " ▲",
-                    Verdict::WithinNoise => " ≈",
-                })
-                .unwrap_or("");
-            format!("{} {ratio}{mark}", fmt_ns(s.median))
+            let mark = baselines
+                .change(&run.record, bench)
+                .map(|c| format!(" {}", c.verdict.mark()))
+                .unwrap_or_default();
+            format!("{} {ratio}{mark}", format::ns(s.median))
         }
     }
 }
@@ -183,7 +157,7 @@ fn draw_detail(
     bench: Option<&str>,
     baseline_run: Option<&RunView>,
 ) {
-    let (Some(bench), Some(run)) = (bench, state.target_runs().nth(state.compare_col)) else {
+    let (Some(bench), Some(run)) = (bench, state.target_runs().nth(state.compare.col)) else {
         return;
     };
     let mut lines = Vec::new();
@@ -193,34 +167,24 @@ fn draw_detail(
             let mut t = format!(
                 "{bench} · run {}: {} [{}–{}]",
                 run.seq,
-                fmt_ns(s.median),
-                fmt_ns(s.ci95_median[0]),
-                fmt_ns(s.ci95_median[1])
+                format::ns(s.median),
+                format::ns(s.ci95_median[0]),
+                format::ns(s.ci95_median[1])
             );
             if let Some(l) = s.latency {
-                t.push_str(&format!(" · p99 {}", fmt_ns(l.p99 as f64)));
+                t.push_str(&format!(" · p99 {}", format::ns(l.p99 as f64)));
             }
-            if bench != state.baseline_bench
-                && let Some(r) = run
-                    .record
-                    .bench(state.baseline_bench)
-                    .and_then(|b| b.summary.as_ref())
-                    .and_then(|b| ratio_of_medians(s, b))
+            let baselines = state.baselines();
+            if bench != baselines.bench
+                && let Some(r) = baselines.ratio(&run.record, bench)
             {
-                t.push_str(&format!(" · {r} vs {}", state.baseline_bench));
+                t.push_str(&format!(" · {} vs {}", format::ratio(&r), baselines.bench));
             }
-            if let Some(base) = baseline_run
-                .filter(|b| b.id != run.id)
-                .and_then(|b| b.record.bench(bench)?.summary.clone())
-            {
-                let change = (s.median / base.median - 1.0) * 100.0;
-                let v = match verdict(s, &base, NOISE) {
-                    Verdict::Improved => "improved",
-                    Verdict::Regressed => "regressed",
-                    Verdict::WithinNoise => "within noise",
-                };
+            if let Some(c) = baselines.change(&run.record, bench) {
                 t.push_str(&format!(
-                    " · {v} ({change:+.1}%) vs run {}",
+                    " · {} ({:+.1}%) vs run {}",
+                    c.verdict.label(),
+                    c.pct,
                     baseline_run.map(|b| b.seq).unwrap_or(0)
                 ));
             }
@@ -259,7 +223,7 @@ fn draw_detail(
                 theme.phase(i),
             ));
             legend.push(Span::styled(
-                format!("{} {} ", p.label(), fmt_ns(v)),
+                format!("{} {} ", p.label(), format::ns(v)),
                 theme.phase(i),
             ));
         }

@@ -11,12 +11,17 @@ pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
     let w = area.width as usize;
     let mut lines: Vec<Line> = Vec::new();
     for (i, spec) in state.target.knobs.iter().enumerate() {
-        let here = i == state.knob_cursor && state.focus == Focus::Knobs;
-        let value = match (&state.editing, here) {
+        let here = i == state.knobs.cursor && state.focus == Focus::Knobs;
+        let value = match (&state.knobs.editing, here) {
             (Some(buf), true) => format!("{buf}▏"),
-            _ => state.knobs.value(spec.name).to_string(),
+            _ => state
+                .knobs
+                .values
+                .get(spec.name)
+                .map(|v| v.to_string())
+                .unwrap_or_default(),
         };
-        let range = format!("  {}..={}", spec.min, spec.max);
+        let range = format!("  {}", spec.allowed());
         let name_w = w.saturating_sub(10).min(21);
         let left = format!(
             "{:<name_w$}{:>9}",
@@ -35,15 +40,15 @@ pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
         }
         lines.push(line);
     }
-    let help = match (state.focus == Focus::Knobs, &state.editing) {
+    let help = match (state.focus == Focus::Knobs, &state.knobs.editing) {
         (true, Some(_)) => "type a value (20k, 1m), enter to set, esc to cancel".to_string(),
         (true, None) => {
-            let k = state.target.knobs[state.knob_cursor];
-            format!("{} ({}..={})", k.help, k.min, k.max)
+            let k = state.target.knobs[state.knobs.cursor];
+            format!("{} ({})", k.help, k.allowed())
         }
         _ => String::new(),
     };
-    if let Some(err) = &state.knob_error {
+    if let Some(err) = &state.knobs.error {
         lines.push(Line::styled(err.clone(), theme.error()));
     } else if !help.is_empty() {
         lines.push(Line::styled(help, theme.dim()));

@@ -6,11 +6,11 @@ use ratatui::widgets::{Axis, Chart, Dataset, GraphType, LineGauge, Paragraph, Sp
 
 use super::theme::Theme;
 use super::{fit, window};
-use crate::export::fmt_ns;
+use crate::format;
 use crate::model::{Focus, RunState, RunView, State};
-use bench_core::results::BenchStatus;
-use bench_core::stats::quick_median;
-use bench_core::trace::Phase;
+use bench_core::measure::stats::quick_median;
+use bench_core::measure::trace::Phase;
+use bench_core::protocol::results::BenchStatus;
 
 pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
     let Some((run, bench)) = state.live_bench() else {
@@ -120,15 +120,15 @@ fn bench_line<'a>(
         Some(r) => match (&r.summary, quick_median(&r.samples)) {
             (Some(s), _) => format!(
                 "{} [{}–{}]",
-                fmt_ns(s.median),
-                fmt_ns(s.ci95_median[0]),
-                fmt_ns(s.ci95_median[1])
+                format::ns(s.median),
+                format::ns(s.ci95_median[0]),
+                format::ns(s.ci95_median[1])
             ),
             (None, Some((m, [lo, hi]))) => format!(
                 "~{} [{}–{}] n={}",
-                fmt_ns(m),
-                fmt_ns(lo),
-                fmt_ns(hi),
+                format::ns(m),
+                format::ns(lo),
+                format::ns(hi),
                 r.samples.len()
             ),
             (None, None) if current => "warming up".to_string(),
@@ -230,7 +230,7 @@ fn draw_chart(
         .y_axis(
             Axis::default()
                 .bounds([lo, hi])
-                .labels([fmt_ns(lo), fmt_ns(hi)])
+                .labels([format::ns(lo), format::ns(hi)])
                 .style(theme.dim()),
         )
         .legend_position(None);
@@ -269,7 +269,10 @@ fn draw_phases(
     frame.render_widget(
         Paragraph::new(Line::styled(
             fit(
-                &format!("{bench}: ns/op per phase, shared scale 0–{}", fmt_ns(max)),
+                &format!(
+                    "{bench}: ns/op per phase, shared scale 0–{}",
+                    format::ns(max)
+                ),
                 area.width as usize,
             ),
             theme.dim(),
@@ -311,6 +314,6 @@ fn draw_phases(
                 .style(theme.phase(i)),
             spark,
         );
-        frame.render_widget(Paragraph::new(format!("{:>10}", fmt_ns(last))), value);
+        frame.render_widget(Paragraph::new(format!("{:>10}", format::ns(last))), value);
     }
 }

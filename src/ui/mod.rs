@@ -12,6 +12,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 
+pub use crate::format::fit;
 use crate::model::keys;
 use crate::model::{Focus, Overlay, State};
 use theme::Theme;
@@ -138,17 +139,6 @@ fn draw_hints(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
     spans.push(Span::styled("?", theme.key()));
     spans.push(Span::raw(" help"));
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
-}
-
-/// The first `width` characters of `s`, with an ellipsis if cut.
-pub fn fit(s: &str, width: usize) -> String {
-    if s.chars().count() <= width {
-        s.to_string()
-    } else if width == 0 {
-        String::new()
-    } else {
-        format!("{}…", s.chars().take(width - 1).collect::<String>())
-    }
 }
 
 /// Rows of a scrolled list: the window of `len` rows of `height` that keeps `cursor` visible.

@@ -3,21 +3,21 @@
 
 use std::time::{Duration, Instant};
 
-use bench_core::catalog::SINGLE_ROW_LOOKUP;
 use bench_core::knobs;
-use bench_core::protocol::{Budget, DatasetStatus, Event, RunEnv, Start};
-use bench_core::stats::{LatencyHistogram, summarize};
-use bench_core::trace::Phase;
+use bench_core::measure::trace::Phase;
+use bench_core::protocol::{Budget, DatasetStatus, Event};
+use bench_core::workloads::single_row_lookup;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
+use crate::messages::{Outcome, RunEvent};
 use crate::model::keys::Key;
 use crate::model::{Action, State, update};
-use crate::runner::RunEvent;
+use crate::testing::{self, samples};
 
 fn base_state() -> State {
-    let k = knobs::resolve(SINGLE_ROW_LOOKUP.knobs, &|_| None, &[]).unwrap();
-    let mut s = State::new(&SINGLE_ROW_LOOKUP, k, false, vec![]);
+    let k = knobs::resolve(&single_row_lookup::spec().knobs, &|_| None, &[]).unwrap();
+    let mut s = State::new(single_row_lookup::spec(), k, false, Default::default());
     s.id_prefix = "t".into();
     s.color = false;
     s
@@ -35,6 +35,17 @@ fn ev(s: &mut State, run: &str, event: Event, now: Instant) {
     );
 }
 
+fn exited(s: &mut State, run: &str, outcome: Outcome, now: Instant) {
+    update(
+        s,
+        Action::Run(RunEvent::Exited {
+            run_id: run.into(),
+            outcome,
+        }),
+        now,
+    );
+}
+
 fn keys(s: &mut State, keys: &[Key], now: Instant) {
     for k in keys {
         update(s, Action::Key(*k), now);
@@ -42,98 +53,47 @@ fn keys(s: &mut State, keys: &[Key], now: Instant) {
 }
 
 fn start(debug: bool, knobs: &bench_core::knobs::Knobs) -> Event {
-    Event::Start(Start {
-        run: "x".into(),
-        target: "single_row_lookup".into(),
-        benches: vec![],
-        harness: "core".into(),
-        knobs: knobs.clone(),
-        seed: 1,
-        trace: true,
-        budget: Budget {
-            warmup_s: 0.1,
-            time_s: 2.0,
-            max_samples: 100,
-            min_samples: 10,
-        },
-        env: RunEnv {
-            profile: if debug { "debug" } else { "release" }.into(),
-            sqlite: "3.53.2".into(),
-            ..Default::default()
-        },
-    })
+    let budget = Budget {
+        warmup_s: 0.1,
+        ..testing::BUDGET
+    };
+    testing::start(knobs, true, debug, budget)
 }
 
-/// Deterministic samples around `median`.
-fn samples(median: f64, n: usize) -> Vec<f64> {
-    (0..n)
-        .map(|i| median * (1.0 + ((i * 7919) % 13) as f64 / 400.0 - 0.015))
-        .collect()
-}
-
+/// A finished bench of 30 samples around `median`; with `phases`, a phase window every third
+/// sample.
 fn finish(s: &mut State, run: &str, bench: &str, median: f64, phases: bool, now: Instant) {
-    ev(
-        s,
-        run,
-        Event::BenchStart {
-            bench: bench.into(),
-            backend: "b".into(),
-            strategy: None,
-            ops: 1000,
-        },
-        now,
-    );
     let xs = samples(median, 30);
-    for (i, x) in xs.iter().enumerate() {
+    for e in testing::bench_events(bench, "b", 1000, &xs, Some(1.1)) {
+        ev(s, run, e, now);
+    }
+    if !phases {
+        return;
+    }
+    for i in (0..xs.len()).step_by(3) {
+        let scale = 1.0 + (i % 5) as f64 / 20.0;
+        let ns_per_op = [
+            (Phase::Checkout, 0.09 * median * scale),
+            (Phase::Prepare, 0.04 * median),
+            (Phase::Bind, 0.03 * median),
+            (Phase::Dispatch, 0.3 * median * scale),
+            (Phase::ExecuteMarshal, 0.45 * median),
+            (Phase::Decode, 0.09 * median),
+        ]
+        .into_iter()
+        .collect();
         ev(
             s,
             run,
-            Event::Sample {
+            Event::Phases {
                 bench: bench.into(),
                 iter: i as u64,
-                ops: 1000,
-                elapsed_ns: (x * 1000.0) as u64,
+                ops: 3000,
+                ns_per_op,
             },
             now,
         );
-        if phases && i % 3 == 0 {
-            let scale = 1.0 + (i % 5) as f64 / 20.0;
-            let ns_per_op = [
-                (Phase::Checkout, 0.09 * median * scale),
-                (Phase::Prepare, 0.04 * median),
-                (Phase::Bind, 0.03 * median),
-                (Phase::Dispatch, 0.3 * median * scale),
-                (Phase::ExecuteMarshal, 0.45 * median),
-                (Phase::Decode, 0.09 * median),
-            ]
-            .into_iter()
-            .collect();
-            ev(
-                s,
-                run,
-                Event::Phases {
-                    bench: bench.into(),
-                    iter: i as u64,
-                    ops: 3000,
-                    ns_per_op,
-                },
-                now,
-            );
-        }
     }
-    let mut h = LatencyHistogram::new();
-    for x in &xs {
-        h.record((*x * 1.1) as u64);
-    }
-    ev(
-        s,
-        run,
-        Event::Summary {
-            bench: bench.into(),
-            stats: summarize(&xs, h.percentiles()).unwrap(),
-        },
-        now,
-    );
 }
 
 /// Two finished runs side by side (the second with more rows and trace on), a third running.
@@ -153,7 +113,7 @@ fn busy_state() -> State {
         ],
         t,
     );
-    let k1 = s.knobs.clone();
+    let k1 = s.knobs.values.clone();
     ev(&mut s, "t-1", start(false, &k1), t);
     ev(
         &mut s,
@@ -168,14 +128,7 @@ fn busy_state() -> State {
     );
     finish(&mut s, "t-1", "rusqlite", 1580.0, false, t);
     finish(&mut s, "t-1", "middleware/spin", 4390.0, false, t);
-    update(
-        &mut s,
-        Action::Run(RunEvent::Exited {
-            run_id: "t-1".into(),
-            error: None,
-        }),
-        t,
-    );
+    exited(&mut s, "t-1", Outcome::Completed, t);
     keys(
         &mut s,
         &[
@@ -187,18 +140,11 @@ fn busy_state() -> State {
         ],
         t,
     );
-    let k2 = s.knobs.clone();
+    let k2 = s.knobs.values.clone();
     ev(&mut s, "t-2", start(false, &k2), t);
     finish(&mut s, "t-2", "rusqlite", 1610.0, false, t);
     finish(&mut s, "t-2", "middleware/spin", 4720.0, true, t);
-    update(
-        &mut s,
-        Action::Run(RunEvent::Exited {
-            run_id: "t-2".into(),
-            error: None,
-        }),
-        t,
-    );
+    exited(&mut s, "t-2", Outcome::Completed, t);
     keys(&mut s, &[Key::Enter], t);
     ev(&mut s, "t-3", start(false, &k2), t);
     ev(
@@ -268,14 +214,7 @@ fn live_phase_sparklines_and_knob_error() {
     let t = s.now;
     // Show run 2's traced bench in the live panel: cancel run 3 so the latest run with results shows.
     keys(&mut s, &[Key::Tab, Key::Tab, Key::Char('c')], t);
-    update(
-        &mut s,
-        Action::Run(RunEvent::Exited {
-            run_id: "t-3".into(),
-            error: Some("cancelled".into()),
-        }),
-        t,
-    );
+    exited(&mut s, "t-3", Outcome::Cancelled, t);
     s.runs.retain(|r| r.id != "t-3");
     keys(&mut s, &[Key::Down], t);
     insta::assert_snapshot!("live_phases_120x40", draw(&s, 120, 40));
@@ -291,7 +230,7 @@ fn live_phase_sparklines_and_knob_error() {
 fn compare_with_baselines_and_a_debug_run() {
     let mut s = busy_state();
     let t = s.now;
-    let k = s.knobs.clone();
+    let k = s.knobs.values.clone();
     ev(&mut s, "t-3", start(true, &k), t);
     keys(
         &mut s,

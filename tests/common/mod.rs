@@ -6,15 +6,10 @@ use assert_cmd::Command;
 /// The benchscope binary with no knob or harness settings inherited from the environment.
 pub fn benchscope() -> Command {
     let mut c = Command::cargo_bin("benchscope").unwrap();
-    for v in [
-        "BENCH_ROWS",
-        "BENCH_LOOKUPS",
-        "BENCH_CONCURRENCY",
-        "BENCH_TRACE",
-        "BENCHSCOPE_SQLX_HARNESS",
-    ] {
+    for v in bench_core::testing::INHERITED_VARS {
         c.env_remove(v);
     }
+    c.env_remove("BENCHSCOPE_SQLX_HARNESS");
     c
 }
 

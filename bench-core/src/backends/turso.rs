@@ -8,39 +8,50 @@ use std::time::Instant;
 
 use crate::backends::middleware::value::{ResultSet, Value, decode_bench_row};
 use crate::dataset::{BenchRow, SELECT_BY_ID};
-use crate::trace::{Phase, PhaseTotals, ns_between};
+use crate::error::BenchError;
+use crate::measure::trace::{Phase, PhaseTotals, ns_between};
 
-fn err(e: impl std::fmt::Display) -> String {
-    e.to_string()
+fn err(e: turso::Error) -> BenchError {
+    BenchError::driver(e)
 }
 
-pub async fn open(path: &Path) -> Result<turso::Database, String> {
+pub async fn open(path: &Path) -> Result<turso::Database, BenchError> {
     let p = path
         .to_str()
-        .ok_or_else(|| format!("path {} is not UTF-8", path.display()))?;
+        .ok_or_else(|| BenchError::Invalid(format!("path {} is not UTF-8", path.display())))?;
     turso::Builder::new_local(p).build().await.map_err(err)
 }
 
-fn int(v: turso::Value, col: &str) -> Result<i64, String> {
+fn int(v: turso::Value, col: &str) -> Result<i64, BenchError> {
     match v {
         turso::Value::Integer(i) => Ok(i),
-        other => Err(format!("column {col} holds {other:?}, expected an integer")),
+        other => Err(BenchError::Other(format!(
+            "column {col} holds {other:?}, expected an integer"
+        ))),
     }
 }
 
 /// A turso row of `SELECT id, name, score, active` into `BenchRow`, by position.
 #[inline]
-pub fn decode_row(row: &turso::Row) -> Result<BenchRow, String> {
+pub fn decode_row(row: &turso::Row) -> Result<BenchRow, BenchError> {
     Ok(BenchRow {
         id: int(row.get_value(0).map_err(err)?, "id")?,
         name: match row.get_value(1).map_err(err)? {
             turso::Value::Text(s) => s,
-            other => return Err(format!("column name holds {other:?}, expected text")),
+            other => {
+                return Err(BenchError::Other(format!(
+                    "column name holds {other:?}, expected text"
+                )));
+            }
         },
         score: match row.get_value(2).map_err(err)? {
             turso::Value::Real(f) => f,
             turso::Value::Integer(i) => i as f64,
-            other => return Err(format!("column score holds {other:?}, expected a real")),
+            other => {
+                return Err(BenchError::Other(format!(
+                    "column score holds {other:?}, expected a real"
+                )));
+            }
         },
         active: int(row.get_value(3).map_err(err)?, "active")? != 0,
     })
@@ -48,9 +59,13 @@ pub fn decode_row(row: &turso::Row) -> Result<BenchRow, String> {
 
 /// One raw lookup with a statement prepared once.
 #[inline]
-pub async fn lookup(stmt: &mut turso::Statement, id: i64) -> Result<BenchRow, String> {
+pub async fn lookup(stmt: &mut turso::Statement, id: i64) -> Result<BenchRow, BenchError> {
     let mut rows = stmt.query([id]).await.map_err(err)?;
-    let row = rows.next().await.map_err(err)?.ok_or("no row returned")?;
+    let row = rows
+        .next()
+        .await
+        .map_err(err)?
+        .ok_or_else(|| BenchError::Other("no row returned".into()))?;
     decode_row(&row)
 }
 
@@ -71,7 +86,7 @@ pub fn to_params(values: &[Value]) -> Vec<turso::Value> {
 
 /// Steps the rows to the end and materialises them into the generic result set.
 #[inline]
-pub async fn marshal(mut rows: turso::Rows) -> Result<ResultSet, String> {
+pub async fn marshal(mut rows: turso::Rows) -> Result<ResultSet, BenchError> {
     let columns = rows.column_names();
     let mut out = Vec::new();
     while let Some(row) = rows.next().await.map_err(err)? {
@@ -96,7 +111,7 @@ pub async fn middleware_lookup<const TRACE: bool>(
     conn: &turso::Connection,
     id: i64,
     phases: &mut PhaseTotals,
-) -> Result<BenchRow, String> {
+) -> Result<BenchRow, BenchError> {
     let values = [Value::Integer(id)];
     let t0 = TRACE.then(Instant::now);
     let mut stmt = conn.prepare_cached(SELECT_BY_ID).await.map_err(err)?;
@@ -105,7 +120,7 @@ pub async fn middleware_lookup<const TRACE: bool>(
     let t2 = TRACE.then(Instant::now);
     let rs = marshal(stmt.query(params).await.map_err(err)?).await?;
     let t3 = TRACE.then(Instant::now);
-    let row = decode_bench_row(&rs).map_err(err)?;
+    let row = decode_bench_row(&rs)?;
     if let (Some(t0), Some(t1), Some(t2), Some(t3)) = (t0, t1, t2, t3) {
         phases.add(Phase::Prepare, ns_between(t0, t1));
         phases.add(Phase::Bind, ns_between(t1, t2));
@@ -158,7 +173,13 @@ mod tests {
                 );
             }
             assert!(phases.ns[Phase::ExecuteMarshal.index()] > 0);
-            assert!(lookup(&mut stmt, 201).await.unwrap_err().contains("no row"));
+            assert!(
+                lookup(&mut stmt, 201)
+                    .await
+                    .unwrap_err()
+                    .to_string()
+                    .contains("no row")
+            );
         });
     }
 }

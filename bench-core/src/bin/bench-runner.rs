@@ -1,7 +1,7 @@
 use clap::Parser;
 
 fn main() {
-    bench_core::runner::init_logging();
-    let args = bench_core::runner::RunnerArgs::parse();
-    std::process::exit(bench_core::runner::main_with(args));
+    bench_core::service::init_logging();
+    let args = bench_core::service::args::RunnerArgs::parse();
+    std::process::exit(bench_core::workloads::core_main(args));
 }

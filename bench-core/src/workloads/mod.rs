@@ -1,10 +1,159 @@
-//! Workload implementations, one module per target of the catalog.
+//! The targets, one module each: its catalog entry (always compiled, so every harness and
+//! front end shares it) and bench-core's implementation (behind the SQLite features).
+//!
+//! Adding a target: a module here with `spec()` and a `Workload`, one line in [`targets`],
+//! and one line in the registry of each harness that implements it ([`CORE`] here,
+//! harness-sqlx's own).
 
-#[cfg(feature = "middleware")]
+pub mod bulk_insert;
+pub mod multithread;
 pub mod single_row_lookup;
 
-#[cfg(feature = "middleware")]
-pub mod multithread;
+use std::sync::LazyLock;
 
+use crate::catalog::{CatalogError, Planned, Target};
+
+/// Every target of the catalog, in the order the front ends show them.
+pub fn targets() -> &'static [&'static Target] {
+    static ALL: LazyLock<Vec<&'static Target>> = LazyLock::new(|| {
+        vec![
+            single_row_lookup::spec(),
+            multithread::spec(),
+            bulk_insert::spec(),
+        ]
+    });
+    &ALL
+}
+
+/// Workloads named in the design that no runner implements yet.
+pub const PLANNED: &[Planned] = &[
+    Planned {
+        name: "async_contention",
+        about: "async dispatch strategies under contention (not implemented yet)",
+    },
+    Planned {
+        name: "crud_overhead",
+        about: "CRUD overhead against pure SQLite (not implemented yet)",
+    },
+    Planned {
+        name: "key_value",
+        about: "key-value get/put/delete (not implemented yet)",
+    },
+];
+
+/// The target named `name`, or an error that tells an unknown target from a planned one.
+pub fn find(name: &str) -> Result<&'static Target, CatalogError> {
+    targets()
+        .iter()
+        .copied()
+        .find(|t| t.name == name)
+        .ok_or_else(|| {
+            if PLANNED.iter().any(|p| p.name == name) {
+                CatalogError::NotImplemented(name.to_string())
+            } else {
+                CatalogError::UnknownTarget {
+                    name: name.to_string(),
+                    known: targets()
+                        .iter()
+                        .map(|t| t.name)
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                }
+            }
+        })
+}
+
+/// bench-core's implementations.
 #[cfg(feature = "middleware")]
-pub mod bulk_insert;
+pub const CORE: crate::workload::Registry = crate::workload::Registry {
+    harness: crate::catalog::Harness::Core,
+    workloads: &[
+        &single_row_lookup::Core,
+        &multithread::Core,
+        &bulk_insert::Core,
+    ],
+};
+
+/// bench-core's runner with the given arguments. Returns the exit code.
+#[cfg(feature = "middleware")]
+pub fn core_main(args: crate::service::args::RunnerArgs) -> i32 {
+    let env = |timer_ns: f64, plan: &crate::workload::Plan| {
+        let mut env =
+            crate::protocol::env::collect(crate::backends::raw::sqlite_version(), timer_ns);
+        if let Some(c) = plan.knobs.count_if(&crate::catalog::CONCURRENCY) {
+            env.settings.insert("pool".into(), format!("max_size={c}"));
+        }
+        env
+    };
+    crate::service::serve(&args, CORE, &env)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::{BenchKind, Harness, Strategy};
+
+    #[test]
+    fn names_are_unique_and_baselines_exist() {
+        for t in targets() {
+            let mut names: Vec<_> = t.benches.iter().map(|b| b.name).collect();
+            names.sort();
+            names.dedup();
+            assert_eq!(
+                names.len(),
+                t.benches.len(),
+                "duplicate bench in {}",
+                t.name
+            );
+            assert!(t.spec(t.baseline).is_ok());
+            for k in &t.knobs {
+                assert!(
+                    k.parse(&k.default_value().to_string()).is_ok(),
+                    "{} default",
+                    k.name
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn every_strategy_has_a_bench_and_an_interact_micro() {
+        let t = single_row_lookup::spec();
+        for s in Strategy::ALL {
+            let b = t.spec(&format!("middleware/{}", s.name())).unwrap();
+            assert_eq!(b.strategy(), Some(s));
+            let m = t.spec(&format!("interact/{}", s.name())).unwrap();
+            assert_eq!(m.kind, BenchKind::Micro);
+        }
+    }
+
+    #[test]
+    fn unknown_and_planned_targets_are_told_apart() {
+        assert_eq!(
+            find("nope").unwrap_err().to_string(),
+            "unknown target \"nope\" (known: single_row_lookup, multithread_pool_checkout, bulk_insert)"
+        );
+        assert!(matches!(
+            find("key_value"),
+            Err(CatalogError::NotImplemented(_))
+        ));
+        let e = find("single_row_lookup")
+            .unwrap()
+            .spec("x")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("unknown bench \"x\" in target single_row_lookup (known: rusqlite, "),
+            "{e}"
+        );
+    }
+
+    #[cfg(feature = "middleware")]
+    #[test]
+    fn the_core_registry_implements_every_target_with_core_benches() {
+        for t in targets() {
+            let has_core = t.benches.iter().any(|b| b.harness() == Harness::Core);
+            assert_eq!(CORE.find(t.name).is_some(), has_core, "{}", t.name);
+        }
+    }
+}

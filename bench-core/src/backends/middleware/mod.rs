@@ -6,69 +6,16 @@ pub mod value;
 pub mod workers;
 
 use std::path::PathBuf;
-use std::str::FromStr;
 use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
 
+pub use crate::catalog::Strategy;
 use crate::dataset::{BenchRow, SELECT_BY_ID};
-use crate::trace::{Phase, PhaseTotals, ns_between};
+use crate::error::BenchError;
+use crate::measure::trace::{Phase, PhaseTotals, ns_between};
 use value::{ResultSet, Value};
 use workers::{HandOff, WorkerError, WorkerObject, WorkerPool};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Strategy {
-    /// On the runtime thread itself: blocks the executor for the query's duration.
-    Inline,
-    /// `tokio::task::spawn_blocking` with the pooled connection moved in.
-    SpawnBlocking,
-    /// deadpool-sqlite's `Object::interact`.
-    Interact,
-    /// A dedicated thread per connection, std mpsc in, tokio oneshot out.
-    Worker,
-    /// A dedicated thread per connection, one-slot mailbox, spin then park on both sides.
-    Spin,
-}
-
-impl Strategy {
-    pub const ALL: [Strategy; 5] = [
-        Strategy::Inline,
-        Strategy::SpawnBlocking,
-        Strategy::Interact,
-        Strategy::Worker,
-        Strategy::Spin,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Strategy::Inline => "inline",
-            Strategy::SpawnBlocking => "spawn_blocking",
-            Strategy::Interact => "interact",
-            Strategy::Worker => "worker",
-            Strategy::Spin => "spin",
-        }
-    }
-
-    /// Whether the connection lives on a dedicated thread (worker pool) or in deadpool-sqlite.
-    pub fn uses_workers(self) -> bool {
-        matches!(self, Strategy::Worker | Strategy::Spin)
-    }
-}
-
-impl FromStr for Strategy {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        Strategy::ALL
-            .into_iter()
-            .find(|x| x.name() == s)
-            .ok_or_else(|| {
-                format!(
-                    "unknown strategy {s:?} (known: {})",
-                    Strategy::ALL.map(|x| x.name()).join(", ")
-                )
-            })
-    }
-}
 
 #[derive(Debug, thiserror::Error)]
 pub enum MiddlewareError {
@@ -80,6 +27,21 @@ pub enum MiddlewareError {
     Sqlite(#[from] rusqlite::Error),
     #[error("decode: {0}")]
     Decode(#[from] value::DecodeError),
+}
+
+impl From<MiddlewareError> for BenchError {
+    fn from(e: MiddlewareError) -> Self {
+        match e {
+            MiddlewareError::Sqlite(e) => BenchError::Sqlite(e),
+            other => BenchError::Other(other.to_string()),
+        }
+    }
+}
+
+impl From<value::DecodeError> for BenchError {
+    fn from(e: value::DecodeError) -> Self {
+        BenchError::Other(format!("decode: {e}"))
+    }
 }
 
 impl From<WorkerError> for MiddlewareError {
@@ -332,17 +294,6 @@ mod tests {
                 assert!(err.to_string().contains("no row"), "{strategy:?}: {err}");
             });
         }
-    }
-
-    #[test]
-    fn strategy_names_parse() {
-        for s in Strategy::ALL {
-            assert_eq!(s.name().parse::<Strategy>().unwrap(), s);
-        }
-        assert_eq!(
-            "fast".parse::<Strategy>().unwrap_err(),
-            "unknown strategy \"fast\" (known: inline, spawn_blocking, interact, worker, spin)"
-        );
     }
 
     #[test]

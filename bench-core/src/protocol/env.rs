@@ -1,6 +1,6 @@
 //! What a run was measured on: build profile, library versions, CPU.
 
-use crate::protocol::RunEnv;
+use super::RunEnv;
 
 include!(concat!(env!("OUT_DIR"), "/crate_versions.rs"));
 

@@ -204,65 +204,6 @@ impl LatencyHistogram {
     }
 }
 
-/// A ratio with its propagated error, e.g. `9.8 +- 0.3x`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Ratio {
-    pub value: f64,
-    pub err: f64,
-}
-
-impl std::fmt::Display for Ratio {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // Two significant digits below 1 (0.014x), otherwise like the other figures.
-        let digits = if self.value >= 100.0 {
-            0
-        } else if self.value >= 10.0 {
-            1
-        } else if self.value >= 1.0 || self.value <= 0.0 {
-            2
-        } else {
-            (1 - self.value.log10().floor() as i32).max(2) as usize
-        };
-        write!(f, "{:.*} ± {:.*}x", digits, self.value, digits, self.err)
-    }
-}
-
-/// Ratio of two medians; the error is the first-order propagation of each median's CI
-/// half-width (relative errors added in quadrature).
-pub fn ratio_of_medians(num: &Summary, den: &Summary) -> Option<Ratio> {
-    if den.median <= 0.0 || num.median <= 0.0 {
-        return None;
-    }
-    let value = num.median / den.median;
-    let rel = |s: &Summary| (s.ci95_median[1] - s.ci95_median[0]) / 2.0 / s.median;
-    let err = value * (rel(num).powi(2) + rel(den).powi(2)).sqrt();
-    Some(Ratio { value, err })
-}
-
-/// The verdict of a change against a baseline.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Verdict {
-    Improved,
-    Regressed,
-    WithinNoise,
-}
-
-/// Compares a run's median to a baseline's: a change counts only when the median CIs do not
-/// overlap and the relative change exceeds `noise` (e.g. 0.02 for 2%).
-pub fn verdict(current: &Summary, baseline: &Summary, noise: f64) -> Verdict {
-    let change = current.median / baseline.median - 1.0;
-    let overlap = current.ci95_median[0] <= baseline.ci95_median[1]
-        && baseline.ci95_median[0] <= current.ci95_median[1];
-    if overlap || change.abs() <= noise {
-        Verdict::WithinNoise
-    } else if change < 0.0 {
-        Verdict::Improved
-    } else {
-        Verdict::Regressed
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -335,68 +276,6 @@ mod tests {
     fn bootstrap_is_deterministic() {
         let xs: Vec<f64> = (0..40).map(|i| 100.0 + (i * 37 % 11) as f64).collect();
         assert_eq!(summarize(&xs, None), summarize(&xs, None));
-    }
-
-    #[test]
-    fn ratio_propagates_relative_errors() {
-        let mut a = summarize(&[10.0], None).unwrap();
-        a.ci95_median = [9.0, 11.0]; // rel 0.1
-        let mut b = summarize(&[2.0], None).unwrap();
-        b.ci95_median = [1.8, 2.2]; // rel 0.1
-        let r = ratio_of_medians(&a, &b).unwrap();
-        assert!(close(r.value, 5.0));
-        assert!(close(r.err, 5.0 * (0.02f64).sqrt()));
-        assert_eq!(r.to_string(), "5.00 ± 0.71x");
-        assert_eq!(
-            Ratio {
-                value: 12.34,
-                err: 0.26
-            }
-            .to_string(),
-            "12.3 ± 0.3x"
-        );
-        assert_eq!(
-            Ratio {
-                value: 0.01432,
-                err: 0.0002
-            }
-            .to_string(),
-            "0.014 ± 0.000x"
-        );
-        assert_eq!(
-            Ratio {
-                value: 0.5,
-                err: 0.01
-            }
-            .to_string(),
-            "0.50 ± 0.01x"
-        );
-    }
-
-    #[test]
-    fn verdicts() {
-        let mk = |m: f64, lo: f64, hi: f64| {
-            let mut s = summarize(&[m], None).unwrap();
-            s.ci95_median = [lo, hi];
-            s
-        };
-        let base = mk(100.0, 98.0, 102.0);
-        assert_eq!(
-            verdict(&mk(80.0, 79.0, 81.0), &base, 0.02),
-            Verdict::Improved
-        );
-        assert_eq!(
-            verdict(&mk(120.0, 119.0, 121.0), &base, 0.02),
-            Verdict::Regressed
-        );
-        assert_eq!(
-            verdict(&mk(101.0, 99.0, 103.0), &base, 0.02),
-            Verdict::WithinNoise
-        );
-        assert_eq!(
-            verdict(&mk(101.5, 102.5, 102.6), &base, 0.02),
-            Verdict::WithinNoise
-        );
     }
 
     #[test]

@@ -5,9 +5,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::protocol::{DatasetStatus, Event, Start};
-use crate::stats::{Ratio, Summary, ratio_of_medians};
-use crate::trace::Phase;
+use super::{DatasetStatus, Event, Start};
+use crate::measure::stats::Summary;
+use crate::measure::trace::Phase;
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct BenchResult {
@@ -184,58 +184,10 @@ impl RunRecord {
     }
 }
 
-/// One row of a comparison: a bench's figures and its ratio to the baseline.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ComparisonRow {
-    pub bench: String,
-    pub backend: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub strategy: Option<String>,
-    pub median_ns: f64,
-    pub ci95_ns: [f64; 2],
-    /// Operations per second at the median (1e9 / median ns).
-    pub ops_per_s: f64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub p99_ns: Option<u64>,
-    pub samples: usize,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ratio: Option<Ratio>,
-}
-
-/// Rows for every finished bench of a run, with ratios to `baseline` when it finished.
-pub fn comparison(run: &RunRecord, baseline: &str) -> Vec<ComparisonRow> {
-    let base = run.bench(baseline).and_then(|b| b.summary.as_ref());
-    run.benches
-        .iter()
-        .filter_map(|b| {
-            let s = b.summary.as_ref()?;
-            Some(ComparisonRow {
-                bench: b.name.clone(),
-                backend: b.backend.clone(),
-                strategy: b.strategy.clone(),
-                median_ns: s.median,
-                ci95_ns: s.ci95_median,
-                ops_per_s: if s.median > 0.0 { 1e9 / s.median } else { 0.0 },
-                p99_ns: s.latency.map(|l| l.p99),
-                samples: s.samples,
-                // Against itself the ratio is exactly 1: the errors are perfectly correlated.
-                ratio: if b.name == baseline {
-                    Some(Ratio {
-                        value: 1.0,
-                        err: 0.0,
-                    })
-                } else {
-                    base.and_then(|base| ratio_of_medians(s, base))
-                },
-            })
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::summarize;
+    use crate::measure::stats::summarize;
 
     #[test]
     fn folds_a_stream() {
@@ -286,39 +238,5 @@ mod tests {
         assert_eq!(r.bench("b").unwrap().status(), BenchStatus::Failed);
         assert_eq!(r.bench("c").unwrap().status(), BenchStatus::Skipped);
         assert!(r.done);
-    }
-
-    #[test]
-    fn comparison_has_ratios_to_the_baseline() {
-        let mut r = RunRecord::default();
-        let mut base = summarize(&[100.0; 5], None).unwrap();
-        base.ci95_median = [95.0, 105.0];
-        let mut other = summarize(&[300.0; 5], None).unwrap();
-        other.ci95_median = [285.0, 315.0];
-        r.apply(Event::Summary {
-            bench: "rusqlite".into(),
-            stats: base,
-        });
-        r.apply(Event::Summary {
-            bench: "mw".into(),
-            stats: other,
-        });
-        let rows = comparison(&r, "rusqlite");
-        assert_eq!(rows.len(), 2);
-        let ratio = rows[1].ratio.unwrap();
-        assert!((ratio.value - 3.0).abs() < 1e-9);
-        assert!((ratio.err - 3.0 * (2.0 * 0.05f64.powi(2)).sqrt()).abs() < 1e-9);
-        assert_eq!(
-            rows[0].ratio,
-            Some(Ratio {
-                value: 1.0,
-                err: 0.0
-            })
-        );
-        assert!(
-            comparison(&r, "missing")
-                .iter()
-                .all(|row| row.ratio.is_none())
-        );
     }
 }

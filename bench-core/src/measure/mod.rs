@@ -1,11 +1,17 @@
-//! The sampling loop shared by every bench: warm-up, then timed iterations of `ops`
-//! operations each, bounded by a time budget and a sample count, streamed as events.
+//! Measurement: the sampling loop shared by every bench (warm-up, then timed iterations of
+//! `ops` operations each, bounded by a time budget and a sample count, streamed as events),
+//! the statistics over its samples, per-phase tracing, and the drivers every harness shares.
+
+pub mod drive;
+pub mod stats;
+pub mod trace;
 
 use std::time::{Duration, Instant};
 
+use crate::error::BenchError;
 use crate::protocol::{Budget, Event};
-use crate::stats::{LatencyHistogram, Summary, summarize};
-use crate::trace::PhaseTotals;
+use stats::{LatencyHistogram, Summary, summarize};
+use trace::PhaseTotals;
 
 /// What one timed iteration reports.
 #[derive(Debug, Clone, Copy, Default)]
@@ -14,6 +20,10 @@ pub struct Iteration {
     /// Per-phase totals of the iteration, when traced.
     pub phases: Option<PhaseTotals>,
 }
+
+/// The iteration closure of one bench, as the sampling loop runs it: `ops` operations, their
+/// per-operation latencies recorded into the histogram where the bench records them.
+pub type IterFn<'a> = Box<dyn FnMut(&mut LatencyHistogram) -> Result<Iteration, BenchError> + 'a>;
 
 /// How often traced benches report a window of phase timings.
 pub const PHASE_WINDOW: Duration = Duration::from_millis(100);
@@ -25,8 +35,8 @@ pub fn run(
     bench: &str,
     ops: u64,
     emit: &mut dyn FnMut(Event),
-    iteration: &mut dyn FnMut(&mut LatencyHistogram) -> Result<Iteration, String>,
-) -> Result<Summary, String> {
+    iteration: &mut dyn FnMut(&mut LatencyHistogram) -> Result<Iteration, BenchError>,
+) -> Result<Summary, BenchError> {
     let mut scratch = LatencyHistogram::new();
     let warm_start = Instant::now();
     loop {
@@ -66,7 +76,8 @@ pub fn run(
     if window.ops > 0 {
         emit(phases_event(bench, iter.saturating_sub(1), &window));
     }
-    let summary = summarize(&samples, latencies.percentiles()).ok_or("no samples taken")?;
+    let summary = summarize(&samples, latencies.percentiles())
+        .ok_or(BenchError::Other("no samples taken".into()))?;
     emit(Event::Summary {
         bench: bench.to_string(),
         stats: summary.clone(),
@@ -100,7 +111,7 @@ pub fn split(n: usize, tasks: usize) -> Vec<(usize, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::Phase;
+    use trace::Phase;
 
     #[test]
     fn respects_sample_bounds_and_streams_everything() {
@@ -187,6 +198,6 @@ mod tests {
             Err("disk on fire".into())
         })
         .unwrap_err();
-        assert_eq!(e, "disk on fire");
+        assert_eq!(e.to_string(), "disk on fire");
     }
 }

@@ -1,4 +1,4 @@
-//! The bulk-insert workload's table and rows (from the database_benchmark suite): 16 columns,
+//! bulk_insert's table and rows (from the database_benchmark suite): 16 columns,
 //! an integer, text, a datetime, a real, a bool, a blob, JSON and nine text columns; rows
 //! generated from a fixed seed, so every backend inserts exactly the same data.
 

@@ -1,5 +1,9 @@
 //! The event stream every runner writes on stdout: one JSON object per line, each carrying the
-//! protocol's major version `v`. See docs/protocol.md.
+//! protocol's major version `v` (see docs/protocol.md); the environment a run records; and the
+//! folding of a stream into the results every front end reads.
+
+pub mod env;
+pub mod results;
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -7,8 +11,8 @@ use std::io::Write;
 use serde::{Deserialize, Serialize};
 
 use crate::knobs::Knobs;
-use crate::stats::Summary;
-use crate::trace::Phase;
+use crate::measure::stats::Summary;
+use crate::measure::trace::Phase;
 
 /// Major version of the protocol. A reader refuses any other major version.
 pub const VERSION: u32 = 1;
@@ -215,45 +219,10 @@ impl<W: Write> Emitter<W> {
     }
 }
 
-/// What a runner process left behind: its exit code, every event it wrote, its stderr.
-#[derive(Debug)]
-pub struct RunnerOutput {
-    pub code: Option<i32>,
-    pub events: Vec<Event>,
-    pub stderr: String,
-}
-
-/// Runs a runner to its end without the knob variables of the calling environment, and
-/// decodes every line of its stdout (the first line that is not a valid event is an error).
-pub fn run_to_end(command: &mut std::process::Command) -> Result<RunnerOutput, String> {
-    for v in [
-        "BENCH_ROWS",
-        "BENCH_LOOKUPS",
-        "BENCH_CONCURRENCY",
-        "BENCH_TRACE",
-    ] {
-        command.env_remove(v);
-    }
-    let out = command
-        .output()
-        .map_err(|e| format!("cannot start the runner: {e}"))?;
-    let stdout =
-        String::from_utf8(out.stdout).map_err(|e| format!("runner stdout is not UTF-8: {e}"))?;
-    let events = stdout
-        .lines()
-        .map(|l| decode(l).map_err(|e| format!("bad line {l:?}: {e}")))
-        .collect::<Result<_, _>>()?;
-    Ok(RunnerOutput {
-        code: out.status.code(),
-        events,
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::summarize;
+    use crate::measure::stats::summarize;
 
     fn all_events() -> Vec<Event> {
         let mut knobs = Knobs::default();

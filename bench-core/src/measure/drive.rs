@@ -5,13 +5,15 @@ use std::hint::black_box;
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::measure::{Iteration, split};
-use crate::stats::LatencyHistogram;
-use crate::trace::{Phase, PhaseTotals, ns_between};
+use super::stats::LatencyHistogram;
+use super::trace::{Phase, PhaseTotals, ns_between};
+use super::{Iteration, split};
+use crate::dataset::BenchRow;
+use crate::error::BenchError;
 
 /// The multi-thread runtime benches run on: one worker per core, and at least
 /// `blocking_threads` blocking threads when given.
-pub fn runtime(blocking_threads: Option<usize>) -> Result<tokio::runtime::Runtime, String> {
+pub fn runtime(blocking_threads: Option<usize>) -> Result<tokio::runtime::Runtime, BenchError> {
     let mut b = tokio::runtime::Builder::new_multi_thread();
     b.worker_threads(
         std::thread::available_parallelism()
@@ -23,18 +25,18 @@ pub fn runtime(blocking_threads: Option<usize>) -> Result<tokio::runtime::Runtim
         b.max_blocking_threads(n.max(1));
     }
     b.build()
-        .map_err(|e| format!("starting the tokio runtime: {e}"))
+        .map_err(|e| BenchError::Other(format!("starting the tokio runtime: {e}")))
 }
 
 /// Runs a future on a runtime worker thread, as a request handler would, and waits for it.
 pub fn on_runtime<T: Send + 'static>(
     rt: &tokio::runtime::Runtime,
-    fut: impl std::future::Future<Output = Result<T, String>> + Send + 'static,
-) -> Result<T, String> {
+    fut: impl std::future::Future<Output = Result<T, BenchError>> + Send + 'static,
+) -> Result<T, BenchError> {
     rt.block_on(async {
         tokio::spawn(fut)
             .await
-            .map_err(|e| format!("bench task failed: {e}"))?
+            .map_err(|e| BenchError::Other(format!("bench task failed: {e}")))?
     })
 }
 
@@ -42,13 +44,13 @@ pub fn on_runtime<T: Send + 'static>(
 /// strategy, or turso's `Database`.
 pub trait LookupPath: Send + Sync + 'static {
     type Conn: Send;
-    fn checkout(&self) -> impl std::future::Future<Output = Result<Self::Conn, String>> + Send;
+    fn checkout(&self) -> impl std::future::Future<Output = Result<Self::Conn, BenchError>> + Send;
     fn lookup<const TRACE: bool>(
         &self,
         conn: &mut Self::Conn,
         id: i64,
         phases: &mut PhaseTotals,
-    ) -> impl std::future::Future<Output = Result<crate::dataset::BenchRow, String>> + Send;
+    ) -> impl std::future::Future<Output = Result<BenchRow, BenchError>> + Send;
 }
 
 /// Each lookup: borrow (every `lookups_per_checkout` lookups), dispatch, decode, give back.
@@ -61,7 +63,7 @@ pub async fn lookup_iteration<P: LookupPath, const TRACE: bool>(
     ids: Arc<Vec<i64>>,
     per_checkout: usize,
     every: usize,
-) -> Result<(u64, Vec<u64>, PhaseTotals), String> {
+) -> Result<(u64, Vec<u64>, PhaseTotals), BenchError> {
     let mut lat = Vec::with_capacity(ids.len());
     let mut checkout = PhaseTotals::default();
     let mut lookups = PhaseTotals::default();
@@ -119,10 +121,10 @@ pub fn fan_out<F, Fut>(
     tasks: usize,
     h: &mut LatencyHistogram,
     task: F,
-) -> Result<Iteration, String>
+) -> Result<Iteration, BenchError>
 where
     F: Fn(usize, usize) -> Fut,
-    Fut: std::future::Future<Output = Result<Vec<u64>, String>> + Send + 'static,
+    Fut: std::future::Future<Output = Result<Vec<u64>, BenchError>> + Send + 'static,
 {
     let bounds = split(ops, tasks);
     let (elapsed, lats) = rt.block_on(async {
@@ -133,9 +135,13 @@ where
             .collect();
         let mut lats = Vec::new();
         for handle in handles {
-            lats.push(handle.await.map_err(|e| format!("task failed: {e}"))??);
+            lats.push(
+                handle
+                    .await
+                    .map_err(|e| BenchError::Other(format!("task failed: {e}")))??,
+            );
         }
-        Ok::<_, String>((ns_between(start, Instant::now()), lats))
+        Ok::<_, BenchError>((ns_between(start, Instant::now()), lats))
     })?;
     for l in lats.into_iter().flatten() {
         h.record(l);

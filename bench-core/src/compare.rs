@@ -1,0 +1,278 @@
+//! The one comparison model: a bench against the baseline bench of its run (a ratio with its
+//! error), and a run against a baseline run (a change with its verdict). The explorer, the
+//! headless table and every export read these, so they always say the same thing.
+
+use serde::{Deserialize, Serialize};
+
+use crate::measure::stats::Summary;
+use crate::protocol::results::RunRecord;
+
+/// A ratio of two medians with its propagated error, e.g. `9.8 ± 0.3x`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Ratio {
+    pub value: f64,
+    pub err: f64,
+}
+
+/// Ratio of two medians; the error is the first-order propagation of each median's CI
+/// half-width (relative errors added in quadrature).
+pub fn ratio_of_medians(num: &Summary, den: &Summary) -> Option<Ratio> {
+    if den.median <= 0.0 || num.median <= 0.0 {
+        return None;
+    }
+    let value = num.median / den.median;
+    let rel = |s: &Summary| (s.ci95_median[1] - s.ci95_median[0]) / 2.0 / s.median;
+    let err = value * (rel(num).powi(2) + rel(den).powi(2)).sqrt();
+    Some(Ratio { value, err })
+}
+
+/// The verdict of a change against a baseline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Improved,
+    Regressed,
+    WithinNoise,
+}
+
+impl Verdict {
+    pub fn label(self) -> &'static str {
+        match self {
+            Verdict::Improved => "improved",
+            Verdict::Regressed => "regressed",
+            Verdict::WithinNoise => "within noise",
+        }
+    }
+
+    /// The mark the explorer and the exports put beside a figure.
+    pub fn mark(self) -> &'static str {
+        match self {
+            Verdict::Improved => "▼",
+            Verdict::Regressed => "▲",
+            Verdict::WithinNoise => "≈",
+        }
+    }
+}
+
+/// How changes are judged.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Settings {
+    /// Relative changes up to this are "within noise" whatever the intervals say (0.02 = 2%).
+    pub noise: f64,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings { noise: 0.02 }
+    }
+}
+
+/// A bench's median against the same bench in a baseline run.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Change {
+    /// Relative change of the median, in percent (negative is faster).
+    pub pct: f64,
+    pub verdict: Verdict,
+}
+
+/// A change counts only when the median CIs do not overlap and the relative change exceeds the
+/// noise threshold.
+pub fn change(current: &Summary, baseline: &Summary, settings: &Settings) -> Change {
+    let rel = current.median / baseline.median - 1.0;
+    let overlap = current.ci95_median[0] <= baseline.ci95_median[1]
+        && baseline.ci95_median[0] <= current.ci95_median[1];
+    let verdict = if overlap || rel.abs() <= settings.noise {
+        Verdict::WithinNoise
+    } else if rel < 0.0 {
+        Verdict::Improved
+    } else {
+        Verdict::Regressed
+    };
+    Change {
+        pct: rel * 100.0,
+        verdict,
+    }
+}
+
+/// One row of a comparison: a bench's figures, its ratio to the baseline bench and, when a
+/// baseline run is given, its change against that run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ComparisonRow {
+    pub bench: String,
+    pub backend: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strategy: Option<String>,
+    pub median_ns: f64,
+    pub ci95_ns: [f64; 2],
+    /// Operations per second at the median (1e9 / median ns).
+    pub ops_per_s: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p99_ns: Option<u64>,
+    pub samples: usize,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ratio: Option<Ratio>,
+    /// Against the same bench of the baseline run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub change: Option<Change>,
+}
+
+/// What a comparison is made against.
+#[derive(Debug, Clone, Copy)]
+pub struct Baselines<'a> {
+    /// The bench every ratio is relative to.
+    pub bench: &'a str,
+    /// The run every change is relative to (none for a single run).
+    pub run: Option<&'a RunRecord>,
+    pub settings: Settings,
+}
+
+impl<'a> Baselines<'a> {
+    pub fn bench(bench: &'a str) -> Self {
+        Baselines {
+            bench,
+            run: None,
+            settings: Settings::default(),
+        }
+    }
+
+    /// The ratio of `bench`'s median in `run` to the baseline bench's.
+    pub fn ratio(&self, run: &RunRecord, bench: &str) -> Option<Ratio> {
+        let s = run.bench(bench)?.summary.as_ref()?;
+        if bench == self.bench {
+            // Against itself the ratio is exactly 1: the errors are perfectly correlated.
+            return Some(Ratio {
+                value: 1.0,
+                err: 0.0,
+            });
+        }
+        ratio_of_medians(s, run.bench(self.bench)?.summary.as_ref()?)
+    }
+
+    /// The change of `bench` in `run` against the baseline run, unless `run` is that run.
+    pub fn change(&self, run: &RunRecord, bench: &str) -> Option<Change> {
+        let base = self.run.filter(|b| !std::ptr::eq(*b, run))?;
+        let s = run.bench(bench)?.summary.as_ref()?;
+        Some(change(
+            s,
+            base.bench(bench)?.summary.as_ref()?,
+            &self.settings,
+        ))
+    }
+}
+
+/// Rows for every finished bench of a run.
+pub fn comparison(run: &RunRecord, baselines: &Baselines<'_>) -> Vec<ComparisonRow> {
+    run.benches
+        .iter()
+        .filter_map(|b| {
+            let s = b.summary.as_ref()?;
+            Some(ComparisonRow {
+                bench: b.name.clone(),
+                backend: b.backend.clone(),
+                strategy: b.strategy.clone(),
+                median_ns: s.median,
+                ci95_ns: s.ci95_median,
+                ops_per_s: if s.median > 0.0 { 1e9 / s.median } else { 0.0 },
+                p99_ns: s.latency.map(|l| l.p99),
+                samples: s.samples,
+                ratio: baselines.ratio(run, &b.name),
+                change: baselines.change(run, &b.name),
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::stats::summarize;
+    use crate::protocol::Event;
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() < 1e-9
+    }
+
+    fn with_ci(m: f64, lo: f64, hi: f64) -> Summary {
+        let mut s = summarize(&[m], None).unwrap();
+        s.ci95_median = [lo, hi];
+        s
+    }
+
+    #[test]
+    fn ratio_propagates_relative_errors() {
+        let r = ratio_of_medians(&with_ci(10.0, 9.0, 11.0), &with_ci(2.0, 1.8, 2.2)).unwrap();
+        assert!(close(r.value, 5.0));
+        assert!(close(r.err, 5.0 * (0.02f64).sqrt()));
+    }
+
+    #[test]
+    fn verdicts() {
+        let base = with_ci(100.0, 98.0, 102.0);
+        let s = Settings::default();
+        let v = |m, lo, hi| change(&with_ci(m, lo, hi), &base, &s).verdict;
+        assert_eq!(v(80.0, 79.0, 81.0), Verdict::Improved);
+        assert_eq!(v(120.0, 119.0, 121.0), Verdict::Regressed);
+        assert_eq!(v(101.0, 99.0, 103.0), Verdict::WithinNoise);
+        assert_eq!(
+            v(101.5, 102.5, 102.6),
+            Verdict::WithinNoise,
+            "under the threshold"
+        );
+        assert!(close(
+            change(&with_ci(80.0, 79.0, 81.0), &base, &s).pct,
+            -20.0
+        ));
+    }
+
+    fn record(benches: &[(&str, f64, f64, f64)]) -> RunRecord {
+        let mut r = RunRecord::default();
+        for (name, m, lo, hi) in benches {
+            r.apply(Event::Summary {
+                bench: name.to_string(),
+                stats: with_ci(*m, *lo, *hi),
+            });
+        }
+        r
+    }
+
+    #[test]
+    fn rows_carry_ratios_and_changes() {
+        let base_run = record(&[
+            ("rusqlite", 100.0, 95.0, 105.0),
+            ("mw", 300.0, 285.0, 315.0),
+        ]);
+        let run = record(&[
+            ("rusqlite", 100.0, 95.0, 105.0),
+            ("mw", 200.0, 198.0, 202.0),
+        ]);
+        let mut b = Baselines::bench("rusqlite");
+        let rows = comparison(&base_run, &b);
+        assert_eq!(rows.len(), 2);
+        assert!(close(rows[1].ratio.unwrap().value, 3.0));
+        assert!(close(
+            rows[1].ratio.unwrap().err,
+            3.0 * (2.0 * 0.05f64.powi(2)).sqrt()
+        ));
+        assert_eq!(
+            rows[0].ratio,
+            Some(Ratio {
+                value: 1.0,
+                err: 0.0
+            })
+        );
+        assert!(rows.iter().all(|r| r.change.is_none()), "no baseline run");
+        b.run = Some(&base_run);
+        assert!(
+            comparison(&base_run, &b).iter().all(|r| r.change.is_none()),
+            "not against itself"
+        );
+        let rows = comparison(&run, &b);
+        assert_eq!(rows[1].change.unwrap().verdict, Verdict::Improved);
+        assert_eq!(rows[0].change.unwrap().verdict, Verdict::WithinNoise);
+        assert!(
+            comparison(&run, &Baselines::bench("missing"))
+                .iter()
+                .all(|row| row.ratio.is_none())
+        );
+    }
+}

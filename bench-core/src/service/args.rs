@@ -1,0 +1,241 @@
+//! The settings every front end and the runner accept on the command line: knobs, the
+//! measurement budget, tracing, the dataset cache and PostgreSQL. Values stay text until they
+//! are checked, so that errors name the flag or knob, the value and what is allowed.
+
+use std::path::PathBuf;
+
+use clap::Parser;
+
+use crate::catalog::Target;
+use crate::error::BenchError;
+use crate::knobs::{self, Knobs};
+use crate::protocol::Budget;
+
+/// Measurement settings shared by every front end, with their bounds.
+#[derive(Debug, Clone, clap::Args)]
+pub struct BudgetArgs {
+    /// Time budget of each bench's timed samples, in seconds.
+    #[arg(
+        long = "time",
+        value_name = "SECONDS",
+        default_value = "2",
+        allow_hyphen_values = true
+    )]
+    pub time_s: String,
+    /// Warm-up per bench, in seconds.
+    #[arg(
+        long = "warmup",
+        value_name = "SECONDS",
+        default_value = "0.3",
+        allow_hyphen_values = true
+    )]
+    pub warmup_s: String,
+    /// At most this many samples per bench.
+    #[arg(
+        long = "samples",
+        value_name = "N",
+        default_value = "100",
+        allow_hyphen_values = true
+    )]
+    pub max_samples: String,
+    /// At least this many samples per bench, even past the time budget.
+    #[arg(
+        long = "min-samples",
+        value_name = "N",
+        default_value = "10",
+        allow_hyphen_values = true
+    )]
+    pub min_samples: String,
+}
+
+fn parse_seconds(name: &str, text: &str, min: f64, max: f64) -> Result<f64, BenchError> {
+    match text.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= min && v <= max => Ok(v),
+        _ => Err(BenchError::Invalid(format!(
+            "invalid value {text:?} for --{name}: expected seconds (allowed: {min}..={max})"
+        ))),
+    }
+}
+
+fn parse_count(name: &str, text: &str, min: usize, max: usize) -> Result<usize, BenchError> {
+    match text.trim().parse::<usize>() {
+        Ok(v) if v >= min && v <= max => Ok(v),
+        _ => Err(BenchError::Invalid(format!(
+            "invalid value {text:?} for --{name}: expected a whole number (allowed: {min}..={max})"
+        ))),
+    }
+}
+
+impl Default for BudgetArgs {
+    fn default() -> Self {
+        BudgetArgs {
+            time_s: "2".into(),
+            warmup_s: "0.3".into(),
+            max_samples: "100".into(),
+            min_samples: "10".into(),
+        }
+    }
+}
+
+impl BudgetArgs {
+    pub fn resolve(&self) -> Result<Budget, BenchError> {
+        let b = Budget {
+            time_s: parse_seconds("time", &self.time_s, 0.0, 3600.0)?,
+            warmup_s: parse_seconds("warmup", &self.warmup_s, 0.0, 600.0)?,
+            max_samples: parse_count("samples", &self.max_samples, 1, 1_000_000)?,
+            min_samples: parse_count("min-samples", &self.min_samples, 1, 1_000_000)?,
+        };
+        if b.min_samples > b.max_samples {
+            return Err(BenchError::Invalid(format!(
+                "--min-samples {} is larger than --samples {} (allowed: min-samples <= samples)",
+                b.min_samples, b.max_samples
+            )));
+        }
+        Ok(b)
+    }
+
+    /// The same settings as command-line arguments, to pass on to a child runner.
+    pub fn to_args(&self) -> Vec<String> {
+        vec![
+            "--time".into(),
+            self.time_s.clone(),
+            "--warmup".into(),
+            self.warmup_s.clone(),
+            "--samples".into(),
+            self.max_samples.clone(),
+            "--min-samples".into(),
+            self.min_samples.clone(),
+        ]
+    }
+}
+
+/// Knob settings as flags.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct KnobArgs {
+    /// Rows in the dataset (overrides BENCH_ROWS).
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub rows: Option<String>,
+    /// Operations per sample (overrides BENCH_LOOKUPS; falls back to BENCH_ROWS).
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub lookups: Option<String>,
+    /// Pool size / tasks (overrides BENCH_CONCURRENCY).
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub concurrency: Option<String>,
+    /// Any knob of the target, as NAME=VALUE (see `benchscope list`).
+    #[arg(long = "knob", value_name = "NAME=VALUE", allow_hyphen_values = true)]
+    pub knob: Vec<String>,
+}
+
+impl KnobArgs {
+    /// Every knob given, as (name, text), flags first.
+    pub fn overrides(&self) -> Result<Vec<(String, String)>, BenchError> {
+        let mut out = Vec::new();
+        for (name, v) in [
+            ("rows", &self.rows),
+            ("lookups", &self.lookups),
+            ("concurrency", &self.concurrency),
+        ] {
+            if let Some(v) = v {
+                out.push((name.to_string(), v.clone()));
+            }
+        }
+        for kv in &self.knob {
+            let (k, v) = kv.split_once('=').ok_or_else(|| {
+                BenchError::Invalid(format!("invalid --knob {kv:?}: expected NAME=VALUE"))
+            })?;
+            out.push((k.trim().to_string(), v.trim().to_string()));
+        }
+        Ok(out)
+    }
+
+    /// Resolves against a target's knob specs and the process environment.
+    pub fn resolve(&self, target: &Target) -> Result<Knobs, BenchError> {
+        Ok(knobs::resolve(
+            &target.knobs,
+            &knobs::process_env,
+            &self.overrides()?,
+        )?)
+    }
+
+    pub fn to_args(&self) -> Vec<String> {
+        self.overrides()
+            .unwrap_or_default()
+            .into_iter()
+            .flat_map(|(k, v)| ["--knob".to_string(), format!("{k}={v}")])
+            .collect()
+    }
+}
+
+/// What every front end and the runner accept: knobs, budget, tracing and the dataset cache.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct SessionArgs {
+    #[command(flatten)]
+    pub knobs: KnobArgs,
+    #[command(flatten)]
+    pub budget: BudgetArgs,
+    /// Report per-phase timings of the middleware path (also BENCH_TRACE=1).
+    #[arg(long)]
+    pub trace: bool,
+    /// Dataset cache folder (default: BENCHSCOPE_CACHE_DIR, else $XDG_CACHE_HOME/benchscope,
+    /// else ~/.cache/benchscope).
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+    /// PostgreSQL for the benches that need it (skipped without one). Passed to runners
+    /// through the environment, never on a command line.
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "BENCHSCOPE_POSTGRES_URL",
+        hide_env_values = true
+    )]
+    pub postgres_url: Option<String>,
+}
+
+impl SessionArgs {
+    /// The PostgreSQL URL, if one is given and not empty.
+    pub fn postgres_url(&self) -> Option<String> {
+        self.postgres_url.clone().filter(|u| !u.trim().is_empty())
+    }
+
+    /// Tracing asked for by flag or by BENCH_TRACE.
+    pub fn trace(&self) -> bool {
+        self.trace || trace_from_env()
+    }
+
+    /// The dataset cache folder.
+    pub fn cache_dir(&self) -> PathBuf {
+        self.cache_dir
+            .clone()
+            .unwrap_or_else(crate::dataset::default_cache_dir)
+    }
+}
+
+#[derive(Debug, Clone, Parser)]
+#[command(
+    name = "bench-runner",
+    about = "Measures one target's benches and writes benchscope's event stream (JSON lines) on stdout"
+)]
+pub struct RunnerArgs {
+    /// Target to run (see `benchscope list`).
+    pub target: String,
+    /// Benches to run (default: every bench of the target this harness implements).
+    #[arg(long = "bench", value_name = "NAME")]
+    pub benches: Vec<String>,
+    #[command(flatten)]
+    pub session: SessionArgs,
+    /// Identifier of this run, echoed in the start event.
+    #[arg(long, value_name = "ID")]
+    pub run_id: Option<String>,
+}
+
+/// BENCH_TRACE=1 (or true/yes/on) turns tracing on.
+pub fn trace_from_env() -> bool {
+    std::env::var("BENCH_TRACE")
+        .map(|v| {
+            matches!(
+                v.trim().to_ascii_lowercase().as_str(),
+                "1" | "true" | "yes" | "on"
+            )
+        })
+        .unwrap_or(false)
+}

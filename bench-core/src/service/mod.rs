@@ -1,0 +1,165 @@
+//! The runner service: checks a run's arguments into a [`Plan`], finds the target in a harness's
+//! [`Registry`], and writes the event stream on stdout while the benches run. `bench-runner`,
+//! `benchscope runner` and harness-sqlx are all this one entry point over their own registry.
+
+pub mod args;
+
+use std::io::Write;
+
+use crate::catalog::{BenchSpec, CatalogError, Harness};
+use crate::error::BenchError;
+use crate::protocol::{Emitter, Event, RunEnv, Start};
+use crate::workload::{Plan, Registry, RunContext, Session};
+use crate::workloads;
+use args::RunnerArgs;
+
+impl RunnerArgs {
+    /// Checks everything before anything starts. With `Some(harness)`, the plan holds only
+    /// that harness's benches (and naming another's is an error); with `None`, every harness's.
+    pub fn plan(&self, harness: Option<Harness>) -> Result<Plan, BenchError> {
+        let target = workloads::find(&self.target)?;
+        let mine = |b: &BenchSpec| harness.is_none_or(|h| b.harness() == h);
+        let benches = if self.benches.is_empty() {
+            target.benches.iter().filter(|b| mine(b)).collect()
+        } else {
+            let mut v = Vec::new();
+            for name in &self.benches {
+                let spec = target.spec(name)?;
+                if !mine(spec) {
+                    return Err(CatalogError::OtherHarness {
+                        bench: name.clone(),
+                        harness: spec.harness(),
+                    }
+                    .into());
+                }
+                v.push(spec);
+            }
+            v
+        };
+        Ok(Plan {
+            target,
+            benches,
+            knobs: self.session.knobs.resolve(target)?,
+            budget: self.session.budget.resolve()?,
+            trace: self.session.trace(),
+        })
+    }
+}
+
+/// Describes a harness's environment, given the calibrated timer cost (ns) and the plan.
+pub type DescribeEnv<'a> = dyn Fn(f64, &Plan) -> RunEnv + 'a;
+
+/// The runner protocol around a harness: checks the arguments (exit 2 with an error event if
+/// bad), writes `start`, opens the target's workload and runs its benches, and ends with
+/// `done` (exit 0) or an error (exit 1).
+pub fn serve(args: &RunnerArgs, registry: Registry, env: &DescribeEnv<'_>) -> i32 {
+    let stdout = std::io::stdout();
+    let mut emitter = Emitter::new(stdout.lock());
+    let mut emit = |e: Event| {
+        if emitter.emit(&e).is_err() {
+            // The reader went away: nothing left to report to.
+            std::process::exit(3);
+        }
+    };
+    let planned = args.plan(Some(registry.harness)).and_then(|plan| {
+        let workload = registry.find(plan.target.name).ok_or_else(|| {
+            BenchError::Invalid(format!(
+                "target {} has no implementation in the {} harness",
+                plan.target.name,
+                registry.harness.name()
+            ))
+        })?;
+        Ok((plan, workload))
+    });
+    // A run that cannot go on: an error event, the same on stderr, and the exit code.
+    let fail = |emit: &mut dyn FnMut(Event), e: BenchError, code: i32| {
+        let message = e.to_string();
+        eprintln!("error: {message}");
+        emit(Event::Error {
+            bench: None,
+            message,
+        });
+        code
+    };
+    let (plan, workload) = match planned {
+        Ok(p) => p,
+        Err(e) => return fail(&mut emit, e, 2),
+    };
+    let run_env = env(crate::measure::trace::calibrate_timer(), &plan);
+    if run_env.is_debug() {
+        tracing::warn!("{}", crate::protocol::DEBUG_WARNING);
+    }
+    emit(Event::Start(Start {
+        run: args
+            .run_id
+            .clone()
+            .unwrap_or_else(|| format!("{}-{}", plan.target.name, std::process::id())),
+        target: plan.target.name.to_string(),
+        benches: plan.benches.iter().map(|b| b.name.to_string()).collect(),
+        harness: registry.harness.name().to_string(),
+        knobs: plan.knobs.clone(),
+        seed: plan.target.seed,
+        trace: plan.trace,
+        budget: plan.budget,
+        env: run_env,
+    }));
+    let run = RunContext {
+        plan: &plan,
+        cache_dir: args.session.cache_dir(),
+        postgres_url: args.session.postgres_url(),
+    };
+    let result = workload
+        .open(&run, &mut emit)
+        .map(|session| run_benches(&plan, session.as_ref(), &mut emit));
+    let _ = std::io::stderr().flush();
+    match result {
+        Ok(()) => {
+            emit(Event::Done);
+            0
+        }
+        Err(e) => fail(&mut emit, e, 1),
+    }
+}
+
+/// Runs every bench of the plan in order: `bench_start`, its samples and summary; `skipped`
+/// when the session says it cannot run here; or an `error` for that bench alone (the others
+/// go on).
+pub fn run_benches(plan: &Plan, session: &dyn Session, emit: &mut dyn FnMut(Event)) {
+    let ops = session.ops();
+    for spec in &plan.benches {
+        if let Some(reason) = session.skip(spec) {
+            emit(Event::Skipped {
+                bench: spec.name.to_string(),
+                reason,
+            });
+            continue;
+        }
+        emit(Event::BenchStart {
+            bench: spec.name.to_string(),
+            backend: spec.backend().to_string(),
+            strategy: spec.strategy().map(|s| s.name().to_string()),
+            ops,
+        });
+        let result = session
+            .bench(spec)
+            .and_then(|mut it| crate::measure::run(&plan.budget, spec.name, ops, emit, &mut *it));
+        if let Err(e) = result {
+            let message = e.to_string();
+            tracing::error!(bench = spec.name, %message, "bench failed");
+            emit(Event::Error {
+                bench: Some(spec.name.to_string()),
+                message,
+            });
+        }
+    }
+}
+
+/// Logs go to stderr, filtered by RUST_LOG (default: warnings).
+pub fn init_logging() {
+    let _ = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
+        )
+        .try_init();
+}

@@ -1,0 +1,250 @@
+//! bench-core's implementation of `bulk_insert`, in a scratch SQLite file per bench.
+
+use std::hint::black_box;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rusqlite::params;
+
+use super::rows::{BulkRow, DROP, SQLITE_CREATE, SQLITE_INSERT, Scratch};
+use crate::backends::middleware::Middleware;
+use crate::backends::middleware::value::{self, Value};
+use crate::catalog::{BenchSpec, CONCURRENCY, CatalogError, ROWS, SPIN_US, Subject, Target};
+use crate::error::BenchError;
+use crate::measure::trace::ns_between;
+use crate::measure::{IterFn, Iteration};
+use crate::protocol::Event;
+use crate::workload::{RunContext, Session, Workload};
+
+/// bench-core's `bulk_insert`.
+pub struct Core;
+
+impl Workload for Core {
+    fn spec(&self) -> &'static Target {
+        super::spec()
+    }
+
+    /// No shared dataset: each bench inserts the generated rows into its own scratch file.
+    fn open<'a>(
+        &'a self,
+        run: &'a RunContext<'a>,
+        _emit: &mut dyn FnMut(Event),
+    ) -> Result<Box<dyn Session + 'a>, BenchError> {
+        let k = &run.plan.knobs;
+        let dir = run.cache_dir.clone();
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| BenchError::Invalid(format!("cannot create {}: {e}", dir.display())))?;
+        Ok(Box::new(Ctx {
+            dir,
+            rows: Arc::new(super::rows::rows(k.count(&ROWS), run.plan.target.seed)),
+            concurrency: k.count(&CONCURRENCY) as usize,
+            spin: Duration::from_micros(k.count(&SPIN_US)),
+            rt: crate::measure::drive::runtime(None)?,
+        }))
+    }
+}
+
+struct Ctx {
+    dir: PathBuf,
+    rows: Arc<Vec<BulkRow>>,
+    concurrency: usize,
+    spin: Duration,
+    rt: tokio::runtime::Runtime,
+}
+
+impl Session for Ctx {
+    fn ops(&self) -> u64 {
+        self.rows.len() as u64
+    }
+
+    fn bench(&self, spec: &BenchSpec) -> Result<IterFn<'_>, BenchError> {
+        let scratch = Scratch::new(&self.dir, spec.name);
+        match spec.subject {
+            Subject::Rusqlite => rusqlite_inserts(self, scratch),
+            Subject::Middleware(s) => middleware_inserts(self, scratch, s),
+            #[cfg(feature = "turso")]
+            Subject::Turso => turso_inserts(self, scratch),
+            _ => {
+                Err(CatalogError::no_implementation(super::spec(), spec, "not a core bench").into())
+            }
+        }
+    }
+}
+
+/// A row as the caller's generic values (what a middleware is handed).
+pub fn to_values(r: &BulkRow) -> Vec<Value> {
+    let mut v = vec![
+        Value::Integer(r.id),
+        Value::Text(r.title.clone()),
+        Value::Text(r.created_at.clone()),
+        Value::Real(r.amount),
+        Value::Integer(r.flag as i64),
+        Value::Blob(r.payload.clone()),
+        Value::Text(r.meta.clone()),
+    ];
+    v.extend(r.texts.iter().map(|t| Value::Text(t.clone())));
+    v
+}
+
+fn reset(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
+    conn.execute_batch(&format!("{DROP}; {SQLITE_CREATE};"))
+}
+
+fn insert_all(conn: &mut rusqlite::Connection, rows: &[BulkRow]) -> rusqlite::Result<()> {
+    let tx = conn.transaction()?;
+    {
+        let mut stmt = tx.prepare_cached(SQLITE_INSERT)?;
+        for r in rows {
+            let t = &r.texts;
+            stmt.execute(params![
+                r.id,
+                r.title,
+                r.created_at,
+                r.amount,
+                r.flag,
+                r.payload,
+                r.meta,
+                t[0],
+                t[1],
+                t[2],
+                t[3],
+                t[4],
+                t[5],
+                t[6],
+                t[7],
+                t[8]
+            ])?;
+        }
+    }
+    tx.commit()
+}
+
+/// Inserts generic values through the middleware's bind path, in one transaction.
+fn insert_values(conn: &mut rusqlite::Connection, rows: &[Vec<Value>]) -> rusqlite::Result<()> {
+    let tx = conn.transaction()?;
+    {
+        let mut stmt = tx.prepare_cached(SQLITE_INSERT)?;
+        for vals in rows {
+            value::bind(&mut stmt, &value::to_params(vals))?;
+            stmt.raw_execute()?;
+        }
+    }
+    tx.commit()
+}
+
+fn middleware_inserts(
+    ctx: &Ctx,
+    scratch: Scratch,
+    strategy: crate::catalog::Strategy,
+) -> Result<IterFn<'_>, BenchError> {
+    let mw = Arc::new(Middleware::new(
+        scratch.0.clone(),
+        strategy,
+        ctx.concurrency,
+        ctx.spin,
+        ctx.rt.handle().clone(),
+    )?);
+    Ok(Box::new(move |_| {
+        let _scratch = &scratch;
+        let (mw, rows) = (mw.clone(), ctx.rows.clone());
+        ctx.rt.block_on(async move {
+            let mut conn = mw.checkout().await?;
+            mw.call(&mut conn, |c| reset(c)).await??;
+            drop(conn);
+            let start = Instant::now();
+            // The caller's values, converted and moved to the connection's thread in one hop.
+            let values: Vec<Vec<Value>> = rows.iter().map(to_values).collect();
+            let mut conn = mw.checkout().await?;
+            mw.call(&mut conn, move |c| insert_values(c, &values))
+                .await??;
+            drop(conn);
+            Ok(Iteration {
+                elapsed_ns: ns_between(start, Instant::now()),
+                phases: None,
+            })
+        })
+    }))
+}
+
+fn rusqlite_inserts(ctx: &Ctx, scratch: Scratch) -> Result<IterFn<'_>, BenchError> {
+    let mut conn = rusqlite::Connection::open(&scratch.0)?;
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    Ok(Box::new(move |_| {
+        let _scratch = &scratch;
+        reset(&conn)?;
+        let start = Instant::now();
+        insert_all(&mut conn, black_box(&ctx.rows))?;
+        Ok(Iteration {
+            elapsed_ns: ns_between(start, Instant::now()),
+            phases: None,
+        })
+    }))
+}
+
+#[cfg(feature = "turso")]
+fn turso_inserts(ctx: &Ctx, scratch: Scratch) -> Result<IterFn<'_>, BenchError> {
+    let err = BenchError::driver;
+    let (db, conn) = ctx.rt.block_on(async {
+        let db = crate::backends::turso::open(&scratch.0).await?;
+        let conn = db.connect().map_err(err)?;
+        Ok::<_, BenchError>((db, conn))
+    })?;
+    Ok(Box::new(move |_| {
+        let _keep = (&scratch, &db);
+        ctx.rt.block_on(async {
+            conn.execute(DROP, ()).await.map_err(err)?;
+            conn.execute(SQLITE_CREATE, ()).await.map_err(err)?;
+            let start = Instant::now();
+            conn.execute("BEGIN", ()).await.map_err(err)?;
+            let mut stmt = conn.prepare(SQLITE_INSERT).await.map_err(err)?;
+            for r in ctx.rows.iter() {
+                let params = crate::backends::turso::to_params(&to_values(r));
+                stmt.execute(params).await.map_err(err)?;
+            }
+            conn.execute("COMMIT", ()).await.map_err(err)?;
+            Ok(Iteration {
+                elapsed_ns: ns_between(start, Instant::now()),
+                phases: None,
+            })
+        })
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_insert_paths_write_the_same_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let rows = super::super::rows::rows(40, 1);
+        let read = |conn: &rusqlite::Connection| -> Vec<(i64, String, f64, bool, Vec<u8>, String)> {
+            let mut s = conn.prepare("SELECT id, created_at, amount, flag, payload, c9 FROM benchscope_bulk_insert ORDER BY id").unwrap();
+            s.query_map([], |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                ))
+            })
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+        };
+        let mut a = rusqlite::Connection::open(dir.path().join("a.sqlite")).unwrap();
+        reset(&a).unwrap();
+        insert_all(&mut a, &rows).unwrap();
+        let mut b = rusqlite::Connection::open(dir.path().join("b.sqlite")).unwrap();
+        reset(&b).unwrap();
+        insert_values(&mut b, &rows.iter().map(to_values).collect::<Vec<_>>()).unwrap();
+        let (ra, rb) = (read(&a), read(&b));
+        assert_eq!(ra.len(), 40);
+        assert_eq!(ra, rb);
+        assert_eq!(ra[0].1, rows[0].created_at);
+        assert_eq!(ra[39].5, rows[39].texts[8]);
+    }
+}

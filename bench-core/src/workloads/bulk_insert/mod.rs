@@ -1,0 +1,62 @@
+//! `bulk_insert` (the database_benchmark suite): `rows` rows of a 16-column table inserted in one
+//! transaction per sample into a freshly created table (created before the clock starts), on
+//! every backend: rusqlite, the middleware per strategy, turso, sqlx-sqlite and PostgreSQL.
+
+#[cfg(feature = "middleware")]
+mod core;
+pub mod rows;
+#[cfg(feature = "middleware")]
+pub use self::core::Core;
+
+use std::sync::LazyLock;
+
+use crate::catalog::{BenchSpec, CONCURRENCY, Measure, ROWS, SPIN_US, Subject, Target};
+
+pub const NAME: &str = "bulk_insert";
+
+const OP: &str = "one row inserted (one transaction of `rows` rows per sample, into a fresh table)";
+const MIDDLEWARE: &str = "rows as generic values, one dispatch running the whole transaction";
+
+fn bulk(name: &'static str, subject: Subject, about: &'static str) -> BenchSpec {
+    BenchSpec::whole(name, subject, OP, about)
+}
+
+/// Why the `postgres` bench cannot run without a URL.
+pub const NO_POSTGRES: &str = "no PostgreSQL URL (set --postgres-url or BENCHSCOPE_POSTGRES_URL)";
+
+pub fn spec() -> &'static Target {
+    static SPEC: LazyLock<Target> = LazyLock::new(|| {
+        Target::new(
+            NAME,
+            "`rows` rows of a 16-column table inserted in one transaction into a fresh table; rows/s",
+            0x5EED_3003,
+            Measure::Throughput,
+            "rusqlite",
+        )
+        .knobs(&[ROWS, CONCURRENCY, SPIN_US])
+        .bench(bulk(
+            "rusqlite",
+            Subject::Rusqlite,
+            "prepared insert per row inside one transaction",
+        ))
+        .per_strategy("middleware/", |name, s| {
+            bulk(name, Subject::Middleware(s), MIDDLEWARE)
+        })
+        .bench(bulk(
+            "turso",
+            Subject::Turso,
+            "turso: prepared insert per row inside one transaction",
+        ))
+        .bench(bulk(
+            "sqlx_sqlite",
+            Subject::SqlxSqlite,
+            "sqlx: insert per row inside one transaction",
+        ))
+        .bench(bulk(
+            "postgres",
+            Subject::SqlxPostgres,
+            "PostgreSQL through sqlx (needs --postgres-url or BENCHSCOPE_POSTGRES_URL)",
+        ))
+    });
+    &SPEC
+}

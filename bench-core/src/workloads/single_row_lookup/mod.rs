@@ -1,0 +1,191 @@
+//! `single_row_lookup`: one row by primary key, decoded into `BenchRow`, over shuffled ids;
+//! raw rusqlite, the middleware path per dispatch strategy, sqlx, turso, and one micro-bench
+//! per phase of each path.
+
+#[cfg(feature = "middleware")]
+mod core;
+#[cfg(feature = "middleware")]
+pub use self::core::Core;
+
+use std::sync::LazyLock;
+
+use crate::catalog::{
+    BenchSpec, CONCURRENCY, LOOKUPS, LOOKUPS_PER_CHECKOUT, Measure, ROWS, SPIN_US,
+    SQLX_STATEMENT_CACHE, Subject, TRACE_EVERY, Target,
+};
+use crate::measure::trace::Phase;
+
+pub const NAME: &str = "single_row_lookup";
+
+pub fn spec() -> &'static Target {
+    static SPEC: LazyLock<Target> = LazyLock::new(|| {
+        use Phase::*;
+        use Subject::*;
+        Target::new(
+            NAME,
+            "SELECT one row by primary key, decoded into a struct; shuffled ids",
+            0x5EED_1001,
+            Measure::PerOp,
+            "rusqlite",
+        )
+        .knobs(&[
+            ROWS,
+            LOOKUPS,
+            CONCURRENCY,
+            LOOKUPS_PER_CHECKOUT,
+            SPIN_US,
+            TRACE_EVERY,
+            SQLX_STATEMENT_CACHE,
+        ])
+        .bench(BenchSpec::whole(
+            "rusqlite",
+            Rusqlite,
+            "one lookup by primary key: prepare_cached, query_row, decode",
+            "raw rusqlite on one connection: the floor",
+        ))
+        .per_strategy("middleware/", |name, s| {
+            BenchSpec::whole(
+                name,
+                Middleware(s),
+                "one lookup by primary key through the middleware path",
+                via(s),
+            )
+        })
+        .bench(BenchSpec::micro(
+            "pool_acquire",
+            Pool(crate::catalog::Pool::Deadpool),
+            Checkout,
+            "pool.get() and drop of a deadpool-sqlite connection",
+        ))
+        .bench(BenchSpec::micro(
+            "pool_acquire/workers",
+            Pool(crate::catalog::Pool::Workers),
+            Checkout,
+            "pool.get() and drop of a worker-thread connection",
+        ))
+        .bench(BenchSpec::micro(
+            "prepare",
+            Rusqlite,
+            Prepare,
+            "prepare_cached of the lookup statement (cache hit)",
+        ))
+        .per_strategy("interact/", |name, s| {
+            BenchSpec::micro(
+                name,
+                Middleware(s),
+                Dispatch,
+                "one round trip to the connection's thread running an empty closure",
+            )
+            .about("the dispatch hop alone, no SQL")
+        })
+        .bench(BenchSpec::micro(
+            "marshalling",
+            Rusqlite,
+            ExecuteMarshal,
+            "execute the lookup and build the generic result set",
+        ))
+        .bench(BenchSpec::micro(
+            "decode",
+            MiddlewareValues,
+            Decode,
+            "decode one result-set row into BenchRow",
+        ))
+        .bench(BenchSpec::micro(
+            "param_convert",
+            MiddlewareValues,
+            Bind,
+            "convert the caller's value into a driver parameter",
+        ))
+        .bench(BenchSpec::whole(
+            "sqlx",
+            SqlxSqlite,
+            "one lookup: pool acquire, fetch_one of the statement prepared once, decode",
+            "sqlx 0.9 (its own worker thread per connection; no dispatch hop visible to callers)",
+        ))
+        .bench(BenchSpec::micro(
+            "sqlx/pool_acquire",
+            SqlxSqlite,
+            Checkout,
+            "pool.acquire() and drop",
+        ))
+        .bench(BenchSpec::micro(
+            "sqlx/prepare",
+            SqlxSqlite,
+            Prepare,
+            "prepare on an acquired connection (statement cache hit)",
+        ))
+        .bench(BenchSpec::micro(
+            "sqlx/marshalling",
+            SqlxSqlite,
+            ExecuteMarshal,
+            "fetch_one without decoding (includes sqlx's hop to its worker)",
+        ))
+        .bench(BenchSpec::micro(
+            "sqlx/decode",
+            SqlxSqlite,
+            Decode,
+            "decode one fetched SqliteRow into BenchRow",
+        ))
+        .bench(BenchSpec::micro(
+            "sqlx/param_convert",
+            SqlxSqlite,
+            Bind,
+            "build the query and bind the id",
+        ))
+        .bench(BenchSpec::whole(
+            "turso_raw",
+            Turso,
+            "one lookup: statement prepared once, query, next row, decode",
+            "turso (Rust rewrite of SQLite) on the same file; runs on the caller's task",
+        ))
+        .bench(BenchSpec::whole(
+            "middleware/turso",
+            TursoMiddleware,
+            "one lookup through the middleware's value / result-set path over turso",
+            "middleware path over turso: connection per checkout, no dispatch hop",
+        ))
+        .bench(BenchSpec::micro(
+            "turso/pool_acquire",
+            Turso,
+            Checkout,
+            "Database::connect() and drop (turso has no pool)",
+        ))
+        .bench(BenchSpec::micro(
+            "turso/prepare",
+            Turso,
+            Prepare,
+            "prepare_cached of the lookup statement (cache hit)",
+        ))
+        .bench(BenchSpec::micro(
+            "turso/marshalling",
+            Turso,
+            ExecuteMarshal,
+            "query the prepared statement and build the result set",
+        ))
+        .bench(BenchSpec::micro(
+            "turso/decode",
+            Turso,
+            Decode,
+            "decode one turso Row into BenchRow",
+        ))
+        .bench(BenchSpec::micro(
+            "turso/param_convert",
+            Turso,
+            Bind,
+            "convert the caller's value into turso parameters",
+        ))
+    });
+    &SPEC
+}
+
+/// How the middleware path reaches the connection with a strategy, for descriptions.
+fn via(s: crate::catalog::Strategy) -> &'static str {
+    use crate::catalog::Strategy::*;
+    match s {
+        Inline => "middleware path, query run on the runtime thread",
+        SpawnBlocking => "middleware path through spawn_blocking",
+        Interact => "middleware path through deadpool-sqlite interact",
+        Worker => "middleware path through a dedicated worker thread",
+        Spin => "middleware path through a spin-then-park worker thread",
+    }
+}

@@ -1,0 +1,132 @@
+//! How figures read, everywhere: durations, rates, ratios, changes and text fitted to a width.
+//! One digit rule: three significant digits (fewer decimals as a value grows), so a column of
+//! figures lines up and nothing claims more precision than it has.
+
+use bench_core::compare::{Change, Ratio};
+
+/// Decimals for a value shown with three significant digits (at least two below 1 for ratios).
+pub fn decimals(v: f64) -> usize {
+    let v = v.abs();
+    if v >= 100.0 {
+        0
+    } else if v >= 10.0 {
+        1
+    } else if v >= 1.0 || v == 0.0 {
+        2
+    } else {
+        (1 - v.log10().floor() as i32).max(2) as usize
+    }
+}
+
+/// Nanoseconds in a readable unit (ns, µs, ms, s) with three significant digits.
+pub fn ns(ns: f64) -> String {
+    let (v, unit) = if ns < 1e3 {
+        (ns, "ns")
+    } else if ns < 1e6 {
+        (ns / 1e3, "µs")
+    } else if ns < 1e9 {
+        (ns / 1e6, "ms")
+    } else {
+        (ns / 1e9, "s")
+    };
+    format!("{v:.*} {unit}", decimals(v).min(2))
+}
+
+/// Operations per second, short (`1.23M/s`, `456k/s`, `78.0/s`).
+pub fn ops(ops: f64) -> String {
+    let (v, unit) = if ops >= 1e6 {
+        (ops / 1e6, "M")
+    } else if ops >= 1e3 {
+        (ops / 1e3, "k")
+    } else {
+        (ops, "")
+    };
+    format!("{v:.*}{unit}/s", decimals(v).min(2))
+}
+
+/// An interval of durations, `lo – hi`.
+pub fn ci(ci: [f64; 2]) -> String {
+    format!("{} – {}", ns(ci[0]), ns(ci[1]))
+}
+
+/// A ratio with its error, `5.00 ± 0.71x`; both with the value's decimals.
+pub fn ratio(r: &Ratio) -> String {
+    let d = decimals(r.value);
+    format!("{:.d$} ± {:.d$}x", r.value, r.err)
+}
+
+/// A ratio alone, `2.86x`.
+pub fn ratio_short(value: f64) -> String {
+    format!("{value:.*}x", decimals(value).min(2))
+}
+
+/// A change against a baseline run with its verdict, `-6.0% ▼`.
+pub fn change(c: &Change) -> String {
+    format!("{:+.1}% {}", c.pct, c.verdict.mark())
+}
+
+/// The first `width` characters of `s`, with an ellipsis if cut.
+pub fn fit(s: &str, width: usize) -> String {
+    if s.chars().count() <= width {
+        s.to_string()
+    } else if width == 0 {
+        String::new()
+    } else {
+        format!("{}…", s.chars().take(width - 1).collect::<String>())
+    }
+}
+
+/// Now, as RFC 3339 in UTC to the second.
+pub fn now_rfc3339() -> String {
+    let now = time::OffsetDateTime::now_utc();
+    now.replace_nanosecond(0)
+        .unwrap_or(now)
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_else(|_| "unknown time".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bench_core::compare::Verdict;
+
+    #[test]
+    fn units() {
+        assert_eq!(ns(17.46), "17.5 ns");
+        assert_eq!(ns(1598.2), "1.60 µs");
+        assert_eq!(ns(65780.4), "65.8 µs");
+        assert_eq!(ns(123_456_789.0), "123 ms");
+        assert_eq!(ns(2.5e9), "2.50 s");
+        assert_eq!(ns(0.5), "0.50 ns");
+        assert_eq!(ops(1_234_567.0), "1.23M/s");
+        assert_eq!(ops(456_000.0), "456k/s");
+        assert_eq!(ops(78.0), "78.0/s");
+    }
+
+    #[test]
+    fn ratios_keep_the_digit_rule() {
+        let r = |value, err| ratio(&Ratio { value, err });
+        assert_eq!(r(5.0, 0.7072), "5.00 ± 0.71x");
+        assert_eq!(r(12.34, 0.26), "12.3 ± 0.3x");
+        assert_eq!(r(0.01432, 0.0002), "0.014 ± 0.000x");
+        assert_eq!(r(0.5, 0.01), "0.50 ± 0.01x");
+        assert_eq!(r(139.2, 4.1), "139 ± 4x");
+        assert_eq!(ratio_short(2.857), "2.86x");
+        assert_eq!(ratio_short(28.1), "28.1x");
+        assert_eq!(ratio_short(0.0143), "0.01x");
+        assert_eq!(
+            change(&Change {
+                pct: -6.04,
+                verdict: Verdict::Improved
+            }),
+            "-6.0% ▼"
+        );
+    }
+
+    #[test]
+    fn fit_cuts_with_an_ellipsis() {
+        assert_eq!(fit("abcdef", 4), "abc…");
+        assert_eq!(fit("abc", 4), "abc");
+        assert_eq!(fit("abc", 0), "");
+    }
+}

@@ -1,0 +1,106 @@
+//! What front ends and the runner layer say to each other: a request to run, and what happens
+//! to a run. The explorer's model and the process runner both speak these; neither owns them.
+
+use std::path::PathBuf;
+
+use bench_core::knobs::Knobs;
+use bench_core::protocol::Event;
+use bench_core::service::args::SessionArgs;
+
+/// Settings every run of a session shares, whatever its target and knobs.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunSettings {
+    /// The budget flags, passed on to runners as given.
+    pub budget_args: Vec<String>,
+    pub cache_dir: Option<PathBuf>,
+    /// Handed to runners in their environment (BENCHSCOPE_POSTGRES_URL), never as an argument.
+    pub postgres_url: Option<String>,
+}
+
+impl RunSettings {
+    pub fn from_session(session: &SessionArgs) -> RunSettings {
+        RunSettings {
+            budget_args: session.budget.to_args(),
+            cache_dir: session.cache_dir.clone(),
+            postgres_url: session.postgres_url(),
+        }
+    }
+}
+
+/// What to run: a target, its benches, resolved knobs and the budget, as runner arguments.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunRequest {
+    pub run_id: String,
+    pub target: String,
+    pub benches: Vec<String>,
+    /// Every knob of the target, already checked against the catalog.
+    pub knobs: Knobs,
+    pub trace: bool,
+    pub settings: RunSettings,
+}
+
+impl RunRequest {
+    pub fn new(
+        run_id: String,
+        target: &str,
+        benches: Vec<String>,
+        knobs: Knobs,
+        trace: bool,
+        settings: &RunSettings,
+    ) -> RunRequest {
+        RunRequest {
+            run_id,
+            target: target.to_string(),
+            benches,
+            knobs,
+            trace,
+            settings: settings.clone(),
+        }
+    }
+
+    /// The runner's command-line arguments (never the PostgreSQL URL).
+    pub fn args(&self) -> Vec<String> {
+        let mut a = vec![self.target.clone(), "--run-id".into(), self.run_id.clone()];
+        for b in &self.benches {
+            a.extend(["--bench".into(), b.clone()]);
+        }
+        for (k, v) in &self.knobs.0 {
+            a.extend(["--knob".into(), format!("{k}={v}")]);
+        }
+        a.extend(self.settings.budget_args.iter().cloned());
+        if self.trace {
+            a.push("--trace".into());
+        }
+        if let Some(d) = &self.settings.cache_dir {
+            a.extend(["--cache-dir".into(), d.display().to_string()]);
+        }
+        a
+    }
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    Completed,
+    /// Stopped on request; what finished is kept.
+    Cancelled,
+    /// Why the run failed, with a runner's stderr tail.
+    Failed(String),
+}
+
+/// What the runner layer reports about one run. (Events are moved, not copied, so the size of
+/// the `Event` variant does not matter.)
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunEvent {
+    /// A parsed event, with the raw line it came from.
+    Event {
+        run_id: String,
+        event: Event,
+        line: String,
+    },
+    /// Something to tell the user while a run prepares (e.g. building harness-sqlx).
+    Note { run_id: String, text: String },
+    /// The run ended.
+    Exited { run_id: String, outcome: Outcome },
+}

@@ -1,0 +1,108 @@
+//! The catalog panel: pick benches of a target, run them, sweep, switch targets.
+
+use std::collections::BTreeSet;
+use std::time::Instant;
+
+use bench_core::catalog::CONCURRENCY;
+
+use super::keys::Cmd;
+use super::{Effect, SWEEP, State, move_cursor};
+
+#[derive(Debug, Clone, Default)]
+pub struct CatalogPanel {
+    pub cursor: usize,
+    pub marked: BTreeSet<&'static str>,
+}
+
+impl State {
+    /// The benches to run: the marked ones in catalog order, or the one under the cursor.
+    fn selected_benches(&self) -> Vec<String> {
+        let benches = self.catalog_benches();
+        if self.catalog.marked.is_empty() {
+            vec![benches[self.catalog.cursor].name.to_string()]
+        } else {
+            benches
+                .iter()
+                .filter(|b| self.catalog.marked.contains(b.name))
+                .map(|b| b.name.to_string())
+                .collect()
+        }
+    }
+
+    /// Shows another target: its knobs keep the values of knobs of the same name.
+    fn switch_target(&mut self, by: isize) {
+        let all = bench_core::workloads::targets();
+        let i = all
+            .iter()
+            .position(|t| t.name == self.target.name)
+            .unwrap_or(0) as isize;
+        let next = all[(i + by).rem_euclid(all.len() as isize) as usize];
+        if next.name == self.target.name {
+            return;
+        }
+        self.knobs.switch_to(next);
+        self.target = next;
+        self.catalog = CatalogPanel::default();
+        self.compare = super::ComparePanel {
+            baseline_run: self.compare.baseline_run.take(),
+            ..super::ComparePanel::new(next)
+        };
+        self.compare.col = self.target_runs().count().saturating_sub(1);
+        self.set_status(format!("target {}: {}", next.name, next.about), false);
+    }
+}
+
+pub(super) fn on_cmd(state: &mut State, cmd: Cmd, now: Instant) -> Vec<Effect> {
+    let len = state.target.benches.len();
+    match cmd {
+        Cmd::Up | Cmd::Down => move_cursor(&mut state.catalog.cursor, len, cmd == Cmd::Down),
+        Cmd::Left | Cmd::Right => state.switch_target(if cmd == Cmd::Right { 1 } else { -1 }),
+        Cmd::Mark => {
+            let name = state.catalog_benches()[state.catalog.cursor].name;
+            if !state.catalog.marked.remove(name) {
+                state.catalog.marked.insert(name);
+            }
+            move_cursor(&mut state.catalog.cursor, len, true);
+        }
+        Cmd::Run => {
+            let benches = state.selected_benches();
+            let queued = state.active_run().is_some();
+            let seq = state.next_seq;
+            state.set_status(
+                if queued {
+                    format!("run {seq} queued: it starts when the running one ends")
+                } else {
+                    format!("run {seq} started")
+                },
+                false,
+            );
+            return state.queue(benches, None, now);
+        }
+        Cmd::Sweep => {
+            let benches = state.selected_benches();
+            let queued_behind = state.active_run().is_some();
+            let mut fx = Vec::new();
+            for c in SWEEP {
+                let mut knobs = state.knobs.values.clone();
+                knobs.set(CONCURRENCY.name, c);
+                fx.extend(state.queue(benches.clone(), Some(knobs), now));
+            }
+            state.set_status(
+                format!(
+                    "sweep: {} runs queued, concurrency {}{}",
+                    SWEEP.len(),
+                    SWEEP.map(|c| c.to_string()).join(", "),
+                    if queued_behind {
+                        " (after the running one)"
+                    } else {
+                        ""
+                    }
+                ),
+                false,
+            );
+            return fx;
+        }
+        _ => {}
+    }
+    vec![]
+}

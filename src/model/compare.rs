@@ -1,0 +1,59 @@
+//! The comparison panel: benches as rows, runs as columns; pick the baseline bench (ratios)
+//! and the baseline run (verdicts).
+
+use bench_core::catalog::Target;
+
+use super::keys::Cmd;
+use super::{Effect, State, move_cursor};
+
+#[derive(Debug, Clone)]
+pub struct ComparePanel {
+    pub row: usize,
+    pub col: usize,
+    /// The bench ratios are against.
+    pub baseline_bench: &'static str,
+    /// The run verdicts are against (by id).
+    pub baseline_run: Option<String>,
+}
+
+impl ComparePanel {
+    pub fn new(target: &Target) -> ComparePanel {
+        ComparePanel {
+            row: 0,
+            col: 0,
+            baseline_bench: target.baseline,
+            baseline_run: None,
+        }
+    }
+}
+
+pub(super) fn on_cmd(state: &mut State, cmd: Cmd) -> Vec<Effect> {
+    match cmd {
+        Cmd::Up | Cmd::Down => {
+            let n = state.compare_rows().len();
+            move_cursor(&mut state.compare.row, n, cmd == Cmd::Down);
+        }
+        Cmd::Left | Cmd::Right => {
+            let n = state.target_runs().count();
+            move_cursor(&mut state.compare.col, n, cmd == Cmd::Right);
+        }
+        Cmd::BaselineBench => {
+            if let Some(name) = state.compare_rows().get(state.compare.row) {
+                state.compare.baseline_bench = name;
+                state.set_status(format!("ratios are now against {name}"), false);
+            }
+        }
+        Cmd::BaselineRun => {
+            let picked = state
+                .target_runs()
+                .nth(state.compare.col)
+                .map(|r| (r.id.clone(), r.seq));
+            if let Some((id, seq)) = picked {
+                state.compare.baseline_run = Some(id);
+                state.set_status(format!("verdicts are now against run {seq}"), false);
+            }
+        }
+        _ => {}
+    }
+    vec![]
+}

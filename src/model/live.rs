@@ -1,0 +1,27 @@
+//! The live panel: the running run's benches, one selected for the chart; cancel.
+
+use std::time::Instant;
+
+use super::keys::Cmd;
+use super::{Effect, State, move_cursor};
+
+#[derive(Debug, Clone, Default)]
+pub struct LivePanel {
+    /// The selected bench among the shown run's benches.
+    pub row: usize,
+}
+
+pub(super) fn on_cmd(state: &mut State, cmd: Cmd, now: Instant) -> Vec<Effect> {
+    match cmd {
+        Cmd::Up | Cmd::Down => {
+            let n = state
+                .live_bench()
+                .map(|(r, _)| r.benches.len())
+                .unwrap_or(0);
+            move_cursor(&mut state.live.row, n, cmd == Cmd::Down);
+        }
+        Cmd::Cancel => return state.cancel_running(now),
+        _ => {}
+    }
+    vec![]
+}

@@ -1,0 +1,80 @@
+//! Fixtures the model, screen and export tests share: a run's start event and the events of a
+//! finished bench, as a runner writes them.
+
+use bench_core::knobs::Knobs;
+use bench_core::measure::stats::{LatencyHistogram, summarize};
+use bench_core::protocol::{Budget, Event, RunEnv, Start};
+
+/// The budget the fixtures' runs declare.
+pub const BUDGET: Budget = Budget {
+    warmup_s: 0.3,
+    time_s: 2.0,
+    max_samples: 100,
+    min_samples: 10,
+};
+
+/// A core harness's start event for `single_row_lookup`, release or debug.
+pub fn start(knobs: &Knobs, trace: bool, debug: bool, budget: Budget) -> Event {
+    Event::Start(Start {
+        run: "fixed".into(),
+        target: "single_row_lookup".into(),
+        benches: vec![],
+        harness: "core".into(),
+        knobs: knobs.clone(),
+        seed: 0x5EED_1001,
+        trace,
+        budget,
+        env: RunEnv {
+            profile: if debug { "debug" } else { "release" }.into(),
+            sqlite: "3.53.2".into(),
+            crates: [("rusqlite".to_string(), "0.40.2".to_string())].into(),
+            cpu: "Test CPU".into(),
+            cores: 2,
+            os: "linux x86_64".into(),
+            timer_ns: 19.5,
+            settings: [("pool".to_string(), "max_size=8".to_string())].into(),
+        },
+    })
+}
+
+/// Deterministic samples around `median`, within about ±1.5%.
+pub fn samples(median: f64, n: usize) -> Vec<f64> {
+    (0..n)
+        .map(|i| median * (1.0 + ((i * 7919) % 13) as f64 / 400.0 - 0.015))
+        .collect()
+}
+
+/// A finished bench: `bench_start`, one `sample` per value (ns/op over `ops` operations) and
+/// the `summary`; with `latency_scale`, per-operation latencies of each sample times the scale.
+pub fn bench_events(
+    bench: &str,
+    backend: &str,
+    ops: u64,
+    samples: &[f64],
+    latency_scale: Option<f64>,
+) -> Vec<Event> {
+    let mut events = vec![Event::BenchStart {
+        bench: bench.into(),
+        backend: backend.into(),
+        strategy: bench.strip_prefix("middleware/").map(str::to_string),
+        ops,
+    }];
+    for (i, x) in samples.iter().enumerate() {
+        events.push(Event::Sample {
+            bench: bench.into(),
+            iter: i as u64,
+            ops,
+            elapsed_ns: (x * ops as f64) as u64,
+        });
+    }
+    let latency = latency_scale.and_then(|scale| {
+        let mut h = LatencyHistogram::new();
+        samples.iter().for_each(|x| h.record((x * scale) as u64));
+        h.percentiles()
+    });
+    events.push(Event::Summary {
+        bench: bench.into(),
+        stats: summarize(samples, latency).expect("at least one sample"),
+    });
+    events
+}
