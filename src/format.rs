@@ -49,10 +49,14 @@ pub fn ci(ci: [f64; 2]) -> String {
     format!("{} – {}", ns(ci[0]), ns(ci[1]))
 }
 
-/// A ratio with its error, `5.00 ± 0.71x`; both with the value's decimals.
+/// A ratio with its 95% interval, `2.86x [2.84–2.88]`, all with the value's decimals; a ratio
+/// from a report without the interval reads `5.00 ± 0.71x`.
 pub fn ratio(r: &Ratio) -> String {
     let d = decimals(r.value);
-    format!("{:.d$} ± {:.d$}x", r.value, r.err)
+    match r.ci95 {
+        Some([lo, hi]) => format!("{:.d$}x [{lo:.d$}–{hi:.d$}]", r.value),
+        None => format!("{:.d$} ± {:.d$}x", r.value, r.err),
+    }
 }
 
 /// A ratio alone, `2.86x`.
@@ -105,12 +109,24 @@ mod tests {
 
     #[test]
     fn ratios_keep_the_digit_rule() {
-        let r = |value, err| ratio(&Ratio { value, err });
+        let r = |value, err| {
+            ratio(&Ratio {
+                value,
+                err,
+                ci95: None,
+            })
+        };
         assert_eq!(r(5.0, 0.7072), "5.00 ± 0.71x");
         assert_eq!(r(12.34, 0.26), "12.3 ± 0.3x");
         assert_eq!(r(0.01432, 0.0002), "0.014 ± 0.000x");
         assert_eq!(r(0.5, 0.01), "0.50 ± 0.01x");
         assert_eq!(r(139.2, 4.1), "139 ± 4x");
+        let with_ci = Ratio {
+            value: 2.857,
+            err: 0.02,
+            ci95: Some([2.84, 2.881]),
+        };
+        assert_eq!(ratio(&with_ci), "2.86x [2.84–2.88]");
         assert_eq!(ratio_short(2.857), "2.86x");
         assert_eq!(ratio_short(28.1), "28.1x");
         assert_eq!(ratio_short(0.0143), "0.01x");

@@ -34,6 +34,33 @@ pub struct RunArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
+    /// Runs of each configuration, each in a fresh runner process whose environment is shifted
+    /// in size (so memory layout changes between runs): the exports add the spread of each
+    /// bench's median between runs.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value = "1",
+        allow_hyphen_values = true
+    )]
+    pub repeat: String,
+}
+
+/// The most runs `--repeat` takes.
+pub const MAX_REPEAT: usize = 100;
+
+fn repeat_count(text: &str) -> Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(n) if (1..=MAX_REPEAT).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "invalid value {text:?} for --repeat: expected a whole number (allowed: 1..={MAX_REPEAT})"
+        )),
+    }
+}
+
+/// The padding a repeat's runner gets in its environment: repeat `i` carries `i` KiB more.
+pub fn env_pad(i: usize) -> Vec<(String, String)> {
+    vec![("BENCHSCOPE_ENV_PAD".to_string(), "x".repeat(i * 1024))]
 }
 
 /// `--concurrency 1,2,4` sweeps: one run per value. Each value is checked like any knob value.
@@ -55,9 +82,9 @@ fn sweep_values(args: &RunArgs) -> Result<Option<Vec<String>>, String> {
 }
 
 pub fn run(args: RunArgs) -> i32 {
-    let sweep = match sweep_values(&args) {
-        Ok(s) => s,
-        Err(e) => {
+    let (sweep, repeat) = match (sweep_values(&args), repeat_count(&args.repeat)) {
+        (Ok(s), Ok(r)) => (s, r),
+        (Err(e), _) | (_, Err(e)) => {
             eprintln!("error: {e}");
             return 2;
         }
@@ -90,15 +117,24 @@ pub fn run(args: RunArgs) -> i32 {
                 return 2;
             }
         };
-        let request = RunRequest::new(
-            format!("{}-{}-{}", plan.target.name, std::process::id(), i + 1),
-            plan.target.name,
-            plan.benches.iter().map(|b| b.name.to_string()).collect(),
-            plan.knobs.clone(),
-            plan.trace,
-            &RunSettings::from_session(&a.session),
-        );
-        planned.push((plan, request));
+        for r in 0..repeat {
+            let mut request = RunRequest::new(
+                format!(
+                    "{}-{}-{}-{}",
+                    plan.target.name,
+                    std::process::id(),
+                    i + 1,
+                    r + 1
+                ),
+                plan.target.name,
+                plan.benches.iter().map(|b| b.name.to_string()).collect(),
+                plan.knobs.clone(),
+                plan.trace,
+                &RunSettings::from_session(&a.session),
+            );
+            request.env = env_pad(r);
+            planned.push((plan.clone(), request, r));
+        }
     }
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -116,8 +152,11 @@ pub fn run(args: RunArgs) -> i32 {
         .map(|n| n.get())
         .unwrap_or(1);
     let mut records = Vec::new();
-    for (plan, request) in planned {
-        if sweep.is_some() {
+    for (plan, request, r) in planned {
+        if repeat > 1 {
+            eprintln!("repeat {}/{repeat}", r + 1);
+        }
+        if sweep.is_some() && r == 0 {
             let c = plan.knobs.count(&CONCURRENCY);
             let over = if c as usize > cores {
                 format!(" (more tasks than the {cores} cores)")
@@ -324,12 +363,15 @@ mod tests {
                     backend: "rusqlite".into(),
                     strategy: None,
                     ops: 4,
+                    work: None,
+                    sqlite: Default::default(),
                 },
                 Event::Sample {
                     bench: "rusqlite".into(),
                     iter: 0,
                     ops: 4,
                     elapsed_ns: 400,
+                    work: None,
                 },
                 Event::Summary {
                     bench: "rusqlite".into(),

@@ -37,6 +37,8 @@ pub struct RunRequest {
     pub knobs: Knobs,
     pub trace: bool,
     pub settings: RunSettings,
+    /// More variables for the runner's environment (a repeat's padding).
+    pub env: Vec<(String, String)>,
 }
 
 impl RunRequest {
@@ -55,6 +57,7 @@ impl RunRequest {
             knobs,
             trace,
             settings: settings.clone(),
+            env: Vec::new(),
         }
     }
 

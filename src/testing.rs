@@ -58,6 +58,8 @@ pub fn bench_events(
         backend: backend.into(),
         strategy: bench.strip_prefix("middleware/").map(str::to_string),
         ops,
+        work: None,
+        sqlite: Default::default(),
     }];
     for (i, x) in samples.iter().enumerate() {
         events.push(Event::Sample {
@@ -65,6 +67,7 @@ pub fn bench_events(
             iter: i as u64,
             ops,
             elapsed_ns: (x * ops as f64) as u64,
+            work: None,
         });
     }
     let latency = latency_scale.and_then(|scale| {

@@ -123,7 +123,7 @@ fn run_table_and_markdown_flag_debug_builds() {
     )
     .unwrap();
     assert!(
-        table.contains("vs rusqlite") && table.contains("middleware/spin"),
+        table.contains("vs rusqlite (95% CI)") && table.contains("middleware/spin"),
         "{table}"
     );
     assert!(
@@ -135,7 +135,7 @@ fn run_table_and_markdown_flag_debug_builds() {
     assert!(
         table
             .lines()
-            .any(|l| l.starts_with("middleware/spin ") && l.contains(" ± ") && l.ends_with('2')),
+            .any(|l| l.starts_with("middleware/spin ") && l.contains("x [") && l.ends_with('2')),
         "{table}"
     );
     let md = String::from_utf8(

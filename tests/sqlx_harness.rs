@@ -80,11 +80,7 @@ fn dataset_status(v: &serde_json::Value) -> String {
 
 #[test]
 fn both_harnesses_build_and_accept_the_same_dataset() {
-    let key = |rows| DatasetKey {
-        workload: "single_row_lookup".into(),
-        rows,
-        seed: single_row_lookup::spec().seed,
-    };
+    let key = |rows| DatasetKey::new("single_row_lookup", rows, single_row_lookup::spec().seed);
     // sqlx builds, rusqlite checks and reuses.
     let a = tempfile::tempdir().unwrap();
     assert_eq!(

@@ -4,18 +4,24 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::measure::stats::Summary;
-use crate::protocol::results::RunRecord;
+use crate::measure::stats::{Summary, bootstrap_ratio};
+use crate::protocol::results::{BenchResult, RunRecord};
 
-/// A ratio of two medians with its propagated error, e.g. `9.8 ± 0.3x`.
+/// A ratio of two medians with its 95% interval, e.g. `2.86x [2.84–2.88]`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Ratio {
     pub value: f64,
+    /// Half the width of the interval (kept for readers of reports that predate `ci95`).
     pub err: f64,
+    /// Bootstrap 95% interval of the ratio, from both benches' samples; asymmetric where the
+    /// samples are.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ci95: Option<[f64; 2]>,
 }
 
 /// Ratio of two medians; the error is the first-order propagation of each median's CI
-/// half-width (relative errors added in quadrature).
+/// half-width (relative errors added in quadrature). What reports made before the ratio
+/// bootstrap carried; kept for summaries without samples.
 pub fn ratio_of_medians(num: &Summary, den: &Summary) -> Option<Ratio> {
     if den.median <= 0.0 || num.median <= 0.0 {
         return None;
@@ -23,7 +29,22 @@ pub fn ratio_of_medians(num: &Summary, den: &Summary) -> Option<Ratio> {
     let value = num.median / den.median;
     let rel = |s: &Summary| (s.ci95_median[1] - s.ci95_median[0]) / 2.0 / s.median;
     let err = value * (rel(num).powi(2) + rel(den).powi(2)).sqrt();
-    Some(Ratio { value, err })
+    Some(Ratio {
+        value,
+        err,
+        ci95: None,
+    })
+}
+
+/// The ratio of two finished benches' medians with a bootstrap 95% interval from their samples.
+pub fn ratio_of(num: &BenchResult, den: &BenchResult) -> Option<Ratio> {
+    let (ns, ds) = (num.summary.as_ref()?, den.summary.as_ref()?);
+    let mut r = ratio_of_medians(ns, ds)?;
+    if let Some([lo, hi]) = bootstrap_ratio(&num.samples, &den.samples) {
+        r.ci95 = Some([lo.min(r.value), hi.max(r.value)]);
+        r.err = (hi - lo) / 2.0;
+    }
+    Some(r)
 }
 
 /// The verdict of a change against a baseline.
@@ -135,17 +156,26 @@ impl<'a> Baselines<'a> {
         }
     }
 
-    /// The ratio of `bench`'s median in `run` to the baseline bench's.
+    /// The ratio of `bench`'s median in `run` to the baseline bench's, with its interval.
     pub fn ratio(&self, run: &RunRecord, bench: &str) -> Option<Ratio> {
-        let s = run.bench(bench)?.summary.as_ref()?;
+        let b = run.bench(bench)?;
+        b.summary.as_ref()?;
         if bench == self.bench {
             // Against itself the ratio is exactly 1: the errors are perfectly correlated.
             return Some(Ratio {
                 value: 1.0,
                 err: 0.0,
+                ci95: Some([1.0, 1.0]),
             });
         }
-        ratio_of_medians(s, run.bench(self.bench)?.summary.as_ref()?)
+        ratio_of(b, run.bench(self.bench)?)
+    }
+
+    /// The ratio's value alone (no resampling: cheap enough for every cell of every frame).
+    pub fn ratio_value(&self, run: &RunRecord, bench: &str) -> Option<f64> {
+        let s = run.bench(bench)?.summary.as_ref()?;
+        let base = run.bench(self.bench)?.summary.as_ref()?;
+        (s.median > 0.0 && base.median > 0.0).then(|| s.median / base.median)
     }
 
     /// The change of `bench` in `run` against the baseline run, unless `run` is that run.
@@ -157,6 +187,81 @@ impl<'a> Baselines<'a> {
             base.bench(bench)?.summary.as_ref()?,
             &self.settings,
         ))
+    }
+}
+
+/// The SQLite settings a bench's connections read back that differ from what its run asked
+/// for (`name: got (asked want)`); empty when they match or the bench has no connection.
+pub fn settings_differences(run: &RunRecord, bench: &str) -> Vec<String> {
+    let (Some(b), Some(start)) = (run.bench(bench), run.start.as_ref()) else {
+        return Vec::new();
+    };
+    if b.sqlite.is_empty() {
+        return Vec::new();
+    }
+    let asked = crate::settings::SqliteSettings::from_knobs(&start.knobs).expected();
+    crate::settings::differences(&asked, &b.sqlite)
+}
+
+/// How a bench's median varies between runs made with the same settings.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Spread {
+    /// Runs with a result for the bench.
+    pub runs: usize,
+    /// The median of the runs' medians.
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+impl Spread {
+    /// (max - min) / median.
+    pub fn relative(&self) -> f64 {
+        (self.max - self.min) / self.median
+    }
+}
+
+/// The spread of `bench`'s median across `runs` (which the caller picks as comparable: same
+/// target, knobs and trace). `None` with fewer than two results.
+pub fn spread<'a>(runs: impl IntoIterator<Item = &'a RunRecord>, bench: &str) -> Option<Spread> {
+    let mut medians: Vec<f64> = runs
+        .into_iter()
+        .filter_map(|r| r.bench(bench)?.summary.as_ref().map(|s| s.median))
+        .collect();
+    if medians.len() < 2 {
+        return None;
+    }
+    medians.sort_by(f64::total_cmp);
+    let n = medians.len();
+    let median = if n % 2 == 1 {
+        medians[n / 2]
+    } else {
+        (medians[n / 2 - 1] + medians[n / 2]) / 2.0
+    };
+    Some(Spread {
+        runs: n,
+        median,
+        min: medians[0],
+        max: medians[n - 1],
+    })
+}
+
+/// Whether two runs measured the same thing the same way: same target, knobs and trace.
+/// Returns what differs, or nothing when they are comparable.
+pub fn run_differences(a: &RunRecord, b: &RunRecord) -> Vec<String> {
+    match (&a.start, &b.start) {
+        (Some(x), Some(y)) => {
+            let mut d = Vec::new();
+            if x.target != y.target {
+                d.push(format!("target {} vs {}", x.target, y.target));
+            }
+            if x.trace != y.trace {
+                d.push(format!("trace {} vs {}", x.trace, y.trace));
+            }
+            d.extend(x.knobs.differences(&y.knobs));
+            d
+        }
+        _ => vec!["a run without a start".into()],
     }
 }
 
@@ -203,6 +308,7 @@ mod tests {
         let r = ratio_of_medians(&with_ci(10.0, 9.0, 11.0), &with_ci(2.0, 1.8, 2.2)).unwrap();
         assert!(close(r.value, 5.0));
         assert!(close(r.err, 5.0 * (0.02f64).sqrt()));
+        assert_eq!(r.ci95, None);
     }
 
     #[test]
@@ -227,12 +333,73 @@ mod tests {
     fn record(benches: &[(&str, f64, f64, f64)]) -> RunRecord {
         let mut r = RunRecord::default();
         for (name, m, lo, hi) in benches {
+            r.apply(Event::Sample {
+                bench: name.to_string(),
+                iter: 0,
+                ops: 1,
+                elapsed_ns: *m as u64,
+                work: None,
+            });
             r.apply(Event::Summary {
                 bench: name.to_string(),
                 stats: with_ci(*m, *lo, *hi),
             });
         }
         r
+    }
+
+    #[test]
+    fn spread_across_runs_and_settings_that_differ() {
+        let runs = [
+            record(&[("a", 4040.0, 4020.0, 4050.0)]),
+            record(&[("a", 3050.0, 3040.0, 3070.0)]),
+            record(&[("a", 3100.0, 3090.0, 3120.0), ("b", 1.0, 1.0, 1.0)]),
+        ];
+        let s = spread(&runs, "a").unwrap();
+        assert_eq!(
+            (s.runs, s.median, s.min, s.max),
+            (3, 3100.0, 3050.0, 4040.0)
+        );
+        assert!((s.relative() - 990.0 / 3100.0).abs() < 1e-12);
+        assert!(spread(&runs, "b").is_none(), "one result is no spread");
+
+        let mut r = RunRecord::default();
+        let mut knobs = crate::knobs::Knobs::default();
+        knobs.set("locking_mode", "normal");
+        r.apply(Event::Start(crate::protocol::Start {
+            run: "r".into(),
+            target: "t".into(),
+            benches: vec![],
+            harness: "core".into(),
+            knobs: knobs.clone(),
+            seed: 0,
+            trace: false,
+            budget: crate::protocol::Budget {
+                warmup_s: 0.0,
+                time_s: 0.0,
+                max_samples: 1,
+                min_samples: 1,
+            },
+            env: Default::default(),
+        }));
+        let mut got = crate::settings::SqliteSettings::default().expected();
+        got.insert("locking_mode".into(), "exclusive".into());
+        r.apply(Event::BenchStart {
+            bench: "turso".into(),
+            backend: "turso".into(),
+            strategy: None,
+            ops: 1,
+            work: None,
+            sqlite: got,
+        });
+        assert_eq!(
+            settings_differences(&r, "turso"),
+            vec!["locking_mode: exclusive (asked normal)"]
+        );
+        let mut other = r.clone();
+        other.start.as_mut().unwrap().knobs.set("rows", 5u64);
+        assert_eq!(run_differences(&r, &other), vec!["rows - vs 5"]);
+        assert!(run_differences(&r, &r).is_empty());
     }
 
     #[test]
@@ -248,18 +415,15 @@ mod tests {
         let mut b = Baselines::bench("rusqlite");
         let rows = comparison(&base_run, &b);
         assert_eq!(rows.len(), 2);
-        assert!(close(rows[1].ratio.unwrap().value, 3.0));
-        assert!(close(
-            rows[1].ratio.unwrap().err,
-            3.0 * (2.0 * 0.05f64.powi(2)).sqrt()
-        ));
+        let r = rows[1].ratio.unwrap();
+        assert!(close(r.value, 3.0));
         assert_eq!(
-            rows[0].ratio,
-            Some(Ratio {
-                value: 1.0,
-                err: 0.0
-            })
+            r.ci95,
+            Some([3.0, 3.0]),
+            "one sample each: no spread to resample"
         );
+        assert_eq!(rows[0].ratio.unwrap().ci95, Some([1.0, 1.0]));
+        assert_eq!(b.ratio_value(&base_run, "mw"), Some(3.0));
         assert!(rows.iter().all(|r| r.change.is_none()), "no baseline run");
         b.run = Some(&base_run);
         assert!(

@@ -33,6 +33,27 @@ pub struct BenchRow {
     pub active: bool,
 }
 
+impl BenchRow {
+    /// What a lookup read, folded into one number: the id, the name's length, twice the score
+    /// and the active flag. A bench that reads another row, or none, gets another sum.
+    #[inline]
+    pub fn checksum(&self) -> u64 {
+        (self.id as u64)
+            .wrapping_add(self.name.len() as u64)
+            .wrapping_add((self.score * 2.0) as u64)
+            .wrapping_add(self.active as u64)
+    }
+}
+
+/// What the work check of a lookup bench sums.
+pub const LOOKUP_WORK: &str = "rows looked up (id + name length + 2 x score + active)";
+
+/// The work of one pass of lookups over `ids`: the sum of each expected row's checksum.
+pub fn lookup_work(ids: &[i64]) -> u64 {
+    ids.iter()
+        .fold(0u64, |a, id| a.wrapping_add(row(*id).checksum()))
+}
+
 /// The row with the given id, as every harness must store it.
 pub fn row(id: i64) -> BenchRow {
     BenchRow {
@@ -62,13 +83,35 @@ pub struct DatasetKey {
     pub workload: String,
     pub rows: u64,
     pub seed: u64,
+    /// The file is kept in WAL mode; else in rollback-journal mode (for runs whose
+    /// `journal_mode` is `delete` or `memory`).
+    pub wal: bool,
 }
 
 impl DatasetKey {
+    /// A key for a WAL-mode file.
+    pub fn new(workload: &str, rows: u64, seed: u64) -> DatasetKey {
+        DatasetKey {
+            workload: workload.to_string(),
+            rows,
+            seed,
+            wal: true,
+        }
+    }
+
+    /// The journal mode the file is kept in, as `PRAGMA journal_mode` reads it.
+    pub fn journal(&self) -> &'static str {
+        if self.wal { "wal" } else { "delete" }
+    }
+
     pub fn file_name(&self) -> String {
         format!(
-            "{}-r{}-s{:x}-v{}.sqlite",
-            self.workload, self.rows, self.seed, SCHEMA_VERSION
+            "{}-r{}-s{:x}-v{}{}.sqlite",
+            self.workload,
+            self.rows,
+            self.seed,
+            SCHEMA_VERSION,
+            if self.wal { "" } else { "-rollback" }
         )
     }
 
@@ -137,8 +180,11 @@ pub fn check(
             key.rows
         )));
     }
-    if !journal.eq_ignore_ascii_case("wal") {
-        return Err(invalid(format!("journal mode is {journal}, expected wal")));
+    if !journal.eq_ignore_ascii_case(key.journal()) {
+        return Err(invalid(format!(
+            "journal mode is {journal}, expected {}",
+            key.journal()
+        )));
     }
     for id in spot_ids(key.rows) {
         let got = spot(id)?;
@@ -275,7 +321,7 @@ mod build {
     /// Writes the dataset into `path` (which must not exist) with rusqlite, in one transaction.
     pub fn write(path: &Path, key: &DatasetKey) -> rusqlite::Result<()> {
         let mut conn = Connection::open(path)?;
-        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "journal_mode", key.journal())?;
         conn.pragma_update(None, "synchronous", "OFF")?;
         let tx = conn.transaction()?;
         tx.execute_batch(&format!("{CREATE_TABLE}; {META_TABLE};"))?;
@@ -295,7 +341,9 @@ mod build {
         }
         tx.commit()?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
-        conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);")?;
+        if key.wal {
+            conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);")?;
+        }
         conn.close().map_err(|(_, e)| e)
     }
 
@@ -358,15 +406,13 @@ mod tests {
 
     #[test]
     fn cache_key_names_every_part() {
-        let k = DatasetKey {
-            workload: "single_row_lookup".into(),
-            rows: 20000,
-            seed: 0x5EED_1001,
-        };
+        let k = DatasetKey::new("single_row_lookup", 20000, 0x5EED_1001);
         assert_eq!(
             k.file_name(),
             format!("single_row_lookup-r20000-s5eed1001-v{SCHEMA_VERSION}.sqlite")
         );
+        let r = DatasetKey { wal: false, ..k };
+        assert!(r.file_name().ends_with("-rollback.sqlite"));
     }
 
     #[cfg(feature = "sqlite")]
@@ -375,11 +421,7 @@ mod tests {
         use crate::protocol::DatasetStatus;
 
         fn key(rows: u64) -> DatasetKey {
-            DatasetKey {
-                workload: "t".into(),
-                rows,
-                seed: 9,
-            }
+            DatasetKey::new("t", rows, 9)
         }
 
         #[test]
@@ -392,6 +434,29 @@ mod tests {
             assert_eq!(rows, (1..=100).map(row).collect::<Vec<_>>());
             let r2 = ensure(dir.path(), &key(100), &mut |_| builds += 1).unwrap();
             assert_eq!((r2.status, builds), (DatasetStatus::Reused, 1));
+        }
+
+        #[test]
+        fn a_rollback_file_is_its_own_dataset() {
+            let dir = tempfile::tempdir().unwrap();
+            let k = DatasetKey {
+                wal: false,
+                ..key(30)
+            };
+            let r = ensure(dir.path(), &k, &mut |_| {}).unwrap();
+            let conn = rusqlite::Connection::open(&r.path).unwrap();
+            let mode: String = conn
+                .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+                .unwrap();
+            assert_eq!(mode, "delete");
+            drop(conn);
+            assert!(
+                validate(&r.path, &key(30))
+                    .unwrap_err()
+                    .to_string()
+                    .contains("expected wal")
+            );
+            assert_eq!(read_rows(&r.path).unwrap().len(), 30);
         }
 
         #[test]

@@ -6,6 +6,7 @@
 //! - `protocol/`: the event stream, the run environment, results folded from a stream;
 //! - `compare`: ratios and verdicts, the one comparison model every view uses;
 //! - `dataset`: the shared dataset's spec, cache and checks;
+//! - `settings`: SQLite's own settings as knobs, applied and read back on every connection;
 //! - `backends/`: what is measured (raw rusqlite, the middleware path, turso);
 //! - `service/`: the runner service (arguments, plan, the event stream around a harness).
 //!
@@ -21,6 +22,7 @@ pub mod knobs;
 pub mod measure;
 pub mod protocol;
 pub mod service;
+pub mod settings;
 pub mod testing;
 pub mod workload;
 pub mod workloads;

@@ -56,3 +56,90 @@ pub fn events_of<'a>(events: &'a [Event], bench: &str) -> Vec<&'a Event> {
         })
         .collect()
 }
+
+/// What one bench's part of a stream holds, once checked.
+#[derive(Debug, Clone)]
+pub struct BenchCheck {
+    /// Operations in one pass.
+    pub ops: u64,
+    /// The work check the bench declared.
+    pub work: crate::protocol::WorkCheck,
+    /// Passes of each sample, in order.
+    pub passes: Vec<u64>,
+    pub summary: crate::measure::stats::Summary,
+    /// Each phase window, in order.
+    pub phases: Vec<std::collections::BTreeMap<crate::measure::trace::Phase, f64>>,
+    /// The SQLite settings its connections read back.
+    pub sqlite: std::collections::BTreeMap<String, String>,
+}
+
+/// Checks one bench's events in a stream: one `bench_start` first, with a work check;
+/// samples numbered from 0 in order, each a whole number of passes whose work is exactly
+/// passes x the declared work per pass; one `summary` last, over those samples; no error.
+pub fn check_bench(events: &[Event], bench: &str) -> Result<BenchCheck, String> {
+    let mine = events_of(events, bench);
+    let Some(Event::BenchStart {
+        ops, work, sqlite, ..
+    }) = mine.first()
+    else {
+        return Err(format!(
+            "{bench}: the first event is not bench_start: {mine:?}"
+        ));
+    };
+    let work = work
+        .clone()
+        .ok_or_else(|| format!("{bench}: bench_start declares no work check"))?;
+    if *ops == 0 {
+        return Err(format!("{bench}: a pass of no operations"));
+    }
+    let mut passes = Vec::new();
+    let mut phases = Vec::new();
+    let mut summary = None;
+    for (i, e) in mine.iter().enumerate().skip(1) {
+        match e {
+            Event::Sample {
+                iter,
+                ops: sample_ops,
+                elapsed_ns,
+                work: got,
+                ..
+            } => {
+                if *iter != passes.len() as u64 {
+                    return Err(format!("{bench}: sample {iter} out of order"));
+                }
+                if sample_ops % ops != 0 || *elapsed_ns == 0 {
+                    return Err(format!(
+                        "{bench}: sample of {sample_ops} ops in {elapsed_ns} ns (passes of {ops})"
+                    ));
+                }
+                let n = sample_ops / ops;
+                let want = work.per_pass.wrapping_mul(n);
+                if *got != Some(want) {
+                    return Err(format!(
+                        "{bench}: sample {iter} did work {got:?}, expected {want} ({n} passes)"
+                    ));
+                }
+                passes.push(n);
+            }
+            Event::Phases { ns_per_op, .. } => phases.push(ns_per_op.clone()),
+            Event::Summary { stats, .. } if i == mine.len() - 1 => summary = Some(stats.clone()),
+            other => return Err(format!("{bench}: unexpected {other:?}")),
+        }
+    }
+    let summary = summary.ok_or_else(|| format!("{bench}: no summary last"))?;
+    if summary.samples != passes.len() || passes.is_empty() {
+        return Err(format!(
+            "{bench}: summary of {} samples after {} samples",
+            summary.samples,
+            passes.len()
+        ));
+    }
+    Ok(BenchCheck {
+        ops: *ops,
+        work,
+        passes,
+        summary,
+        phases,
+        sqlite: sqlite.clone(),
+    })
+}

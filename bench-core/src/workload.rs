@@ -8,8 +8,9 @@ use crate::catalog::{BenchSpec, Harness, Target};
 use crate::dataset::{DatasetKey, DatasetReady};
 use crate::error::BenchError;
 use crate::knobs::Knobs;
-use crate::measure::IterFn;
+use crate::measure::Bench;
 use crate::protocol::{Budget, DatasetStatus, Event};
+use crate::settings::SqliteSettings;
 
 /// Everything checked before a run starts: the target, its benches, knobs, budget and trace.
 #[derive(Debug, Clone)]
@@ -29,6 +30,8 @@ pub struct RunContext<'a> {
     pub cache_dir: PathBuf,
     /// PostgreSQL, for the benches that need it (they are skipped without one).
     pub postgres_url: Option<String>,
+    /// The SQLite settings every connection of the run opens with.
+    pub sqlite: SqliteSettings,
 }
 
 /// How a harness builds or checks a dataset file: `(cache dir, key, on_build)` to a ready file.
@@ -45,9 +48,8 @@ impl RunContext<'_> {
         ensure: &Ensure<'_>,
     ) -> Result<DatasetReady, BenchError> {
         let key = DatasetKey {
-            workload: self.plan.target.name.to_string(),
-            rows,
-            seed: self.plan.target.seed,
+            wal: self.sqlite.wal(),
+            ..DatasetKey::new(self.plan.target.name, rows, self.plan.target.seed)
         };
         let ready = ensure(&self.cache_dir, &key, &mut |path| {
             emit(Event::Dataset {
@@ -106,8 +108,9 @@ pub trait Session {
         None
     }
 
-    /// The iteration closure of one bench.
-    fn bench(&self, bench: &BenchSpec) -> Result<IterFn<'_>, BenchError>;
+    /// One bench, ready to measure: its iteration, the work a pass must do, and the SQLite
+    /// settings its connections read back.
+    fn bench(&self, bench: &BenchSpec) -> Result<Bench<'_>, BenchError>;
 }
 
 /// The workloads one runner binary implements.

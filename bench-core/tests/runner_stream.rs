@@ -2,9 +2,12 @@
 
 use std::process::Command;
 
-use bench_core::catalog::{Harness, ROWS};
+use bench_core::catalog::{Harness, ROWS, Subject};
+use bench_core::dataset::{lookup_ids, lookup_work, row};
+use bench_core::measure::trace::Phase;
 use bench_core::protocol::{DatasetStatus, Event};
-use bench_core::testing::{events_of, run_to_end};
+use bench_core::settings::{SqliteSettings, differences};
+use bench_core::testing::{check_bench, run_to_end};
 use bench_core::workloads::{bulk_insert, multithread, single_row_lookup};
 
 const TINY: &[&str] = &[
@@ -106,68 +109,59 @@ fn every_bench_streams_a_valid_sequence() {
         "{events:?}"
     );
 
+    let ids = lookup_ids(64, single_row_lookup::spec().seed, 16);
+    let asked = SqliteSettings::default().expected();
     for bench in all {
-        let mine = events_of(&events, bench);
-        assert!(
-            matches!(mine[0], Event::BenchStart { ops: 16, .. }),
-            "{bench}: {mine:?}"
-        );
-        let samples: Vec<u64> = mine
-            .iter()
-            .filter_map(|e| {
-                if let Event::Sample {
-                    iter,
-                    ops,
-                    elapsed_ns,
-                    ..
-                } = e
-                {
-                    assert_eq!(*ops, 16);
-                    assert!(*elapsed_ns > 0);
-                    Some(*iter)
-                } else {
-                    None
-                }
-            })
-            .collect();
-        assert!((2..=3).contains(&samples.len()), "{bench}: {samples:?}");
-        assert_eq!(
-            samples,
-            (0..samples.len() as u64).collect::<Vec<_>>(),
-            "{bench}: samples numbered in order"
-        );
-        let Some(Event::Summary { stats, .. }) = mine.last() else {
-            panic!("{bench}: no summary last")
+        let spec = single_row_lookup::spec().spec(bench).unwrap();
+        let c = check_bench(&events, bench).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(c.ops, 16, "{bench}");
+        assert!((2..=3).contains(&c.passes.len()), "{bench}: {:?}", c.passes);
+        // The work each pass must do, computed here from the dataset, not taken from the
+        // runner: a bench that skips its work, or reads other rows, fails.
+        let expected = match (spec.phase, bench) {
+            (None, _) => lookup_work(&ids),
+            (Some(Phase::Checkout), "turso/pool_acquire") => 16,
+            (Some(Phase::Checkout), _) | (Some(Phase::Dispatch), _) => 16,
+            (Some(Phase::Prepare), "prepare") => 16,
+            (Some(Phase::Prepare), _) => 64,
+            (Some(Phase::ExecuteMarshal), _) => ids.iter().map(|i| *i as u64 + 1).sum(),
+            (Some(Phase::Decode), _) => 16 * row(ids[0]).checksum(),
+            (Some(Phase::Bind), _) => ids.iter().map(|i| *i as u64).sum(),
         };
-        assert_eq!(stats.samples, samples.len());
-        assert!(stats.min <= stats.median && stats.median <= stats.max);
-        let traced = mine.iter().any(|e| matches!(e, Event::Phases { .. }));
-        assert_eq!(
-            traced,
-            bench.starts_with("middleware/"),
-            "{bench}: phases only for the middleware path"
-        );
-        if bench.starts_with("middleware/") || bench == "rusqlite" || bench == "turso_raw" {
+        assert_eq!(c.work.per_pass, expected, "{bench}: {}", c.work.what);
+        let traced = !c.phases.is_empty();
+        let path = matches!(
+            spec.subject,
+            Subject::Middleware(_) | Subject::TursoMiddleware
+        ) && spec.phase.is_none();
+        assert_eq!(traced, path, "{bench}: phases only for the middleware path");
+        if spec.phase.is_none() {
             assert!(
-                stats.latency.is_some_and(|l| l.count >= 32),
+                c.summary.latency.is_some_and(|l| l.count >= 32),
                 "{bench}: per-op latencies recorded"
             );
         }
-        for e in &mine {
-            if let Event::Phases { ns_per_op, .. } = e {
-                // turso runs on the caller's task: no dispatch phase to report.
-                let expected = if bench == "middleware/turso" { 5 } else { 6 };
-                assert_eq!(
-                    ns_per_op.len(),
-                    expected,
-                    "{bench}: every phase it has is reported"
-                );
-                assert_eq!(
-                    ns_per_op.contains_key(&bench_core::measure::trace::Phase::Dispatch),
-                    bench != "middleware/turso"
-                );
-                assert!(ns_per_op.values().all(|v| *v >= 0.0));
-            }
+        for ns_per_op in &c.phases {
+            // turso runs on the caller's task: no dispatch phase to report.
+            let turso = spec.subject == Subject::TursoMiddleware;
+            assert_eq!(ns_per_op.len(), if turso { 5 } else { 6 }, "{bench}");
+            assert_eq!(ns_per_op.contains_key(&Phase::Dispatch), !turso);
+            assert!(ns_per_op.values().all(|v| *v >= 0.0));
+        }
+        // Every SQLite connection reads back the run's settings, but what turso cannot do
+        // (conversion-only micro-benches have no connection).
+        if spec.subject != Subject::MiddlewareValues && spec.phase != Some(Phase::Bind) {
+            let differ = differences(&asked, &c.sqlite);
+            let turso = matches!(spec.subject, Subject::Turso | Subject::TursoMiddleware);
+            let want: Vec<String> = if turso {
+                vec![
+                    "locking_mode: exclusive (asked normal)".into(),
+                    "mmap_size: unsupported (asked 0)".into(),
+                ]
+            } else {
+                vec![]
+            };
+            assert_eq!(differ, want, "{bench}: {:?}", c.sqlite);
         }
     }
 
@@ -190,11 +184,11 @@ fn every_bench_streams_a_valid_sequence() {
 #[test]
 fn a_corrupt_cache_file_is_rebuilt() {
     let cache = tempfile::tempdir().unwrap();
-    let key = bench_core::dataset::DatasetKey {
-        workload: "single_row_lookup".into(),
-        rows: 64,
-        seed: single_row_lookup::spec().seed,
-    };
+    let key = bench_core::dataset::DatasetKey::new(
+        "single_row_lookup",
+        64,
+        single_row_lookup::spec().seed,
+    );
     std::fs::write(key.path_in(cache.path()), vec![0xAB; 8192]).unwrap();
     let (code, events, stderr) = run(ONE_SAMPLE, cache.path());
     assert_eq!(code, Some(0), "{stderr}");
@@ -254,8 +248,14 @@ fn bad_knobs_stop_before_anything_starts() {
 }
 
 /// Every core bench of a target, tiny, every line parsed: bench_start, samples in order, one
-/// summary with per-operation latencies where the target records them, then done.
-fn check_target(target: &bench_core::catalog::Target, knobs: &[&str], latencies: bool) {
+/// summary with per-operation latencies where the target records them, then done; each bench's
+/// work per pass is what `expected_work` computes from the target's data.
+fn check_target(
+    target: &bench_core::catalog::Target,
+    knobs: &[&str],
+    latencies: bool,
+    expected_work: &dyn Fn(&bench_core::catalog::BenchSpec) -> u64,
+) {
     let cache = tempfile::tempdir().unwrap();
     let mut args = vec![target.name];
     args.extend_from_slice(knobs);
@@ -283,42 +283,29 @@ fn check_target(target: &bench_core::catalog::Target, knobs: &[&str], latencies:
         .map(|b| b.name)
         .collect();
     for bench in core {
-        let starts = events
-            .iter()
-            .filter(|e| matches!(e, Event::BenchStart { bench: b, .. } if b == bench))
-            .count();
-        assert_eq!(starts, 1, "{bench}");
-        let iters: Vec<u64> = events
-            .iter()
-            .filter_map(|e| match e {
-                Event::Sample {
-                    bench: b,
-                    iter,
-                    elapsed_ns,
-                    ..
-                } if b == bench => {
-                    assert!(*elapsed_ns > 0);
-                    Some(*iter)
-                }
-                _ => None,
-            })
-            .collect();
-        assert_eq!(iters, vec![0, 1], "{bench}");
-        let stats = events.iter().find_map(|e| match e {
-            Event::Summary { bench: b, stats } if b == bench => Some(stats),
-            _ => None,
-        });
-        let stats = stats.unwrap_or_else(|| panic!("{bench}: no summary"));
-        assert_eq!(stats.latency.is_some(), latencies, "{bench}");
+        let c = check_bench(&events, bench).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(c.passes.len(), 2, "{bench}");
+        assert_eq!(c.summary.latency.is_some(), latencies, "{bench}");
+        assert_eq!(
+            c.work.per_pass,
+            expected_work(target.spec(bench).unwrap()),
+            "{bench}: {}",
+            c.work.what
+        );
     }
 }
 
 #[test]
 fn multithread_pool_checkout_streams_for_every_core_bench() {
+    let ids = lookup_ids(64, multithread::spec().seed, 24);
     check_target(
         multithread::spec(),
         &["--rows", "64", "--lookups", "24", "--concurrency", "3"],
         true,
+        &|b| match b.phase {
+            Some(Phase::Checkout) => 24,
+            _ => lookup_work(&ids),
+        },
     );
 }
 
@@ -328,5 +315,6 @@ fn bulk_insert_streams_for_every_core_bench() {
         bulk_insert::spec(),
         &["--rows", "30", "--concurrency", "2"],
         false,
+        &|_| 30,
     );
 }

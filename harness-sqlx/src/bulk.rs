@@ -6,14 +6,18 @@ use std::time::Instant;
 use bench_core::BenchError;
 use bench_core::catalog::{BenchSpec, CatalogError, ROWS, Subject, Target};
 use bench_core::measure::trace::ns_between;
-use bench_core::measure::{IterFn, Iteration};
+use bench_core::measure::{Bench, IterFn, Iteration};
 use bench_core::protocol::Event;
+use bench_core::settings::SqliteSettings;
 use bench_core::workload::{RunContext, Session, Workload};
 use bench_core::workloads::bulk_insert::rows::{
     BulkRow, DROP, POSTGRES_CREATE, POSTGRES_INSERT, SQLITE_CREATE, SQLITE_INSERT, Scratch,
     redact_url, url_password,
 };
 use bench_core::workloads::bulk_insert::{self, NO_POSTGRES};
+
+/// What the work check of an insert bench sums.
+const INSERT_WORK: &str = "rows inserted (rows each INSERT reports changed)";
 use sqlx::postgres::PgConnectOptions;
 use sqlx::sqlite::SqliteConnectOptions;
 use sqlx::{ConnectOptions, Connection, Executor};
@@ -41,6 +45,7 @@ impl Workload for Bulk {
             dir,
             rows: bulk_insert::rows::rows(run.plan.knobs.count(&ROWS), run.plan.target.seed),
             postgres_url: run.postgres_url.clone(),
+            settings: run.sqlite.clone(),
         }))
     }
 }
@@ -50,6 +55,7 @@ struct Ctx {
     dir: std::path::PathBuf,
     rows: Vec<BulkRow>,
     postgres_url: Option<String>,
+    settings: SqliteSettings,
 }
 
 impl Session for Ctx {
@@ -58,14 +64,21 @@ impl Session for Ctx {
     }
 
     fn skip(&self, spec: &BenchSpec) -> Option<String> {
-        (spec.subject == Subject::SqlxPostgres && self.postgres_url.is_none())
-            .then(|| NO_POSTGRES.to_string())
+        if spec.subject == Subject::SqlxPostgres && self.postgres_url.is_none() {
+            return Some(NO_POSTGRES.to_string());
+        }
+        // One connection: no pool to share an exclusive lock with.
+        bench_core::settings::skip_reason(spec.subject, 1, &self.settings)
     }
 
-    fn bench(&self, spec: &BenchSpec) -> Result<IterFn<'_>, BenchError> {
+    fn bench(&self, spec: &BenchSpec) -> Result<Bench<'_>, BenchError> {
+        let n = self.rows.len() as u64;
         match spec.subject {
-            Subject::SqlxSqlite => sqlite(self, spec),
-            Subject::SqlxPostgres => postgres(self),
+            Subject::SqlxSqlite => {
+                let (iter, settings) = sqlite(self, spec)?;
+                Ok(Bench::new(iter, n, INSERT_WORK).with_settings(settings))
+            }
+            Subject::SqlxPostgres => Ok(Bench::new(postgres(self)?, n, INSERT_WORK)),
             _ => {
                 Err(
                     CatalogError::no_implementation(bulk_insert::spec(), spec, "not a sqlx bench")
@@ -109,37 +122,41 @@ fn pg_err(url: &str, e: impl std::fmt::Display) -> BenchError {
     BenchError::Driver(format!("PostgreSQL at {}: {msg}", redact_url(url)))
 }
 
-fn sqlite<'a>(ctx: &'a Ctx, spec: &BenchSpec) -> Result<IterFn<'a>, BenchError> {
+type Settings = std::collections::BTreeMap<String, String>;
+
+fn sqlite<'a>(ctx: &'a Ctx, spec: &BenchSpec) -> Result<(IterFn<'a>, Settings), BenchError> {
     let scratch = Scratch::new(&ctx.dir, spec.name);
-    let mut conn = ctx
-        .rt
-        .block_on(
-            SqliteConnectOptions::new()
-                .filename(&scratch.0)
-                .create_if_missing(true)
-                .connect(),
-        )
-        .map_err(err)?;
-    Ok(Box::new(move |_| {
+    let options = crate::settings::apply(
+        SqliteConnectOptions::new()
+            .filename(&scratch.0)
+            .create_if_missing(true),
+        &ctx.settings,
+    );
+    let (mut conn, settings) = ctx.rt.block_on(async {
+        let mut conn = options.connect().await.map_err(err)?;
+        let settings = crate::settings::read_back(&mut conn).await?;
+        Ok::<_, BenchError>((conn, settings))
+    })?;
+    let iter: IterFn<'a> = Box::new(move |_| {
         let _scratch = &scratch;
         ctx.rt.block_on(async {
             conn.execute(DROP).await.map_err(err)?;
             conn.execute(SQLITE_CREATE).await.map_err(err)?;
             let start = Instant::now();
             let mut tx = conn.begin().await.map_err(err)?;
+            let mut changed = 0u64;
             for r in &ctx.rows {
-                bind_row!(sqlx::query(SQLITE_INSERT), r)
+                changed += bind_row!(sqlx::query(SQLITE_INSERT), r)
                     .execute(&mut *tx)
                     .await
-                    .map_err(err)?;
+                    .map_err(err)?
+                    .rows_affected();
             }
             tx.commit().await.map_err(err)?;
-            Ok(Iteration {
-                elapsed_ns: ns_between(start, Instant::now()),
-                phases: None,
-            })
+            Ok(Iteration::new(ns_between(start, Instant::now()), changed))
         })
-    }))
+    });
+    Ok((iter, settings))
 }
 
 fn postgres(ctx: &Ctx) -> Result<IterFn<'_>, BenchError> {
@@ -165,17 +182,16 @@ fn postgres(ctx: &Ctx) -> Result<IterFn<'_>, BenchError> {
                 .map_err(|e| pg_err(&url, e))?;
             let start = Instant::now();
             let mut tx = conn.begin().await.map_err(|e| pg_err(&url, e))?;
+            let mut changed = 0u64;
             for r in &ctx.rows {
-                bind_row!(sqlx::query(POSTGRES_INSERT), r)
+                changed += bind_row!(sqlx::query(POSTGRES_INSERT), r)
                     .execute(&mut *tx)
                     .await
-                    .map_err(|e| pg_err(&url, e))?;
+                    .map_err(|e| pg_err(&url, e))?
+                    .rows_affected();
             }
             tx.commit().await.map_err(|e| pg_err(&url, e))?;
-            Ok(Iteration {
-                elapsed_ns: ns_between(start, Instant::now()),
-                phases: None,
-            })
+            Ok(Iteration::new(ns_between(start, Instant::now()), changed))
         })
     }))
 }

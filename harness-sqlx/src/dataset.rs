@@ -98,7 +98,11 @@ pub async fn write(path: &Path, key: &DatasetKey) -> Result<(), BenchError> {
     let mut conn = SqliteConnectOptions::new()
         .filename(path)
         .create_if_missing(true)
-        .journal_mode(SqliteJournalMode::Wal)
+        .journal_mode(if key.wal {
+            SqliteJournalMode::Wal
+        } else {
+            SqliteJournalMode::Delete
+        })
         .synchronous(SqliteSynchronous::Off)
         .connect()
         .await
@@ -125,8 +129,10 @@ pub async fn write(path: &Path, key: &DatasetKey) -> Result<(), BenchError> {
             .map_err(s)?;
     }
     tx.commit().await.map_err(s)?;
-    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        .await
-        .map_err(s)?;
+    if key.wal {
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            .await
+            .map_err(s)?;
+    }
     conn.close().await.map_err(s)
 }

@@ -10,11 +10,12 @@ use bench_core::catalog::{
     BenchSpec, CONCURRENCY, CatalogError, LOOKUPS_PER_CHECKOUT, SQLX_STATEMENT_CACHE, Subject,
     TRACE_EVERY, Target,
 };
-use bench_core::dataset::{BenchRow, DatasetKey, SELECT_BY_ID};
+use bench_core::dataset::{BenchRow, DatasetKey, LOOKUP_WORK, SELECT_BY_ID, lookup_work};
 use bench_core::measure::drive::{self, LookupPath, lookup_iteration, on_runtime};
-use bench_core::measure::trace::{Phase, PhaseTotals, ns_between};
-use bench_core::measure::{IterFn, Iteration};
+use bench_core::measure::trace::{Phase, PhaseTotals, ns_between, traced};
+use bench_core::measure::{Bench, IterFn, Iteration};
 use bench_core::protocol::Event;
+use bench_core::settings::SqliteSettings;
 use bench_core::workload::{RunContext, Session, Workload};
 use sqlx::sqlite::{SqliteConnectOptions, SqlitePool, SqlitePoolOptions, SqliteStatement};
 use sqlx::{Executor, SqlSafeStr, Statement};
@@ -54,6 +55,9 @@ pub struct Ctx {
     per_checkout: usize,
     trace: bool,
     trace_every: usize,
+    pub settings: SqliteSettings,
+    /// What the pool's connections read back.
+    pub read_back: std::collections::BTreeMap<String, String>,
 }
 
 impl Ctx {
@@ -73,10 +77,13 @@ impl Ctx {
             )
         };
         let (path, ids) = run.lookup_dataset(emit, &ensure)?;
-        let options = SqliteConnectOptions::new()
-            .filename(path)
-            .statement_cache_capacity(k.count(&SQLX_STATEMENT_CACHE) as usize);
-        let (pool, stmt) = rt.block_on(async {
+        let options = crate::settings::apply(
+            SqliteConnectOptions::new()
+                .filename(path)
+                .statement_cache_capacity(k.count(&SQLX_STATEMENT_CACHE) as usize),
+            &run.sqlite,
+        );
+        let (pool, stmt, read_back) = rt.block_on(async {
             let pool = SqlitePoolOptions::new()
                 .max_connections(k.count(&CONCURRENCY) as u32)
                 .connect_with(options)
@@ -86,7 +93,9 @@ impl Ctx {
                 .prepare(SELECT_BY_ID.into_sql_str())
                 .await
                 .map_err(err)?;
-            Ok::<_, BenchError>((pool, stmt))
+            let mut conn = pool.acquire().await.map_err(err)?;
+            let read_back = crate::settings::read_back(&mut conn).await?;
+            Ok::<_, BenchError>((pool, stmt, read_back))
         })?;
         Ok(Ctx {
             rt,
@@ -98,6 +107,8 @@ impl Ctx {
             per_checkout: k.count_if(&LOOKUPS_PER_CHECKOUT).unwrap_or(1) as usize,
             trace: run.plan.trace,
             trace_every: k.count_if(&TRACE_EVERY).unwrap_or(1) as usize,
+            settings: run.sqlite.clone(),
+            read_back,
         })
     }
 }
@@ -114,45 +125,73 @@ impl Session for Ctx {
         self.ids.len() as u64
     }
 
-    fn bench(&self, spec: &BenchSpec) -> Result<IterFn<'_>, BenchError> {
+    fn skip(&self, bench: &BenchSpec) -> Option<String> {
+        bench_core::settings::skip_reason(bench.subject, self.concurrency, &self.settings)
+    }
+
+    fn bench(&self, spec: &BenchSpec) -> Result<Bench<'_>, BenchError> {
+        Ok(self.bench_iter(spec)?.with_settings(self.read_back.clone()))
+    }
+}
+
+impl Ctx {
+    fn bench_iter(&self, spec: &BenchSpec) -> Result<Bench<'_>, BenchError> {
         use Phase::*;
         if spec.subject != Subject::SqlxSqlite {
             return Err(
                 CatalogError::no_implementation(self_spec(), spec, "not a sqlx bench").into(),
             );
         }
-        match spec.phase {
-            None => Ok(if self.trace {
-                lookups::<true>(self)
-            } else {
-                lookups::<false>(self)
-            }),
-            Some(Checkout) => Ok(async_loop(self, |pool, _, _| async move {
-                drop(black_box(pool.acquire().await.map_err(err)?));
-                Ok(())
-            })),
-            Some(Prepare) => Ok(on_connection(self, |conn, _| {
-                Box::pin(async move {
-                    black_box(
-                        conn.prepare(SELECT_BY_ID.into_sql_str())
-                            .await
-                            .map_err(err)?,
-                    );
-                    Ok(())
-                })
-            })),
-            Some(ExecuteMarshal) => Ok(on_connection(self, |conn, id| {
-                Box::pin(async move {
-                    black_box(
-                        sqlx::query(SELECT_BY_ID)
-                            .bind(id)
-                            .fetch_one(&mut *conn)
-                            .await
-                            .map_err(err)?,
-                    );
-                    Ok(())
-                })
-            })),
+        let n = self.ids.len() as u64;
+        let ids_work: u64 = self.ids.iter().map(|id| *id as u64).sum();
+        Ok(match spec.phase {
+            None => Bench::new(
+                if self.trace {
+                    lookups::<true>(self)
+                } else {
+                    lookups::<false>(self)
+                },
+                lookup_work(&self.ids),
+                LOOKUP_WORK,
+            ),
+            Some(Checkout) => Bench::new(
+                async_loop(self, |pool, _, _| async move {
+                    drop(black_box(pool.acquire().await.map_err(err)?));
+                    Ok(1)
+                }),
+                n,
+                "connections checked out",
+            ),
+            Some(Prepare) => Bench::new(
+                on_connection(self, |conn, _| {
+                    Box::pin(async move {
+                        let stmt = black_box(
+                            conn.prepare(SELECT_BY_ID.into_sql_str())
+                                .await
+                                .map_err(err)?,
+                        );
+                        Ok(stmt.columns().len() as u64)
+                    })
+                }),
+                4 * n,
+                "statements prepared (their column count)",
+            ),
+            Some(ExecuteMarshal) => Bench::new(
+                on_connection(self, |conn, id| {
+                    Box::pin(async move {
+                        let row = black_box(
+                            sqlx::query(SELECT_BY_ID)
+                                .bind(id)
+                                .fetch_one(&mut *conn)
+                                .await
+                                .map_err(err)?,
+                        );
+                        Ok(1 + sqlx::Row::try_get::<i64, _>(&row, 0).map_err(err)? as u64)
+                    })
+                }),
+                self.ids.iter().map(|id| *id as u64 + 1).sum(),
+                "result sets fetched (rows + first id)",
+            ),
             Some(Decode) => {
                 let row = self
                     .rt
@@ -163,39 +202,48 @@ impl Session for Ctx {
                     )
                     .map_err(err)?;
                 let ids = self.ids.clone();
-                Ok(Box::new(move |_| {
+                let iter: IterFn<'_> = Box::new(move |_| {
+                    let mut work = 0u64;
                     let start = Instant::now();
                     for _ in ids.iter() {
-                        black_box(decode(black_box(&row)).map_err(err)?);
+                        work = work.wrapping_add(
+                            black_box(decode(black_box(&row)).map_err(err)?).checksum(),
+                        );
                     }
-                    Ok(Iteration {
-                        elapsed_ns: ns_between(start, Instant::now()),
-                        phases: None,
-                    })
-                }))
+                    Ok(Iteration::new(ns_between(start, Instant::now()), work))
+                });
+                let per_pass = bench_core::dataset::row(self.ids[0])
+                    .checksum()
+                    .wrapping_mul(n);
+                Bench::new(iter, per_pass, "rows decoded (their checksum)")
             }
             Some(Bind) => {
                 let ids = self.ids.clone();
-                Ok(Box::new(move |_| {
+                let iter: IterFn<'_> = Box::new(move |_| {
+                    let mut work = 0u64;
                     let start = Instant::now();
                     for &id in ids.iter() {
-                        let _ = black_box(
+                        let q = black_box(
                             sqlx::query::<sqlx::Sqlite>(SELECT_BY_ID).bind(black_box(id)),
                         );
+                        // The bound value itself is sqlx's business; that a query was built
+                        // per id is what is checked.
+                        drop(q);
+                        work = work.wrapping_add(id as u64);
                     }
-                    Ok(Iteration {
-                        elapsed_ns: ns_between(start, Instant::now()),
-                        phases: None,
-                    })
-                }))
+                    Ok(Iteration::new(ns_between(start, Instant::now()), work))
+                });
+                Bench::new(iter, ids_work, "queries built and bound (their ids)")
             }
-            Some(Dispatch) => Err(CatalogError::no_implementation(
-                self_spec(),
-                spec,
-                "sqlx has no dispatch step a caller can isolate",
-            )
-            .into()),
-        }
+            Some(Dispatch) => {
+                return Err(CatalogError::no_implementation(
+                    self_spec(),
+                    spec,
+                    "sqlx has no dispatch step a caller can isolate",
+                )
+                .into());
+            }
+        })
     }
 }
 
@@ -203,11 +251,11 @@ fn self_spec() -> &'static Target {
     bench_core::workloads::single_row_lookup::spec()
 }
 
-/// Times `ops` runs of an async operation on the pool as one sample.
+/// Times a pass of an async operation on the pool; each operation returns its work.
 fn async_loop<F, Fut>(ctx: &Ctx, op: F) -> IterFn<'_>
 where
     F: Fn(SqlitePool, SqliteStatement, i64) -> Fut + Send + Sync + Clone + 'static,
-    Fut: std::future::Future<Output = Result<(), BenchError>> + Send,
+    Fut: std::future::Future<Output = Result<u64, BenchError>> + Send,
 {
     Box::new(move |_| {
         let (pool, stmt, ids, op) = (
@@ -217,14 +265,12 @@ where
             op.clone(),
         );
         on_runtime(&ctx.rt, async move {
+            let mut work = 0u64;
             let start = Instant::now();
             for &id in ids.iter() {
-                op(pool.clone(), stmt.clone(), id).await?;
+                work = work.wrapping_add(op(pool.clone(), stmt.clone(), id).await?);
             }
-            Ok(Iteration {
-                elapsed_ns: ns_between(start, Instant::now()),
-                phases: None,
-            })
+            Ok(Iteration::new(ns_between(start, Instant::now()), work))
         })
     })
 }
@@ -233,23 +279,21 @@ type ConnOp = for<'c> fn(
     &'c mut sqlx::SqliteConnection,
     i64,
 ) -> std::pin::Pin<
-    Box<dyn std::future::Future<Output = Result<(), BenchError>> + Send + 'c>,
+    Box<dyn std::future::Future<Output = Result<u64, BenchError>> + Send + 'c>,
 >;
 
-/// Times `ops` runs of an operation on a connection acquired before the clock starts.
+/// Times a pass of an operation on a connection acquired before the clock starts.
 fn on_connection(ctx: &Ctx, op: ConnOp) -> IterFn<'_> {
     Box::new(move |_| {
         let (pool, ids) = (ctx.pool.clone(), ctx.ids.clone());
         on_runtime(&ctx.rt, async move {
             let mut conn = pool.acquire().await.map_err(err)?;
+            let mut work = 0u64;
             let start = Instant::now();
             for &id in ids.iter() {
-                op(&mut conn, id).await?;
+                work = work.wrapping_add(op(&mut conn, id).await?);
             }
-            Ok(Iteration {
-                elapsed_ns: ns_between(start, Instant::now()),
-                phases: None,
-            })
+            Ok(Iteration::new(ns_between(start, Instant::now()), work))
         })
     })
 }
@@ -293,9 +337,9 @@ impl LookupPath for SqlxPath {
         let decoded = decode(&row).map_err(err)?;
         drop(row);
         let t3 = Instant::now();
-        phases.add(Phase::Bind, ns_between(t0, t1));
-        phases.add(Phase::ExecuteMarshal, ns_between(t1, t2));
-        phases.add(Phase::Decode, ns_between(t2, t3));
+        phases.add(Phase::Bind, traced(t0, t1));
+        phases.add(Phase::ExecuteMarshal, traced(t1, t2));
+        phases.add(Phase::Decode, traced(t2, t3));
         Ok(decoded)
     }
 }
@@ -305,20 +349,24 @@ fn lookups<const TRACE: bool>(ctx: &Ctx) -> IterFn<'_> {
         pool: ctx.pool.clone(),
         stmt: ctx.stmt.clone(),
     });
+    let passes = std::sync::atomic::AtomicU64::new(0);
     Box::new(move |h| {
+        let seed = passes.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let fut = lookup_iteration::<SqlxPath, TRACE>(
             path.clone(),
             ctx.ids.clone(),
             ctx.per_checkout,
             ctx.trace_every,
+            seed,
         );
-        let (elapsed_ns, lat, phases) = on_runtime(&ctx.rt, fut)?;
-        for ns in lat {
+        let pass = on_runtime(&ctx.rt, fut)?;
+        for ns in pass.latencies {
             h.record(ns);
         }
         Ok(Iteration {
-            elapsed_ns,
-            phases: TRACE.then_some(phases),
+            elapsed_ns: pass.elapsed_ns,
+            phases: TRACE.then_some(pass.phases),
+            work: pass.work,
         })
     })
 }

@@ -6,6 +6,7 @@ mod bulk;
 mod dataset;
 mod lookup;
 mod multithread;
+mod settings;
 
 use bench_core::catalog::{CONCURRENCY, Harness, SQLX_STATEMENT_CACHE};
 use bench_core::protocol::RunEnv;
@@ -33,6 +34,10 @@ fn describe(timer_ns: f64, plan: &Plan) -> RunEnv {
         .unwrap_or_else(|e| format!("unknown ({e})"));
     let mut env = bench_core::protocol::env::collect(&sqlite, timer_ns);
     let k = &plan.knobs;
+    env.settings.insert(
+        "sqlite settings".into(),
+        bench_core::settings::SqliteSettings::from_knobs(k).describe(),
+    );
     match (k.count_if(&CONCURRENCY), k.count_if(&SQLX_STATEMENT_CACHE)) {
         (Some(c), Some(cache)) => {
             env.settings.insert(

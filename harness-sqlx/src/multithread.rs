@@ -5,10 +5,11 @@ use std::time::Instant;
 
 use bench_core::BenchError;
 use bench_core::catalog::{BenchSpec, CatalogError, Subject, Target};
-use bench_core::dataset::SELECT_BY_ID;
+use bench_core::dataset::{LOOKUP_WORK, SELECT_BY_ID, lookup_work};
+use bench_core::measure::drive::TaskResult;
 use bench_core::measure::stats::LatencyHistogram;
 use bench_core::measure::trace::{Phase, ns_between};
-use bench_core::measure::{IterFn, Iteration};
+use bench_core::measure::{Bench, IterFn, Iteration};
 use bench_core::protocol::Event;
 use bench_core::workload::{RunContext, Session, Workload};
 use sqlx::{Executor, SqlSafeStr, Statement};
@@ -43,7 +44,7 @@ struct FanOuts(Ctx);
 fn fan_out<F, Fut>(ctx: &Ctx, h: &mut LatencyHistogram, task: F) -> Result<Iteration, BenchError>
 where
     F: Fn(usize, usize) -> Fut,
-    Fut: std::future::Future<Output = Result<Vec<u64>, BenchError>> + Send + 'static,
+    Fut: std::future::Future<Output = Result<TaskResult, BenchError>> + Send + 'static,
 {
     bench_core::measure::drive::fan_out(&ctx.rt, ctx.ids.len(), ctx.concurrency, h, task)
 }
@@ -53,8 +54,19 @@ impl Session for FanOuts {
         self.0.ids.len() as u64
     }
 
-    fn bench(&self, spec: &BenchSpec) -> Result<IterFn<'_>, BenchError> {
-        iteration(spec, &self.0)
+    fn skip(&self, bench: &BenchSpec) -> Option<String> {
+        bench_core::settings::skip_reason(bench.subject, self.0.concurrency, &self.0.settings)
+    }
+
+    fn bench(&self, spec: &BenchSpec) -> Result<Bench<'_>, BenchError> {
+        let ctx = &self.0;
+        let iter = iteration(spec, ctx)?;
+        let bench = if spec.phase.is_some() {
+            Bench::new(iter, ctx.ids.len() as u64, "connections checked out")
+        } else {
+            Bench::new(iter, lookup_work(&ctx.ids), LOOKUP_WORK)
+        };
+        Ok(bench.with_settings(ctx.read_back.clone()))
     }
 }
 
@@ -69,7 +81,10 @@ fn iteration<'a>(bench: &BenchSpec, ctx: &'a Ctx) -> Result<IterFn<'a>, BenchErr
                         .prepare(SELECT_BY_ID.into_sql_str())
                         .await
                         .map_err(err)?;
-                    let mut lat = Vec::with_capacity(b - a);
+                    let mut out = TaskResult {
+                        latencies: Vec::with_capacity(b - a),
+                        work: 0,
+                    };
                     let mut prev = Instant::now();
                     for &id in &ids[a..b] {
                         let row = stmt
@@ -78,12 +93,13 @@ fn iteration<'a>(bench: &BenchSpec, ctx: &'a Ctx) -> Result<IterFn<'a>, BenchErr
                             .fetch_one(&mut *conn)
                             .await
                             .map_err(err)?;
-                        black_box(decode(&row).map_err(err)?);
+                        let decoded = black_box(decode(&row).map_err(err)?);
+                        out.work = out.work.wrapping_add(decoded.checksum());
                         let t = Instant::now();
-                        lat.push(ns_between(prev, t));
+                        out.latencies.push(ns_between(prev, t));
                         prev = t;
                     }
-                    Ok(lat)
+                    Ok(out)
                 }
             })
         })),
@@ -91,15 +107,19 @@ fn iteration<'a>(bench: &BenchSpec, ctx: &'a Ctx) -> Result<IterFn<'a>, BenchErr
             fan_out(ctx, h, |a, b| {
                 let pool = ctx.pool.clone();
                 async move {
-                    let mut lat = Vec::with_capacity(b - a);
+                    let mut out = TaskResult {
+                        latencies: Vec::with_capacity(b - a),
+                        work: 0,
+                    };
                     let mut prev = Instant::now();
                     for _ in a..b {
                         drop(black_box(pool.acquire().await.map_err(err)?));
+                        out.work += 1;
                         let t = Instant::now();
-                        lat.push(ns_between(prev, t));
+                        out.latencies.push(ns_between(prev, t));
                         prev = t;
                     }
-                    Ok(lat)
+                    Ok(out)
                 }
             })
         })),

@@ -4,9 +4,11 @@
 use std::process::Command;
 
 use bench_core::catalog::Harness;
-use bench_core::dataset::{BenchRow, DatasetKey, row};
+use bench_core::dataset::{BenchRow, DatasetKey, lookup_ids, lookup_work, row};
+use bench_core::measure::trace::Phase;
 use bench_core::protocol::{DatasetStatus, Event};
-use bench_core::testing::run_to_end;
+use bench_core::settings::SqliteSettings;
+use bench_core::testing::{check_bench, run_to_end};
 use bench_core::workloads::single_row_lookup;
 
 fn run(args: &[&str], cache: &std::path::Path) -> (Option<i32>, Vec<Event>, String) {
@@ -85,28 +87,26 @@ fn every_sqlx_bench_streams_a_valid_sequence() {
         !events.iter().any(|e| matches!(e, Event::Error { .. })),
         "{events:?}"
     );
+    let ids = lookup_ids(64, single_row_lookup::spec().seed, 16);
+    let asked = SqliteSettings::default().expected();
     for bench in mine {
-        let samples = events
-            .iter()
-            .filter(|e| matches!(e, Event::Sample { bench: b, ops: 16, .. } if b == bench))
-            .count();
-        assert!((2..=3).contains(&samples), "{bench}: {samples} samples");
-        let summary = events.iter().find_map(|e| match e {
-            Event::Summary { bench: b, stats } if b == bench => Some(stats),
-            _ => None,
-        });
-        assert_eq!(summary.expect("a summary").samples, samples, "{bench}");
-        let phases: Vec<_> = events
-            .iter()
-            .filter_map(|e| match e {
-                Event::Phases {
-                    bench: b,
-                    ns_per_op,
-                    ..
-                } if b == bench => Some(ns_per_op),
-                _ => None,
-            })
-            .collect();
+        let c = check_bench(&events, bench).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(c.ops, 16, "{bench}");
+        assert!((2..=3).contains(&c.passes.len()), "{bench}: {:?}", c.passes);
+        // The work of a pass, computed here from the dataset.
+        let spec = single_row_lookup::spec().spec(bench).unwrap();
+        let expected = match spec.phase {
+            None => lookup_work(&ids),
+            Some(Phase::Checkout) => 16,
+            Some(Phase::Prepare) => 64,
+            Some(Phase::ExecuteMarshal) => ids.iter().map(|i| *i as u64 + 1).sum(),
+            Some(Phase::Decode) => 16 * row(ids[0]).checksum(),
+            Some(Phase::Bind) => ids.iter().map(|i| *i as u64).sum(),
+            Some(Phase::Dispatch) => unreachable!("sqlx has no dispatch micro-bench"),
+        };
+        assert_eq!(c.work.per_pass, expected, "{bench}: {}", c.work.what);
+        assert_eq!(c.sqlite, asked, "{bench}: sqlx matches every setting");
+        let phases = c.phases;
         if bench == "sqlx" {
             let names: Vec<_> = phases[0].keys().map(|p| p.label()).collect();
             assert_eq!(
@@ -142,11 +142,7 @@ fn the_sqlx_built_dataset_holds_exactly_the_spec_rows() {
         cache.path(),
     );
     assert_eq!(code, Some(0), "{stderr}");
-    let key = DatasetKey {
-        workload: "single_row_lookup".into(),
-        rows: 300,
-        seed: single_row_lookup::spec().seed,
-    };
+    let key = DatasetKey::new("single_row_lookup", 300, single_row_lookup::spec().seed);
     let path = key.path_in(cache.path());
     let rt = tokio::runtime::Runtime::new().unwrap();
     let rows: Vec<BenchRow> = rt.block_on(async {
@@ -244,11 +240,21 @@ fn multithread_and_bulk_mirrors_stream_valid_events() {
                 "--concurrency",
                 "3",
             ],
-            vec!["sqlx_parallel_select", "sqlx_pool_checkout"],
+            vec![
+                (
+                    "sqlx_parallel_select",
+                    lookup_work(&lookup_ids(
+                        64,
+                        bench_core::workloads::multithread::spec().seed,
+                        24,
+                    )),
+                ),
+                ("sqlx_pool_checkout", 24),
+            ],
         ),
         (
             vec!["bulk_insert", "--rows", "30", "--bench", "sqlx_sqlite"],
-            vec!["sqlx_sqlite"],
+            vec![("sqlx_sqlite", 30)],
         ),
     ] {
         let mut args = args;
@@ -265,18 +271,10 @@ fn multithread_and_bulk_mirrors_stream_valid_events() {
         let (code, events, stderr) = run(&args, cache.path());
         assert_eq!(code, Some(0), "{stderr}");
         assert_eq!(events.last(), Some(&Event::Done));
-        for bench in benches {
-            let samples = events
-                .iter()
-                .filter(|e| matches!(e, Event::Sample { bench: b, .. } if b == bench))
-                .count();
-            assert_eq!(samples, 2, "{bench}: {events:?}");
-            assert!(
-                events
-                    .iter()
-                    .any(|e| matches!(e, Event::Summary { bench: b, .. } if b == bench)),
-                "{bench}"
-            );
+        for (bench, per_pass) in benches {
+            let c = check_bench(&events, bench).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(c.passes.len(), 2, "{bench}");
+            assert_eq!(c.work.per_pass, per_pass, "{bench}: {}", c.work.what);
         }
     }
 }

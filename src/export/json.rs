@@ -25,6 +25,9 @@ struct Document<'a> {
     verdict_settings: Option<Settings>,
     runs: &'a [RunRecord],
     comparison: Vec<Vec<ComparisonRow>>,
+    /// Groups of runs made the same way, with each bench's spread between them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    repeats: Vec<super::repeats::Repeats>,
     /// ops/s by concurrency when the runs form a sweep.
     #[serde(skip_serializing_if = "Option::is_none")]
     scaling: Option<ScalingDoc>,
@@ -53,6 +56,7 @@ pub fn render(report: &Report<'_>) -> String {
             .iter()
             .map(|r| comparison(r, &baselines))
             .collect(),
+        repeats: super::repeats::repeats(report.runs),
         scaling: super::scaling::scaling(report.runs).map(|s| ScalingDoc {
             concurrency: s.concurrency,
             cores: s.cores,

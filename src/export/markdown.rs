@@ -7,10 +7,10 @@ use bench_core::protocol::DEBUG_WARNING;
 use bench_core::protocol::results::RunRecord;
 
 use super::Report;
-use super::table::{comparison_cells, unfinished};
+use super::table::{comparison_cells, notes};
 use crate::format;
 
-fn md_table(out: &mut String, headers: &[String], rows: &[Vec<String>], left: usize) {
+pub fn md_table(out: &mut String, headers: &[String], rows: &[Vec<String>], left: usize) {
     let _ = writeln!(out, "| {} |", headers.join(" | "));
     let rule: Vec<&str> = (0..headers.len())
         .map(|i| if i < left { "---" } else { "---:" })
@@ -33,12 +33,13 @@ fn phase_table(out: &mut String, run: &RunRecord) {
     }
     let _ = writeln!(
         out,
-        "\nPhase breakdown (mean per lookup, traced; each traced phase includes about one timer read, so the sum runs a little above the measured median):\n"
+        "\nPhase breakdown (mean per lookup over the traced lookups, each phase corrected by the calibrated cost of the timer read at its edge; the sum is shown beside the measured median):\n"
     );
     let mut headers = vec!["bench".to_string()];
     headers.extend(Phase::ALL.iter().map(|p| p.label().to_string()));
     headers.push("sum".into());
     headers.push("median/op".into());
+    headers.push("sum vs median".into());
     let rows: Vec<Vec<String>> = traced
         .iter()
         .map(|b| {
@@ -49,13 +50,15 @@ fn phase_table(out: &mut String, run: &RunRecord) {
                     .map(|v| format::ns(*v))
                     .unwrap_or_else(|| "-".into())
             }));
-            r.push(format::ns(b.phases.values().sum()));
-            r.push(
-                b.summary
-                    .as_ref()
-                    .map(|s| format::ns(s.median))
-                    .unwrap_or_else(|| "-".into()),
-            );
+            let sum: f64 = b.phases.values().sum();
+            r.push(format::ns(sum));
+            match &b.summary {
+                Some(s) => {
+                    r.push(format::ns(s.median));
+                    r.push(format!("{:+.1}%", (sum / s.median - 1.0) * 100.0));
+                }
+                None => r.extend(["-".to_string(), "-".to_string()]),
+            }
             r
         })
         .collect();
@@ -119,7 +122,7 @@ pub fn render(report: &Report<'_>) -> String {
     let _ = writeln!(out, "## benchscope: {target}\n");
     let _ = writeln!(
         out,
-        "Generated {}. Medians per operation with bootstrap 95% CIs; ratios to `{}` with propagated error.",
+        "Generated {}. Medians per operation with bootstrap 95% CIs; ratios to `{}` with bootstrap 95% intervals.",
         report.generated_at, report.baseline
     );
     if let Some(n) = report.baseline_number() {
@@ -151,7 +154,7 @@ pub fn render(report: &Report<'_>) -> String {
         );
         let (headers, rows) = comparison_cells(report, i);
         md_table(&mut out, &headers, &rows, 2);
-        let problems = unfinished(run);
+        let problems = notes(run);
         if !problems.is_empty() {
             let _ = writeln!(out);
             for p in problems {
@@ -163,6 +166,9 @@ pub fn render(report: &Report<'_>) -> String {
     }
     if report.runs.len() > 1 {
         side_by_side(&mut out, report);
+    }
+    for r in super::repeats::repeats(report.runs) {
+        out.push_str(&r.markdown(&|i| report.number(i)));
     }
     if let Some(sc) = super::scaling::scaling(report.runs) {
         out.push_str(&sc.markdown());

@@ -2,6 +2,7 @@
 
 pub mod json;
 pub mod markdown;
+pub mod repeats;
 pub mod scaling;
 pub mod table;
 

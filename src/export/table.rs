@@ -1,6 +1,6 @@
 //! The plain-text comparison table printed by `benchscope run`.
 
-use bench_core::compare::comparison;
+use bench_core::compare::{comparison, settings_differences};
 use bench_core::protocol::DEBUG_WARNING;
 use bench_core::protocol::results::RunRecord;
 
@@ -27,7 +27,7 @@ pub fn comparison_cells(report: &Report<'_>, index: usize) -> (Vec<String>, Vec<
         "median/op",
         "95% CI (median)",
         "p99/op",
-        &format!("vs {baseline}"),
+        &format!("vs {baseline} (95% CI)"),
         "samples",
     ]
     .map(String::from)
@@ -48,9 +48,15 @@ pub fn comparison_cells(report: &Report<'_>, index: usize) -> (Vec<String>, Vec<
                     .map(|x| format::ratio(&x))
                     .unwrap_or_else(|| "-".into())
             };
+            // A bench whose connections could not take the run's SQLite settings is marked.
+            let differs = !settings_differences(run, &r.bench).is_empty();
             let mut row = vec![
                 r.bench.clone(),
-                r.backend.clone(),
+                if differs {
+                    format!("{} †", r.backend)
+                } else {
+                    r.backend.clone()
+                },
                 format::ns(r.median_ns),
                 format::ci(r.ci95_ns),
                 r.p99_ns
@@ -75,17 +81,29 @@ pub fn comparison_cells(report: &Report<'_>, index: usize) -> (Vec<String>, Vec<
     (headers, rows)
 }
 
-/// Benches that did not finish, as `name: reason` lines.
-pub fn unfinished(run: &RunRecord) -> Vec<String> {
-    let mut out: Vec<String> = run
-        .benches
-        .iter()
-        .filter_map(|b| match (&b.error, &b.skipped) {
-            (Some(e), _) => Some(format!("{}: failed: {e}", b.name)),
-            (None, Some(s)) => Some(format!("{}: skipped: {s}", b.name)),
-            _ => None,
-        })
-        .collect();
+/// What a reader must know beside a run's table, as `name: what` lines: benches that did not
+/// finish, benches whose samples warn (outliers, two modes), and benches (marked †) whose
+/// connections run with other SQLite settings than the run asked for.
+pub fn notes(run: &RunRecord) -> Vec<String> {
+    let mut out = Vec::new();
+    for b in &run.benches {
+        match (&b.error, &b.skipped, &b.summary) {
+            (Some(e), _, _) => out.push(format!("{}: failed: {e}", b.name)),
+            (None, Some(s), _) => out.push(format!("{}: skipped: {s}", b.name)),
+            (None, None, Some(s)) => {
+                out.extend(s.warnings.iter().map(|w| format!("{}: {w}", b.name)))
+            }
+            _ => {}
+        }
+        let differs = settings_differences(run, &b.name);
+        if !differs.is_empty() {
+            out.push(format!(
+                "{} †: SQLite settings differ: {}",
+                b.name,
+                differs.join(", ")
+            ));
+        }
+    }
     if let Some(e) = &run.error {
         out.push(format!("run failed: {e}"));
     }
@@ -93,7 +111,7 @@ pub fn unfinished(run: &RunRecord) -> Vec<String> {
 }
 
 /// Left-aligns text columns, right-aligns the rest, two spaces apart.
-fn align(headers: &[String], rows: &[Vec<String>], left: usize) -> String {
+pub fn align(headers: &[String], rows: &[Vec<String>], left: usize) -> String {
     let width = |i: usize| {
         rows.iter()
             .map(|r| r[i].chars().count())
@@ -148,9 +166,12 @@ pub fn render(report: &Report<'_>) -> String {
         }
         let (headers, rows) = comparison_cells(report, i);
         out.push_str(&align(&headers, &rows, 2));
-        for line in unfinished(run) {
+        for line in notes(run) {
             out.push_str(&format!("! {line}\n"));
         }
+    }
+    for r in super::repeats::repeats(report.runs) {
+        out.push_str(&r.text(&|i| report.number(i)));
     }
     if let Some(sc) = super::scaling::scaling(report.runs) {
         out.push('\n');

@@ -112,6 +112,7 @@ enum ChildEnd {
 async fn run_child(
     program: &Program,
     args: Vec<String>,
+    env: &[(String, String)],
     postgres_url: Option<&str>,
     run_id: &str,
     events: &mpsc::UnboundedSender<RunEvent>,
@@ -122,6 +123,7 @@ async fn run_child(
         Some(url) => command.env("BENCHSCOPE_POSTGRES_URL", url),
         None => command.env_remove("BENCHSCOPE_POSTGRES_URL"),
     };
+    command.envs(env.iter().map(|(k, v)| (k, v)));
     let mut child = command
         .args(&program.prefix_args)
         .args(args)
@@ -246,6 +248,7 @@ impl Runner for ProcessRunner {
                         run_child(
                             &p,
                             args,
+                            &request.env,
                             request.settings.postgres_url.as_deref(),
                             &run_id,
                             &events,

@@ -200,6 +200,32 @@ fn draw_detail(
         },
     };
     lines.push(Line::raw(head));
+    let mut notes: Vec<String> = Vec::new();
+    if let Some(s) = result.and_then(|r| r.summary.as_ref()) {
+        notes.extend(s.warnings.iter().cloned());
+    }
+    let differs = bench_core::compare::settings_differences(&run.record, bench);
+    if !differs.is_empty() {
+        notes.push(format!("SQLite settings differ: {}", differs.join(", ")));
+    }
+    // How the median moves between runs made with the same settings.
+    let same: Vec<&bench_core::protocol::results::RunRecord> = state
+        .target_runs()
+        .filter(|r| bench_core::compare::run_differences(&r.record, &run.record).is_empty())
+        .map(|r| &r.record)
+        .collect();
+    if let Some(sp) = bench_core::compare::spread(same.iter().copied(), bench) {
+        notes.push(format!(
+            "across {} runs with these knobs: {}–{} ({:.0}% apart)",
+            sp.runs,
+            format::ns(sp.min),
+            format::ns(sp.max),
+            sp.relative() * 100.0
+        ));
+    }
+    if !notes.is_empty() {
+        lines.push(Line::styled(notes.join(" · "), theme.accent()));
+    }
     if let RunState::Failed(e) = &run.state {
         lines.push(Line::styled(
             format!("run failed: {}", e.lines().next().unwrap_or("")),
@@ -207,11 +233,26 @@ fn draw_detail(
         ));
     }
     lines.push(Line::styled(
-        format!("run {}: {}", run.seq, run.knobs),
+        format!(
+            "run {}: {}",
+            run.seq,
+            super::short_knobs(run.target, &run.knobs)
+        ),
         theme.dim(),
     ));
     if let Some(r) = result.filter(|r| !r.phases.is_empty()) {
         let total: f64 = r.phases.values().sum();
+        if let Some(s) = &r.summary {
+            lines.push(Line::styled(
+                format!(
+                    "phases sum {} · median {} ({:+.1}%)",
+                    format::ns(total),
+                    format::ns(s.median),
+                    (total / s.median - 1.0) * 100.0
+                ),
+                theme.dim(),
+            ));
+        }
         let width = area.width as usize;
         let mut bar = Vec::new();
         let mut legend = Vec::new();

@@ -1,10 +1,10 @@
 use ratatui::Frame;
-use ratatui::layout::Rect;
+use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
-use super::fit;
 use super::theme::Theme;
+use super::{fit, window};
 use crate::model::{Focus, State};
 
 pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
@@ -48,10 +48,27 @@ pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
         }
         _ => String::new(),
     };
-    if let Some(err) = &state.knobs.error {
-        lines.push(Line::styled(err.clone(), theme.error()));
-    } else if !help.is_empty() {
-        lines.push(Line::styled(help, theme.dim()));
+    let note = match &state.knobs.error {
+        Some(err) => Some(Line::styled(err.clone(), theme.error())),
+        None => (!help.is_empty()).then(|| Line::styled(help, theme.dim())),
+    };
+    // The knobs scroll to keep the cursor in view; the note below them wraps.
+    let note_h = match &note {
+        Some(n) => (n.width().div_ceil(w.max(1)) as u16).clamp(1, 3),
+        None => 0,
+    };
+    let list_h = area.height.saturating_sub(note_h).max(1);
+    let [list, below] =
+        Layout::vertical([Constraint::Length(list_h), Constraint::Min(0)]).areas(area);
+    let shown: Vec<Line> = lines
+        .drain(window(
+            lines.len(),
+            list.height as usize,
+            state.knobs.cursor,
+        ))
+        .collect();
+    frame.render_widget(Paragraph::new(shown), list);
+    if let Some(n) = note {
+        frame.render_widget(Paragraph::new(n).wrap(Wrap { trim: false }), below);
     }
-    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), area);
 }

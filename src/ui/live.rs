@@ -43,7 +43,7 @@ pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
         run.seq,
         run.state.label(),
         debug,
-        run.knobs
+        super::short_knobs(run.target, &run.knobs)
     );
     let style = if run.record.is_debug() {
         theme.error()

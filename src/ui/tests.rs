@@ -155,6 +155,8 @@ fn busy_state() -> State {
             backend: "b".into(),
             strategy: None,
             ops: 1000,
+            work: None,
+            sqlite: Default::default(),
         },
         t,
     );
@@ -167,6 +169,7 @@ fn busy_state() -> State {
                 iter: i as u64,
                 ops: 1000,
                 elapsed_ns: (x * 1000.0) as u64,
+                work: None,
             },
             t,
         );

@@ -9,7 +9,7 @@ use std::time::Instant;
 use crate::backends::middleware::value::{ResultSet, Value, decode_bench_row};
 use crate::dataset::{BenchRow, SELECT_BY_ID};
 use crate::error::BenchError;
-use crate::measure::trace::{Phase, PhaseTotals, ns_between};
+use crate::measure::trace::{Phase, PhaseTotals, traced};
 
 fn err(e: turso::Error) -> BenchError {
     BenchError::driver(e)
@@ -20,6 +20,52 @@ pub async fn open(path: &Path) -> Result<turso::Database, BenchError> {
         .to_str()
         .ok_or_else(|| BenchError::Invalid(format!("path {} is not UTF-8", path.display())))?;
     turso::Builder::new_local(p).build().await.map_err(err)
+}
+
+/// A connection from the `Database` with the run's settings that turso has: synchronous and
+/// the page cache. turso keeps its files in WAL mode and locks them exclusively (it has no
+/// other locking mode), has no memory map and no SQLite mutex; `read_back` reports so.
+pub async fn connect(
+    db: &turso::Database,
+    s: &crate::settings::SqliteSettings,
+) -> Result<turso::Connection, BenchError> {
+    let conn = db.connect().map_err(err)?;
+    for (name, value) in s.pragmas() {
+        if matches!(name, "synchronous" | "cache_size") {
+            conn.execute(&format!("PRAGMA {name} = {value}"), ())
+                .await
+                .map_err(err)?;
+        }
+    }
+    Ok(conn)
+}
+
+/// The settings a turso connection runs with, read back from it.
+pub async fn read_back(conn: &turso::Connection) -> std::collections::BTreeMap<String, String> {
+    use crate::settings::{NAMES, NOT_APPLICABLE, UNSUPPORTED, normalize};
+    let mut out = std::collections::BTreeMap::new();
+    for name in NAMES {
+        let value = if name == "mutex" {
+            NOT_APPLICABLE.to_string()
+        } else {
+            match pragma_value(conn, name).await {
+                Some(v) => normalize(name, &v),
+                None => UNSUPPORTED.to_string(),
+            }
+        };
+        out.insert(name.to_string(), value);
+    }
+    out
+}
+
+async fn pragma_value(conn: &turso::Connection, name: &str) -> Option<String> {
+    let mut rows = conn.query(&format!("PRAGMA {name}"), ()).await.ok()?;
+    let row = rows.next().await.ok()??;
+    Some(match row.get_value(0).ok()? {
+        turso::Value::Integer(i) => i.to_string(),
+        turso::Value::Text(t) => t,
+        other => format!("{other:?}"),
+    })
 }
 
 fn int(v: turso::Value, col: &str) -> Result<i64, BenchError> {
@@ -122,10 +168,10 @@ pub async fn middleware_lookup<const TRACE: bool>(
     let t3 = TRACE.then(Instant::now);
     let row = decode_bench_row(&rs)?;
     if let (Some(t0), Some(t1), Some(t2), Some(t3)) = (t0, t1, t2, t3) {
-        phases.add(Phase::Prepare, ns_between(t0, t1));
-        phases.add(Phase::Bind, ns_between(t1, t2));
-        phases.add(Phase::ExecuteMarshal, ns_between(t2, t3));
-        phases.add(Phase::Decode, ns_between(t3, Instant::now()));
+        phases.add(Phase::Prepare, traced(t0, t1));
+        phases.add(Phase::Bind, traced(t1, t2));
+        phases.add(Phase::ExecuteMarshal, traced(t2, t3));
+        phases.add(Phase::Decode, traced(t3, Instant::now()));
     }
     Ok(row)
 }
@@ -138,11 +184,7 @@ mod tests {
     #[test]
     fn turso_reads_the_same_rows_in_the_same_order() {
         let dir = tempfile::tempdir().unwrap();
-        let key = DatasetKey {
-            workload: "t".into(),
-            rows: 200,
-            seed: 3,
-        };
+        let key = DatasetKey::new("t", 200, 3);
         let ds = ensure(dir.path(), &key, &mut |_| {}).unwrap();
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -173,6 +215,15 @@ mod tests {
                 );
             }
             assert!(phases.ns[Phase::ExecuteMarshal.index()] > 0);
+            // What turso can and cannot match of the run's settings.
+            let s = crate::settings::SqliteSettings::default();
+            let c = connect(&db, &s).await.unwrap();
+            let got = read_back(&c).await;
+            assert_eq!(got["journal_mode"], "wal");
+            assert_eq!(got["synchronous"], "normal");
+            assert_eq!(got["cache_size"], "-2000");
+            assert_eq!(got["locking_mode"], "exclusive", "turso has no other");
+            assert_eq!(got["mutex"], crate::settings::NOT_APPLICABLE);
             assert!(
                 lookup(&mut stmt, 201)
                     .await

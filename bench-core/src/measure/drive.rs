@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::stats::LatencyHistogram;
-use super::trace::{Phase, PhaseTotals, ns_between};
+use super::trace::{Phase, PhaseTotals, Sampler, ns_between, traced};
 use super::{Iteration, split};
 use crate::dataset::BenchRow;
 use crate::error::BenchError;
@@ -53,41 +53,55 @@ pub trait LookupPath: Send + Sync + 'static {
     ) -> impl std::future::Future<Output = Result<BenchRow, BenchError>> + Send;
 }
 
+/// What one pass of lookups reports.
+#[derive(Debug, Clone)]
+pub struct LookupPass {
+    pub elapsed_ns: u64,
+    /// Each lookup's latency, in order.
+    pub latencies: Vec<u64>,
+    /// Phase totals scaled to every lookup of the pass (traced passes only).
+    pub phases: PhaseTotals,
+    /// The sum of the rows' checksums.
+    pub work: u64,
+}
+
 /// Each lookup: borrow (every `lookups_per_checkout` lookups), dispatch, decode, give back.
-/// Per-op latency takes one timer read per lookup, traced or not. With `TRACE`, every
-/// `every`-th checkout and every `every`-th lookup is timed phase by phase; the totals are
-/// scaled to all operations (systematic sampling over shuffled ids), which keeps the cost of
-/// tracing to a few timer reads per `every` lookups.
+/// Per-op latency takes one timer read per lookup, traced or not. With `TRACE`, each checkout
+/// and each lookup is timed phase by phase with probability 1 / `every`, drawn from `seed`
+/// independently of its place in the pass (so first-after-checkout lookups are traced no more
+/// often than others, whatever `lookups_per_checkout` is); the totals are scaled to all
+/// operations, which keeps the cost of tracing to a few timer reads per `every` lookups.
 pub async fn lookup_iteration<P: LookupPath, const TRACE: bool>(
     path: Arc<P>,
     ids: Arc<Vec<i64>>,
     per_checkout: usize,
     every: usize,
-) -> Result<(u64, Vec<u64>, PhaseTotals), BenchError> {
+    seed: u64,
+) -> Result<LookupPass, BenchError> {
+    let mut sampler = Sampler::new(seed, every);
     let mut lat = Vec::with_capacity(ids.len());
     let mut checkout = PhaseTotals::default();
     let mut lookups = PhaseTotals::default();
     let (mut chunks, mut traced_chunks) = (0u64, 0u64);
+    let mut work = 0u64;
     let start = Instant::now();
     let mut prev = start;
-    let mut op = 0usize;
     for chunk in ids.chunks(per_checkout) {
-        let trace_chunk = TRACE && (chunks as usize).is_multiple_of(every);
+        let trace_chunk = TRACE && sampler.pick();
         chunks += 1;
         let t0 = trace_chunk.then(Instant::now);
         let mut conn = path.checkout().await?;
         if let Some(t0) = t0 {
-            checkout.add(Phase::Checkout, ns_between(t0, Instant::now()));
+            checkout.add(Phase::Checkout, traced(t0, Instant::now()));
         }
         for &id in chunk {
-            let row = if TRACE && op.is_multiple_of(every) {
+            let row = if TRACE && sampler.pick() {
                 lookups.ops += 1;
                 path.lookup::<true>(&mut conn, id, &mut lookups).await
             } else {
                 path.lookup::<false>(&mut conn, id, &mut lookups).await
             };
-            black_box(row?);
-            op += 1;
+            work = work.wrapping_add(black_box(row?).checksum());
             let t = Instant::now();
             lat.push(ns_between(prev, t));
             prev = t;
@@ -95,7 +109,7 @@ pub async fn lookup_iteration<P: LookupPath, const TRACE: bool>(
         drop(conn);
         if trace_chunk {
             traced_chunks += 1;
-            checkout.add(Phase::Checkout, ns_between(prev, Instant::now()));
+            checkout.add(Phase::Checkout, traced(prev, Instant::now()));
         }
     }
     let end = Instant::now();
@@ -109,7 +123,19 @@ pub async fn lookup_iteration<P: LookupPath, const TRACE: bool>(
             checkout.scaled(chunks).ns[Phase::Checkout.index()],
         );
     }
-    Ok((ns_between(start, end), lat, phases))
+    Ok(LookupPass {
+        elapsed_ns: ns_between(start, end),
+        latencies: lat,
+        phases,
+        work,
+    })
+}
+
+/// What one task of a fan-out reports: its operations' latencies and its work.
+#[derive(Debug, Clone, Default)]
+pub struct TaskResult {
+    pub latencies: Vec<u64>,
+    pub work: u64,
 }
 
 /// One fan-out: a task per chunk of `ops` operations over `tasks` tasks, all spawned at once;
@@ -124,7 +150,7 @@ pub fn fan_out<F, Fut>(
 ) -> Result<Iteration, BenchError>
 where
     F: Fn(usize, usize) -> Fut,
-    Fut: std::future::Future<Output = Result<Vec<u64>, BenchError>> + Send + 'static,
+    Fut: std::future::Future<Output = Result<TaskResult, BenchError>> + Send + 'static,
 {
     let bounds = split(ops, tasks);
     let (elapsed, lats) = rt.block_on(async {
@@ -143,11 +169,136 @@ where
         }
         Ok::<_, BenchError>((ns_between(start, Instant::now()), lats))
     })?;
-    for l in lats.into_iter().flatten() {
-        h.record(l);
+    let mut work = 0u64;
+    for t in lats {
+        work = work.wrapping_add(t.work);
+        for l in t.latencies {
+            h.record(l);
+        }
     }
-    Ok(Iteration {
-        elapsed_ns: elapsed,
-        phases: None,
-    })
+    Ok(Iteration::new(elapsed, work))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dataset::{lookup_work, row};
+    use std::sync::Mutex;
+
+    /// A path that records, for each traced lookup, its place after the last checkout.
+    struct Recorder {
+        since_checkout: Mutex<usize>,
+        traced_places: Mutex<Vec<usize>>,
+    }
+
+    impl LookupPath for Recorder {
+        type Conn = ();
+        async fn checkout(&self) -> Result<(), BenchError> {
+            *self.since_checkout.lock().unwrap() = 0;
+            Ok(())
+        }
+        async fn lookup<const TRACE: bool>(
+            &self,
+            _: &mut (),
+            id: i64,
+            phases: &mut PhaseTotals,
+        ) -> Result<BenchRow, BenchError> {
+            let mut n = self.since_checkout.lock().unwrap();
+            if TRACE {
+                self.traced_places.lock().unwrap().push(*n);
+                phases.add(Phase::Decode, 10);
+            }
+            *n += 1;
+            Ok(row(id))
+        }
+    }
+
+    fn pass(per_checkout: usize, every: usize, seed: u64) -> (LookupPass, Vec<usize>) {
+        let path = Arc::new(Recorder {
+            since_checkout: Mutex::new(0),
+            traced_places: Mutex::new(Vec::new()),
+        });
+        let ids: Arc<Vec<i64>> = Arc::new((1..=4096).collect());
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let p = rt
+            .block_on(lookup_iteration::<_, true>(
+                path.clone(),
+                ids.clone(),
+                per_checkout,
+                every,
+                seed,
+            ))
+            .unwrap();
+        assert_eq!(p.work, lookup_work(&ids), "every row read");
+        assert_eq!(p.latencies.len(), 4096);
+        let places = path.traced_places.lock().unwrap().clone();
+        (p, places)
+    }
+
+    #[test]
+    fn first_after_checkout_lookups_are_traced_in_their_share() {
+        for per_checkout in [1, 2, 4, 8] {
+            for every in [1, 4, 8] {
+                let (_, places) = pass(per_checkout, every, 42);
+                let traced = places.len() as f64;
+                assert!(
+                    (traced - 4096.0 / every as f64).abs() < 4096.0 / every as f64 * 0.15,
+                    "lpc {per_checkout} every {every}: {traced} traced"
+                );
+                let first = places.iter().filter(|p| **p == 0).count() as f64 / traced;
+                let want = 1.0 / per_checkout as f64;
+                assert!(
+                    (first - want).abs() < 0.06,
+                    "lpc {per_checkout} every {every}: {first:.3} of traced lookups come first after a checkout, want {want:.3}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn sampled_phases_are_scaled_to_every_lookup() {
+        let (p, places) = pass(4, 4, 9);
+        // Each traced lookup adds 10 ns of decode: scaled to 4096 lookups, 10 ns per lookup.
+        assert_eq!(p.phases.ops, 4096);
+        let decode = p.phases.ns[Phase::Decode.index()];
+        assert_eq!(decode, 10 * 4096, "{} traced", places.len());
+        assert!(
+            p.phases.seen[Phase::Checkout.index()],
+            "checkouts traced too"
+        );
+        let (other_seed, _) = pass(4, 4, 10);
+        assert_ne!(
+            pass(4, 4, 9).1,
+            pass(4, 4, 10).1,
+            "another seed traces other lookups"
+        );
+        assert_eq!(other_seed.work, p.work);
+    }
+
+    #[test]
+    fn a_fan_out_runs_every_operation_once_and_sums_work() {
+        let rt = runtime(None).unwrap();
+        let mut h = LatencyHistogram::new();
+        let it = fan_out(&rt, 10, 3, &mut h, |a, b| async move {
+            Ok(TaskResult {
+                latencies: (a..b).map(|i| i as u64 + 1).collect(),
+                work: (a..b).map(|i| i as u64).sum(),
+            })
+        })
+        .unwrap();
+        assert_eq!(it.work, 45, "0 + 1 + ... + 9: every operation once");
+        assert_eq!(h.percentiles().unwrap().count, 10);
+        assert_eq!(h.percentiles().unwrap().max, 10);
+        let e = fan_out(&rt, 4, 2, &mut h, |a, _| async move {
+            if a == 0 {
+                Err(BenchError::Other("task 0 broke".into()))
+            } else {
+                Ok(TaskResult::default())
+            }
+        })
+        .unwrap_err();
+        assert_eq!(e.to_string(), "task 0 broke");
+    }
 }

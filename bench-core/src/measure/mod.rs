@@ -13,38 +13,116 @@ use crate::protocol::{Budget, Event};
 use stats::{LatencyHistogram, Summary, summarize};
 use trace::PhaseTotals;
 
-/// What one timed iteration reports.
+/// What one timed pass reports.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Iteration {
     pub elapsed_ns: u64,
-    /// Per-phase totals of the iteration, when traced.
+    /// Per-phase totals of the pass, when traced.
     pub phases: Option<PhaseTotals>,
+    /// What the pass read or wrote, folded into one number (see [`Work`]).
+    pub work: u64,
 }
 
-/// The iteration closure of one bench, as the sampling loop runs it: `ops` operations, their
-/// per-operation latencies recorded into the histogram where the bench records them.
+impl Iteration {
+    pub fn new(elapsed_ns: u64, work: u64) -> Iteration {
+        Iteration {
+            elapsed_ns,
+            phases: None,
+            work,
+        }
+    }
+}
+
+/// The iteration closure of one bench, as the sampling loop runs it: one pass of `ops`
+/// operations, their per-operation latencies recorded into the histogram where the bench
+/// records them.
 pub type IterFn<'a> = Box<dyn FnMut(&mut LatencyHistogram) -> Result<Iteration, BenchError> + 'a>;
+
+/// The work one pass of a bench must do, as a checksum the runner compares every sample with:
+/// a bench that skips its work, or does other work, fails instead of looking fast.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Work {
+    /// The checksum of one pass.
+    pub per_pass: u64,
+    /// What is folded, for the error message and the docs.
+    pub what: &'static str,
+}
+
+/// A bench ready to measure.
+pub struct Bench<'a> {
+    pub iter: IterFn<'a>,
+    pub work: Work,
+    /// The SQLite settings read back from the bench's connections (empty where there are none).
+    pub settings: std::collections::BTreeMap<String, String>,
+}
+
+impl<'a> Bench<'a> {
+    pub fn new(iter: IterFn<'a>, per_pass: u64, what: &'static str) -> Bench<'a> {
+        Bench {
+            iter,
+            work: Work { per_pass, what },
+            settings: Default::default(),
+        }
+    }
+
+    /// The same bench, reporting the settings its connections run with.
+    pub fn with_settings(mut self, settings: std::collections::BTreeMap<String, String>) -> Self {
+        self.settings = settings;
+        self
+    }
+}
 
 /// How often traced benches report a window of phase timings.
 pub const PHASE_WINDOW: Duration = Duration::from_millis(100);
 
-/// Runs one bench. `iteration` runs `ops` operations, recording per-operation latencies into the
-/// histogram when the bench records them. Every sample, phase window and the summary go to `emit`.
+/// The shortest sample worth timing: passes are grouped until a sample lasts at least this
+/// long (or the budget's share per sample, if longer), as Criterion grows iterations.
+pub const MIN_SAMPLE: Duration = Duration::from_millis(1);
+
+/// Passes per sample, so that a sample of passes lasting `pass_ns` each takes at least the
+/// budget's share of time per sample.
+pub fn passes_per_sample(budget: &Budget, pass_ns: f64) -> u64 {
+    let share = budget.time_s * 1e9 / budget.max_samples.max(1) as f64;
+    let target = share.max(MIN_SAMPLE.as_nanos() as f64);
+    ((target / pass_ns.max(1.0)).ceil() as u64).clamp(1, 10_000_000)
+}
+
+/// Runs one bench: warm-up (which also sizes the samples), then samples of one or more passes
+/// until the time budget is spent (within the sample count bounds). Every sample's work is
+/// checked. Every sample, phase window and the summary go to `emit`.
 pub fn run(
     budget: &Budget,
-    bench: &str,
+    name: &str,
     ops: u64,
+    bench: &mut Bench<'_>,
     emit: &mut dyn FnMut(Event),
-    iteration: &mut dyn FnMut(&mut LatencyHistogram) -> Result<Iteration, BenchError>,
 ) -> Result<Summary, BenchError> {
+    let check = |work: u64, passes: u64| {
+        let expected = bench.work.per_pass.wrapping_mul(passes);
+        if work == expected {
+            Ok(())
+        } else {
+            Err(BenchError::Work {
+                what: bench.work.what.to_string(),
+                expected,
+                got: work,
+            })
+        }
+    };
     let mut scratch = LatencyHistogram::new();
     let warm_start = Instant::now();
+    let mut warm = Vec::new();
     loop {
-        iteration(&mut scratch)?;
+        let it = (bench.iter)(&mut scratch)?;
+        check(it.work, 1)?;
+        warm.push(it.elapsed_ns as f64);
         if warm_start.elapsed().as_secs_f64() >= budget.warmup_s {
             break;
         }
     }
+    // The last half of the warm-up passes, past their cold start.
+    let settled = &warm[warm.len() / 2..];
+    let passes = passes_per_sample(budget, settled.iter().sum::<f64>() / settled.len() as f64);
 
     let mut latencies = LatencyHistogram::new();
     let mut samples = Vec::new();
@@ -55,31 +133,39 @@ pub fn run(
     while samples.len() < budget.max_samples
         && (start.elapsed().as_secs_f64() < budget.time_s || samples.len() < budget.min_samples)
     {
-        let it = iteration(&mut latencies)?;
-        emit(Event::Sample {
-            bench: bench.to_string(),
-            iter,
-            ops,
-            elapsed_ns: it.elapsed_ns,
-        });
-        samples.push(it.elapsed_ns as f64 / ops as f64);
-        if let Some(p) = it.phases {
-            window.merge(&p);
-            if window_start.elapsed() >= PHASE_WINDOW {
-                emit(phases_event(bench, iter, &window));
-                window = PhaseTotals::default();
-                window_start = Instant::now();
+        let (mut elapsed_ns, mut work) = (0u64, 0u64);
+        for _ in 0..passes {
+            let it = (bench.iter)(&mut latencies)?;
+            elapsed_ns += it.elapsed_ns;
+            work = work.wrapping_add(it.work);
+            if let Some(p) = it.phases {
+                window.merge(&p);
             }
+        }
+        check(work, passes)?;
+        let sample_ops = ops * passes;
+        emit(Event::Sample {
+            bench: name.to_string(),
+            iter,
+            ops: sample_ops,
+            elapsed_ns,
+            work: Some(work),
+        });
+        samples.push(elapsed_ns as f64 / sample_ops as f64);
+        if window.ops > 0 && window_start.elapsed() >= PHASE_WINDOW {
+            emit(phases_event(name, iter, &window));
+            window = PhaseTotals::default();
+            window_start = Instant::now();
         }
         iter += 1;
     }
     if window.ops > 0 {
-        emit(phases_event(bench, iter.saturating_sub(1), &window));
+        emit(phases_event(name, iter.saturating_sub(1), &window));
     }
     let summary = summarize(&samples, latencies.percentiles())
         .ok_or(BenchError::Other("no samples taken".into()))?;
     emit(Event::Summary {
-        bench: bench.to_string(),
+        bench: name.to_string(),
         stats: summary.clone(),
     });
     Ok(summary)
@@ -113,43 +199,72 @@ mod tests {
     use super::*;
     use trace::Phase;
 
+    fn budget(time_s: f64, max: usize, min: usize) -> Budget {
+        Budget {
+            warmup_s: 0.0,
+            time_s,
+            max_samples: max,
+            min_samples: min,
+        }
+    }
+
+    /// A bench whose passes take `pass_ns` (reported, not slept) and do `work` each.
+    fn fixed(pass_ns: u64, work: u64, calls: &mut u32) -> Bench<'_> {
+        Bench {
+            iter: Box::new(move |h| {
+                *calls += 1;
+                h.record(100);
+                let mut p = PhaseTotals {
+                    ops: 10,
+                    ..Default::default()
+                };
+                p.add(Phase::Decode, 50);
+                Ok(Iteration {
+                    elapsed_ns: pass_ns,
+                    phases: Some(p),
+                    work,
+                })
+            }),
+            work: Work {
+                per_pass: 7,
+                what: "test",
+            },
+            settings: Default::default(),
+        }
+    }
+
     #[test]
     fn respects_sample_bounds_and_streams_everything() {
-        let budget = Budget {
-            warmup_s: 0.0,
-            time_s: 0.0,
-            max_samples: 50,
-            min_samples: 5,
-        };
         let mut events = Vec::new();
         let mut calls = 0;
-        let s = run(&budget, "b", 10, &mut |e| events.push(e), &mut |h| {
-            calls += 1;
-            h.record(100);
-            let mut p = PhaseTotals {
-                ops: 10,
-                ..Default::default()
-            };
-            p.add(Phase::Decode, 50);
-            Ok(Iteration {
-                elapsed_ns: 1000,
-                phases: Some(p),
-            })
-        })
+        // A pass of 10 ms is longer than the 1 ms minimum: one pass per sample.
+        let s = run(
+            &budget(0.0, 50, 5),
+            "b",
+            10,
+            &mut fixed(10_000_000, 7, &mut calls),
+            &mut |e| events.push(e),
+        )
         .unwrap();
         assert_eq!(s.samples, 5, "time budget spent: stops at min_samples");
-        assert_eq!(calls, 6, "one warm-up iteration, five samples");
-        assert_eq!(s.median, 100.0);
+        assert_eq!(calls, 6, "one warm-up pass, five samples of one pass");
+        assert_eq!(s.median, 1_000_000.0);
         assert_eq!(
             s.latency.unwrap().count,
             5,
             "warm-up latencies are discarded"
         );
-        let samples = events
+        let works: Vec<Option<u64>> = events
             .iter()
-            .filter(|e| matches!(e, Event::Sample { .. }))
-            .count();
-        assert_eq!(samples, 5);
+            .filter_map(|e| match e {
+                Event::Sample { work, ops, .. } => {
+                    assert_eq!(*ops, 10);
+                    Some(*work)
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(works, vec![Some(7); 5], "each sample carries its work");
         let Some(Event::Phases { ns_per_op, ops, .. }) =
             events.iter().find(|e| matches!(e, Event::Phases { .. }))
         else {
@@ -161,6 +276,51 @@ mod tests {
     }
 
     #[test]
+    fn short_passes_are_grouped_so_the_time_budget_binds() {
+        // 2 s over at most 100 samples: 20 ms per sample; a 16 µs pass needs 1250 of them.
+        let b = budget(2.0, 100, 10);
+        assert_eq!(passes_per_sample(&b, 16_000.0), 1250);
+        assert_eq!(
+            passes_per_sample(&b, 50_000_000.0),
+            1,
+            "a long pass is a sample"
+        );
+        // A tiny budget still asks for samples of at least a millisecond.
+        assert_eq!(passes_per_sample(&budget(0.0, 100, 1), 1000.0), 1000);
+        let mut events = Vec::new();
+        let mut calls = 0;
+        let s = run(
+            &budget(0.0, 3, 3),
+            "b",
+            4,
+            &mut fixed(1000, 7, &mut calls),
+            &mut |e| events.push(e),
+        )
+        .unwrap();
+        assert_eq!(s.samples, 3);
+        assert_eq!(calls, 1 + 3 * 1000, "1 µs passes, 1000 to a 1 ms sample");
+        assert!(
+            events.iter().all(|e| !matches!(e, Event::Sample { ops, work, .. } if *ops != 4000 || *work != Some(7000))),
+            "ops and work of a sample count every pass"
+        );
+        assert_eq!(s.median, 250.0, "ns per operation");
+    }
+
+    #[test]
+    fn a_pass_that_does_other_work_fails_the_bench() {
+        let mut calls = 0;
+        let e = run(
+            &budget(1.0, 3, 1),
+            "b",
+            1,
+            &mut fixed(1000, 6, &mut calls),
+            &mut |_| {},
+        )
+        .unwrap_err();
+        assert_eq!(e.to_string(), "work check failed: test: expected 7, got 6");
+    }
+
+    #[test]
     fn split_covers_every_operation_once() {
         assert_eq!(split(10, 3), vec![(0, 4), (4, 7), (7, 10)]);
         assert_eq!(split(2, 4), vec![(0, 1), (1, 2), (2, 2), (2, 2)]);
@@ -169,35 +329,22 @@ mod tests {
 
     #[test]
     fn max_samples_caps_a_long_budget() {
-        let budget = Budget {
-            warmup_s: 0.0,
-            time_s: 60.0,
-            max_samples: 3,
-            min_samples: 1,
-        };
-        let s = run(&budget, "b", 1, &mut |_| {}, &mut |_| {
-            Ok(Iteration {
-                elapsed_ns: 7,
-                phases: None,
-            })
-        })
+        let mut calls = 0;
+        let s = run(
+            &budget(60.0, 3, 1),
+            "b",
+            1,
+            &mut fixed(1_000_000_000, 7, &mut calls),
+            &mut |_| {},
+        )
         .unwrap();
         assert_eq!(s.samples, 3);
-        assert!(s.latency.is_none());
     }
 
     #[test]
     fn iteration_errors_stop_the_bench() {
-        let budget = Budget {
-            warmup_s: 0.0,
-            time_s: 1.0,
-            max_samples: 3,
-            min_samples: 1,
-        };
-        let e = run(&budget, "b", 1, &mut |_| {}, &mut |_| {
-            Err("disk on fire".into())
-        })
-        .unwrap_err();
+        let mut b = Bench::new(Box::new(|_| Err("disk on fire".into())), 0, "none");
+        let e = run(&budget(1.0, 3, 1), "b", 1, &mut b, &mut |_| {}).unwrap_err();
         assert_eq!(e.to_string(), "disk on fire");
     }
 }

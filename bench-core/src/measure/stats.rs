@@ -54,6 +54,10 @@ pub struct Summary {
     /// Per-operation latency percentiles, where the workload records them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency: Option<Percentiles>,
+    /// What a reader should know before trusting the figures: many outliers, or samples that
+    /// fall into two groups (a bimodal bench: the median depends on which group wins).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// Median of sorted data (mean of the two middle values for an even count).
@@ -117,6 +121,7 @@ pub fn summarize(samples: &[f64], latency: Option<Percentiles>) -> Option<Summar
         }
     }
     let (ci95_mean, ci95_median) = bootstrap(&s);
+    let warnings = warnings(&s, &outliers);
     Some(Summary {
         samples: n,
         mean: mean_v,
@@ -129,7 +134,108 @@ pub fn summarize(samples: &[f64], latency: Option<Percentiles>) -> Option<Summar
         ci95_median,
         outliers,
         latency,
+        warnings,
     })
+}
+
+/// Outlier share at which a summary warns.
+pub const OUTLIER_WARNING: f64 = 0.05;
+
+/// Warnings about a bench's samples (sorted): Tukey outliers above 5% of the samples, and two
+/// groups of samples separated by a gap far wider than the spread within each group.
+fn warnings(s: &[f64], outliers: &Outliers) -> Vec<String> {
+    let n = s.len();
+    let mut out = Vec::new();
+    let share = outliers.total() as f64 / n as f64;
+    if outliers.total() > 0 && share >= OUTLIER_WARNING {
+        out.push(format!(
+            "found {} outliers among {n} samples ({:.0}%)",
+            outliers.total(),
+            share * 100.0
+        ));
+    }
+    if let Some((k, gap)) = bimodal_split(s) {
+        out.push(format!(
+            "bimodal: {k} samples around {:.4} and {} around {:.4} (gap {:.1}% of the median)",
+            median_sorted(&s[..k]),
+            n - k,
+            median_sorted(&s[k..]),
+            gap * 100.0
+        ));
+    }
+    out
+}
+
+/// Where sorted samples split into two groups, if they do: the largest gap between neighbours
+/// with at least a tenth of the samples on each side, when it is wider than 2% of the median and
+/// more than five times the spread (MAD) inside either group. Returns the size of the lower
+/// group and the gap relative to the median.
+pub fn bimodal_split(s: &[f64]) -> Option<(usize, f64)> {
+    let n = s.len();
+    if n < 10 {
+        return None;
+    }
+    let lo = (n / 10).max(2);
+    let (k, gap) = (lo..=n - lo)
+        .map(|k| (k, s[k] - s[k - 1]))
+        .max_by(|a, b| a.1.total_cmp(&b.1))?;
+    let mad = |g: &[f64]| {
+        let m = median_sorted(g);
+        median_sorted(&sorted(
+            &g.iter().map(|x| (x - m).abs()).collect::<Vec<_>>(),
+        ))
+    };
+    let spread = mad(&s[..k]).max(mad(&s[k..]));
+    let median = median_sorted(s);
+    let rel = gap / median.abs().max(f64::MIN_POSITIVE);
+    (rel > 0.02 && gap > 5.0 * spread).then_some((k, rel))
+}
+
+/// Resamples of the ratio bootstrap (fewer than the summaries': it runs per view).
+const RATIO_RESAMPLES: usize = 1000;
+
+/// Percentile bootstrap 95% interval of median(num) / median(den), resampling both sides
+/// independently; asymmetric where the samples are. `None` without samples or with a
+/// non-positive median.
+pub fn bootstrap_ratio(num: &[f64], den: &[f64]) -> Option<[f64; 2]> {
+    if num.is_empty() || den.is_empty() {
+        return None;
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(BOOTSTRAP_SEED);
+    let mut a = vec![0.0; num.len()];
+    let mut b = vec![0.0; den.len()];
+    let mut ratios = Vec::with_capacity(RATIO_RESAMPLES);
+    for _ in 0..RATIO_RESAMPLES {
+        for slot in a.iter_mut() {
+            *slot = num[rng.random_range(0..num.len())];
+        }
+        for slot in b.iter_mut() {
+            *slot = den[rng.random_range(0..den.len())];
+        }
+        let d = select_median(&mut b);
+        if d <= 0.0 {
+            return None;
+        }
+        ratios.push(select_median(&mut a) / d);
+    }
+    ratios.sort_by(f64::total_cmp);
+    Some([
+        quantile_sorted(&ratios, 0.025),
+        quantile_sorted(&ratios, 0.975),
+    ])
+}
+
+/// The median, by selection (reorders `xs`).
+fn select_median(xs: &mut [f64]) -> f64 {
+    let n = xs.len();
+    let (_, hi, _) = xs.select_nth_unstable_by(n / 2, f64::total_cmp);
+    let hi = *hi;
+    if n % 2 == 1 {
+        hi
+    } else {
+        let lo = xs[..n / 2].iter().copied().fold(f64::MIN, f64::max);
+        (lo + hi) / 2.0
+    }
 }
 
 /// Percentile bootstrap of the mean and the median.
@@ -237,8 +343,58 @@ mod tests {
                 ..Default::default()
             }
         );
-        assert!(s.ci95_median[0] <= 3.0 && 3.0 <= s.ci95_median[1]);
-        assert!(s.ci95_mean[0] >= 1.0 && s.ci95_mean[1] <= 100.0);
+        // The bootstrap is seeded: these intervals are what 2000 resamples give, every time.
+        // With five samples the median's interval spans the data: what a reader must be told
+        // by the sample count beside it.
+        assert_eq!(s.ci95_median, [1.0, 100.0]);
+        assert_eq!(s.ci95_mean, [1.8, 61.0]);
+        // 101 evenly spread samples: the median's interval is a fifth of the range around 51,
+        // the mean's narrower still (their standard errors differ by about 1.25x).
+        let wide = summarize(&(1..=101).map(f64::from).collect::<Vec<_>>(), None).unwrap();
+        assert_eq!(wide.ci95_median, [41.0, 61.0]);
+        let [lo, hi] = wide.ci95_mean;
+        assert!(
+            (lo - 45.435).abs() < 1e-3 && (hi - 56.674).abs() < 1e-3,
+            "{lo} {hi}"
+        );
+        assert!(s.warnings[0].starts_with("found 1 outliers among 5 samples (20%)"));
+    }
+
+    #[test]
+    fn two_groups_of_samples_are_called_bimodal() {
+        let mut two: Vec<f64> = (0..60).map(|i| 3050.0 + (i % 7) as f64).collect();
+        two.extend((0..40).map(|i| 4040.0 + (i % 5) as f64));
+        let s = summarize(&two, None).unwrap();
+        assert!(
+            s.warnings
+                .iter()
+                .any(|w| w.starts_with("bimodal: 60 samples around 3053")),
+            "{:?}",
+            s.warnings
+        );
+        // One group with a tail is not two groups.
+        let one: Vec<f64> = (0..100).map(|i| 3000.0 + (i * i) as f64 / 50.0).collect();
+        assert!(bimodal_split(&sorted(&one)).is_none());
+        assert!(summarize(&one, None).unwrap().warnings.is_empty());
+    }
+
+    #[test]
+    fn ratio_interval_brackets_the_ratio_and_can_be_lopsided() {
+        let num: Vec<f64> = (0..50).map(|i| 300.0 + (i % 10) as f64).collect();
+        let den: Vec<f64> = (0..50).map(|i| 100.0 + (i % 10) as f64).collect();
+        let [lo, hi] = bootstrap_ratio(&num, &den).unwrap();
+        let value = 304.5 / 104.5;
+        assert!(lo < value && value < hi && hi - lo < 0.2, "[{lo}, {hi}]");
+        // A slow tail on the numerator pulls the upper end out further than the lower.
+        let mut tail = vec![100.0; 30];
+        tail.extend(vec![150.0; 20]);
+        let [lo, hi] = bootstrap_ratio(&tail, &[50.0; 20]).unwrap();
+        assert_eq!(lo, 2.0);
+        assert!(hi >= 2.5, "[{lo}, {hi}]");
+        assert!(bootstrap_ratio(&[], &[1.0]).is_none());
+        assert!(bootstrap_ratio(&[1.0], &[0.0]).is_none());
+        let mut even = vec![4.0, 1.0, 3.0, 2.0];
+        assert_eq!(select_median(&mut even), 2.5);
     }
 
     #[test]

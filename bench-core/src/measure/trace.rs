@@ -2,6 +2,7 @@
 //! one of them. Timer reads sit at phase edges only, and traced code is a separate
 //! monomorphisation (`const TRACE: bool`) so the untraced path carries no timer reads at all.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
@@ -107,6 +108,57 @@ pub fn ns_between(a: Instant, b: Instant) -> u64 {
     b.saturating_duration_since(a).as_nanos() as u64
 }
 
+/// The calibrated cost of one timer read, which every traced interval is corrected by.
+static TIMER_COST_NS: AtomicU64 = AtomicU64::new(0);
+
+/// Sets the cost of a timer read that [`traced`] subtracts (the runner calibrates it at start).
+pub fn set_timer_cost(ns: f64) {
+    TIMER_COST_NS.store(ns.max(0.0).round() as u64, Ordering::Relaxed);
+}
+
+/// The cost of one timer read traced intervals are corrected by, in ns.
+pub fn timer_cost() -> u64 {
+    TIMER_COST_NS.load(Ordering::Relaxed)
+}
+
+/// A traced phase: the time between two timer reads, less the cost of one read, which each
+/// phase edge adds to what it measures. Without this, the phases of a lookup would sum to
+/// about one timer read per phase more than the lookup takes untraced.
+#[inline]
+pub fn traced(a: Instant, b: Instant) -> u64 {
+    ns_between(a, b).saturating_sub(timer_cost())
+}
+
+/// A small, fast, seeded generator (SplitMix64) for choosing which operations to trace.
+#[derive(Debug, Clone)]
+pub struct Sampler {
+    state: u64,
+    every: u64,
+}
+
+impl Sampler {
+    /// Picks each operation with probability 1 / `every`, independently of where it stands
+    /// (first after a checkout or not), from `seed`.
+    pub fn new(seed: u64, every: usize) -> Sampler {
+        Sampler {
+            state: seed,
+            every: every.max(1) as u64,
+        }
+    }
+
+    #[inline]
+    pub fn pick(&mut self) -> bool {
+        if self.every == 1 {
+            return true;
+        }
+        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        (z ^ (z >> 31)).is_multiple_of(self.every)
+    }
+}
+
 /// Cost of one `Instant::now()` on this machine, in ns (median of several batches).
 pub fn calibrate_timer() -> f64 {
     const BATCH: u32 = 20_000;
@@ -159,6 +211,15 @@ mod tests {
         let all = sampled.scaled(8);
         assert_eq!((all.ops, all.ns[Phase::Dispatch.index()]), (8, 1200));
         assert_eq!(all.per_op(), vec![(Phase::Dispatch, 150.0)]);
+    }
+
+    #[test]
+    fn the_sampler_picks_one_in_every() {
+        let mut s = Sampler::new(7, 4);
+        let picked = (0..40_000).filter(|_| s.pick()).count();
+        assert!((9_000..11_000).contains(&picked), "{picked}");
+        let mut all = Sampler::new(7, 1);
+        assert!((0..10).all(|_| all.pick()));
     }
 
     #[test]

@@ -91,20 +91,30 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         build_ms: Option<f64>,
     },
-    /// A bench starts; `ops` operations make up each sample.
+    /// A bench starts; `ops` operations make up one pass, and a sample is one or more passes.
     BenchStart {
         bench: String,
         backend: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         strategy: Option<String>,
         ops: u64,
+        /// The work check every sample must pass (since 1.1).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        work: Option<WorkCheck>,
+        /// The SQLite settings this bench's connections run with, read back from them
+        /// (since 1.1; absent for backends without SQLite settings).
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        sqlite: BTreeMap<String, String>,
     },
-    /// One timed iteration of `ops` operations.
+    /// One timed sample of `ops` operations.
     Sample {
         bench: String,
         iter: u64,
         ops: u64,
         elapsed_ns: u64,
+        /// The sample's work checksum (since 1.1): passes x the bench's `work.per_pass`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        work: Option<u64>,
     },
     /// Mean ns per operation of each phase over the last window of traced samples.
     Phases {
@@ -132,6 +142,13 @@ pub enum Event {
     /// An event type newer than this reader; ignored.
     #[serde(other)]
     Unknown,
+}
+
+/// What every sample of a bench must have read or written, folded into a checksum per pass.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkCheck {
+    pub per_pass: u64,
+    pub what: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -259,12 +276,18 @@ mod tests {
                 backend: "rusqlite".into(),
                 strategy: None,
                 ops: 10,
+                work: Some(WorkCheck {
+                    per_pass: 99,
+                    what: "rows".into(),
+                }),
+                sqlite: [("journal_mode".to_string(), "wal".to_string())].into(),
             },
             Event::Sample {
                 bench: "rusqlite".into(),
                 iter: 0,
                 ops: 10,
                 elapsed_ns: 12345,
+                work: Some(99),
             },
             Event::Phases {
                 bench: "middleware/spin".into(),
@@ -329,7 +352,8 @@ mod tests {
                 bench: "b".into(),
                 iter: 1,
                 ops: 2,
-                elapsed_ns: 3
+                elapsed_ns: 3,
+                work: None,
             }
         );
         assert_eq!(

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::{DatasetStatus, Event, Start};
+use super::{DatasetStatus, Event, Start, WorkCheck};
 use crate::measure::stats::Summary;
 use crate::measure::trace::Phase;
 
@@ -15,8 +15,17 @@ pub struct BenchResult {
     pub backend: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub strategy: Option<String>,
-    /// Operations per sample.
+    /// Operations per pass (a sample is one or more passes).
     pub ops: u64,
+    /// Operations in each sample (passes x `ops`), as the last sample reported.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub ops_per_sample: u64,
+    /// The work check every sample passed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work: Option<WorkCheck>,
+    /// SQLite settings read back from the bench's connections.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub sqlite: BTreeMap<String, String>,
     /// ns per operation of each sample, in order.
     pub samples: Vec<f64>,
     /// Phase timings, ns/op, weighted over every traced window.
@@ -33,6 +42,10 @@ pub struct BenchResult {
     pub error: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skipped: Option<String>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl BenchResult {
@@ -124,11 +137,15 @@ impl RunRecord {
                 backend,
                 strategy,
                 ops,
+                work,
+                sqlite,
             } => {
                 let b = self.bench_mut(&bench);
                 b.backend = backend;
                 b.strategy = strategy;
                 b.ops = ops;
+                b.work = work;
+                b.sqlite = sqlite;
             }
             Event::Sample {
                 bench,
@@ -137,6 +154,7 @@ impl RunRecord {
                 ..
             } => {
                 let b = self.bench_mut(&bench);
+                b.ops_per_sample = ops;
                 b.samples.push(elapsed_ns as f64 / ops.max(1) as f64);
             }
             Event::Phases {
@@ -197,12 +215,15 @@ mod tests {
             backend: "rusqlite".into(),
             strategy: None,
             ops: 10,
+            work: None,
+            sqlite: Default::default(),
         });
         r.apply(Event::Sample {
             bench: "a".into(),
             iter: 0,
-            ops: 10,
-            elapsed_ns: 1000,
+            ops: 20,
+            elapsed_ns: 2000,
+            work: None,
         });
         r.apply(Event::Phases {
             bench: "a".into(),
@@ -232,6 +253,11 @@ mod tests {
         r.apply(Event::Done);
         let a = r.bench("a").unwrap();
         assert_eq!(a.samples, vec![100.0]);
+        assert_eq!(
+            (a.ops, a.ops_per_sample),
+            (10, 20),
+            "a sample of two passes"
+        );
         assert_eq!(a.phases[&Phase::Decode], 25.0, "weighted by ops");
         assert_eq!(a.phase_windows.len(), 2);
         assert_eq!(a.status(), BenchStatus::Finished);

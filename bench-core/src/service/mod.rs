@@ -85,7 +85,9 @@ pub fn serve(args: &RunnerArgs, registry: Registry, env: &DescribeEnv<'_>) -> i3
         Ok(p) => p,
         Err(e) => return fail(&mut emit, e, 2),
     };
-    let run_env = env(crate::measure::trace::calibrate_timer(), &plan);
+    let timer_ns = crate::measure::trace::calibrate_timer();
+    crate::measure::trace::set_timer_cost(timer_ns);
+    let run_env = env(timer_ns, &plan);
     if run_env.is_debug() {
         tracing::warn!("{}", crate::protocol::DEBUG_WARNING);
     }
@@ -107,6 +109,7 @@ pub fn serve(args: &RunnerArgs, registry: Registry, env: &DescribeEnv<'_>) -> i3
         plan: &plan,
         cache_dir: args.session.cache_dir(),
         postgres_url: args.session.postgres_url(),
+        sqlite: crate::settings::SqliteSettings::from_knobs(&plan.knobs),
     };
     let result = workload
         .open(&run, &mut emit)
@@ -134,15 +137,27 @@ pub fn run_benches(plan: &Plan, session: &dyn Session, emit: &mut dyn FnMut(Even
             });
             continue;
         }
-        emit(Event::BenchStart {
+        let start = |bench: Option<&crate::measure::Bench<'_>>| Event::BenchStart {
             bench: spec.name.to_string(),
             backend: spec.backend().to_string(),
             strategy: spec.strategy().map(|s| s.name().to_string()),
             ops,
-        });
-        let result = session
-            .bench(spec)
-            .and_then(|mut it| crate::measure::run(&plan.budget, spec.name, ops, emit, &mut *it));
+            work: bench.map(|b| crate::protocol::WorkCheck {
+                per_pass: b.work.per_pass,
+                what: b.work.what.to_string(),
+            }),
+            sqlite: bench.map(|b| b.settings.clone()).unwrap_or_default(),
+        };
+        let result = match session.bench(spec) {
+            Ok(mut bench) => {
+                emit(start(Some(&bench)));
+                crate::measure::run(&plan.budget, spec.name, ops, &mut bench, emit)
+            }
+            Err(e) => {
+                emit(start(None));
+                Err(e)
+            }
+        };
         if let Err(e) = result {
             let message = e.to_string();
             tracing::error!(bench = spec.name, %message, "bench failed");

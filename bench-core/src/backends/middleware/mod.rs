@@ -13,7 +13,8 @@ use rusqlite::Connection;
 pub use crate::catalog::Strategy;
 use crate::dataset::{BenchRow, SELECT_BY_ID};
 use crate::error::BenchError;
-use crate::measure::trace::{Phase, PhaseTotals, ns_between};
+use crate::measure::trace::{Phase, PhaseTotals, timer_cost, traced};
+use crate::settings::SqliteSettings;
 use value::{ResultSet, Value};
 use workers::{HandOff, WorkerError, WorkerObject, WorkerPool};
 
@@ -78,23 +79,39 @@ pub enum Conn {
 }
 
 impl Middleware {
-    /// `size` connections (and, for worker strategies, as many threads); `spin` is the spin
-    /// budget of the `Spin` strategy. `runtime` is the runtime the middleware is used on.
+    /// `size` connections (and, for worker strategies, as many threads), each opened with the
+    /// run's SQLite `settings`; `spin` is the spin budget of the `Spin` strategy. `runtime` is
+    /// the runtime the middleware is used on.
     pub fn new(
         path: PathBuf,
         strategy: Strategy,
         size: usize,
         spin: Duration,
+        settings: &SqliteSettings,
         runtime: tokio::runtime::Handle,
     ) -> Result<Self, MiddlewareError> {
+        let s = settings.clone();
         let pool = match strategy {
-            Strategy::Worker => PoolKind::Workers(workers::pool(path, HandOff::Channel, size)),
-            Strategy::Spin => PoolKind::Workers(workers::pool(path, HandOff::Spin { spin }, size)),
+            Strategy::Worker => PoolKind::Workers(workers::pool(path, HandOff::Channel, size, s)),
+            Strategy::Spin => {
+                PoolKind::Workers(workers::pool(path, HandOff::Spin { spin }, size, s))
+            }
             _ => PoolKind::Deadpool(
                 deadpool_sqlite::Config::new(path)
                     .builder(deadpool_sqlite::Runtime::Tokio1)
                     .map_err(|e| MiddlewareError::Pool(e.to_string()))?
                     .max_size(size)
+                    // deadpool-sqlite opens with rusqlite's default flags (no SQLite mutex);
+                    // the run's pragmas are applied to every connection it creates.
+                    .post_create(deadpool_sqlite::Hook::async_fn(move |conn, _| {
+                        let s = s.clone();
+                        Box::pin(async move {
+                            conn.interact(move |c| super::raw::apply(c, &s))
+                                .await
+                                .map_err(|e| deadpool_sqlite::HookError::message(e.to_string()))?
+                                .map_err(deadpool_sqlite::HookError::Backend)
+                        })
+                    }))
                     .build()
                     .map_err(|e| MiddlewareError::Pool(e.to_string()))?,
             ),
@@ -104,6 +121,14 @@ impl Middleware {
             strategy,
             runtime,
         })
+    }
+
+    /// The SQLite settings a pooled connection runs with, read back from it.
+    pub async fn read_back(
+        &self,
+    ) -> Result<std::collections::BTreeMap<String, String>, MiddlewareError> {
+        let mut conn = self.checkout().await?;
+        self.call(&mut conn, |c| super::raw::read_back(c)).await
     }
 
     pub async fn checkout(&self) -> Result<Conn, MiddlewareError> {
@@ -180,7 +205,12 @@ impl InnerTimes {
     }
 }
 
-/// What runs on the connection's thread: prepare (cached), bind, execute, marshal.
+/// Timer reads on the connection's thread inside a traced dispatch (`run_query`'s four).
+const INNER_READS: u64 = 4;
+
+/// What runs on the connection's thread: prepare (cached), convert the caller's values into
+/// driver parameters (the bind phase, as every driver's mirror measures it), then bind them to
+/// the statement, execute and marshal (execute+marshal).
 pub fn run_query<const TRACE: bool>(
     conn: &mut Connection,
     sql: &str,
@@ -191,15 +221,16 @@ pub fn run_query<const TRACE: bool>(
     let out = (|| {
         let mut stmt = conn.prepare_cached(sql)?;
         let t1 = TRACE.then(Instant::now);
-        value::bind(&mut stmt, &value::to_params(values))?;
+        let params = value::to_params(values);
         let t2 = TRACE.then(Instant::now);
+        value::bind(&mut stmt, &params)?;
         let rs = value::marshal(&mut stmt);
         if let (Some(t0), Some(t1), Some(t2)) = (t0, t1, t2) {
             let t3 = Instant::now();
             times = InnerTimes {
-                prepare: ns_between(t0, t1),
-                bind: ns_between(t1, t2),
-                execute_marshal: ns_between(t2, t3),
+                prepare: traced(t0, t1),
+                bind: traced(t1, t2),
+                execute_marshal: traced(t2, t3),
             };
         }
         rs
@@ -227,11 +258,15 @@ pub async fn lookup<const TRACE: bool>(
         phases.add(Phase::Prepare, inner.prepare);
         phases.add(Phase::Bind, inner.bind);
         phases.add(Phase::ExecuteMarshal, inner.execute_marshal);
+        // The hop is what the round trip took beyond the work on the connection's thread and
+        // the timer reads made there.
         phases.add(
             Phase::Dispatch,
-            ns_between(t0, t1).saturating_sub(inner.total()),
+            traced(t0, t1)
+                .saturating_sub(inner.total())
+                .saturating_sub(INNER_READS * timer_cost()),
         );
-        phases.add(Phase::Decode, ns_between(t1, t2));
+        phases.add(Phase::Decode, traced(t1, t2));
     }
     Ok(row)
 }
@@ -244,11 +279,7 @@ mod tests {
     #[test]
     fn every_strategy_returns_the_right_rows() {
         let dir = tempfile::tempdir().unwrap();
-        let key = DatasetKey {
-            workload: "mw".into(),
-            rows: 64,
-            seed: 1,
-        };
+        let key = DatasetKey::new("mw", 64, 1);
         let ds = ensure(dir.path(), &key, &mut |_| {}).unwrap();
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
@@ -261,6 +292,7 @@ mod tests {
                 strategy,
                 2,
                 Duration::from_micros(20),
+                &SqliteSettings::default(),
                 rt.handle().clone(),
             )
             .unwrap();
@@ -297,14 +329,45 @@ mod tests {
     }
 
     #[test]
+    fn every_pool_applies_the_settings_to_its_connections() {
+        let dir = tempfile::tempdir().unwrap();
+        let ds = ensure(dir.path(), &DatasetKey::new("mw", 8, 1), &mut |_| {}).unwrap();
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let knobs = crate::knobs::resolve(
+            &crate::settings::KNOBS,
+            &|_| None,
+            &[
+                ("synchronous".into(), "full".into()),
+                ("cache_size".into(), "3000".into()),
+                ("mmap_size".into(), "1m".into()),
+            ],
+        )
+        .unwrap();
+        let settings = SqliteSettings::from_knobs(&knobs);
+        for strategy in Strategy::ALL {
+            let mw = Middleware::new(
+                ds.path.clone(),
+                strategy,
+                2,
+                Duration::from_micros(20),
+                &settings,
+                rt.handle().clone(),
+            )
+            .unwrap();
+            let got = rt.block_on(mw.read_back()).unwrap();
+            assert_eq!(got, settings.expected(), "{strategy:?}");
+        }
+    }
+
+    #[test]
     fn spin_worker_parks_and_wakes() {
         // With a zero spin budget every hand-off goes through park/unpark and the waker.
         let dir = tempfile::tempdir().unwrap();
-        let key = DatasetKey {
-            workload: "mw".into(),
-            rows: 8,
-            seed: 1,
-        };
+        let key = DatasetKey::new("mw", 8, 1);
         let ds = ensure(dir.path(), &key, &mut |_| {}).unwrap();
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
@@ -316,6 +379,7 @@ mod tests {
             Strategy::Spin,
             1,
             Duration::ZERO,
+            &SqliteSettings::default(),
             rt.handle().clone(),
         )
         .unwrap();

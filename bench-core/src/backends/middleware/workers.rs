@@ -17,6 +17,8 @@ use deadpool::managed::{self, Metrics, RecycleError, RecycleResult};
 use futures_util::task::AtomicWaker;
 use rusqlite::Connection;
 
+use crate::settings::SqliteSettings;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HandOff {
     Channel,
@@ -119,8 +121,13 @@ pub struct Worker {
 }
 
 impl Worker {
-    pub fn spawn(path: PathBuf, hand_off: HandOff) -> Result<Worker, WorkerError> {
-        let conn = super::super::raw::open(&path).map_err(|e| WorkerError::Open(e.to_string()))?;
+    pub fn spawn(
+        path: PathBuf,
+        hand_off: HandOff,
+        settings: &SqliteSettings,
+    ) -> Result<Worker, WorkerError> {
+        let conn = super::super::raw::open(&path, settings)
+            .map_err(|e| WorkerError::Open(e.to_string()))?;
         match hand_off {
             HandOff::Channel => {
                 let (tx, rx) = mpsc::channel::<ChannelJob>();
@@ -236,6 +243,7 @@ impl Drop for Worker {
 pub struct WorkerManager {
     pub path: PathBuf,
     pub hand_off: HandOff,
+    pub settings: SqliteSettings,
 }
 
 impl managed::Manager for WorkerManager {
@@ -243,7 +251,7 @@ impl managed::Manager for WorkerManager {
     type Error = WorkerError;
 
     async fn create(&self) -> Result<Worker, WorkerError> {
-        Worker::spawn(self.path.clone(), self.hand_off)
+        Worker::spawn(self.path.clone(), self.hand_off, &self.settings)
     }
 
     async fn recycle(&self, w: &mut Worker, _: &Metrics) -> RecycleResult<WorkerError> {
@@ -258,9 +266,13 @@ impl managed::Manager for WorkerManager {
 pub type WorkerPool = managed::Pool<WorkerManager>;
 pub type WorkerObject = managed::Object<WorkerManager>;
 
-pub fn pool(path: PathBuf, hand_off: HandOff, size: usize) -> WorkerPool {
-    managed::Pool::builder(WorkerManager { path, hand_off })
-        .max_size(size)
-        .build()
-        .expect("pool without timeouts needs no runtime")
+pub fn pool(path: PathBuf, hand_off: HandOff, size: usize, settings: SqliteSettings) -> WorkerPool {
+    managed::Pool::builder(WorkerManager {
+        path,
+        hand_off,
+        settings,
+    })
+    .max_size(size)
+    .build()
+    .expect("pool without timeouts needs no runtime")
 }

@@ -13,9 +13,13 @@ use crate::backends::middleware::value::{self, Value};
 use crate::catalog::{BenchSpec, CONCURRENCY, CatalogError, ROWS, SPIN_US, Subject, Target};
 use crate::error::BenchError;
 use crate::measure::trace::ns_between;
-use crate::measure::{IterFn, Iteration};
+use crate::measure::{Bench, IterFn, Iteration};
 use crate::protocol::Event;
+use crate::settings::SqliteSettings;
 use crate::workload::{RunContext, Session, Workload};
+
+/// What the work check of an insert bench sums.
+pub const INSERT_WORK: &str = "rows inserted (rows each INSERT reports changed)";
 
 /// bench-core's `bulk_insert`.
 pub struct Core;
@@ -40,6 +44,7 @@ impl Workload for Core {
             rows: Arc::new(super::rows::rows(k.count(&ROWS), run.plan.target.seed)),
             concurrency: k.count(&CONCURRENCY) as usize,
             spin: Duration::from_micros(k.count(&SPIN_US)),
+            settings: run.sqlite.clone(),
             rt: crate::measure::drive::runtime(None)?,
         }))
     }
@@ -50,6 +55,7 @@ struct Ctx {
     rows: Arc<Vec<BulkRow>>,
     concurrency: usize,
     spin: Duration,
+    settings: SqliteSettings,
     rt: tokio::runtime::Runtime,
 }
 
@@ -58,19 +64,31 @@ impl Session for Ctx {
         self.rows.len() as u64
     }
 
-    fn bench(&self, spec: &BenchSpec) -> Result<IterFn<'_>, BenchError> {
+    fn skip(&self, bench: &BenchSpec) -> Option<String> {
+        crate::settings::skip_reason(bench.subject, self.concurrency, &self.settings)
+    }
+
+    fn bench(&self, spec: &BenchSpec) -> Result<Bench<'_>, BenchError> {
         let scratch = Scratch::new(&self.dir, spec.name);
-        match spec.subject {
-            Subject::Rusqlite => rusqlite_inserts(self, scratch),
-            Subject::Middleware(s) => middleware_inserts(self, scratch, s),
+        let (iter, settings) = match spec.subject {
+            Subject::Rusqlite => rusqlite_inserts(self, scratch)?,
+            Subject::Middleware(s) => middleware_inserts(self, scratch, s)?,
             #[cfg(feature = "turso")]
-            Subject::Turso => turso_inserts(self, scratch),
+            Subject::Turso => turso_inserts(self, scratch)?,
             _ => {
-                Err(CatalogError::no_implementation(super::spec(), spec, "not a core bench").into())
+                return Err(CatalogError::no_implementation(
+                    super::spec(),
+                    spec,
+                    "not a core bench",
+                )
+                .into());
             }
-        }
+        };
+        Ok(Bench::new(iter, self.rows.len() as u64, INSERT_WORK).with_settings(settings))
     }
 }
+
+type Settings = std::collections::BTreeMap<String, String>;
 
 /// A row as the caller's generic values (what a middleware is handed).
 pub fn to_values(r: &BulkRow) -> Vec<Value> {
@@ -91,13 +109,14 @@ fn reset(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
     conn.execute_batch(&format!("{DROP}; {SQLITE_CREATE};"))
 }
 
-fn insert_all(conn: &mut rusqlite::Connection, rows: &[BulkRow]) -> rusqlite::Result<()> {
+fn insert_all(conn: &mut rusqlite::Connection, rows: &[BulkRow]) -> rusqlite::Result<u64> {
     let tx = conn.transaction()?;
+    let mut changed = 0u64;
     {
         let mut stmt = tx.prepare_cached(SQLITE_INSERT)?;
         for r in rows {
             let t = &r.texts;
-            stmt.execute(params![
+            changed += stmt.execute(params![
                 r.id,
                 r.title,
                 r.created_at,
@@ -114,38 +133,43 @@ fn insert_all(conn: &mut rusqlite::Connection, rows: &[BulkRow]) -> rusqlite::Re
                 t[6],
                 t[7],
                 t[8]
-            ])?;
+            ])? as u64;
         }
     }
-    tx.commit()
+    tx.commit()?;
+    Ok(changed)
 }
 
 /// Inserts generic values through the middleware's bind path, in one transaction.
-fn insert_values(conn: &mut rusqlite::Connection, rows: &[Vec<Value>]) -> rusqlite::Result<()> {
+fn insert_values(conn: &mut rusqlite::Connection, rows: &[Vec<Value>]) -> rusqlite::Result<u64> {
     let tx = conn.transaction()?;
+    let mut changed = 0u64;
     {
         let mut stmt = tx.prepare_cached(SQLITE_INSERT)?;
         for vals in rows {
             value::bind(&mut stmt, &value::to_params(vals))?;
-            stmt.raw_execute()?;
+            changed += stmt.raw_execute()? as u64;
         }
     }
-    tx.commit()
+    tx.commit()?;
+    Ok(changed)
 }
 
 fn middleware_inserts(
     ctx: &Ctx,
     scratch: Scratch,
     strategy: crate::catalog::Strategy,
-) -> Result<IterFn<'_>, BenchError> {
+) -> Result<(IterFn<'_>, Settings), BenchError> {
     let mw = Arc::new(Middleware::new(
         scratch.0.clone(),
         strategy,
         ctx.concurrency,
         ctx.spin,
+        &ctx.settings,
         ctx.rt.handle().clone(),
     )?);
-    Ok(Box::new(move |_| {
+    let settings = ctx.rt.block_on(mw.read_back())?;
+    let iter: IterFn<'_> = Box::new(move |_| {
         let _scratch = &scratch;
         let (mw, rows) = (mw.clone(), ctx.rows.clone());
         ctx.rt.block_on(async move {
@@ -156,41 +180,40 @@ fn middleware_inserts(
             // The caller's values, converted and moved to the connection's thread in one hop.
             let values: Vec<Vec<Value>> = rows.iter().map(to_values).collect();
             let mut conn = mw.checkout().await?;
-            mw.call(&mut conn, move |c| insert_values(c, &values))
+            let changed = mw
+                .call(&mut conn, move |c| insert_values(c, &values))
                 .await??;
             drop(conn);
-            Ok(Iteration {
-                elapsed_ns: ns_between(start, Instant::now()),
-                phases: None,
-            })
+            Ok(Iteration::new(ns_between(start, Instant::now()), changed))
         })
-    }))
+    });
+    Ok((iter, settings))
 }
 
-fn rusqlite_inserts(ctx: &Ctx, scratch: Scratch) -> Result<IterFn<'_>, BenchError> {
-    let mut conn = rusqlite::Connection::open(&scratch.0)?;
-    conn.pragma_update(None, "journal_mode", "WAL")?;
-    Ok(Box::new(move |_| {
+fn rusqlite_inserts(ctx: &Ctx, scratch: Scratch) -> Result<(IterFn<'_>, Settings), BenchError> {
+    let mut conn = crate::backends::raw::open(&scratch.0, &ctx.settings)?;
+    let settings = crate::backends::raw::read_back(&conn);
+    let iter: IterFn<'_> = Box::new(move |_| {
         let _scratch = &scratch;
         reset(&conn)?;
         let start = Instant::now();
-        insert_all(&mut conn, black_box(&ctx.rows))?;
-        Ok(Iteration {
-            elapsed_ns: ns_between(start, Instant::now()),
-            phases: None,
-        })
-    }))
+        let changed = insert_all(&mut conn, black_box(&ctx.rows))?;
+        Ok(Iteration::new(ns_between(start, Instant::now()), changed))
+    });
+    Ok((iter, settings))
 }
 
 #[cfg(feature = "turso")]
-fn turso_inserts(ctx: &Ctx, scratch: Scratch) -> Result<IterFn<'_>, BenchError> {
+fn turso_inserts(ctx: &Ctx, scratch: Scratch) -> Result<(IterFn<'_>, Settings), BenchError> {
+    use crate::backends::turso as t;
     let err = BenchError::driver;
-    let (db, conn) = ctx.rt.block_on(async {
-        let db = crate::backends::turso::open(&scratch.0).await?;
-        let conn = db.connect().map_err(err)?;
-        Ok::<_, BenchError>((db, conn))
+    let (db, conn, settings) = ctx.rt.block_on(async {
+        let db = t::open(&scratch.0).await?;
+        let conn = t::connect(&db, &ctx.settings).await?;
+        let settings = t::read_back(&conn).await;
+        Ok::<_, BenchError>((db, conn, settings))
     })?;
-    Ok(Box::new(move |_| {
+    let iter: IterFn<'_> = Box::new(move |_| {
         let _keep = (&scratch, &db);
         ctx.rt.block_on(async {
             conn.execute(DROP, ()).await.map_err(err)?;
@@ -198,17 +221,16 @@ fn turso_inserts(ctx: &Ctx, scratch: Scratch) -> Result<IterFn<'_>, BenchError> 
             let start = Instant::now();
             conn.execute("BEGIN", ()).await.map_err(err)?;
             let mut stmt = conn.prepare(SQLITE_INSERT).await.map_err(err)?;
+            let mut changed = 0u64;
             for r in ctx.rows.iter() {
-                let params = crate::backends::turso::to_params(&to_values(r));
-                stmt.execute(params).await.map_err(err)?;
+                let params = t::to_params(&to_values(r));
+                changed += stmt.execute(params).await.map_err(err)?;
             }
             conn.execute("COMMIT", ()).await.map_err(err)?;
-            Ok(Iteration {
-                elapsed_ns: ns_between(start, Instant::now()),
-                phases: None,
-            })
+            Ok(Iteration::new(ns_between(start, Instant::now()), changed))
         })
-    }))
+    });
+    Ok((iter, settings))
 }
 
 #[cfg(test)]
@@ -237,10 +259,11 @@ mod tests {
         };
         let mut a = rusqlite::Connection::open(dir.path().join("a.sqlite")).unwrap();
         reset(&a).unwrap();
-        insert_all(&mut a, &rows).unwrap();
+        assert_eq!(insert_all(&mut a, &rows).unwrap(), 40, "rows changed");
         let mut b = rusqlite::Connection::open(dir.path().join("b.sqlite")).unwrap();
         reset(&b).unwrap();
-        insert_values(&mut b, &rows.iter().map(to_values).collect::<Vec<_>>()).unwrap();
+        let values: Vec<Vec<Value>> = rows.iter().map(to_values).collect();
+        assert_eq!(insert_values(&mut b, &values).unwrap(), 40);
         let (ra, rb) = (read(&a), read(&b));
         assert_eq!(ra.len(), 40);
         assert_eq!(ra, rb);

@@ -34,6 +34,7 @@ pub fn spec() -> &'static Target {
             "rusqlite",
         )
         .knobs(&[ROWS, CONCURRENCY, SPIN_US])
+        .knobs(&crate::settings::KNOBS)
         .bench(bulk(
             "rusqlite",
             Subject::Rusqlite,

@@ -8,12 +8,14 @@ use std::time::{Duration, Instant};
 use crate::backends::middleware::{self as mw, Middleware, Strategy};
 use crate::backends::raw;
 use crate::catalog::{BenchSpec, CONCURRENCY, CatalogError, SPIN_US, Subject, Target};
+use crate::dataset::{LOOKUP_WORK, lookup_work};
 use crate::error::BenchError;
-use crate::measure::drive;
+use crate::measure::drive::{self, TaskResult};
 use crate::measure::stats::LatencyHistogram;
 use crate::measure::trace::{PhaseTotals, ns_between};
-use crate::measure::{IterFn, Iteration};
+use crate::measure::{Bench, IterFn, Iteration};
 use crate::protocol::Event;
+use crate::settings::SqliteSettings;
 use crate::workload::{RunContext, Session, Workload};
 
 /// bench-core's `multithread_pool_checkout`.
@@ -37,6 +39,7 @@ impl Workload for Core {
             ids: Arc::new(ids),
             concurrency,
             spin: Duration::from_micros(k.count(&SPIN_US)),
+            settings: run.sqlite.clone(),
             // Enough blocking threads for every task of the fan-out to hold one.
             rt: drive::runtime(Some(concurrency + 16))?,
         }))
@@ -48,6 +51,7 @@ struct Ctx {
     ids: Arc<Vec<i64>>,
     concurrency: usize,
     spin: Duration,
+    settings: SqliteSettings,
     rt: tokio::runtime::Runtime,
 }
 
@@ -56,7 +60,7 @@ impl Ctx {
     fn fan_out<F, Fut>(&self, h: &mut LatencyHistogram, task: F) -> Result<Iteration, BenchError>
     where
         F: Fn(usize, usize) -> Fut,
-        Fut: std::future::Future<Output = Result<Vec<u64>, BenchError>> + Send + 'static,
+        Fut: std::future::Future<Output = Result<TaskResult, BenchError>> + Send + 'static,
     {
         drive::fan_out(&self.rt, self.ids.len(), self.concurrency, h, task)
     }
@@ -67,6 +71,7 @@ impl Ctx {
             strategy,
             self.concurrency,
             self.spin,
+            &self.settings,
             self.rt.handle().clone(),
         )?))
     }
@@ -77,11 +82,36 @@ impl Session for Ctx {
         self.ids.len() as u64
     }
 
-    fn bench(&self, spec: &BenchSpec) -> Result<IterFn<'_>, BenchError> {
+    fn skip(&self, bench: &BenchSpec) -> Option<String> {
+        // The plain pool of rusqlite connections is a pool too.
+        let subject = match bench.subject {
+            Subject::Rusqlite => Subject::Pool(crate::catalog::Pool::Workers),
+            s => s,
+        };
+        crate::settings::skip_reason(subject, self.concurrency, &self.settings)
+    }
+
+    fn bench(&self, spec: &BenchSpec) -> Result<Bench<'_>, BenchError> {
+        let lookups = |iter| Bench::new(iter, lookup_work(&self.ids), LOOKUP_WORK);
         match spec.subject {
-            Subject::Rusqlite => rusqlite_blocking(self),
-            Subject::Middleware(s) => parallel_select(self, s),
-            Subject::Pool(p) => pool_checkout(self, p.strategy()),
+            Subject::Rusqlite => {
+                let (iter, settings) = rusqlite_blocking(self)?;
+                Ok(lookups(iter).with_settings(settings))
+            }
+            Subject::Middleware(s) => {
+                let mw = self.middleware(s)?;
+                let settings = self.rt.block_on(mw.read_back())?;
+                Ok(lookups(parallel_select(self, mw)).with_settings(settings))
+            }
+            Subject::Pool(p) => {
+                let mw = self.middleware(p.strategy())?;
+                let settings = self.rt.block_on(mw.read_back())?;
+                let n = self.ids.len() as u64;
+                Ok(
+                    Bench::new(pool_checkout(self, mw), n, "connections checked out")
+                        .with_settings(settings),
+                )
+            }
             _ => {
                 Err(CatalogError::no_implementation(super::spec(), spec, "not a core bench").into())
             }
@@ -89,14 +119,17 @@ impl Session for Ctx {
     }
 }
 
-/// A plain pool: connections in a mutex-guarded stack, borrowed inside spawn_blocking.
-fn rusqlite_blocking(ctx: &Ctx) -> Result<IterFn<'_>, BenchError> {
-    let pool: Arc<Mutex<Vec<rusqlite::Connection>>> = Arc::new(Mutex::new(
-        (0..ctx.concurrency)
-            .map(|_| raw::open(&ctx.path))
-            .collect::<Result<_, _>>()?,
-    ));
-    Ok(Box::new(move |h| {
+type Settings = std::collections::BTreeMap<String, String>;
+
+/// A plain pool: connections in a mutex-guarded stack, borrowed inside spawn_blocking; each
+/// task prepares the statement once and looks its chunk up with it, as sqlx's mirror does.
+fn rusqlite_blocking(ctx: &Ctx) -> Result<(IterFn<'_>, Settings), BenchError> {
+    let conns: Vec<rusqlite::Connection> = (0..ctx.concurrency)
+        .map(|_| raw::open(&ctx.path, &ctx.settings))
+        .collect::<Result<_, _>>()?;
+    let settings = raw::read_back(&conns[0]);
+    let pool = Arc::new(Mutex::new(conns));
+    let iter: IterFn<'_> = Box::new(move |h| {
         ctx.fan_out(h, |a, b| {
             let (pool, ids) = (pool.clone(), ctx.ids.clone());
             async move {
@@ -106,16 +139,21 @@ fn rusqlite_blocking(ctx: &Ctx) -> Result<IterFn<'_>, BenchError> {
                         .map_err(BenchError::other)?
                         .pop()
                         .ok_or_else(|| BenchError::Other("pool is empty".into()))?;
-                    let mut lat = Vec::with_capacity(b - a);
-                    let mut prev = Instant::now();
                     let result = (|| {
+                        let mut stmt = raw::prepare(&conn)?;
+                        let mut out = TaskResult {
+                            latencies: Vec::with_capacity(b - a),
+                            work: 0,
+                        };
+                        let mut prev = Instant::now();
                         for &id in &ids[a..b] {
-                            black_box(raw::lookup(&conn, id)?);
+                            let row = black_box(raw::lookup(&mut stmt, id)?);
+                            out.work = out.work.wrapping_add(row.checksum());
                             let t = Instant::now();
-                            lat.push(ns_between(prev, t));
+                            out.latencies.push(ns_between(prev, t));
                             prev = t;
                         }
-                        Ok(lat)
+                        Ok(out)
                     })();
                     pool.lock().map_err(BenchError::other)?.push(conn);
                     result
@@ -124,47 +162,55 @@ fn rusqlite_blocking(ctx: &Ctx) -> Result<IterFn<'_>, BenchError> {
                 .map_err(BenchError::other)?
             }
         })
-    }))
+    });
+    Ok((iter, settings))
 }
 
-fn parallel_select(ctx: &Ctx, strategy: Strategy) -> Result<IterFn<'_>, BenchError> {
-    let mw = ctx.middleware(strategy)?;
-    Ok(Box::new(move |h| {
+fn parallel_select(ctx: &Ctx, mw: Arc<Middleware>) -> IterFn<'_> {
+    Box::new(move |h| {
         ctx.fan_out(h, |a, b| {
             let (mw, ids) = (mw.clone(), ctx.ids.clone());
             async move {
                 let mut conn = mw.checkout().await?;
-                let mut lat = Vec::with_capacity(b - a);
+                let mut out = TaskResult {
+                    latencies: Vec::with_capacity(b - a),
+                    work: 0,
+                };
                 let mut phases = PhaseTotals::default();
                 let mut prev = Instant::now();
                 for &id in &ids[a..b] {
-                    black_box(mw::lookup::<false>(&mw, &mut conn, id, &mut phases).await?);
+                    let row =
+                        black_box(mw::lookup::<false>(&mw, &mut conn, id, &mut phases).await?);
+                    out.work = out.work.wrapping_add(row.checksum());
                     let t = Instant::now();
-                    lat.push(ns_between(prev, t));
+                    out.latencies.push(ns_between(prev, t));
                     prev = t;
                 }
-                Ok(lat)
+                Ok(out)
             }
         })
-    }))
+    })
 }
 
-fn pool_checkout(ctx: &Ctx, strategy: Strategy) -> Result<IterFn<'_>, BenchError> {
-    let mw = ctx.middleware(strategy)?;
-    Ok(Box::new(move |h| {
+fn pool_checkout(ctx: &Ctx, mw: Arc<Middleware>) -> IterFn<'_> {
+    Box::new(move |h| {
         ctx.fan_out(h, |a, b| {
             let mw = mw.clone();
             async move {
-                let mut lat = Vec::with_capacity(b - a);
+                let mut out = TaskResult {
+                    latencies: Vec::with_capacity(b - a),
+                    work: 0,
+                };
                 let mut prev = Instant::now();
                 for _ in a..b {
                     drop(black_box(mw.checkout().await?));
+                    out.work += 1;
                     let t = Instant::now();
-                    lat.push(ns_between(prev, t));
+                    out.latencies.push(ns_between(prev, t));
                     prev = t;
                 }
-                Ok(lat)
+                Ok(out)
             }
         })
-    }))
+    })
 }

@@ -56,6 +56,7 @@ pub fn spec() -> &'static Target {
             "rusqlite_blocking",
         )
         .knobs(&[ROWS, LOOKUPS, CONCURRENCY, SPIN_US, SQLX_STATEMENT_CACHE])
+        .knobs(&crate::settings::KNOBS)
         .bench(fan_out(
             "rusqlite_blocking",
             Subject::Rusqlite,

@@ -1,10 +1,15 @@
 //! bench-core's implementation of `single_row_lookup`: raw rusqlite, the middleware path per
-//! dispatch strategy, turso, and the micro-benches of each phase.
+//! dispatch strategy, turso, and the micro-benches of each phase. Every bench folds what it
+//! read into a checksum the runner checks against the dataset.
 
+use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
+
+use rusqlite::types::{ToSqlOutput, ValueRef};
 
 use crate::backends::middleware::value::{self, Value};
 use crate::backends::middleware::{self as mw, Middleware};
@@ -13,12 +18,13 @@ use crate::catalog::{
     BenchSpec, CONCURRENCY, CatalogError, LOOKUPS_PER_CHECKOUT, SPIN_US, Strategy, Subject,
     TRACE_EVERY, Target,
 };
-use crate::dataset::{BenchRow, SELECT_BY_ID};
+use crate::dataset::{BenchRow, LOOKUP_WORK, SELECT_BY_ID, lookup_work, row};
 use crate::error::BenchError;
 use crate::measure::drive::{self, LookupPath};
 use crate::measure::trace::{Phase, PhaseTotals, ns_between};
-use crate::measure::{IterFn, Iteration};
+use crate::measure::{Bench, IterFn, Iteration};
 use crate::protocol::Event;
+use crate::settings::SqliteSettings;
 use crate::workload::{RunContext, Session, Workload};
 
 /// bench-core's `single_row_lookup`.
@@ -44,6 +50,7 @@ impl Workload for Core {
             spin: Duration::from_micros(k.count(&SPIN_US)),
             trace: run.plan.trace,
             trace_every: k.count(&TRACE_EVERY) as usize,
+            settings: run.sqlite.clone(),
             rt: drive::runtime(None)?,
         }))
     }
@@ -59,6 +66,7 @@ struct Ctx {
     spin: Duration,
     trace: bool,
     trace_every: usize,
+    settings: SqliteSettings,
     rt: tokio::runtime::Runtime,
 }
 
@@ -67,13 +75,21 @@ impl Session for Ctx {
         self.ids.len() as u64
     }
 
-    fn bench(&self, spec: &BenchSpec) -> Result<IterFn<'_>, BenchError> {
+    fn skip(&self, bench: &BenchSpec) -> Option<String> {
+        crate::settings::skip_reason(bench.subject, self.pool_size, &self.settings)
+    }
+
+    fn bench(&self, spec: &BenchSpec) -> Result<Bench<'_>, BenchError> {
         use Phase::*;
         match (spec.subject, spec.phase) {
             (Subject::Rusqlite, None) => rusqlite_lookups(self),
             (Subject::Rusqlite, Some(Prepare)) => prepare_only(self),
             (Subject::Rusqlite, Some(ExecuteMarshal)) => marshal_only(self),
-            (Subject::Middleware(s), None) => Ok(path_lookups(self, self.middleware(s)?)),
+            (Subject::Middleware(s), None) => {
+                let mw = self.middleware(s)?;
+                let settings = self.rt.block_on(mw.read_back())?;
+                Ok(path_lookups(self, mw).with_settings(settings))
+            }
             (Subject::Middleware(s), Some(Dispatch)) => dispatch_only(self, s),
             (Subject::Pool(p), Some(Checkout)) => checkout_only(self, p.strategy()),
             (Subject::MiddlewareValues, Some(Decode)) => decode_only(self),
@@ -101,6 +117,7 @@ impl Ctx {
             strategy,
             self.pool_size,
             self.spin,
+            &self.settings,
             self.rt.handle().clone(),
         )?))
     }
@@ -112,40 +129,52 @@ impl Ctx {
     ) -> Result<T, BenchError> {
         drive::on_runtime(&self.rt, fut)
     }
+
+    /// A rusqlite connection with the run's settings, and what it reads back.
+    fn connection(&self) -> Result<(rusqlite::Connection, BTreeMap<String, String>), BenchError> {
+        let conn = raw::open(&self.path, &self.settings)?;
+        let settings = raw::read_back(&conn);
+        Ok((conn, settings))
+    }
+
+    fn pass_work(&self) -> u64 {
+        lookup_work(&self.ids)
+    }
 }
 
-/// Times `ops` repetitions of a synchronous operation as one sample.
+/// Times one pass of a synchronous operation over the ids; each operation returns its work.
 fn timed_loop(
     ids: &[i64],
-    mut op: impl FnMut(i64) -> Result<(), BenchError>,
+    mut op: impl FnMut(i64) -> Result<u64, BenchError>,
 ) -> Result<Iteration, BenchError> {
+    let mut work = 0u64;
     let start = Instant::now();
     for &id in ids {
-        op(id)?;
+        work = work.wrapping_add(op(id)?);
     }
-    Ok(Iteration {
-        elapsed_ns: ns_between(start, Instant::now()),
-        phases: None,
-    })
+    Ok(Iteration::new(ns_between(start, Instant::now()), work))
 }
 
-fn rusqlite_lookups(ctx: &Ctx) -> Result<IterFn<'_>, BenchError> {
-    let conn = raw::open(&ctx.path)?;
+/// Statement prepared once; per lookup: bind, step, decode.
+fn rusqlite_lookups(ctx: &Ctx) -> Result<Bench<'_>, BenchError> {
+    let (conn, settings) = ctx.connection()?;
+    // Leaked so the statement can live in the closure: a runner measures each bench once.
+    let conn = Box::leak(Box::new(conn));
+    let mut stmt = raw::prepare(conn)?;
     let ids = ctx.ids.clone();
-    Ok(Box::new(move |h| {
+    let iter: IterFn<'_> = Box::new(move |h| {
+        let mut work = 0u64;
         let start = Instant::now();
         let mut prev = start;
         for &id in ids.iter() {
-            black_box(raw::lookup(&conn, black_box(id))?);
+            work = work.wrapping_add(black_box(raw::lookup(&mut stmt, black_box(id))?).checksum());
             let t = Instant::now();
             h.record(ns_between(prev, t));
             prev = t;
         }
-        Ok(Iteration {
-            elapsed_ns: ns_between(start, prev),
-            phases: None,
-        })
-    }))
+        Ok(Iteration::new(ns_between(start, prev), work))
+    });
+    Ok(Bench::new(iter, ctx.pass_work(), LOOKUP_WORK).with_settings(settings))
 }
 
 impl LookupPath for Middleware {
@@ -163,125 +192,158 @@ impl LookupPath for Middleware {
     }
 }
 
-/// The iteration closure of a lookup path, traced or not.
-fn path_lookups<'a, P: LookupPath>(ctx: &'a Ctx, path: Arc<P>) -> IterFn<'a> {
+/// The lookups of a path, traced or not; each pass traces other lookups (the seed moves on).
+fn path_lookups<'a, P: LookupPath>(ctx: &'a Ctx, path: Arc<P>) -> Bench<'a> {
     fn traced<'a, P: LookupPath, const TRACE: bool>(ctx: &'a Ctx, path: Arc<P>) -> IterFn<'a> {
+        let passes = AtomicU64::new(0);
         Box::new(move |h| {
+            let seed = passes.fetch_add(1, Ordering::Relaxed);
             let fut = drive::lookup_iteration::<P, TRACE>(
                 path.clone(),
                 ctx.ids.clone(),
                 ctx.lookups_per_checkout,
                 ctx.trace_every,
+                seed,
             );
-            let (elapsed_ns, lat, phases) = ctx.on_runtime(fut)?;
-            for ns in lat {
+            let pass = ctx.on_runtime(fut)?;
+            for ns in pass.latencies {
                 h.record(ns);
             }
             Ok(Iteration {
-                elapsed_ns,
-                phases: TRACE.then_some(phases),
+                elapsed_ns: pass.elapsed_ns,
+                phases: TRACE.then_some(pass.phases),
+                work: pass.work,
             })
         })
     }
-    if ctx.trace {
+    let iter = if ctx.trace {
         traced::<P, true>(ctx, path)
     } else {
         traced::<P, false>(ctx, path)
-    }
+    };
+    Bench::new(iter, ctx.pass_work(), LOOKUP_WORK)
 }
 
 /// pool.get() and drop, nothing else.
-fn checkout_only(ctx: &Ctx, strategy: Strategy) -> Result<IterFn<'_>, BenchError> {
+fn checkout_only(ctx: &Ctx, strategy: Strategy) -> Result<Bench<'_>, BenchError> {
     let mw = ctx.middleware(strategy)?;
+    let settings = ctx.rt.block_on(mw.read_back())?;
     let n = ctx.ids.len();
-    Ok(Box::new(move |_| {
+    let iter: IterFn<'_> = Box::new(move |_| {
         let mw = mw.clone();
         ctx.on_runtime(async move {
             let start = Instant::now();
             for _ in 0..n {
                 drop(black_box(mw.checkout().await?));
             }
-            Ok(Iteration {
-                elapsed_ns: ns_between(start, Instant::now()),
-                phases: None,
-            })
+            Ok(Iteration::new(ns_between(start, Instant::now()), n as u64))
         })
-    }))
+    });
+    Ok(Bench::new(iter, n as u64, "connections checked out").with_settings(settings))
 }
 
 /// The dispatch hop with an empty closure, on a connection borrowed before the clock starts.
-fn dispatch_only(ctx: &Ctx, strategy: Strategy) -> Result<IterFn<'_>, BenchError> {
+fn dispatch_only(ctx: &Ctx, strategy: Strategy) -> Result<Bench<'_>, BenchError> {
     let mw = ctx.middleware(strategy)?;
+    let settings = ctx.rt.block_on(mw.read_back())?;
     let n = ctx.ids.len();
-    Ok(Box::new(move |_| {
+    let iter: IterFn<'_> = Box::new(move |_| {
         let mw = mw.clone();
         ctx.on_runtime(async move {
             let mut conn = mw.checkout().await?;
+            let mut work = 0u64;
             let start = Instant::now();
             for _ in 0..n {
-                mw.call(&mut conn, |c| {
-                    black_box(c);
-                })
-                .await?;
+                work += mw
+                    .call(&mut conn, |c| black_box(c).is_autocommit() as u64)
+                    .await?;
             }
-            Ok(Iteration {
-                elapsed_ns: ns_between(start, Instant::now()),
-                phases: None,
-            })
+            Ok(Iteration::new(ns_between(start, Instant::now()), work))
         })
-    }))
+    });
+    Ok(
+        Bench::new(iter, n as u64, "closures run on the connection's thread")
+            .with_settings(settings),
+    )
 }
 
-fn prepare_only(ctx: &Ctx) -> Result<IterFn<'_>, BenchError> {
-    let conn = raw::open(&ctx.path)?;
-    Ok(Box::new(move |_| {
+/// `prepare_cached` of the lookup statement (a cache hit after the first).
+fn prepare_only(ctx: &Ctx) -> Result<Bench<'_>, BenchError> {
+    let (conn, settings) = ctx.connection()?;
+    let iter: IterFn<'_> = Box::new(move |_| {
         timed_loop(&ctx.ids, |_| {
-            black_box(conn.prepare_cached(SELECT_BY_ID)?);
-            Ok(())
+            Ok(black_box(conn.prepare_cached(SELECT_BY_ID)?).parameter_count() as u64)
         })
-    }))
+    });
+    Ok(Bench::new(
+        iter,
+        ctx.ids.len() as u64,
+        "statements prepared (their parameter count)",
+    )
+    .with_settings(settings))
 }
 
-/// Execute a bound statement and build the result set (the statement is prepared once).
-fn marshal_only(ctx: &Ctx) -> Result<IterFn<'_>, BenchError> {
+/// Bind, execute and build the result set, on a statement prepared once.
+fn marshal_only(ctx: &Ctx) -> Result<Bench<'_>, BenchError> {
+    let (conn, settings) = ctx.connection()?;
     // Leaked so the prepared statement can outlive this function: a runner measures each
     // bench once and exits, so one connection per bench is all it costs.
-    let conn = Box::leak(Box::new(raw::open(&ctx.path)?));
+    let conn = Box::leak(Box::new(conn));
     let mut stmt = conn.prepare(SELECT_BY_ID)?;
-    Ok(Box::new(move |_| {
+    let iter: IterFn<'_> = Box::new(move |_| {
         timed_loop(&ctx.ids, |id| {
             stmt.raw_bind_parameter(1, id)?;
-            black_box(value::marshal(&mut stmt)?);
-            Ok(())
+            let rs = black_box(value::marshal(&mut stmt)?);
+            Ok(result_set_work(&rs))
         })
-    }))
+    });
+    let per_pass = ctx.ids.iter().map(|id| *id as u64 + 1).sum();
+    Ok(Bench::new(iter, per_pass, "result sets built (rows + first id)").with_settings(settings))
 }
 
-fn decode_only(ctx: &Ctx) -> Result<IterFn<'_>, BenchError> {
-    let mut conn = raw::open(&ctx.path)?;
+/// A result set's rows plus its first row's id.
+fn result_set_work(rs: &value::ResultSet) -> u64 {
+    let id = match rs.rows.first().and_then(|r| r.first()) {
+        Some(Value::Integer(i)) => *i as u64,
+        _ => 0,
+    };
+    rs.rows.len() as u64 + id
+}
+
+fn decode_only(ctx: &Ctx) -> Result<Bench<'_>, BenchError> {
+    let (mut conn, settings) = ctx.connection()?;
     let (rs, _) = mw::run_query::<false>(&mut conn, SELECT_BY_ID, &[Value::Integer(ctx.ids[0])]);
     let rs = rs?;
-    Ok(Box::new(move |_| {
+    let iter: IterFn<'_> = Box::new(move |_| {
         timed_loop(&ctx.ids, |_| {
-            black_box(value::decode_bench_row(black_box(&rs)).map_err(mw::MiddlewareError::from)?);
-            Ok(())
+            Ok(black_box(value::decode_bench_row(black_box(&rs))?).checksum())
         })
-    }))
+    });
+    let per_pass = row(ctx.ids[0])
+        .checksum()
+        .wrapping_mul(ctx.ids.len() as u64);
+    Ok(Bench::new(iter, per_pass, "rows decoded (their checksum)").with_settings(settings))
 }
 
-/// Caller values into driver parameters, bound to a prepared statement.
-fn param_convert_only(ctx: &Ctx) -> Result<IterFn<'_>, BenchError> {
-    // Leaked so the prepared statement can outlive this function: a runner measures each
-    // bench once and exits, so one connection per bench is all it costs.
-    let conn = Box::leak(Box::new(raw::open(&ctx.path)?));
-    let mut stmt = conn.prepare(SELECT_BY_ID)?;
-    Ok(Box::new(move |_| {
+/// The caller's value into a driver parameter: what the bind phase measures on every driver
+/// (binding it to the statement happens inside execute, as in sqlx and turso).
+fn param_convert_only(ctx: &Ctx) -> Result<Bench<'_>, BenchError> {
+    let iter: IterFn<'_> = Box::new(move |_| {
         timed_loop(&ctx.ids, |id| {
             let values = [Value::Integer(black_box(id))];
-            value::bind(&mut stmt, &value::to_params(&values))?;
-            Ok(())
+            let params = black_box(value::to_params(&values));
+            Ok(match params.first() {
+                Some(ToSqlOutput::Borrowed(ValueRef::Integer(i))) => *i as u64,
+                _ => 0,
+            })
         })
-    }))
+    });
+    let per_pass = ctx.ids.iter().map(|id| *id as u64).sum();
+    Ok(Bench::new(
+        iter,
+        per_pass,
+        "parameters converted (their values)",
+    ))
 }
 
 #[cfg(feature = "turso")]
@@ -290,15 +352,17 @@ mod turso_benches {
     use super::*;
     use crate::backends::turso as t;
 
-    /// turso has no pool: "checkout" opens a connection from the `Database`.
+    /// turso has no pool: "checkout" opens a connection from the `Database` and applies the
+    /// run's settings to it.
     pub struct TursoPath {
         db: turso::Database,
+        settings: SqliteSettings,
     }
 
     impl LookupPath for TursoPath {
         type Conn = turso::Connection;
         async fn checkout(&self) -> Result<turso::Connection, BenchError> {
-            self.db.connect().map_err(BenchError::driver)
+            t::connect(&self.db, &self.settings).await
         }
         async fn lookup<const TRACE: bool>(
             &self,
@@ -310,94 +374,109 @@ mod turso_benches {
         }
     }
 
-    /// Times `ops` async operations on the current thread (turso runs queries on the caller's
-    /// task: there is no hop to dispatch to).
+    /// Times a pass of async operations on the current thread (turso runs queries on the
+    /// caller's task: there is no hop to dispatch to).
     fn timed<'a, S: 'a>(
         ctx: &'a Ctx,
         mut state: S,
-        op: impl AsyncFnMut(&mut S, i64) -> Result<(), BenchError> + 'a,
+        op: impl AsyncFnMut(&mut S, i64) -> Result<u64, BenchError> + 'a,
     ) -> IterFn<'a> {
         let mut op = op;
         Box::new(move |_| {
             ctx.rt.block_on(async {
+                let mut work = 0u64;
                 let start = Instant::now();
                 for &id in ctx.ids.iter() {
-                    op(&mut state, id).await?;
+                    work = work.wrapping_add(op(&mut state, id).await?);
                 }
-                Ok(Iteration {
-                    elapsed_ns: ns_between(start, Instant::now()),
-                    phases: None,
-                })
+                Ok(Iteration::new(ns_between(start, Instant::now()), work))
             })
         })
     }
 
-    pub fn bench<'a>(ctx: &'a Ctx, spec: &BenchSpec) -> Result<IterFn<'a>, BenchError> {
+    pub fn bench<'a>(ctx: &'a Ctx, spec: &BenchSpec) -> Result<Bench<'a>, BenchError> {
         use Phase::*;
+        let s = &ctx.settings;
         let db = ctx.rt.block_on(t::open(&ctx.path))?;
-        let connect = |db: &turso::Database| db.connect().map_err(BenchError::driver);
-        match (spec.subject, spec.phase) {
-            (Subject::TursoMiddleware, None) => Ok(path_lookups(ctx, Arc::new(TursoPath { db }))),
+        let (conn, settings) = ctx.rt.block_on(async {
+            let conn = t::connect(&db, s).await?;
+            let settings = t::read_back(&conn).await;
+            Ok::<_, BenchError>((conn, settings))
+        })?;
+        let n = ctx.ids.len() as u64;
+        let bench = match (spec.subject, spec.phase) {
+            (Subject::TursoMiddleware, None) => path_lookups(
+                ctx,
+                Arc::new(TursoPath {
+                    db,
+                    settings: s.clone(),
+                }),
+            ),
             (Subject::Turso, None) => {
-                let conn = connect(&db)?;
                 let mut stmt = ctx
                     .rt
                     .block_on(conn.prepare(SELECT_BY_ID))
                     .map_err(BenchError::driver)?;
-                Ok(Box::new(move |h| {
+                let iter: IterFn<'a> = Box::new(move |h| {
                     let _keep_open = &conn;
                     ctx.rt.block_on(async {
+                        let mut work = 0u64;
                         let start = Instant::now();
                         let mut prev = start;
                         for &id in ctx.ids.iter() {
-                            black_box(t::lookup(&mut stmt, black_box(id)).await?);
+                            let r = black_box(t::lookup(&mut stmt, black_box(id)).await?);
+                            work = work.wrapping_add(r.checksum());
                             let now = Instant::now();
                             h.record(ns_between(prev, now));
                             prev = now;
                         }
-                        Ok(Iteration {
-                            elapsed_ns: ns_between(start, prev),
-                            phases: None,
-                        })
+                        Ok(Iteration::new(ns_between(start, prev), work))
                     })
-                }))
+                });
+                Bench::new(iter, ctx.pass_work(), LOOKUP_WORK)
             }
             (Subject::Turso, Some(Checkout)) => {
-                Ok(timed(ctx, db, async |db: &mut turso::Database, _| {
-                    drop(black_box(db.connect().map_err(BenchError::driver)?));
-                    Ok(())
-                }))
+                let state = (db, s.clone());
+                let iter = timed(
+                    ctx,
+                    state,
+                    async |(db, s): &mut (turso::Database, SqliteSettings), _| {
+                        drop(black_box(t::connect(db, s).await?));
+                        Ok(1)
+                    },
+                );
+                Bench::new(iter, n, "connections opened")
             }
             (Subject::Turso, Some(Prepare)) => {
-                let conn = connect(&db)?;
-                Ok(timed(ctx, conn, async |conn: &mut turso::Connection, _| {
-                    black_box(
+                let iter = timed(ctx, conn, async |conn: &mut turso::Connection, _| {
+                    let stmt = black_box(
                         conn.prepare_cached(SELECT_BY_ID)
                             .await
                             .map_err(BenchError::driver)?,
                     );
-                    Ok(())
-                }))
+                    Ok(stmt.column_count() as u64)
+                });
+                Bench::new(iter, 4 * n, "statements prepared (their column count)")
             }
             (Subject::Turso, Some(ExecuteMarshal)) => {
-                let conn = connect(&db)?;
                 let stmt = ctx
                     .rt
                     .block_on(conn.prepare(SELECT_BY_ID))
                     .map_err(BenchError::driver)?;
-                Ok(timed(
+                let iter = timed(
                     ctx,
                     (conn, stmt),
                     async |(_, stmt): &mut (turso::Connection, turso::Statement), id| {
-                        black_box(
+                        let rs = black_box(
                             t::marshal(stmt.query([id]).await.map_err(BenchError::driver)?).await?,
                         );
-                        Ok(())
+                        Ok(result_set_work(&rs))
                     },
-                ))
+                );
+                let per_pass = ctx.ids.iter().map(|id| *id as u64 + 1).sum();
+                Bench::new(iter, per_pass, "result sets built (rows + first id)")
             }
             (Subject::Turso, Some(Decode)) => {
-                let conn = connect(&db)?;
                 let row = ctx.rt.block_on(async {
                     let mut rows = conn
                         .query(SELECT_BY_ID, [ctx.ids[0]])
@@ -408,25 +487,40 @@ mod turso_benches {
                         .map_err(BenchError::driver)?
                         .ok_or_else(|| BenchError::Other("no row returned".into()))
                 })?;
-                Ok(Box::new(move |_| {
+                let iter: IterFn<'a> = Box::new(move |_| {
                     timed_loop(&ctx.ids, |_| {
-                        black_box(t::decode_row(black_box(&row))?);
-                        Ok(())
+                        Ok(black_box(t::decode_row(black_box(&row))?).checksum())
                     })
-                }))
+                });
+                let per_pass = super::row(ctx.ids[0]).checksum().wrapping_mul(n);
+                Bench::new(iter, per_pass, "rows decoded (their checksum)")
             }
-            (Subject::Turso, Some(Bind)) => Ok(Box::new(move |_| {
-                timed_loop(&ctx.ids, |id| {
-                    black_box(t::to_params(&[Value::Integer(black_box(id))]));
-                    Ok(())
-                })
-            })),
-            _ => Err(CatalogError::no_implementation(
-                super::super::spec(),
-                spec,
-                "no turso bench of this phase",
-            )
-            .into()),
-        }
+            (Subject::Turso, Some(Bind)) => {
+                let iter: IterFn<'a> = Box::new(move |_| {
+                    timed_loop(&ctx.ids, |id| {
+                        let p = black_box(t::to_params(&[Value::Integer(black_box(id))]));
+                        Ok(match p.first() {
+                            Some(turso::Value::Integer(i)) => *i as u64,
+                            _ => 0,
+                        })
+                    })
+                });
+                let per_pass = ctx.ids.iter().map(|id| *id as u64).sum();
+                return Ok(Bench::new(
+                    iter,
+                    per_pass,
+                    "parameters converted (their values)",
+                ));
+            }
+            _ => {
+                return Err(CatalogError::no_implementation(
+                    super::super::spec(),
+                    spec,
+                    "no turso bench of this phase",
+                )
+                .into());
+            }
+        };
+        Ok(bench.with_settings(settings))
     }
 }

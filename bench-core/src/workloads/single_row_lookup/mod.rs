@@ -37,6 +37,7 @@ pub fn spec() -> &'static Target {
             TRACE_EVERY,
             SQLX_STATEMENT_CACHE,
         ])
+        .knobs(&crate::settings::KNOBS)
         .bench(BenchSpec::whole(
             "rusqlite",
             Rusqlite,
