@@ -38,6 +38,10 @@ fn lookups(c: &mut Criterion) {
     let ids = lookup_ids(rows, seed, n);
     let work = lookup_work(&ids);
 
+    if std::env::var_os("BENCH_SPARE_THREAD").is_some() {
+        // A parked thread: the process is no longer single-threaded.
+        std::thread::spawn(std::thread::park);
+    }
     let mut group = c.benchmark_group("single_row_lookup");
     group.throughput(Throughput::Elements(ids.len() as u64));
 
@@ -48,6 +52,24 @@ fn lookups(c: &mut Criterion) {
             let mut sum = 0u64;
             for &id in &ids {
                 sum = sum.wrapping_add(raw::lookup(&mut stmt, black_box(id)).unwrap().checksum());
+            }
+            assert_eq!(sum, work);
+        })
+    });
+
+    // The same loop as the runner's, with its one timer read and histogram record per lookup
+    // (what gives benchscope its per-lookup percentiles): the difference to the loop above is
+    // the cost of measuring each lookup.
+    let mut hist = bench_core::measure::stats::LatencyHistogram::new();
+    group.bench_function("rusqlite_with_latencies", |b| {
+        b.iter(|| {
+            let mut sum = 0u64;
+            let mut prev = std::time::Instant::now();
+            for &id in &ids {
+                sum = sum.wrapping_add(raw::lookup(&mut stmt, black_box(id)).unwrap().checksum());
+                let t = std::time::Instant::now();
+                hist.record(t.saturating_duration_since(prev).as_nanos() as u64);
+                prev = t;
             }
             assert_eq!(sum, work);
         })

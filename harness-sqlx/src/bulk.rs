@@ -11,8 +11,8 @@ use bench_core::protocol::Event;
 use bench_core::settings::SqliteSettings;
 use bench_core::workload::{RunContext, Session, Workload};
 use bench_core::workloads::bulk_insert::rows::{
-    BulkRow, DROP, POSTGRES_CREATE, POSTGRES_INSERT, SQLITE_CREATE, SQLITE_INSERT, Scratch,
-    redact_url, url_password,
+    BulkRow, CHECKPOINT, DROP, POSTGRES_CREATE, POSTGRES_INSERT, SQLITE_CREATE, SQLITE_INSERT,
+    Scratch, redact_url, url_password,
 };
 use bench_core::workloads::bulk_insert::{self, NO_POSTGRES};
 
@@ -142,6 +142,7 @@ fn sqlite<'a>(ctx: &'a Ctx, spec: &BenchSpec) -> Result<(IterFn<'a>, Settings), 
         ctx.rt.block_on(async {
             conn.execute(DROP).await.map_err(err)?;
             conn.execute(SQLITE_CREATE).await.map_err(err)?;
+            conn.execute(CHECKPOINT).await.map_err(err)?;
             let start = Instant::now();
             let mut tx = conn.begin().await.map_err(err)?;
             let mut changed = 0u64;

@@ -33,13 +33,13 @@ fn phase_table(out: &mut String, run: &RunRecord) {
     }
     let _ = writeln!(
         out,
-        "\nPhase breakdown (mean per lookup over the traced lookups, each phase corrected by the calibrated cost of the timer read at its edge; the sum is shown beside the measured median):\n"
+        "\nPhase breakdown (mean per lookup over the traced lookups, each phase corrected by the calibrated cost of the timer read at its edge; their sum is a mean, shown beside the measured mean):\n"
     );
     let mut headers = vec!["bench".to_string()];
     headers.extend(Phase::ALL.iter().map(|p| p.label().to_string()));
     headers.push("sum".into());
-    headers.push("median/op".into());
-    headers.push("sum vs median".into());
+    headers.push("mean/op".into());
+    headers.push("sum vs mean".into());
     let rows: Vec<Vec<String>> = traced
         .iter()
         .map(|b| {
@@ -54,8 +54,8 @@ fn phase_table(out: &mut String, run: &RunRecord) {
             r.push(format::ns(sum));
             match &b.summary {
                 Some(s) => {
-                    r.push(format::ns(s.median));
-                    r.push(format!("{:+.1}%", (sum / s.median - 1.0) * 100.0));
+                    r.push(format::ns(s.mean));
+                    r.push(format!("{:+.1}%", (sum / s.mean - 1.0) * 100.0));
                 }
                 None => r.extend(["-".to_string(), "-".to_string()]),
             }

@@ -245,10 +245,10 @@ fn draw_detail(
         if let Some(s) = &r.summary {
             lines.push(Line::styled(
                 format!(
-                    "phases sum {} · median {} ({:+.1}%)",
+                    "phases sum {} · mean {} ({:+.1}%)",
                     format::ns(total),
-                    format::ns(s.median),
-                    (total / s.median - 1.0) * 100.0
+                    format::ns(s.mean),
+                    (total / s.mean - 1.0) * 100.0
                 ),
                 theme.dim(),
             ));

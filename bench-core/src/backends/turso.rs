@@ -165,8 +165,11 @@ pub async fn middleware_lookup<const TRACE: bool>(
     let params = to_params(&values);
     let t2 = TRACE.then(Instant::now);
     let rs = marshal(stmt.query(params).await.map_err(err)?).await?;
+    // The statement goes back to the connection's cache as part of executing it.
+    drop(stmt);
     let t3 = TRACE.then(Instant::now);
     let row = decode_bench_row(&rs)?;
+    drop(rs);
     if let (Some(t0), Some(t1), Some(t2), Some(t3)) = (t0, t1, t2, t3) {
         phases.add(Phase::Prepare, traced(t0, t1));
         phases.add(Phase::Bind, traced(t1, t2));

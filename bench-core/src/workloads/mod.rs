@@ -83,6 +83,10 @@ pub fn core_main(args: crate::service::args::RunnerArgs) -> i32 {
         if let Some(c) = plan.knobs.count_if(&crate::catalog::CONCURRENCY) {
             env.settings.insert("pool".into(), format!("max_size={c}"));
         }
+        env.settings.insert(
+            "sqlite settings".into(),
+            crate::settings::SqliteSettings::from_knobs(&plan.knobs).describe(),
+        );
         env
     };
     crate::service::serve(&args, CORE, &env)

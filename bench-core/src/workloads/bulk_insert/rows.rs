@@ -22,6 +22,11 @@ pub const DROP: &str = "DROP TABLE IF EXISTS benchscope_bulk_insert";
 pub const SQLITE_INSERT: &str = "INSERT INTO benchscope_bulk_insert VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)";
 pub const POSTGRES_INSERT: &str = "INSERT INTO benchscope_bulk_insert VALUES ($1, $2, $3::timestamptz, $4, $5, $6, $7::jsonb, $8, $9, $10, $11, $12, $13, $14, $15, $16)";
 pub const COUNT: &str = "SELECT count(*) FROM benchscope_bulk_insert";
+/// Run before the clock starts, after the table is made fresh: with a WAL, it is emptied, so
+/// every sample's transaction starts from the same file state (else SQLite's automatic
+/// checkpoint lands in every other sample and splits the samples into two groups). A no-op in
+/// the other journal modes.
+pub const CHECKPOINT: &str = "PRAGMA wal_checkpoint(TRUNCATE)";
 
 /// A scratch database file for one bench, removed (with its WAL) when dropped.
 pub struct Scratch(pub std::path::PathBuf);

@@ -41,14 +41,14 @@ pub fn spec() -> &'static Target {
         .bench(BenchSpec::whole(
             "rusqlite",
             Rusqlite,
-            "one lookup by primary key: prepare_cached, query_row, decode",
+            "one lookup on the statement prepared once: bind, step, decode",
             "raw rusqlite on one connection: the floor",
         ))
         .per_strategy("middleware/", |name, s| {
             BenchSpec::whole(
                 name,
                 Middleware(s),
-                "one lookup by primary key through the middleware path",
+                "checkout (every lookups_per_checkout lookups), prepare_cached, convert and bind, step and build the result set, decode",
                 via(s),
             )
         })
@@ -68,7 +68,7 @@ pub fn spec() -> &'static Target {
             "prepare",
             Rusqlite,
             Prepare,
-            "prepare_cached of the lookup statement (cache hit)",
+            "prepare_cached of the lookup statement (a cache hit), as the middleware path does per lookup",
         ))
         .per_strategy("interact/", |name, s| {
             BenchSpec::micro(
@@ -83,7 +83,7 @@ pub fn spec() -> &'static Target {
             "marshalling",
             Rusqlite,
             ExecuteMarshal,
-            "execute the lookup and build the generic result set",
+            "bind the id to the statement prepared once, step, build the generic result set",
         ))
         .bench(BenchSpec::micro(
             "decode",
@@ -95,12 +95,12 @@ pub fn spec() -> &'static Target {
             "param_convert",
             MiddlewareValues,
             Bind,
-            "convert the caller's value into a driver parameter",
+            "convert the caller's value into a driver parameter (binding it is part of execute, as for sqlx and turso)",
         ))
         .bench(BenchSpec::whole(
             "sqlx",
             SqlxSqlite,
-            "one lookup: pool acquire, fetch_one of the statement prepared once, decode",
+            "pool acquire (every lookups_per_checkout lookups), fetch_one of the statement prepared once (sqlx finds it in its cache, binds and hops to its worker), decode",
             "sqlx 0.9 (its own worker thread per connection; no dispatch hop visible to callers)",
         ))
         .bench(BenchSpec::micro(
@@ -131,18 +131,18 @@ pub fn spec() -> &'static Target {
             "sqlx/param_convert",
             SqlxSqlite,
             Bind,
-            "build the query and bind the id",
+            "build the query and bind the id (sqlx holds the argument; the statement is bound inside fetch)",
         ))
         .bench(BenchSpec::whole(
             "turso_raw",
             Turso,
-            "one lookup: statement prepared once, query, next row, decode",
+            "one lookup on the statement prepared once: query with the id (binds), next row, decode",
             "turso (Rust rewrite of SQLite) on the same file; runs on the caller's task",
         ))
         .bench(BenchSpec::whole(
             "middleware/turso",
             TursoMiddleware,
-            "one lookup through the middleware's value / result-set path over turso",
+            "connect (every lookups_per_checkout lookups; turso has no pool), prepare_cached, convert, query and build the result set, decode",
             "middleware path over turso: connection per checkout, no dispatch hop",
         ))
         .bench(BenchSpec::micro(
@@ -161,7 +161,7 @@ pub fn spec() -> &'static Target {
             "turso/marshalling",
             Turso,
             ExecuteMarshal,
-            "query the prepared statement and build the result set",
+            "query the statement prepared once with the id and build the result set",
         ))
         .bench(BenchSpec::micro(
             "turso/decode",
