@@ -63,44 +63,27 @@ pub fn env_pad(i: usize) -> Vec<(String, String)> {
     vec![("BENCHSCOPE_ENV_PAD".to_string(), "x".repeat(i * 1024))]
 }
 
-/// `--concurrency 1,2,4` sweeps: one run per value. Each value is checked like any knob value.
-fn sweep_values(args: &RunArgs) -> Result<Option<Vec<String>>, String> {
-    let Some(text) = args
-        .session
-        .knobs
-        .concurrency
-        .as_deref()
-        .filter(|t| t.contains(','))
-    else {
-        return Ok(None);
-    };
-    let values: Vec<String> = text.split(',').map(|v| v.trim().to_string()).collect();
-    for v in &values {
-        CONCURRENCY.parse(v).map_err(|e| e.to_string())?;
-    }
-    Ok(Some(values))
-}
-
 pub fn run(args: RunArgs) -> i32 {
-    let (sweep, repeat) = match (sweep_values(&args), repeat_count(&args.repeat)) {
+    let sweep = bench_core::workloads::find(&args.target)
+        .map_err(|e| e.to_string())
+        .and_then(|t| args.session.knobs.sweep(t).map_err(|e| e.to_string()));
+    let (sweep, repeat) = match (sweep, repeat_count(&args.repeat)) {
         (Ok(s), Ok(r)) => (s, r),
         (Err(e), _) | (_, Err(e)) => {
             eprintln!("error: {e}");
             return 2;
         }
     };
-    // One run per concurrency value of a sweep, else one run.
-    let variants: Vec<RunArgs> = match &sweep {
-        Some(values) => values
-            .iter()
-            .map(|v| {
-                let mut a = args.clone();
-                a.session.knobs.concurrency = Some(v.clone());
-                a
-            })
-            .collect(),
-        None => vec![args.clone()],
-    };
+    // One run per value (or pair of values) of a sweep, else one run.
+    let variants: Vec<RunArgs> = sweep
+        .variants
+        .iter()
+        .map(|k| {
+            let mut a = args.clone();
+            a.session.knobs = k.clone();
+            a
+        })
+        .collect();
     // Everything is checked here, before anything starts.
     let mut planned = Vec::new();
     for (i, a) in variants.iter().enumerate() {
@@ -156,14 +139,22 @@ pub fn run(args: RunArgs) -> i32 {
         if repeat > 1 {
             eprintln!("repeat {}/{repeat}", r + 1);
         }
-        if sweep.is_some() && r == 0 {
-            let c = plan.knobs.count(&CONCURRENCY);
-            let over = if c as usize > cores {
-                format!(" (more tasks than the {cores} cores)")
-            } else {
-                String::new()
+        if !sweep.knobs.is_empty() && r == 0 {
+            let values: Vec<String> = sweep
+                .knobs
+                .iter()
+                .map(|k| {
+                    let v = plan.knobs.get(k).map(|v| v.to_string()).unwrap_or_default();
+                    format!("{k}={v}")
+                })
+                .collect();
+            let over = match plan.knobs.count_if(&CONCURRENCY) {
+                Some(c) if sweep.knobs.contains(&CONCURRENCY.name) && c as usize > cores => {
+                    format!(" (more tasks than the {cores} cores)")
+                }
+                _ => String::new(),
             };
-            eprintln!("sweep: concurrency={c}{over}");
+            eprintln!("sweep: {}{over}", values.join(" "));
         }
         let total = request.benches.len();
         records.push(rt.block_on(collect(
@@ -291,6 +282,15 @@ impl Progress {
             Event::Sample { .. } => {
                 self.samples += 1;
                 self.status = format!("sample {}", self.samples);
+            }
+            Event::Tick { window: w, .. } => {
+                self.status = format!(
+                    "{:.0} s: {:.0} reads/s, writes kept {:.0}%, canary {:.0}%",
+                    w.t_s,
+                    w.reads_per_s,
+                    w.write_completion * 100.0,
+                    w.canary_ratio * 100.0
+                );
             }
             _ => {}
         }

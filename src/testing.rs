@@ -81,3 +81,69 @@ pub fn bench_events(
     });
     events
 }
+
+/// A finished scenario bench: `bench_start`, one `tick` a second for `seconds`, and the
+/// `scenario` figures, from its reads a second, the share of writes kept and the canary's.
+pub fn scenario_events(
+    bench: &str,
+    reads_per_s: f64,
+    writes_kept: f64,
+    canary: f64,
+    seconds: u64,
+) -> Vec<Event> {
+    use bench_core::measure::scenario::{ScenarioStats, Window};
+    use bench_core::measure::stats::Percentiles;
+    let latency = |scale: f64| Percentiles {
+        count: (reads_per_s * scale) as u64,
+        p50: (3_000_000.0 / canary.max(0.1)) as u64,
+        p90: (5_000_000.0 / canary.max(0.1)) as u64,
+        p99: (8_000_000.0 / canary.max(0.1)) as u64,
+        p999: (12_000_000.0 / canary.max(0.1)) as u64,
+        max: (20_000_000.0 / canary.max(0.1)) as u64,
+    };
+    let mut events = vec![Event::BenchStart {
+        bench: bench.into(),
+        backend: "deadpool-sqlite".into(),
+        strategy: Some(bench.into()),
+        ops: 1,
+        work: None,
+        sqlite: Default::default(),
+    }];
+    for t in 1..=seconds {
+        let ramp = 0.8 + 0.2 * (t % 3) as f64 / 2.0;
+        events.push(Event::Tick {
+            bench: bench.into(),
+            window: Window {
+                t_s: t as f64,
+                reads: (reads_per_s * ramp) as u64,
+                reads_per_s: reads_per_s * ramp,
+                read_latency: (reads_per_s > 0.0).then(|| latency(ramp)),
+                writes: (10.0 * writes_kept) as u64,
+                write_completion: writes_kept,
+                canary_ratio: canary,
+                canary_worst_late_ns: (10_000_000.0 / canary.max(0.01)) as u64,
+            },
+        });
+    }
+    let reads = (reads_per_s * seconds as f64) as u64;
+    events.push(Event::Scenario {
+        bench: bench.into(),
+        stats: ScenarioStats {
+            elapsed_s: seconds as f64,
+            reads,
+            reads_per_s,
+            read_latency: (reads > 0).then(|| latency(seconds as f64)),
+            read_mean_ns: 3_500_000.0,
+            writes: (10.0 * seconds as f64 * writes_kept) as u64,
+            writes_expected: 10.0 * seconds as f64,
+            write_completion: writes_kept,
+            canary_ticks: (100.0 * seconds as f64 * canary) as u64,
+            canary_expected: 100.0 * seconds as f64,
+            canary_ratio: canary,
+            canary_worst_late_ns: (10_000_000.0 / canary.max(0.01)) as u64,
+            cpu_ns: 1_000_000_000,
+            cpu_per_read_ns: if reads > 0 { 1e9 / reads as f64 } else { 0.0 },
+        },
+    });
+    events
+}

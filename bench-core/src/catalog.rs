@@ -51,15 +51,19 @@ pub enum Strategy {
     Worker,
     /// A dedicated thread per connection, one-slot mailbox, spin then park on both sides.
     Spin,
+    /// `tokio::task::block_in_place` on the runtime thread: blocks it, but tells the runtime to
+    /// hand its other tasks to another thread first.
+    BlockInPlace,
 }
 
 impl Strategy {
-    pub const ALL: [Strategy; 5] = [
+    pub const ALL: [Strategy; 6] = [
         Strategy::Inline,
         Strategy::SpawnBlocking,
         Strategy::Interact,
         Strategy::Worker,
         Strategy::Spin,
+        Strategy::BlockInPlace,
     ];
 
     pub fn name(self) -> &'static str {
@@ -69,6 +73,7 @@ impl Strategy {
             Strategy::Interact => "interact",
             Strategy::Worker => "worker",
             Strategy::Spin => "spin",
+            Strategy::BlockInPlace => "block_in_place",
         }
     }
 
@@ -84,6 +89,9 @@ impl Strategy {
             }
             Strategy::Spin => {
                 "a dedicated thread per connection; one-slot hand-off, both sides spin then park"
+            }
+            Strategy::BlockInPlace => {
+                "tokio::task::block_in_place on the runtime thread (its other tasks move away first)"
             }
         }
     }
@@ -294,6 +302,9 @@ pub enum Measure {
     /// Samples time a fan-out of concurrent operations, so ns/op reads as 1 / throughput and
     /// the views lead with ops/s.
     Throughput,
+    /// A scenario that runs for a set time and reports a time series (reads/s, latency,
+    /// writes, starvation) instead of samples of an operation.
+    Scenario,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -489,7 +500,7 @@ mod tests {
         }
         assert_eq!(
             "fast".parse::<Strategy>().unwrap_err().to_string(),
-            "unknown strategy \"fast\" (known: inline, spawn_blocking, interact, worker, spin)"
+            "unknown strategy \"fast\" (known: inline, spawn_blocking, interact, worker, spin, block_in_place)"
         );
     }
 

@@ -111,6 +111,27 @@ pub trait Session {
     /// One bench, ready to measure: its iteration, the work a pass must do, and the SQLite
     /// settings its connections read back.
     fn bench(&self, bench: &BenchSpec) -> Result<Bench<'_>, BenchError>;
+
+    /// Prepares one bench of a scenario target (databases, pools, a runtime) to run for its
+    /// set time.
+    fn scenario(&self, bench: &BenchSpec) -> Result<Box<dyn ScenarioRun + '_>, BenchError> {
+        Err(BenchError::Invalid(format!(
+            "{} is not a scenario bench",
+            bench.name
+        )))
+    }
+}
+
+/// A prepared scenario bench.
+pub trait ScenarioRun {
+    /// The SQLite settings its connections read back (empty where there are none).
+    fn settings(&self) -> std::collections::BTreeMap<String, String>;
+
+    /// Runs it for its set time, streaming `tick` events, and returns its figures.
+    fn run(
+        self: Box<Self>,
+        emit: &mut dyn FnMut(Event),
+    ) -> Result<crate::measure::scenario::ScenarioStats, BenchError>;
 }
 
 /// The workloads one runner binary implements.

@@ -318,3 +318,143 @@ fn bulk_insert_streams_for_every_core_bench() {
         &|_| 30,
     );
 }
+
+/// One scenario run of every strategy, tiny: every line checked.
+#[test]
+fn async_contention_streams_every_strategy() {
+    use bench_core::workloads::async_contention;
+    let cache = tempfile::tempdir().unwrap();
+    let args = [
+        "async_contention",
+        "--knob",
+        "databases=2",
+        "--knob",
+        "readers=1",
+        "--knob",
+        "duration=2",
+        "--knob",
+        "write_delay_ms=50",
+    ];
+    let (code, events, stderr) = run(&args, cache.path());
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(events.last(), Some(&Event::Done));
+    assert!(
+        !events.iter().any(|e| matches!(e, Event::Error { .. })),
+        "{events:?}"
+    );
+    let asked = SqliteSettings::default().expected();
+    for spec in &async_contention::spec().benches {
+        let mine = bench_core::testing::events_of(&events, spec.name);
+        let Some(Event::BenchStart { sqlite, .. }) = mine.first() else {
+            panic!("{}: {mine:?}", spec.name)
+        };
+        assert!(
+            differences(&asked, sqlite).is_empty(),
+            "{}: {sqlite:?}",
+            spec.name
+        );
+        let ticks: Vec<f64> = events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Tick { bench, window } if bench == spec.name => Some(window.t_s),
+                _ => None,
+            })
+            .collect();
+        assert!(ticks.len() >= 2, "{}: {ticks:?}", spec.name);
+        assert!(
+            ticks.windows(2).all(|w| w[0] <= w[1]),
+            "{}: in order",
+            spec.name
+        );
+        let stats = events
+            .iter()
+            .rev()
+            .find_map(|e| match e {
+                Event::Scenario { bench, stats } if bench == spec.name => Some(stats),
+                _ => None,
+            })
+            .unwrap_or_else(|| panic!("{}: no scenario", spec.name));
+        // Measured time, not the configured one.
+        assert!(stats.elapsed_s >= 2.0 && stats.elapsed_s < 3.0, "{stats:?}");
+        assert!(
+            stats.reads > 0 && stats.writes > 0,
+            "{}: {stats:?}",
+            spec.name
+        );
+        assert!(stats.read_latency.is_some_and(|l| l.count == stats.reads));
+        // 2 writers, one write each per 50 ms and a little: about 70 in 2 s.
+        assert!(
+            stats.writes_expected >= 60.0 && stats.writes_expected <= 80.0,
+            "{stats:?}"
+        );
+    }
+}
+
+/// The canary reads close to 1 when nothing blocks the runtime, and falls when direct
+/// blocking holds its only worker thread.
+#[test]
+fn the_canary_falls_when_direct_blocking_starves_the_runtime() {
+    let cache = tempfile::tempdir().unwrap();
+    let args = [
+        "async_contention",
+        "--bench",
+        "inline",
+        "--bench",
+        "spawn_blocking",
+        "--knob",
+        "workers=1",
+        "--knob",
+        "databases=4",
+        "--knob",
+        "readers=1",
+        "--knob",
+        "write_delay_ms=200",
+        "--knob",
+        "duration=2",
+    ];
+    let (code, events, stderr) = run(&args, cache.path());
+    assert_eq!(code, Some(0), "{stderr}");
+    let stats = |name: &str| {
+        events
+            .iter()
+            .find_map(|e| match e {
+                Event::Scenario { bench, stats } if bench == name => Some(stats.clone()),
+                _ => None,
+            })
+            .unwrap()
+    };
+    let (inline, spawn) = (stats("inline"), stats("spawn_blocking"));
+    assert!(inline.canary_ratio < 0.5, "{inline:?}");
+    assert!(inline.canary_worst_late_ns > 100_000_000, "{inline:?}");
+    assert!(spawn.canary_ratio > 0.7, "{spawn:?}");
+    assert!(
+        spawn.write_completion > inline.write_completion,
+        "{spawn:?} {inline:?}"
+    );
+}
+
+#[test]
+fn async_contention_refuses_bad_knobs() {
+    let cache = tempfile::tempdir().unwrap();
+    for (args, message) in [
+        (
+            vec!["async_contention", "--knob", "storage=disk"],
+            "invalid value \"disk\" for knob storage: not one of the allowed values (allowed: file, memory)",
+        ),
+        (
+            vec!["async_contention", "--knob", "databases=0"],
+            "invalid value 0 for knob databases: out of range (allowed: 1..=1000)",
+        ),
+        (
+            vec!["async_contention", "--knob", "writer=fast"],
+            "invalid value \"fast\" for knob writer: not one of the allowed values (allowed: sleep, write)",
+        ),
+    ] {
+        let (code, events, _) = run(&args, cache.path());
+        assert_eq!(code, Some(2), "{args:?}");
+        assert!(
+            matches!(&events[..], [Event::Error { bench: None, message: m }] if m == message),
+            "{args:?}: {events:?}"
+        );
+    }
+}

@@ -28,6 +28,9 @@ struct Document<'a> {
     /// Groups of runs made the same way, with each bench's spread between them.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     repeats: Vec<super::repeats::Repeats>,
+    /// Scenario runs laid out by the knobs that vary: (title, headers, rows) per table.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    matrix: Option<Vec<super::scenario::Table>>,
     /// ops/s by concurrency when the runs form a sweep.
     #[serde(skip_serializing_if = "Option::is_none")]
     scaling: Option<ScalingDoc>,
@@ -57,6 +60,7 @@ pub fn render(report: &Report<'_>) -> String {
             .map(|r| comparison(r, &baselines))
             .collect(),
         repeats: super::repeats::repeats(report.runs),
+        matrix: super::scenario::matrix(report.runs).map(|m| m.tables()),
         scaling: super::scaling::scaling(report.runs).map(|s| ScalingDoc {
             concurrency: s.concurrency,
             cores: s.cores,

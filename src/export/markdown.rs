@@ -152,7 +152,11 @@ pub fn render(report: &Report<'_>) -> String {
             "\n### Run {}{base}{debug}: {knobs}\n",
             report.number(i)
         );
-        let (headers, rows) = comparison_cells(report, i);
+        let (headers, rows) = if super::scenario::is_scenario(run) {
+            super::scenario::cells(run)
+        } else {
+            comparison_cells(report, i)
+        };
         md_table(&mut out, &headers, &rows, 2);
         let problems = notes(run);
         if !problems.is_empty() {
@@ -164,8 +168,11 @@ pub fn render(report: &Report<'_>) -> String {
         phase_table(&mut out, run);
         environment(&mut out, run);
     }
-    if report.runs.len() > 1 {
+    if report.runs.len() > 1 && !report.runs.iter().any(super::scenario::is_scenario) {
         side_by_side(&mut out, report);
+    }
+    if let Some(m) = super::scenario::matrix(report.runs) {
+        out.push_str(&m.markdown());
     }
     for r in super::repeats::repeats(report.runs) {
         out.push_str(&r.markdown(&|i| report.number(i)));

@@ -4,6 +4,7 @@ pub mod json;
 pub mod markdown;
 pub mod repeats;
 pub mod scaling;
+pub mod scenario;
 pub mod table;
 
 use bench_core::compare::{Baselines, Settings};
@@ -166,6 +167,66 @@ mod snapshot_tests {
         let v: serde_json::Value = serde_json::from_str(&json).unwrap();
         assert_eq!(v["schema_version"], json::SCHEMA_VERSION);
         insta::assert_snapshot!(json);
+    }
+
+    /// async_contention runs over databases x write delay: every run's table and the matrix.
+    #[test]
+    fn scenario_runs_make_a_matrix() {
+        let mut runs = Vec::new();
+        for delay in [100u64, 1000] {
+            for dbs in [1u64, 50] {
+                let mut knobs = Knobs::default();
+                knobs.set("databases", dbs);
+                knobs.set("write_delay_ms", delay);
+                knobs.set("workers", 2u64);
+                let mut r = RunRecord::default();
+                let mut start = testing::start(&knobs, false, false, testing::BUDGET);
+                if let Event::Start(s) = &mut start {
+                    s.target = "async_contention".into();
+                }
+                r.apply(start);
+                let starved = dbs > 1;
+                for (bench, reads, kept, canary) in [
+                    (
+                        "inline",
+                        if starved { 2.0 } else { 1280.0 },
+                        if starved { 0.06 } else { 1.0 },
+                        if starved { 0.0 } else { 0.9 },
+                    ),
+                    (
+                        "spawn_blocking",
+                        1170.0 * dbs as f64 / 10.0 + 100.0,
+                        1.0,
+                        0.9,
+                    ),
+                    ("worker", 1150.0 * dbs as f64 / 10.0 + 110.0, 1.0, 0.88),
+                ] {
+                    for e in testing::scenario_events(bench, reads, kept, canary, 3) {
+                        r.apply(e);
+                    }
+                }
+                r.apply(Event::Done);
+                runs.push(r);
+            }
+        }
+        let report = Report::new(&runs, "spawn_blocking", AT);
+        let m = scenario::matrix(&runs).unwrap();
+        assert_eq!(
+            (m.rows_knob.as_str(), m.section_knob.as_deref()),
+            ("databases", Some("write_delay_ms"))
+        );
+        insta::assert_snapshot!("scenario_table", table::render(&report));
+        insta::assert_snapshot!("scenario_markdown", markdown::render(&report));
+        let v: serde_json::Value = serde_json::from_str(&json::render(&report)).unwrap();
+        assert_eq!(
+            v["matrix"].as_array().unwrap().len(),
+            6,
+            "3 tables per write delay"
+        );
+        assert_eq!(
+            v["runs"][1]["benches"][0]["scenario"]["write_completion"],
+            0.06
+        );
     }
 
     #[test]

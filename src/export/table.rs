@@ -164,7 +164,11 @@ pub fn render(report: &Report<'_>) -> String {
                 s.target, s.knobs, s.env.profile
             ));
         }
-        let (headers, rows) = comparison_cells(report, i);
+        let (headers, rows) = if super::scenario::is_scenario(run) {
+            super::scenario::cells(run)
+        } else {
+            comparison_cells(report, i)
+        };
         out.push_str(&align(&headers, &rows, 2));
         for line in notes(run) {
             out.push_str(&format!("! {line}\n"));
@@ -172,6 +176,9 @@ pub fn render(report: &Report<'_>) -> String {
     }
     for r in super::repeats::repeats(report.runs) {
         out.push_str(&r.text(&|i| report.number(i)));
+    }
+    if let Some(m) = super::scenario::matrix(report.runs) {
+        out.push_str(&m.text());
     }
     if let Some(sc) = super::scaling::scaling(report.runs) {
         out.push('\n');

@@ -66,7 +66,20 @@ impl RunView {
             .filter(|b| b.status() != BenchStatus::Running)
             .count() as f64;
         let budget = self.record.start.as_ref().map(|s| s.budget);
+        let scenario = (self.target.measure == bench_core::catalog::Measure::Scenario)
+            .then(|| {
+                self.target
+                    .knobs
+                    .iter()
+                    .find(|k| k.name == "duration")
+                    .and_then(|k| self.knobs.count_if(k))
+            })
+            .flatten();
         let current = match (&self.current, budget) {
+            (Some((_, since)), Some(_)) if scenario.is_some() => {
+                let d = scenario.unwrap_or(1).max(1) as f64;
+                (now.saturating_duration_since(*since).as_secs_f64() / d).min(1.0)
+            }
             (Some((name, since)), Some(b)) => {
                 let samples = self
                     .record

@@ -121,6 +121,9 @@ fn cell(state: &State, run: &RunView, bench: &str) -> String {
             "—".into()
         };
     };
+    if let Some(s) = &result.scenario {
+        return format!("{:.0}/s {:.0}%", s.reads_per_s, s.write_completion * 100.0);
+    }
     match result.status() {
         BenchStatus::Failed => "failed".into(),
         BenchStatus::Skipped => "skipped".into(),
@@ -162,42 +165,63 @@ fn draw_detail(
     };
     let mut lines = Vec::new();
     let result = run.record.bench(bench);
-    let head = match result.and_then(|r| r.summary.as_ref()) {
-        Some(s) => {
-            let mut t = format!(
-                "{bench} · run {}: {} [{}–{}]",
-                run.seq,
-                format::ns(s.median),
-                format::ns(s.ci95_median[0]),
-                format::ns(s.ci95_median[1])
-            );
-            if let Some(l) = s.latency {
-                t.push_str(&format!(" · p99 {}", format::ns(l.p99 as f64)));
+    let head = if let Some(s) = result.and_then(|r| r.scenario.as_ref()) {
+        format!(
+            "{bench} · run {}: {:.0} reads/s (p50 {}, p99 {}) · writes {} of {:.0} ({:.0}%) · canary {:.0}%, worst {} late · CPU/read {} · {:.1} s",
+            run.seq,
+            s.reads_per_s,
+            s.read_latency
+                .map(|l| format::ns(l.p50 as f64))
+                .unwrap_or_else(|| "-".into()),
+            s.read_latency
+                .map(|l| format::ns(l.p99 as f64))
+                .unwrap_or_else(|| "-".into()),
+            s.writes,
+            s.writes_expected,
+            s.write_completion * 100.0,
+            s.canary_ratio * 100.0,
+            format::ns(s.canary_worst_late_ns as f64),
+            format::ns(s.cpu_per_read_ns),
+            s.elapsed_s
+        )
+    } else {
+        match result.and_then(|r| r.summary.as_ref()) {
+            Some(s) => {
+                let mut t = format!(
+                    "{bench} · run {}: {} [{}–{}]",
+                    run.seq,
+                    format::ns(s.median),
+                    format::ns(s.ci95_median[0]),
+                    format::ns(s.ci95_median[1])
+                );
+                if let Some(l) = s.latency {
+                    t.push_str(&format!(" · p99 {}", format::ns(l.p99 as f64)));
+                }
+                let baselines = state.baselines();
+                if bench != baselines.bench
+                    && let Some(r) = baselines.ratio(&run.record, bench)
+                {
+                    t.push_str(&format!(" · {} vs {}", format::ratio(&r), baselines.bench));
+                }
+                if let Some(c) = baselines.change(&run.record, bench) {
+                    t.push_str(&format!(
+                        " · {} ({:+.1}%) vs run {}",
+                        c.verdict.label(),
+                        c.pct,
+                        baseline_run.map(|b| b.seq).unwrap_or(0)
+                    ));
+                }
+                t
             }
-            let baselines = state.baselines();
-            if bench != baselines.bench
-                && let Some(r) = baselines.ratio(&run.record, bench)
-            {
-                t.push_str(&format!(" · {} vs {}", format::ratio(&r), baselines.bench));
-            }
-            if let Some(c) = baselines.change(&run.record, bench) {
-                t.push_str(&format!(
-                    " · {} ({:+.1}%) vs run {}",
-                    c.verdict.label(),
-                    c.pct,
-                    baseline_run.map(|b| b.seq).unwrap_or(0)
-                ));
-            }
-            t
+            None => match (
+                result.and_then(|r| r.error.clone()),
+                result.and_then(|r| r.skipped.clone()),
+            ) {
+                (Some(e), _) => format!("{bench} · run {}: failed: {e}", run.seq),
+                (None, Some(why)) => format!("{bench} · run {}: skipped: {why}", run.seq),
+                (None, None) => format!("{bench} · run {}: no result yet", run.seq),
+            },
         }
-        None => match (
-            result.and_then(|r| r.error.clone()),
-            result.and_then(|r| r.skipped.clone()),
-        ) {
-            (Some(e), _) => format!("{bench} · run {}: failed: {e}", run.seq),
-            (None, Some(why)) => format!("{bench} · run {}: skipped: {why}", run.seq),
-            (None, None) => format!("{bench} · run {}: no result yet", run.seq),
-        },
     };
     lines.push(Line::raw(head));
     let mut notes: Vec<String> = Vec::new();

@@ -90,7 +90,9 @@ pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
             .record
             .bench(bench)
             .is_some_and(|b| !b.phase_windows.is_empty());
-        if has_phases {
+        if run.target.measure == bench_core::catalog::Measure::Scenario {
+            draw_scenario(theme, frame, rest, run, bench);
+        } else if has_phases {
             draw_phases(state, theme, frame, rest, run, bench);
         } else {
             draw_chart(state, theme, frame, rest, run, bench);
@@ -117,6 +119,7 @@ fn bench_line<'a>(
     };
     let estimate = match result {
         Some(r) if r.error.is_some() => "failed".to_string(),
+        Some(r) if r.scenario.is_some() || !r.ticks.is_empty() => scenario_line(r),
         Some(r) => match (&r.summary, quick_median(&r.samples)) {
             (Some(s), _) => format!(
                 "{} [{}–{}]",
@@ -146,6 +149,128 @@ fn bench_line<'a>(
         line = line.style(theme.selected());
     }
     line
+}
+
+/// A scenario bench in one line: its final figures, or its last window while it runs.
+fn scenario_line(r: &bench_core::protocol::results::BenchResult) -> String {
+    let p99 = |l: Option<bench_core::measure::stats::Percentiles>| {
+        l.map(|l| format::ns(l.p99 as f64))
+            .unwrap_or_else(|| "-".into())
+    };
+    match (&r.scenario, r.ticks.last()) {
+        (Some(s), _) => format!(
+            "{:.0} reads/s · p99 {} · writes kept {:.0}% · canary {:.0}%",
+            s.reads_per_s,
+            p99(s.read_latency),
+            s.write_completion * 100.0,
+            s.canary_ratio * 100.0
+        ),
+        (None, Some(w)) => format!(
+            "~{:.0} reads/s · p99 {} · writes kept {:.0}% · canary {:.0}% · {:.0} s",
+            w.reads_per_s,
+            p99(w.read_latency),
+            w.write_completion * 100.0,
+            w.canary_ratio * 100.0,
+            w.t_s
+        ),
+        (None, None) => String::new(),
+    }
+}
+
+/// A scenario bench over time: reads/s and read p99 per window, and gauges for the writes
+/// kept and the canary's health.
+fn draw_scenario(theme: &Theme, frame: &mut Frame, area: Rect, run: &RunView, bench: &str) {
+    let Some(r) = run.record.bench(bench) else {
+        return;
+    };
+    if r.ticks.is_empty() {
+        frame.render_widget(
+            Paragraph::new(format!("{bench}: preparing the databases")).style(theme.dim()),
+            area,
+        );
+        return;
+    }
+    let rows = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Length(2),
+        Constraint::Length(1),
+        Constraint::Length(2),
+        Constraint::Length(1),
+        Constraint::Length(1),
+        Constraint::Min(0),
+    ])
+    .split(area);
+    let reads: Vec<u64> = r
+        .ticks
+        .iter()
+        .map(|w| w.reads_per_s.round() as u64)
+        .collect();
+    let p99: Vec<u64> = r
+        .ticks
+        .iter()
+        .map(|w| w.read_latency.map(|l| l.p99).unwrap_or(0))
+        .collect();
+    let last = r.ticks.last().expect("not empty");
+    let width = area.width as usize;
+    let tail = |v: &[u64]| v[v.len().saturating_sub(width)..].to_vec();
+    frame.render_widget(
+        Paragraph::new(Line::styled(
+            fit(
+                &format!(
+                    "{bench}: reads/s per second (now {:.0}, peak {})",
+                    last.reads_per_s,
+                    reads.iter().max().copied().unwrap_or(0)
+                ),
+                width,
+            ),
+            theme.dim(),
+        )),
+        rows[0],
+    );
+    frame.render_widget(
+        Sparkline::default().data(tail(&reads)).style(theme.good()),
+        rows[1],
+    );
+    frame.render_widget(
+        Paragraph::new(Line::styled(
+            fit(
+                &format!(
+                    "read p99 per second (now {})",
+                    last.read_latency
+                        .map(|l| format::ns(l.p99 as f64))
+                        .unwrap_or_else(|| "no reads".into())
+                ),
+                width,
+            ),
+            theme.dim(),
+        )),
+        rows[2],
+    );
+    frame.render_widget(
+        Sparkline::default().data(tail(&p99)).style(theme.accent()),
+        rows[3],
+    );
+    let (writes, canary) = match &r.scenario {
+        Some(s) => (s.write_completion, s.canary_ratio),
+        None => (last.write_completion, last.canary_ratio),
+    };
+    for (row, label, v) in [
+        (rows[4], "writes kept", writes),
+        (rows[5], "canary", canary),
+    ] {
+        frame.render_widget(
+            LineGauge::default()
+                .ratio(v.clamp(0.0, 1.0))
+                .label(format!("{label} {:>4.0}%", v * 100.0))
+                .filled_style(if v >= 0.9 {
+                    theme.good()
+                } else {
+                    theme.error()
+                })
+                .unfilled_style(theme.dim()),
+            row,
+        );
+    }
 }
 
 /// ns/op of every sample of `bench`, across the runs restarted by knob changes, with a marker

@@ -270,3 +270,34 @@ fn compact_and_too_small() {
     insta::assert_snapshot!("too_small_39x12", draw(&s, 39, 12));
     insta::assert_snapshot!("too_small_80x11", draw(&s, 80, 11));
 }
+
+/// async_contention in the explorer: a scenario's reads/s and p99 over time with the gauges,
+/// and its figures in the comparison.
+#[test]
+fn a_scenario_live_and_in_the_comparison() {
+    let t = bench_core::workloads::async_contention::spec();
+    let k = knobs::resolve(&t.knobs, &|_| None, &[]).unwrap();
+    let mut s = State::new(t, k.clone(), false, Default::default());
+    s.id_prefix = "t".into();
+    s.color = false;
+    let now = s.now;
+    keys(&mut s, &[Key::Char(' '), Key::Char(' '), Key::Enter], now);
+    let mut start = testing::start(&k, false, false, testing::BUDGET);
+    if let Event::Start(st) = &mut start {
+        st.target = t.name.into();
+    }
+    ev(&mut s, "t-1", start, now);
+    for e in testing::scenario_events("inline", 2.0, 0.06, 0.0, 10) {
+        ev(&mut s, "t-1", e, now);
+    }
+    let running = testing::scenario_events("spawn_blocking", 5650.0, 0.93, 0.9, 6);
+    for e in &running[..running.len() - 1] {
+        ev(&mut s, "t-1", e.clone(), now);
+    }
+    keys(&mut s, &[Key::Tab, Key::Tab, Key::Down], now);
+    insta::assert_snapshot!("scenario_live_120x40", draw(&s, 120, 40));
+    ev(&mut s, "t-1", running.last().unwrap().clone(), now);
+    exited(&mut s, "t-1", Outcome::Completed, now);
+    keys(&mut s, &[Key::Tab], now);
+    insta::assert_snapshot!("scenario_compare_120x40", draw(&s, 120, 40));
+}

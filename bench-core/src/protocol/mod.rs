@@ -128,6 +128,16 @@ pub enum Event {
         bench: String,
         stats: Summary,
     },
+    /// One window (about a second) of a running scenario (since 1.2).
+    Tick {
+        bench: String,
+        window: crate::measure::scenario::Window,
+    },
+    /// A scenario's figures over its measured time (since 1.2).
+    Scenario {
+        bench: String,
+        stats: crate::measure::scenario::ScenarioStats,
+    },
     /// A bench that could not run here, with the reason (not a failure).
     Skipped {
         bench: String,

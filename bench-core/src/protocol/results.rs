@@ -38,6 +38,12 @@ pub struct BenchResult {
     phase_ops: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summary: Option<Summary>,
+    /// A scenario's windows, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ticks: Vec<crate::measure::scenario::Window>,
+    /// A scenario's figures over its measured time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scenario: Option<crate::measure::scenario::ScenarioStats>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -54,7 +60,7 @@ impl BenchResult {
             BenchStatus::Failed
         } else if self.skipped.is_some() {
             BenchStatus::Skipped
-        } else if self.summary.is_some() {
+        } else if self.summary.is_some() || self.scenario.is_some() {
             BenchStatus::Finished
         } else {
             BenchStatus::Running
@@ -178,6 +184,8 @@ impl RunRecord {
                 b.phase_windows.push(ns_per_op);
             }
             Event::Summary { bench, stats } => self.bench_mut(&bench).summary = Some(stats),
+            Event::Tick { bench, window } => self.bench_mut(&bench).ticks.push(window),
+            Event::Scenario { bench, stats } => self.bench_mut(&bench).scenario = Some(stats),
             Event::Skipped { bench, reason } => self.bench_mut(&bench).skipped = Some(reason),
             Event::Error {
                 bench: Some(bench),

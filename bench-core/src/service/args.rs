@@ -121,6 +121,12 @@ pub struct KnobArgs {
     /// Pool size / tasks (overrides BENCH_CONCURRENCY).
     #[arg(long, value_name = "N", allow_hyphen_values = true)]
     pub concurrency: Option<String>,
+    /// async_contention: databases (overrides BENCH_DATABASES).
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub databases: Option<String>,
+    /// async_contention: ms each writer holds its connection (overrides BENCH_WRITE_DELAY_MS).
+    #[arg(long = "write-delay-ms", value_name = "MS", allow_hyphen_values = true)]
+    pub write_delay_ms: Option<String>,
     /// Any knob of the target, as NAME=VALUE (see `benchscope list`).
     #[arg(long = "knob", value_name = "NAME=VALUE", allow_hyphen_values = true)]
     pub knob: Vec<String>,
@@ -134,6 +140,8 @@ impl KnobArgs {
             ("rows", &self.rows),
             ("lookups", &self.lookups),
             ("concurrency", &self.concurrency),
+            ("databases", &self.databases),
+            ("write_delay_ms", &self.write_delay_ms),
         ] {
             if let Some(v) = v {
                 out.push((name.to_string(), v.clone()));
@@ -164,6 +172,66 @@ impl KnobArgs {
             .flat_map(|(k, v)| ["--knob".to_string(), format!("{k}={v}")])
             .collect()
     }
+
+    /// The runs a list of values asks for: every knob may take a comma-separated list
+    /// (`--rows 1000,10000`, `--knob locking_mode=normal,exclusive`); one list is a sweep, two
+    /// make a matrix (every pair). Each value is checked like any knob value, before anything
+    /// starts.
+    pub fn sweep(&self, target: &Target) -> Result<Sweep, BenchError> {
+        let overrides = self.overrides()?;
+        let mut fixed = Vec::new();
+        let mut lists: Vec<(&'static str, Vec<String>)> = Vec::new();
+        for (name, text) in overrides {
+            let spec = knobs::find(&target.knobs, &name)?;
+            let values: Vec<String> = text.split(',').map(|v| v.trim().to_string()).collect();
+            for v in &values {
+                spec.parse(v)?;
+            }
+            if values.len() > 1 {
+                lists.retain(|(n, _)| *n != spec.name);
+                lists.push((spec.name, values));
+            } else {
+                fixed.push(format!("{}={}", spec.name, values[0]));
+            }
+        }
+        if lists.len() > 2 {
+            return Err(BenchError::Invalid(format!(
+                "at most two knobs take lists of values (a matrix); {} do: {}",
+                lists.len(),
+                lists.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+            )));
+        }
+        let mut variants = vec![fixed];
+        for (name, values) in &lists {
+            variants = variants
+                .into_iter()
+                .flat_map(|base| {
+                    values.iter().map(move |v| {
+                        let mut k = base.clone();
+                        k.push(format!("{name}={v}"));
+                        k
+                    })
+                })
+                .collect();
+        }
+        Ok(Sweep {
+            knobs: lists.iter().map(|(n, _)| *n).collect(),
+            variants: variants
+                .into_iter()
+                .map(|knob| KnobArgs {
+                    knob,
+                    ..Default::default()
+                })
+                .collect(),
+        })
+    }
+}
+
+/// The runs of a sweep: which knobs vary, and the knob settings of each run.
+#[derive(Debug, Clone)]
+pub struct Sweep {
+    pub knobs: Vec<&'static str>,
+    pub variants: Vec<KnobArgs>,
 }
 
 /// What every front end and the runner accept: knobs, budget, tracing and the dataset cache.
@@ -207,6 +275,50 @@ impl SessionArgs {
         self.cache_dir
             .clone()
             .unwrap_or_else(crate::dataset::default_cache_dir)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lists_of_values_make_sweeps_and_matrices() {
+        let t = crate::workloads::async_contention::spec();
+        let args = KnobArgs {
+            databases: Some("1,10,50".into()),
+            knob: vec!["write_delay_ms=100,1000".into(), "duration=2".into()],
+            ..Default::default()
+        };
+        let s = args.sweep(t).unwrap();
+        assert_eq!(s.knobs, ["databases", "write_delay_ms"]);
+        assert_eq!(s.variants.len(), 6);
+        assert_eq!(
+            s.variants[1].knob,
+            ["duration=2", "databases=1", "write_delay_ms=1000"]
+        );
+        let one = KnobArgs::default().sweep(t).unwrap();
+        assert_eq!((one.knobs.len(), one.variants.len()), (0, 1));
+        let bad = KnobArgs {
+            databases: Some("1,0".into()),
+            ..Default::default()
+        };
+        assert_eq!(
+            bad.sweep(t).unwrap_err().to_string(),
+            "invalid value 0 for knob databases: out of range (allowed: 1..=1000)"
+        );
+        let three = KnobArgs {
+            databases: Some("1,2".into()),
+            knob: vec!["readers=1,2".into(), "workers=1,2".into()],
+            ..Default::default()
+        };
+        assert!(
+            three
+                .sweep(t)
+                .unwrap_err()
+                .to_string()
+                .starts_with("at most two knobs")
+        );
     }
 }
 

@@ -148,6 +148,32 @@ pub fn run_benches(plan: &Plan, session: &dyn Session, emit: &mut dyn FnMut(Even
             }),
             sqlite: bench.map(|b| b.settings.clone()).unwrap_or_default(),
         };
+        if plan.target.measure == crate::catalog::Measure::Scenario {
+            let prepared = session.scenario(spec);
+            emit(Event::BenchStart {
+                bench: spec.name.to_string(),
+                backend: spec.backend().to_string(),
+                strategy: spec.strategy().map(|s| s.name().to_string()),
+                ops,
+                work: None,
+                sqlite: prepared.as_ref().map(|p| p.settings()).unwrap_or_default(),
+            });
+            match prepared.and_then(|p| p.run(emit)) {
+                Ok(stats) => emit(Event::Scenario {
+                    bench: spec.name.to_string(),
+                    stats,
+                }),
+                Err(e) => {
+                    let message = e.to_string();
+                    tracing::error!(bench = spec.name, %message, "scenario failed");
+                    emit(Event::Error {
+                        bench: Some(spec.name.to_string()),
+                        message,
+                    });
+                }
+            }
+            continue;
+        }
         let result = match session.bench(spec) {
             Ok(mut bench) => {
                 emit(start(Some(&bench)));

@@ -5,6 +5,7 @@
 //! and one line in the registry of each harness that implements it ([`CORE`] here,
 //! harness-sqlx's own).
 
+pub mod async_contention;
 pub mod bulk_insert;
 pub mod multithread;
 pub mod single_row_lookup;
@@ -20,6 +21,7 @@ pub fn targets() -> &'static [&'static Target] {
             single_row_lookup::spec(),
             multithread::spec(),
             bulk_insert::spec(),
+            async_contention::spec(),
         ]
     });
     &ALL
@@ -27,10 +29,6 @@ pub fn targets() -> &'static [&'static Target] {
 
 /// Workloads named in the design that no runner implements yet.
 pub const PLANNED: &[Planned] = &[
-    Planned {
-        name: "async_contention",
-        about: "async dispatch strategies under contention (not implemented yet)",
-    },
     Planned {
         name: "crud_overhead",
         about: "CRUD overhead against pure SQLite (not implemented yet)",
@@ -71,6 +69,7 @@ pub const CORE: crate::workload::Registry = crate::workload::Registry {
         &single_row_lookup::Core,
         &multithread::Core,
         &bulk_insert::Core,
+        &async_contention::Core,
     ],
 };
 
@@ -135,7 +134,7 @@ mod tests {
     fn unknown_and_planned_targets_are_told_apart() {
         assert_eq!(
             find("nope").unwrap_err().to_string(),
-            "unknown target \"nope\" (known: single_row_lookup, multithread_pool_checkout, bulk_insert)"
+            "unknown target \"nope\" (known: single_row_lookup, multithread_pool_checkout, bulk_insert, async_contention)"
         );
         assert!(matches!(
             find("key_value"),

@@ -179,6 +179,15 @@ impl Middleware {
                         .await
                         .map_err(|e| MiddlewareError::Dispatch(e.to_string()))
                 }
+                Strategy::BlockInPlace => {
+                    let obj = slot.as_ref().ok_or_else(gone)?;
+                    tokio::task::block_in_place(|| {
+                        let mut guard = obj.lock().map_err(|_| {
+                            MiddlewareError::Dispatch("connection mutex poisoned".into())
+                        })?;
+                        Ok(f(&mut guard))
+                    })
+                }
                 Strategy::Worker | Strategy::Spin => {
                     unreachable!("worker strategies use the worker pool")
                 }

@@ -43,6 +43,7 @@ fn via(s: Strategy) -> &'static str {
         Strategy::Interact => "middleware path per task through interact",
         Strategy::Worker => "middleware path per task through worker threads",
         Strategy::Spin => "middleware path per task through spin-then-park workers",
+        Strategy::BlockInPlace => "middleware path per task through block_in_place",
     }
 }
 

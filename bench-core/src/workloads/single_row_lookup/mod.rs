@@ -188,5 +188,6 @@ fn via(s: crate::catalog::Strategy) -> &'static str {
         Interact => "middleware path through deadpool-sqlite interact",
         Worker => "middleware path through a dedicated worker thread",
         Spin => "middleware path through a spin-then-park worker thread",
+        BlockInPlace => "middleware path through block_in_place on the runtime thread",
     }
 }

@@ -1,0 +1,238 @@
+//! Scenario targets (async_contention): a run's table of what each strategy kept up, and the
+//! matrix over runs whose knobs vary (databases x write delay), in the published study's shape.
+
+use std::fmt::Write;
+
+use bench_core::measure::scenario::ScenarioStats;
+use bench_core::protocol::results::RunRecord;
+
+use crate::format;
+
+/// Whether a run is of a scenario target.
+pub fn is_scenario(run: &RunRecord) -> bool {
+    run.start
+        .as_ref()
+        .and_then(|s| bench_core::workloads::find(&s.target).ok())
+        .is_some_and(|t| t.measure == bench_core::catalog::Measure::Scenario)
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.0}%", x * 100.0)
+}
+
+fn p(
+    l: Option<bench_core::measure::stats::Percentiles>,
+    f: fn(&bench_core::measure::stats::Percentiles) -> u64,
+) -> String {
+    l.map(|l| format::ns(f(&l) as f64))
+        .unwrap_or_else(|| "-".into())
+}
+
+/// The columns of one scenario run.
+pub fn cells(run: &RunRecord) -> (Vec<String>, Vec<Vec<String>>) {
+    let headers = [
+        "strategy",
+        "backend",
+        "reads/s",
+        "read p50",
+        "read p99",
+        "read max",
+        "writes",
+        "writes kept",
+        "canary",
+        "canary worst late",
+        "CPU/read",
+        "measured",
+    ]
+    .map(String::from)
+    .to_vec();
+    let rows = run
+        .benches
+        .iter()
+        .filter_map(|b| {
+            let s: &ScenarioStats = b.scenario.as_ref()?;
+            let differs = !bench_core::compare::settings_differences(run, &b.name).is_empty();
+            Some(vec![
+                b.name.clone(),
+                if differs {
+                    format!("{} †", b.backend)
+                } else {
+                    b.backend.clone()
+                },
+                format!("{:.0}", s.reads_per_s),
+                p(s.read_latency, |l| l.p50),
+                p(s.read_latency, |l| l.p99),
+                p(s.read_latency, |l| l.max),
+                format!("{} / {:.0}", s.writes, s.writes_expected),
+                pct(s.write_completion),
+                pct(s.canary_ratio),
+                format::ns(s.canary_worst_late_ns as f64),
+                if s.reads > 0 {
+                    format::ns(s.cpu_per_read_ns)
+                } else {
+                    "-".into()
+                },
+                format!("{:.1} s", s.elapsed_s),
+            ])
+        })
+        .collect();
+    (headers, rows)
+}
+
+/// A titled table: (title, headers, rows).
+pub type Table = (String, Vec<String>, Vec<Vec<String>>);
+
+/// One row of a matrix section: the row knob's value and each strategy's figures.
+pub type MatrixRow = (String, Vec<(String, ScenarioStats)>);
+
+/// Runs of one scenario target laid out by the knobs that vary between them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Matrix {
+    pub target: String,
+    /// The knob of the rows (e.g. databases) and, if two vary, the knob of the sections.
+    pub rows_knob: String,
+    pub section_knob: Option<String>,
+    /// Per section value: per row value: per strategy, the figures.
+    pub sections: Vec<(Option<String>, Vec<MatrixRow>)>,
+    pub strategies: Vec<String>,
+}
+
+/// The matrix among `runs`, if two or more scenario runs of one target differ in one or two
+/// knobs and in nothing else.
+pub fn matrix(runs: &[RunRecord]) -> Option<Matrix> {
+    let runs: Vec<&RunRecord> = runs.iter().filter(|r| is_scenario(r)).collect();
+    let first = runs.first()?.start.as_ref()?;
+    let mut varying: Vec<String> = Vec::new();
+    for r in &runs {
+        let s = r.start.as_ref()?;
+        if s.target != first.target {
+            return None;
+        }
+        for (k, v) in &s.knobs.0 {
+            if first.knobs.get(k) != Some(v) && !varying.contains(k) {
+                varying.push(k.clone());
+            }
+        }
+    }
+    if varying.is_empty() || varying.len() > 2 {
+        return None;
+    }
+    // Rows by the knob that varies most (databases before write_delay_ms by name order when
+    // they tie), sections by the other.
+    let values = |k: &str| {
+        let mut v: Vec<&bench_core::knobs::KnobValue> = runs
+            .iter()
+            .filter_map(|r| r.start.as_ref()?.knobs.get(k))
+            .collect();
+        v.sort();
+        v.dedup();
+        v.into_iter().cloned().collect::<Vec<_>>()
+    };
+    varying.sort_by_key(|k| (std::cmp::Reverse(values(k).len()), k.clone()));
+    let rows_knob = varying[0].clone();
+    let section_knob = varying.get(1).cloned();
+    let mut strategies: Vec<String> = Vec::new();
+    for r in &runs {
+        for b in r.benches.iter().filter(|b| b.scenario.is_some()) {
+            if !strategies.contains(&b.name) {
+                strategies.push(b.name.clone());
+            }
+        }
+    }
+    let sections_values: Vec<Option<bench_core::knobs::KnobValue>> = match &section_knob {
+        Some(k) => values(k).into_iter().map(Some).collect(),
+        None => vec![None],
+    };
+    let sections = sections_values
+        .into_iter()
+        .map(|sv| {
+            let rows = values(&rows_knob)
+                .into_iter()
+                .map(|rv| {
+                    let cells = runs
+                        .iter()
+                        .filter(|r| {
+                            let k = &r.start.as_ref().expect("filtered").knobs;
+                            k.get(&rows_knob) == Some(&rv)
+                                && section_knob
+                                    .as_ref()
+                                    .is_none_or(|sk| k.get(sk) == sv.as_ref())
+                        })
+                        .flat_map(|r| {
+                            r.benches
+                                .iter()
+                                .filter_map(|b| Some((b.name.clone(), b.scenario.clone()?)))
+                        })
+                        .collect();
+                    (rv.to_string(), cells)
+                })
+                .collect();
+            (sv.map(|v| v.to_string()), rows)
+        })
+        .collect();
+    Some(Matrix {
+        target: first.target.clone(),
+        rows_knob,
+        section_knob,
+        sections,
+        strategies,
+    })
+}
+
+impl Matrix {
+    /// The three tables of each section: writes kept, reads/s and read p99, rows by the row
+    /// knob, one column per strategy.
+    pub fn tables(&self) -> Vec<Table> {
+        let mut out = Vec::new();
+        type Figure = fn(&ScenarioStats) -> String;
+        let figures: [(&str, Figure); 3] = [
+            ("writes kept", |s| pct(s.write_completion)),
+            ("reads/s", |s| format!("{:.0}", s.reads_per_s)),
+            ("read p99", |s| p(s.read_latency, |l| l.p99)),
+        ];
+        for (section, rows) in &self.sections {
+            for (what, figure) in figures {
+                let title = match (&self.section_knob, section) {
+                    (Some(k), Some(v)) => format!("{what}, {k}={v}"),
+                    _ => what.to_string(),
+                };
+                let mut headers = vec![self.rows_knob.clone()];
+                headers.extend(self.strategies.iter().cloned());
+                let body = rows
+                    .iter()
+                    .map(|(rv, cells)| {
+                        let mut r = vec![rv.clone()];
+                        r.extend(self.strategies.iter().map(|s| {
+                            cells
+                                .iter()
+                                .find(|(n, _)| n == s)
+                                .map(|(_, st)| figure(st))
+                                .unwrap_or_else(|| "-".into())
+                        }));
+                        r
+                    })
+                    .collect();
+                out.push((title, headers, body));
+            }
+        }
+        out
+    }
+
+    pub fn text(&self) -> String {
+        let mut out = format!("\nmatrix ({})\n", self.target);
+        for (title, headers, rows) in self.tables() {
+            let _ = writeln!(out, "{title}");
+            out.push_str(&super::table::align(&headers, &rows, 1));
+        }
+        out
+    }
+
+    pub fn markdown(&self) -> String {
+        let mut out = format!("\n### Matrix ({})\n", self.target);
+        for (title, headers, rows) in self.tables() {
+            let _ = writeln!(out, "\n**{title}**\n");
+            super::markdown::md_table(&mut out, &headers, &rows, 1);
+        }
+        out
+    }
+}
