@@ -46,7 +46,11 @@ pub fn read_back(conn: &Connection) -> BTreeMap<String, String> {
                     other => format!("{other:?}"),
                 })
             })
-            .unwrap_or_else(|e| format!("error: {e}"));
+            .unwrap_or_else(|e| match e {
+                // memdb, say, has no memory map: the pragma answers nothing.
+                rusqlite::Error::QueryReturnedNoRows => settings::UNSUPPORTED.to_string(),
+                e => format!("error: {e}"),
+            });
         out.insert(name.to_string(), settings::normalize(name, &value));
     }
     // SAFETY: the handle is valid for as long as `conn` lives, and sqlite3_db_mutex only reads
