@@ -59,6 +59,30 @@ pub fn ratio(r: &Ratio) -> String {
     }
 }
 
+/// A ratio as an overhead in percent with its interval, `+186% [+181–+214]`.
+pub fn overhead_pct(r: &Ratio) -> String {
+    let pct = |x: f64| (x - 1.0) * 100.0;
+    let d = |x: f64| if pct(x).abs() >= 100.0 { 0 } else { 1 };
+    match r.ci95 {
+        Some([lo, hi]) => format!(
+            "{:+.*}% [{:+.*}–{:+.*}]",
+            d(r.value),
+            pct(r.value),
+            d(lo),
+            pct(lo),
+            d(hi),
+            pct(hi)
+        ),
+        None => format!(
+            "{:+.*}% ± {:.*}",
+            d(r.value),
+            pct(r.value),
+            d(r.err + 1.0),
+            r.err * 100.0
+        ),
+    }
+}
+
 /// A ratio alone, `2.86x`.
 pub fn ratio_short(value: f64) -> String {
     format!("{value:.*}x", decimals(value).min(2))

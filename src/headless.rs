@@ -168,7 +168,11 @@ pub fn run(args: RunArgs) -> i32 {
         .iter()
         .any(|r| r.error.is_some() || r.benches.iter().any(|b| b.error.is_some()));
     let generated_at = crate::format::now_rfc3339();
-    let report = Report::new(&records, baseline, &generated_at);
+    let report = Report {
+        color: std::io::stdout().is_terminal()
+            && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+        ..Report::new(&records, baseline, &generated_at)
+    };
     let text = match args.format {
         Format::Table => export::table::render(&report),
         Format::Markdown => export::markdown::render(&report),

@@ -147,3 +147,47 @@ pub fn scenario_events(
     });
     events
 }
+
+/// A finished crud_overhead run: rusqlite and two other backends on insert, select and
+/// select_cached (latencies recorded), and the sweep's batch 1, batch 10 and prepared benches.
+pub fn crud_run() -> bench_core::protocol::results::RunRecord {
+    let mut knobs = Knobs::default();
+    knobs.set("ops", 1000u64);
+    knobs.set("sweep_rows", 1000u64);
+    let mut r = bench_core::protocol::results::RunRecord::default();
+    let mut st = start(&knobs, false, false, BUDGET);
+    if let Event::Start(s) = &mut st {
+        s.target = "crud_overhead".into();
+    }
+    r.apply(st);
+    for (backend, label, factor) in [
+        ("rusqlite", "rusqlite", 1.0),
+        ("middleware/spin", "rusqlite worker pool", 1.6),
+        ("turso", "turso", 3.2),
+        ("sqlx_sqlite", "sqlx-sqlite", 24.0),
+    ] {
+        for (op, ops, ns) in [
+            ("insert", 410, 1500.0),
+            ("select", 200, 11000.0),
+            ("select_cached", 100, 9000.0),
+        ] {
+            let name = format!("{op}/{backend}");
+            for e in bench_events(&name, label, ops, &samples(ns * factor, 12), Some(1.3)) {
+                r.apply(e);
+            }
+        }
+        for (case, ns) in [
+            ("batch_1", 2000.0),
+            ("batch_10", 400.0),
+            ("prepared", 600.0),
+        ] {
+            let name = format!("{case}/{backend}");
+            let ns = ns * factor.sqrt();
+            for e in bench_events(&name, label, 1000, &samples(ns, 12), None) {
+                r.apply(e);
+            }
+        }
+    }
+    r.apply(Event::Done);
+    r
+}

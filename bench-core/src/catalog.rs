@@ -212,6 +212,12 @@ pub struct BenchSpec {
     /// What one operation is.
     pub op: &'static str,
     pub about: &'static str,
+    /// Which of its target's own cases the bench runs (an operation, a batch size), for
+    /// targets whose benches differ by more than their subject; 0 otherwise.
+    pub variant: u16,
+    /// The bench its ratio is taken against, where not the target's baseline (the same
+    /// operation on the baseline backend, say).
+    pub vs: Option<&'static str>,
 }
 
 impl BenchSpec {
@@ -229,6 +235,8 @@ impl BenchSpec {
             phase: None,
             op,
             about,
+            variant: 0,
+            vs: None,
         }
     }
 
@@ -246,6 +254,8 @@ impl BenchSpec {
             phase: Some(phase),
             op,
             about: op,
+            variant: 0,
+            vs: None,
         }
     }
 
@@ -256,6 +266,13 @@ impl BenchSpec {
 
     pub const fn phase(mut self, phase: Phase) -> BenchSpec {
         self.phase = Some(phase);
+        self
+    }
+
+    /// The same bench, running its target's case `variant`, its ratio taken against `vs`.
+    pub const fn case(mut self, variant: u16, vs: &'static str) -> BenchSpec {
+        self.variant = variant;
+        self.vs = Some(vs);
         self
     }
 
@@ -275,7 +292,7 @@ impl BenchSpec {
 impl Serialize for BenchSpec {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
-        let mut st = s.serialize_struct("BenchSpec", 8)?;
+        let mut st = s.serialize_struct("BenchSpec", 9)?;
         st.serialize_field("name", self.name)?;
         st.serialize_field("kind", &self.kind)?;
         st.serialize_field("harness", &self.harness())?;
@@ -284,6 +301,11 @@ impl Serialize for BenchSpec {
         st.serialize_field("phase", &self.phase)?;
         st.serialize_field("op", self.op)?;
         st.serialize_field("about", self.about)?;
+        if let Some(vs) = self.vs {
+            st.serialize_field("vs", vs)?;
+        } else {
+            st.skip_field("vs")?;
+        }
         st.end()
     }
 }
@@ -396,6 +418,14 @@ pub struct Planned {
     pub about: &'static str,
 }
 
+/// Where the databases of a target live.
+pub const STORAGE: KnobSpec = KnobSpec::choice(
+    "storage",
+    Some("BENCH_STORAGE"),
+    "file",
+    &["file", "memory"],
+    "database files (in the run's journal mode) or in-memory databases (memdb; no WAL)",
+);
 pub const ROWS: KnobSpec = KnobSpec::count(
     "rows",
     Some("BENCH_ROWS"),

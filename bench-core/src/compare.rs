@@ -156,11 +156,23 @@ impl<'a> Baselines<'a> {
         }
     }
 
-    /// The ratio of `bench`'s median in `run` to the baseline bench's, with its interval.
+    /// The bench `bench`'s ratio is taken against: the one its catalog entry names (the same
+    /// operation on the baseline backend, say), else the baseline bench.
+    pub fn base_of(&self, run: &RunRecord, bench: &str) -> &'a str {
+        run.start
+            .as_ref()
+            .and_then(|s| crate::workloads::find(&s.target).ok())
+            .and_then(|t| t.spec(bench).ok())
+            .and_then(|s| s.vs)
+            .unwrap_or(self.bench)
+    }
+
+    /// The ratio of `bench`'s median in `run` to its baseline bench's, with its interval.
     pub fn ratio(&self, run: &RunRecord, bench: &str) -> Option<Ratio> {
         let b = run.bench(bench)?;
         b.summary.as_ref()?;
-        if bench == self.bench {
+        let base = self.base_of(run, bench);
+        if bench == base {
             // Against itself the ratio is exactly 1: the errors are perfectly correlated.
             return Some(Ratio {
                 value: 1.0,
@@ -168,13 +180,13 @@ impl<'a> Baselines<'a> {
                 ci95: Some([1.0, 1.0]),
             });
         }
-        ratio_of(b, run.bench(self.bench)?)
+        ratio_of(b, run.bench(base)?)
     }
 
     /// The ratio's value alone (no resampling: cheap enough for every cell of every frame).
     pub fn ratio_value(&self, run: &RunRecord, bench: &str) -> Option<f64> {
         let s = run.bench(bench)?.summary.as_ref()?;
-        let base = run.bench(self.bench)?.summary.as_ref()?;
+        let base = run.bench(self.base_of(run, bench))?.summary.as_ref()?;
         (s.median > 0.0 && base.median > 0.0).then(|| s.median / base.median)
     }
 

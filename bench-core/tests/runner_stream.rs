@@ -334,6 +334,9 @@ fn async_contention_streams_every_strategy() {
         "duration=2",
         "--knob",
         "write_delay_ms=50",
+        // Direct blocking holds a worker per writer: one more keeps the readers going.
+        "--knob",
+        "workers=3",
     ];
     let (code, events, stderr) = run(&args, cache.path());
     assert_eq!(code, Some(0), "{stderr}");
@@ -455,6 +458,103 @@ fn async_contention_refuses_bad_knobs() {
         assert!(
             matches!(&events[..], [Event::Error { bench: None, message: m }] if m == message),
             "{args:?}: {events:?}"
+        );
+    }
+}
+
+/// Every core bench of crud_overhead, tiny, in files and in memory: each declares the
+/// operations and work the model of the table gives, and every sample does exactly that work.
+#[test]
+fn crud_overhead_streams_every_core_bench_with_the_models_work() {
+    use bench_core::workloads::crud_overhead::{self, plan};
+    let spec = crud_overhead::spec();
+    let steps = plan::steps(60, 10, spec.seed);
+    let sweep = plan::sweep_rows(30, spec.seed);
+    for storage in ["file", "memory"] {
+        let cache = tempfile::tempdir().unwrap();
+        let storage_knob = format!("storage={storage}");
+        let args = [
+            "crud_overhead",
+            "--knob",
+            "ops=60",
+            "--knob",
+            "batch=10",
+            "--knob",
+            "sweep_rows=30",
+            "--knob",
+            &storage_knob,
+            "--concurrency",
+            "2",
+            "--time",
+            "0.01",
+            "--warmup",
+            "0",
+            "--samples",
+            "2",
+            "--min-samples",
+            "2",
+        ];
+        let (code, events, stderr) = run(&args, cache.path());
+        assert_eq!(code, Some(0), "{storage}: {stderr}");
+        assert_eq!(events.last(), Some(&Event::Done));
+        let skipped: Vec<&Event> = events
+            .iter()
+            .filter(|e| matches!(e, Event::Error { .. } | Event::Skipped { .. }))
+            .collect();
+        assert!(skipped.is_empty(), "{storage}: {skipped:?}");
+        let mut checked = 0;
+        for b in spec.benches.iter().filter(|b| b.harness() == Harness::Core) {
+            let case = crud_overhead::case_of(b).unwrap();
+            let c = check_bench(&events, b.name).unwrap_or_else(|e| panic!("{storage}: {e}"));
+            let (ops, work) = plan::expected(case, &steps, &sweep);
+            assert_eq!(
+                (c.ops, c.work.per_pass),
+                (ops, work),
+                "{storage} {}",
+                b.name
+            );
+            assert_eq!(
+                c.summary.latency.is_some(),
+                matches!(case, plan::Case::Op(_)),
+                "{}: one latency per timed operation",
+                b.name
+            );
+            checked += 1;
+        }
+        assert_eq!(
+            checked,
+            15 * 8,
+            "every case on rusqlite, 6 strategies and turso"
+        );
+        // Files keep WAL; memdb cannot, and says so in what its connections read back.
+        let journal = |bench: &str| {
+            check_bench(&events, bench)
+                .unwrap()
+                .sqlite
+                .get("journal_mode")
+                .cloned()
+        };
+        let want = if storage == "file" { "wal" } else { "memory" };
+        assert_eq!(journal("insert/rusqlite").as_deref(), Some(want));
+        assert_eq!(journal("insert/middleware/interact").as_deref(), Some(want));
+    }
+}
+
+#[test]
+fn crud_overhead_refuses_bad_knobs() {
+    let cache = tempfile::tempdir().unwrap();
+    for (knob, what) in [
+        ("ops=0", "ops"),
+        ("batch=x", "batch"),
+        ("storage=disk", "storage"),
+        ("sweep_rows=2000000", "sweep_rows"),
+    ] {
+        let (code, events, stderr) = run(&["crud_overhead", "--knob", knob], cache.path());
+        assert_eq!(code, Some(2), "{knob}");
+        assert!(stderr.contains(what), "{knob}: {stderr}");
+        assert!(
+            matches!(events.as_slice(), [Event::Error { .. }]),
+            "{knob}: {events:?}"
         );
     }
 }

@@ -3,6 +3,7 @@
 //! runner service.
 
 mod bulk;
+mod crud;
 mod dataset;
 mod lookup;
 mod multithread;
@@ -17,7 +18,12 @@ use clap::Parser;
 /// The targets this harness implements.
 const SQLX: Registry = Registry {
     harness: Harness::Sqlx,
-    workloads: &[&lookup::Lookup, &multithread::Multithread, &bulk::Bulk],
+    workloads: &[
+        &lookup::Lookup,
+        &multithread::Multithread,
+        &bulk::Bulk,
+        &crud::CrudOverhead,
+    ],
 };
 
 fn main() {

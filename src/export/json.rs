@@ -31,6 +31,9 @@ struct Document<'a> {
     /// Scenario runs laid out by the knobs that vary: (title, headers, rows) per table.
     #[serde(skip_serializing_if = "Option::is_none")]
     matrix: Option<Vec<super::scenario::Table>>,
+    /// crud_overhead runs: per operation and backend against rusqlite, overall, the sweep.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    crud: Vec<bench_core::workloads::crud_overhead::report::Overview>,
     /// ops/s by concurrency when the runs form a sweep.
     #[serde(skip_serializing_if = "Option::is_none")]
     scaling: Option<ScalingDoc>,
@@ -60,9 +63,14 @@ pub fn render(report: &Report<'_>) -> String {
             .map(|r| comparison(r, &baselines))
             .collect(),
         repeats: super::repeats::repeats(report.runs),
+        crud: report
+            .runs
+            .iter()
+            .filter_map(bench_core::workloads::crud_overhead::report::overview)
+            .collect(),
         matrix: super::scenario::matrix(report.runs).map(|m| m.tables()),
         scaling: super::scaling::scaling(report.runs).map(|s| ScalingDoc {
-            concurrency: s.concurrency,
+            concurrency: s.points,
             cores: s.cores,
             ops_per_s: s.rows.into_iter().collect(),
         }),

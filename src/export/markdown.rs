@@ -123,7 +123,8 @@ pub fn render(report: &Report<'_>) -> String {
     let _ = writeln!(
         out,
         "Generated {}. Medians per operation with bootstrap 95% CIs; ratios to `{}` with bootstrap 95% intervals.",
-        report.generated_at, report.baseline
+        report.generated_at,
+        super::table::baseline_label(report)
     );
     if let Some(n) = report.baseline_number() {
         let _ = writeln!(
@@ -164,6 +165,9 @@ pub fn render(report: &Report<'_>) -> String {
             for p in problems {
                 let _ = writeln!(out, "- {p}");
             }
+        }
+        if let Some(o) = bench_core::workloads::crud_overhead::report::overview(run) {
+            out.push_str(&super::crud::markdown(&o, target));
         }
         phase_table(&mut out, run);
         environment(&mut out, run);

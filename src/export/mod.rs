@@ -1,5 +1,6 @@
 //! Exporters: pure functions from results to text. Each format in its own file.
 
+pub mod crud;
 pub mod json;
 pub mod markdown;
 pub mod repeats;
@@ -23,6 +24,8 @@ pub struct Report<'a> {
     pub settings: Settings,
     /// When the report was made (RFC 3339), passed in so exports stay pure.
     pub generated_at: &'a str,
+    /// Whether the text table may colour overheads (a terminal, NO_COLOR unset).
+    pub color: bool,
 }
 
 impl<'a> Report<'a> {
@@ -34,6 +37,7 @@ impl<'a> Report<'a> {
             run_numbers: None,
             settings: Settings::default(),
             generated_at,
+            color: false,
         }
     }
 
@@ -227,6 +231,26 @@ mod snapshot_tests {
             v["runs"][1]["benches"][0]["scenario"]["write_completion"],
             0.06
         );
+    }
+
+    /// crud_overhead: each operation against the same on rusqlite, the overall and cached
+    /// lines, the sweep's grids and chart.
+    #[test]
+    fn crud_overhead_tables() {
+        let runs = vec![testing::crud_run()];
+        let report = Report::new(&runs, "insert/rusqlite", AT);
+        insta::assert_snapshot!("crud_table", table::render(&report));
+        insta::assert_snapshot!("crud_markdown", markdown::render(&report));
+        let coloured = table::render(&Report {
+            color: true,
+            ..Report::new(&runs, "insert/rusqlite", AT)
+        });
+        assert!(coloured.contains("\x1b[32m"), "under 2x in green");
+        assert!(coloured.contains("\x1b[31m"), "5x and over in red");
+        let v: serde_json::Value = serde_json::from_str(&json::render(&report)).unwrap();
+        let o = &v["crud"][0];
+        assert_eq!(o["ops"].as_array().unwrap().len(), 12);
+        assert_eq!(o["sweep"][0]["speedup"][0], 1.0);
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! The concurrency sweep: ops/s of each bench across runs that differ only in `concurrency`.
+//! Sweeps: ops/s of each bench across runs that differ only in `concurrency`, and the rows/s
+//! of each backend across the batch sizes of crud_overhead's insert sweep.
 
 use std::fmt::Write;
 
@@ -7,11 +8,38 @@ use bench_core::protocol::results::RunRecord;
 
 use crate::format::ops as fmt_ops;
 
+/// What a sweep varies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Axis {
+    /// Concurrent tasks, across runs that differ only in `concurrency`.
+    Concurrency,
+    /// Rows per INSERT statement, across the batch benches of one run.
+    RowsPerInsert,
+}
+
+impl Axis {
+    fn title(self) -> &'static str {
+        match self {
+            Axis::Concurrency => "ops/s by concurrency",
+            Axis::RowsPerInsert => "rows/s by rows per INSERT statement",
+        }
+    }
+
+    fn first(self) -> &'static str {
+        match self {
+            Axis::Concurrency => "bench",
+            Axis::RowsPerInsert => "backend",
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Scaling {
     pub target: String,
-    /// The concurrency of each column, ascending.
-    pub concurrency: Vec<u64>,
+    /// What the columns vary.
+    pub axis: Axis,
+    /// The value of each column (concurrency, or rows per statement), ascending.
+    pub points: Vec<u64>,
     /// Cores of the machine the runs were measured on.
     pub cores: usize,
     /// Per bench: ops/s at each concurrency (None where it did not finish).
@@ -37,7 +65,7 @@ pub fn scaling(runs: &[RunRecord]) -> Option<Scaling> {
     if swept.len() < 2 {
         return None;
     }
-    let concurrency: Vec<u64> = swept
+    let points: Vec<u64> = swept
         .iter()
         .filter_map(|r| r.start.as_ref())
         .filter_map(|s| s.knobs.count_if(&CONCURRENCY))
@@ -67,7 +95,8 @@ pub fn scaling(runs: &[RunRecord]) -> Option<Scaling> {
         .collect();
     Some(Scaling {
         target: first.target.clone(),
-        concurrency,
+        axis: Axis::Concurrency,
+        points,
         cores: first.env.cores,
         rows,
     })
@@ -75,7 +104,9 @@ pub fn scaling(runs: &[RunRecord]) -> Option<Scaling> {
 
 impl Scaling {
     fn header(&self, c: u64) -> String {
-        if c as usize > self.cores {
+        if self.axis == Axis::RowsPerInsert {
+            c.to_string()
+        } else if c as usize > self.cores {
             format!("c={c}*")
         } else {
             format!("c={c}")
@@ -83,7 +114,8 @@ impl Scaling {
     }
 
     fn note(&self) -> Option<String> {
-        self.concurrency
+        (self.axis == Axis::Concurrency).then_some(())?;
+        self.points
             .iter()
             .any(|c| *c as usize > self.cores)
             .then(|| {
@@ -99,11 +131,12 @@ impl Scaling {
         let mut out = String::new();
         let _ = writeln!(
             out,
-            "\n### Scaling: ops/s by concurrency ({})\n",
+            "\n### Scaling: {} ({})\n",
+            self.axis.title(),
             self.target
         );
-        let heads: Vec<String> = self.concurrency.iter().map(|c| self.header(*c)).collect();
-        let _ = writeln!(out, "| bench | {} |", heads.join(" | "));
+        let heads: Vec<String> = self.points.iter().map(|c| self.header(*c)).collect();
+        let _ = writeln!(out, "| {} | {} |", self.axis.first(), heads.join(" | "));
         let _ = writeln!(out, "| --- |{}", " ---: |".repeat(heads.len()));
         for (name, cells) in &self.rows {
             let cells: Vec<String> = cells
@@ -121,7 +154,7 @@ impl Scaling {
 
     /// Plain text: the same table, aligned, and the chart.
     pub fn text(&self) -> String {
-        let mut out = format!("scaling: ops/s by concurrency ({})\n", self.target);
+        let mut out = format!("scaling: {} ({})\n", self.axis.title(), self.target);
         let name_w = self
             .rows
             .iter()
@@ -129,8 +162,8 @@ impl Scaling {
             .max()
             .unwrap_or(5)
             .max(5);
-        let _ = write!(out, "{:<name_w$}", "bench");
-        for c in &self.concurrency {
+        let _ = write!(out, "{:<name_w$}", self.axis.first());
+        for c in &self.points {
             let _ = write!(out, "  {:>10}", self.header(*c));
         }
         out.push('\n');
@@ -152,14 +185,21 @@ impl Scaling {
         out
     }
 
-    /// Throughput against concurrency, one block of bars per bench.
+    /// Throughput against the axis, one block of bars per row.
     pub fn chart(&self, width: usize) -> String {
         let mut out = String::new();
+        let label_w = self
+            .points
+            .iter()
+            .map(|c| self.header(*c).chars().count())
+            .max()
+            .unwrap_or(0)
+            .max(6);
         for (name, cells) in &self.rows {
             // Each bench on its own scale: the shape of its scaling (the numbers compare benches).
             let max = cells.iter().flatten().fold(0.0f64, |a, b| a.max(*b));
             let _ = writeln!(out, "{name}");
-            for (c, v) in self.concurrency.iter().zip(cells) {
+            for (c, v) in self.points.iter().zip(cells) {
                 let bar = match v {
                     Some(v) if max > 0.0 => {
                         "█".repeat(((v / max) * width as f64).round().max(1.0) as usize)
@@ -168,7 +208,7 @@ impl Scaling {
                 };
                 let _ = writeln!(
                     out,
-                    "  {:>6} {bar} {}",
+                    "  {:>label_w$} {bar} {}",
                     self.header(*c),
                     v.map(fmt_ops).unwrap_or_else(|| "-".into())
                 );

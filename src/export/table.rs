@@ -11,7 +11,6 @@ use crate::format;
 /// show throughput; with a baseline run, every other run shows its change and verdict.
 pub fn comparison_cells(report: &Report<'_>, index: usize) -> (Vec<String>, Vec<Vec<String>>) {
     let run = &report.runs[index];
-    let baseline = report.baseline;
     let baselines = report.baselines();
     let against = report
         .baseline_number()
@@ -27,7 +26,7 @@ pub fn comparison_cells(report: &Report<'_>, index: usize) -> (Vec<String>, Vec<
         "median/op",
         "95% CI (median)",
         "p99/op",
-        &format!("vs {baseline} (95% CI)"),
+        &format!("vs {} (95% CI)", baseline_label(report)),
         "samples",
     ]
     .map(String::from)
@@ -41,7 +40,7 @@ pub fn comparison_cells(report: &Report<'_>, index: usize) -> (Vec<String>, Vec<
     let rows = comparison(run, &baselines)
         .into_iter()
         .map(|r| {
-            let ratio = if r.bench == baseline {
+            let ratio = if r.bench == baselines.base_of(run, &r.bench) {
                 "baseline".into()
             } else {
                 r.ratio
@@ -79,6 +78,26 @@ pub fn comparison_cells(report: &Report<'_>, index: usize) -> (Vec<String>, Vec<
         })
         .collect();
     (headers, rows)
+}
+
+/// What ratios are taken against: the baseline bench, or for targets whose benches each name
+/// their own (crud_overhead), the baseline backend on the same operation.
+pub fn baseline_label(report: &Report<'_>) -> String {
+    let target = report
+        .runs
+        .iter()
+        .find_map(|r| r.start.as_ref())
+        .and_then(|s| bench_core::workloads::find(&s.target).ok());
+    match target.and_then(|t| t.benches.iter().find_map(|b| b.vs)) {
+        Some(vs) => {
+            let backend = target
+                .and_then(|t| t.spec(vs).ok())
+                .map(|b| b.backend())
+                .unwrap_or(vs);
+            format!("{backend}, same op")
+        }
+        None => report.baseline.to_string(),
+    }
 }
 
 /// What a reader must know beside a run's table, as `name: what` lines: benches that did not
@@ -172,6 +191,10 @@ pub fn render(report: &Report<'_>) -> String {
         out.push_str(&align(&headers, &rows, 2));
         for line in notes(run) {
             out.push_str(&format!("! {line}\n"));
+        }
+        if let Some(o) = bench_core::workloads::crud_overhead::report::overview(run) {
+            let target = run.start.as_ref().map(|s| s.target.as_str()).unwrap_or("");
+            out.push_str(&super::crud::text(&o, target, report.color));
         }
     }
     for r in super::repeats::repeats(report.runs) {

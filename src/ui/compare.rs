@@ -11,6 +11,7 @@ use crate::model::{Focus, RunState, RunView, State};
 use bench_core::measure::stats::quick_median;
 use bench_core::measure::trace::Phase;
 use bench_core::protocol::results::BenchStatus;
+use bench_core::workloads::crud_overhead::report::{Band, overview};
 
 const COL_W: usize = 16;
 
@@ -84,6 +85,9 @@ pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
                 style = theme.selected();
             }
             let text = fit(&cell(state, runs[ci], name), COL_W - 1);
+            if let Some(band) = band(state, runs[ci], name) {
+                style = style.patch(theme.band(band));
+            }
             spans.push(Span::styled(format!("{text:>COL_W$}"), style));
         }
         lines.push(Line::from(spans));
@@ -108,6 +112,39 @@ fn short_state(s: &RunState) -> &'static str {
         RunState::Superseded => "knobs↻",
         RunState::Failed(_) => "failed",
     }
+}
+
+/// How heavy a per-operation overhead is, for benches compared with their own baseline bench
+/// (crud_overhead: the same operation on rusqlite).
+fn band(state: &State, run: &RunView, bench: &str) -> Option<Band> {
+    let baselines = state.baselines();
+    let base = baselines.base_of(&run.record, bench);
+    if base == baselines.bench {
+        return None;
+    }
+    if base == bench {
+        return Some(Band::Baseline);
+    }
+    baselines.ratio_value(&run.record, bench).map(Band::of)
+}
+
+/// For a crud_overhead bench: its backend's overall overhead on the mix and its SELECT cached
+/// against SELECT.
+fn crud_line(run: &bench_core::protocol::results::RunRecord, bench: &str) -> Option<String> {
+    let o = overview(run)?;
+    let backend = &o.ops.iter().find(|r| r.bench == bench)?.backend;
+    let mut parts = Vec::new();
+    if let Some((_, Some(r))) = o.overall.iter().find(|(b, _)| b == backend) {
+        parts.push(format!(
+            "mix overall {} ({}) vs rusqlite",
+            format::ratio(r),
+            format::overhead_pct(r)
+        ));
+    }
+    if let Some((_, Some(r))) = o.cached_vs_select.iter().find(|(b, _)| b == backend) {
+        parts.push(format!("SELECT cached {} of SELECT", format::ratio(r)));
+    }
+    (!parts.is_empty()).then(|| format!("{backend}: {}", parts.join(" · ")))
 }
 
 fn cell(state: &State, run: &RunView, bench: &str) -> String {
@@ -135,7 +172,7 @@ fn cell(state: &State, run: &RunView, bench: &str) -> String {
         BenchStatus::Finished => {
             let s = result.summary.as_ref().expect("finished has a summary");
             let baselines = state.baselines();
-            let ratio = if bench == baselines.bench {
+            let ratio = if bench == baselines.base_of(&run.record, bench) {
                 "base".to_string()
             } else {
                 baselines
@@ -198,10 +235,18 @@ fn draw_detail(
                     t.push_str(&format!(" · p99 {}", format::ns(l.p99 as f64)));
                 }
                 let baselines = state.baselines();
-                if bench != baselines.bench
+                let base = baselines.base_of(&run.record, bench);
+                if bench != base
                     && let Some(r) = baselines.ratio(&run.record, bench)
                 {
-                    t.push_str(&format!(" · {} vs {}", format::ratio(&r), baselines.bench));
+                    t.push_str(&format!(
+                        " · {} ({}) vs {base}",
+                        format::ratio(&r),
+                        format::overhead_pct(&r)
+                    ));
+                }
+                if let Some(n) = result.map(|r| r.ops).filter(|_| base != baselines.bench) {
+                    t.push_str(&format!(" · {n} per pass"));
                 }
                 if let Some(c) = baselines.change(&run.record, bench) {
                     t.push_str(&format!(
@@ -224,6 +269,9 @@ fn draw_detail(
         }
     };
     lines.push(Line::raw(head));
+    if let Some(line) = crud_line(&run.record, bench) {
+        lines.push(Line::raw(line));
+    }
     let mut notes: Vec<String> = Vec::new();
     if let Some(s) = result.and_then(|r| r.summary.as_ref()) {
         notes.extend(s.warnings.iter().cloned());

@@ -301,3 +301,49 @@ fn a_scenario_live_and_in_the_comparison() {
     keys(&mut s, &[Key::Tab], now);
     insta::assert_snapshot!("scenario_compare_120x40", draw(&s, 120, 40));
 }
+
+/// crud_overhead in the comparison: every bench against the same operation on rusqlite, and
+/// the backend's overall and cached lines under the selected bench.
+#[test]
+fn crud_overhead_in_the_comparison() {
+    let t = bench_core::workloads::crud_overhead::spec();
+    let k = knobs::resolve(&t.knobs, &|_| None, &[]).unwrap();
+    let mut s = State::new(t, k, false, Default::default());
+    s.id_prefix = "t".into();
+    s.color = false;
+    let now = s.now;
+    let run = testing::crud_run();
+    for b in &run.benches {
+        let name = t.spec(&b.name).unwrap().name;
+        s.catalog.marked.insert(name);
+    }
+    keys(&mut s, &[Key::Enter], now);
+    ev(&mut s, "t-1", Event::Start(run.start.clone().unwrap()), now);
+    for b in &run.benches {
+        for e in testing::bench_events(
+            &b.name,
+            &b.backend,
+            b.ops,
+            &b.samples,
+            b.summary.as_ref().unwrap().latency.map(|_| 1.3),
+        ) {
+            ev(&mut s, "t-1", e, now);
+        }
+    }
+    ev(&mut s, "t-1", Event::Done, now);
+    exited(&mut s, "t-1", Outcome::Completed, now);
+    keys(
+        &mut s,
+        &[
+            Key::Tab,
+            Key::Tab,
+            Key::Tab,
+            Key::Down,
+            Key::Down,
+            Key::Down,
+            Key::Down,
+        ],
+        now,
+    );
+    insta::assert_snapshot!("crud_compare_120x40", draw(&s, 120, 40));
+}

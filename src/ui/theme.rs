@@ -46,6 +46,22 @@ impl Theme {
     pub fn accent(&self) -> Style {
         self.fg(Color::Yellow)
     }
+    /// An overhead against rusqlite: under 2x green, under 5x yellow, above red; without
+    /// colour, the heavier bands bold (and the worst also underlined).
+    pub fn band(&self, band: bench_core::workloads::crud_overhead::report::Band) -> Style {
+        use bench_core::workloads::crud_overhead::report::Band;
+        match (band, self.color) {
+            (Band::Baseline, _) => self.dim(),
+            (Band::Light, true) => self.fg(Color::Green),
+            (Band::Heavy, true) => self.fg(Color::Yellow),
+            (Band::Severe, true) => self.fg(Color::Red),
+            (Band::Light, false) => Style::default(),
+            (Band::Heavy, false) => Style::default().add_modifier(Modifier::BOLD),
+            (Band::Severe, false) => Style::default()
+                .add_modifier(Modifier::BOLD)
+                .add_modifier(Modifier::UNDERLINED),
+        }
+    }
     pub fn key(&self) -> Style {
         self.fg(Color::Cyan).add_modifier(Modifier::BOLD)
     }

@@ -56,6 +56,8 @@ pub struct Bench<'a> {
     pub work: Work,
     /// The SQLite settings read back from the bench's connections (empty where there are none).
     pub settings: std::collections::BTreeMap<String, String>,
+    /// Operations in one pass, where this bench's differ from its session's.
+    pub ops: Option<u64>,
 }
 
 impl<'a> Bench<'a> {
@@ -64,7 +66,14 @@ impl<'a> Bench<'a> {
             iter,
             work: Work { per_pass, what },
             settings: Default::default(),
+            ops: None,
         }
+    }
+
+    /// The same bench, with `ops` operations in one pass.
+    pub fn with_ops(mut self, ops: u64) -> Self {
+        self.ops = Some(ops);
+        self
     }
 
     /// The same bench, reporting the settings its connections run with.
@@ -232,6 +241,7 @@ mod tests {
                 what: "test",
             },
             settings: Default::default(),
+            ops: None,
         }
     }
 

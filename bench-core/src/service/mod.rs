@@ -141,7 +141,7 @@ pub fn run_benches(plan: &Plan, session: &dyn Session, emit: &mut dyn FnMut(Even
             bench: spec.name.to_string(),
             backend: spec.backend().to_string(),
             strategy: spec.strategy().map(|s| s.name().to_string()),
-            ops,
+            ops: bench.and_then(|b| b.ops).unwrap_or(ops),
             work: bench.map(|b| crate::protocol::WorkCheck {
                 per_pass: b.work.per_pass,
                 what: b.work.what.to_string(),
@@ -177,6 +177,7 @@ pub fn run_benches(plan: &Plan, session: &dyn Session, emit: &mut dyn FnMut(Even
         let result = match session.bench(spec) {
             Ok(mut bench) => {
                 emit(start(Some(&bench)));
+                let ops = bench.ops.unwrap_or(ops);
                 crate::measure::run(&plan.budget, spec.name, ops, &mut bench, emit)
             }
             Err(e) => {

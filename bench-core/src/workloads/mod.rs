@@ -7,6 +7,7 @@
 
 pub mod async_contention;
 pub mod bulk_insert;
+pub mod crud_overhead;
 pub mod multithread;
 pub mod single_row_lookup;
 
@@ -22,22 +23,17 @@ pub fn targets() -> &'static [&'static Target] {
             multithread::spec(),
             bulk_insert::spec(),
             async_contention::spec(),
+            crud_overhead::spec(),
         ]
     });
     &ALL
 }
 
 /// Workloads named in the design that no runner implements yet.
-pub const PLANNED: &[Planned] = &[
-    Planned {
-        name: "crud_overhead",
-        about: "CRUD overhead against pure SQLite (not implemented yet)",
-    },
-    Planned {
-        name: "key_value",
-        about: "key-value get/put/delete (not implemented yet)",
-    },
-];
+pub const PLANNED: &[Planned] = &[Planned {
+    name: "key_value",
+    about: "key-value get/put/delete (not implemented yet)",
+}];
 
 /// The target named `name`, or an error that tells an unknown target from a planned one.
 pub fn find(name: &str) -> Result<&'static Target, CatalogError> {
@@ -70,6 +66,7 @@ pub const CORE: crate::workload::Registry = crate::workload::Registry {
         &multithread::Core,
         &bulk_insert::Core,
         &async_contention::Core,
+        &crud_overhead::Core,
     ],
 };
 
@@ -134,7 +131,7 @@ mod tests {
     fn unknown_and_planned_targets_are_told_apart() {
         assert_eq!(
             find("nope").unwrap_err().to_string(),
-            "unknown target \"nope\" (known: single_row_lookup, multithread_pool_checkout, bulk_insert, async_contention)"
+            "unknown target \"nope\" (known: single_row_lookup, multithread_pool_checkout, bulk_insert, async_contention, crud_overhead)"
         );
         assert!(matches!(
             find("key_value"),

@@ -57,13 +57,7 @@ pub const DURATION: KnobSpec = KnobSpec::count(
     3600,
     "seconds each strategy runs",
 );
-pub const STORAGE: KnobSpec = KnobSpec::choice(
-    "storage",
-    Some("BENCH_STORAGE"),
-    "file",
-    &["file", "memory"],
-    "database files (in the run's journal mode) or in-memory databases (memdb; no WAL)",
-);
+pub use crate::catalog::STORAGE;
 pub const WRITER: KnobSpec = KnobSpec::choice(
     "writer",
     Some("BENCH_WRITER"),

@@ -1,0 +1,608 @@
+//! bench-core's `crud_overhead`: rusqlite, the middleware per strategy and turso, each on its
+//! own scratch database (a file in the run's journal mode, or memdb), replaying the plan.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rusqlite::types::ToSql;
+
+use super::plan::{self, Answer, Case, Crud, Dialect, Op, Row, Sql};
+use super::{Shared, WORK};
+use crate::backends::middleware::value::{self, ResultSet, Value};
+use crate::backends::middleware::{Conn, Middleware};
+use crate::catalog::{BenchSpec, CONCURRENCY, CatalogError, SPIN_US, Subject, Target};
+use crate::error::BenchError;
+use crate::measure::{Bench, IterFn};
+use crate::protocol::Event;
+use crate::workload::{RunContext, Session, Workload};
+use crate::workloads::bulk_insert::rows::Scratch;
+
+/// bench-core's `crud_overhead`.
+pub struct Core;
+
+impl Workload for Core {
+    fn spec(&self) -> &'static Target {
+        super::spec()
+    }
+
+    fn open<'a>(
+        &'a self,
+        run: &'a RunContext<'a>,
+        _emit: &mut dyn FnMut(Event),
+    ) -> Result<Box<dyn Session + 'a>, BenchError> {
+        let dir = run.cache_dir.clone();
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| BenchError::Invalid(format!("cannot create {}: {e}", dir.display())))?;
+        Ok(Box::new(Ctx {
+            shared: Shared::new(run),
+            dir,
+            concurrency: run.plan.knobs.count(&CONCURRENCY) as usize,
+            spin: Duration::from_micros(run.plan.knobs.count(&SPIN_US)),
+            rt: crate::measure::drive::runtime(None)?,
+        }))
+    }
+}
+
+struct Ctx {
+    shared: Shared,
+    dir: PathBuf,
+    concurrency: usize,
+    spin: Duration,
+    rt: tokio::runtime::Runtime,
+}
+
+/// Where one bench's database lives: a scratch file, or a memdb shared by its connections.
+enum Place {
+    File(Scratch),
+    Memory(PathBuf),
+}
+
+impl Place {
+    fn new(ctx: &Ctx, bench: &str) -> Place {
+        if ctx.shared.memory {
+            Place::Memory(PathBuf::from(format!(
+                "file:/benchscope-crud-{}-{}?vfs=memdb",
+                std::process::id(),
+                bench.replace('/', "_")
+            )))
+        } else {
+            Place::File(Scratch::new(&ctx.dir, &format!("crud-{bench}")))
+        }
+    }
+
+    fn path(&self) -> &std::path::Path {
+        match self {
+            Place::File(s) => &s.0,
+            Place::Memory(p) => p,
+        }
+    }
+}
+
+impl Session for Ctx {
+    fn ops(&self) -> u64 {
+        self.shared.steps.len() as u64
+    }
+
+    fn skip(&self, bench: &BenchSpec) -> Option<String> {
+        crate::settings::skip_reason(bench.subject, self.concurrency, &self.shared.settings)
+    }
+
+    fn bench(&self, spec: &BenchSpec) -> Result<Bench<'_>, BenchError> {
+        let case = super::case_of(spec).ok_or_else(|| {
+            CatalogError::no_implementation(super::spec(), spec, "not a crud_overhead case")
+        })?;
+        let sql = sql_for(Dialect::Sqlite, case, self.shared.sweep.len());
+        let place = Place::new(self, spec.name);
+        let (iter, settings) = match spec.subject {
+            Subject::Rusqlite => {
+                let conn = crate::backends::raw::open(place.path(), &self.shared.settings)?;
+                let settings = crate::backends::raw::read_back(&conn);
+                (self.iter(RusqliteCrud(conn), sql, case, place)?, settings)
+            }
+            Subject::Middleware(s) => {
+                let mw = Arc::new(Middleware::new(
+                    place.path().to_path_buf(),
+                    s,
+                    self.concurrency,
+                    self.spin,
+                    &self.shared.settings,
+                    self.rt.handle().clone(),
+                )?);
+                let settings = self.rt.block_on(mw.read_back())?;
+                let sql = Arc::new(sql);
+                let c = MiddlewareCrud {
+                    mw,
+                    conn: None,
+                    sql: sql.clone(),
+                };
+                (self.iter(c, (*sql).clone(), case, place)?, settings)
+            }
+            #[cfg(feature = "turso")]
+            Subject::Turso => {
+                let (c, settings) = self.rt.block_on(async {
+                    let db = if self.shared.memory {
+                        crate::backends::turso::open(std::path::Path::new(":memory:")).await?
+                    } else {
+                        crate::backends::turso::open(place.path()).await?
+                    };
+                    let conn = crate::backends::turso::connect(&db, &self.shared.settings).await?;
+                    let settings = crate::backends::turso::read_back(&conn).await;
+                    Ok::<_, BenchError>((TursoCrud { _db: db, conn }, settings))
+                })?;
+                (self.iter(c, sql, case, place)?, settings)
+            }
+            _ => {
+                return Err(CatalogError::no_implementation(
+                    super::spec(),
+                    spec,
+                    "not a core bench",
+                )
+                .into());
+            }
+        };
+        let (ops, work) = plan::expected(case, &self.shared.steps, &self.shared.sweep);
+        Ok(Bench::new(iter, work, WORK)
+            .with_ops(ops)
+            .with_settings(settings))
+    }
+}
+
+/// The statements a bench of `case` uses.
+pub fn sql_for(dialect: Dialect, case: Case, sweep: usize) -> Sql {
+    let batch = match case {
+        Case::Batch(n) => n as usize,
+        _ => 1,
+    };
+    Sql::new(dialect).with_batch(sweep, batch)
+}
+
+impl Ctx {
+    /// The iteration of a bench on backend `c`; `select_cached` fills its table first.
+    fn iter<'a, C: Crud + 'a>(
+        &'a self,
+        mut c: C,
+        sql: Sql,
+        case: Case,
+        place: Place,
+    ) -> Result<IterFn<'a>, BenchError> {
+        let sh = &self.shared;
+        if case == Case::Op(Op::SelectCached) {
+            self.rt.block_on(plan::fill(&mut c, &sql, &sh.steps))?;
+        }
+        Ok(Box::new(move |hist| {
+            let _keep = &place;
+            self.rt
+                .block_on(plan::pass(&mut c, &sql, case, &sh.steps, &sh.sweep, hist))
+        }))
+    }
+}
+
+fn row_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
+    Ok(Row {
+        id: r.get(0)?,
+        text: r.get(1)?,
+        int: r.get(2)?,
+        real: r.get(3)?,
+        flag: r.get(4)?,
+    })
+}
+
+/// A count query's answer: its last column (after an AVG, say), every column read.
+fn count_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<i64> {
+    let n = r.as_ref().column_count();
+    for i in 0..n - 1 {
+        let _: Option<f64> = r.get(i)?;
+    }
+    r.get(n - 1)
+}
+
+/// Raw rusqlite: every statement from the connection's cache.
+struct RusqliteCrud(rusqlite::Connection);
+
+impl RusqliteCrud {
+    fn exec(&self, sql: &str, params: &[&dyn ToSql]) -> Result<u64, BenchError> {
+        Ok(self.0.prepare_cached(sql)?.execute(params)? as u64)
+    }
+}
+
+impl Crud for RusqliteCrud {
+    async fn drop_table(&mut self, sql: &Sql) -> Result<(), BenchError> {
+        self.0.execute_batch(&sql.drop)?;
+        Ok(())
+    }
+    async fn create_table(&mut self, sql: &Sql) -> Result<(), BenchError> {
+        self.0.execute_batch(&sql.create)?;
+        Ok(())
+    }
+    async fn begin(&mut self) -> Result<(), BenchError> {
+        self.exec("BEGIN", &[]).map(|_| ())
+    }
+    async fn commit(&mut self) -> Result<(), BenchError> {
+        self.exec("COMMIT", &[]).map(|_| ())
+    }
+    async fn insert(&mut self, sql: &Sql, r: &Row) -> Result<u64, BenchError> {
+        self.exec(&sql.insert, &[&r.id, &r.text, &r.int, &r.real, &r.flag])
+    }
+    async fn update(&mut self, sql: &Sql, id: i64, text: &str) -> Result<u64, BenchError> {
+        self.exec(&sql.update, &[&text, &id])
+    }
+    async fn delete(&mut self, sql: &Sql, id: i64) -> Result<u64, BenchError> {
+        self.exec(&sql.delete, &[&id])
+    }
+    async fn select(&mut self, sql: &Sql, above: i64) -> Result<Vec<Row>, BenchError> {
+        let mut stmt = self.0.prepare_cached(&sql.select)?;
+        let rows = stmt.query_map([above], row_of)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+    async fn cached(&mut self, sql: &Sql, q: usize) -> Result<Answer, BenchError> {
+        let (text, count) = &sql.cached[q];
+        let mut stmt = self.0.prepare_cached(text)?;
+        Ok(if *count {
+            Answer::Count(stmt.query_row([], count_of)?)
+        } else {
+            Answer::Rows(stmt.query_map([], row_of)?.collect::<Result<_, _>>()?)
+        })
+    }
+    async fn insert_values(&mut self, sql: &Sql, rows: &[Row]) -> Result<u64, BenchError> {
+        let mut stmt = self.0.prepare_cached(sql.batch(rows.len()))?;
+        let mut i = 1;
+        for r in rows {
+            stmt.raw_bind_parameter(i, r.id)?;
+            stmt.raw_bind_parameter(i + 1, &r.text)?;
+            stmt.raw_bind_parameter(i + 2, r.int)?;
+            stmt.raw_bind_parameter(i + 3, r.real)?;
+            stmt.raw_bind_parameter(i + 4, r.flag)?;
+            i += 5;
+        }
+        Ok(stmt.raw_execute()? as u64)
+    }
+}
+
+/// A row as the caller's generic values.
+pub fn values_of(r: &Row) -> Vec<Value> {
+    vec![
+        Value::Integer(r.id),
+        Value::Text(r.text.clone()),
+        Value::Integer(r.int),
+        Value::Real(r.real),
+        Value::Integer(r.flag as i64),
+    ]
+}
+
+/// A result set's rows decoded by position into table rows.
+pub fn rows_of(rs: &ResultSet) -> Result<Vec<Row>, BenchError> {
+    let bad = |what: &str, v: &Value| BenchError::Other(format!("{what} holds {v:?}"));
+    rs.rows
+        .iter()
+        .map(|r| {
+            let int = |i: usize, what: &str| match &r[i] {
+                Value::Integer(n) => Ok(*n),
+                v => Err(bad(what, v)),
+            };
+            Ok(Row {
+                id: int(0, "id")?,
+                text: match &r[1] {
+                    Value::Text(t) => t.clone(),
+                    v => return Err(bad("text_col", v)),
+                },
+                int: int(2, "int_col")?,
+                real: match &r[3] {
+                    Value::Real(f) => *f,
+                    Value::Integer(n) => *n as f64,
+                    v => return Err(bad("real_col", v)),
+                },
+                flag: int(4, "bool_col")? != 0,
+            })
+        })
+        .collect()
+}
+
+/// A count query's result set: the last column of its one row.
+pub fn count_in(rs: &ResultSet) -> Result<i64, BenchError> {
+    match rs.rows.first().and_then(|r| r.last()) {
+        Some(Value::Integer(n)) => Ok(*n),
+        other => Err(BenchError::Other(format!(
+            "a count query returned {other:?}"
+        ))),
+    }
+}
+
+/// Which statement a middleware call runs (the text stays on the connection's side).
+#[derive(Clone, Copy)]
+enum Which {
+    Drop,
+    Create,
+    Begin,
+    Commit,
+    Insert,
+    Update,
+    Delete,
+    Select,
+    Cached(usize),
+    Batch(usize),
+}
+
+fn text_of(sql: &Sql, w: Which) -> &str {
+    match w {
+        Which::Drop => &sql.drop,
+        Which::Create => &sql.create,
+        Which::Begin => "BEGIN",
+        Which::Commit => "COMMIT",
+        Which::Insert => &sql.insert,
+        Which::Update => &sql.update,
+        Which::Delete => &sql.delete,
+        Which::Select => &sql.select,
+        Which::Cached(q) => &sql.cached[q].0,
+        Which::Batch(n) => sql.batch(n),
+    }
+}
+
+/// The middleware: a connection checked out per transaction (per statement outside one),
+/// every statement dispatched by the strategy with the caller's values, rows materialised
+/// into a result set on the connection's side and decoded on the caller's.
+struct MiddlewareCrud {
+    mw: Arc<Middleware>,
+    conn: Option<Conn>,
+    sql: Arc<Sql>,
+}
+
+enum Outcome {
+    Changed(u64),
+    Rows(ResultSet),
+}
+
+impl MiddlewareCrud {
+    async fn run(
+        &mut self,
+        which: Which,
+        values: Vec<Value>,
+        rows: bool,
+    ) -> Result<Outcome, BenchError> {
+        let sql = self.sql.clone();
+        let job = move |c: &mut rusqlite::Connection| -> rusqlite::Result<Outcome> {
+            let mut stmt = c.prepare_cached(text_of(&sql, which))?;
+            value::bind(&mut stmt, &value::to_params(&values))?;
+            if rows {
+                value::marshal(&mut stmt).map(Outcome::Rows)
+            } else {
+                stmt.raw_execute().map(|n| Outcome::Changed(n as u64))
+            }
+        };
+        let out = match self.conn.as_mut() {
+            Some(conn) => self.mw.call(conn, job).await?,
+            None => {
+                let mut conn = self.mw.checkout().await?;
+                self.mw.call(&mut conn, job).await?
+            }
+        };
+        Ok(out?)
+    }
+
+    async fn changed(&mut self, which: Which, values: Vec<Value>) -> Result<u64, BenchError> {
+        match self.run(which, values, false).await? {
+            Outcome::Changed(n) => Ok(n),
+            Outcome::Rows(_) => unreachable!("asked for rows affected"),
+        }
+    }
+
+    async fn rows(&mut self, which: Which, values: Vec<Value>) -> Result<ResultSet, BenchError> {
+        match self.run(which, values, true).await? {
+            Outcome::Rows(rs) => Ok(rs),
+            Outcome::Changed(_) => unreachable!("asked for rows"),
+        }
+    }
+}
+
+impl Crud for MiddlewareCrud {
+    async fn drop_table(&mut self, _: &Sql) -> Result<(), BenchError> {
+        self.changed(Which::Drop, vec![]).await.map(|_| ())
+    }
+    async fn create_table(&mut self, _: &Sql) -> Result<(), BenchError> {
+        self.changed(Which::Create, vec![]).await.map(|_| ())
+    }
+    async fn begin(&mut self) -> Result<(), BenchError> {
+        self.conn = Some(self.mw.checkout().await?);
+        self.changed(Which::Begin, vec![]).await.map(|_| ())
+    }
+    async fn commit(&mut self) -> Result<(), BenchError> {
+        self.changed(Which::Commit, vec![]).await?;
+        self.conn = None;
+        Ok(())
+    }
+    async fn insert(&mut self, _: &Sql, r: &Row) -> Result<u64, BenchError> {
+        self.changed(Which::Insert, values_of(r)).await
+    }
+    async fn update(&mut self, _: &Sql, id: i64, text: &str) -> Result<u64, BenchError> {
+        let v = vec![Value::Text(text.to_string()), Value::Integer(id)];
+        self.changed(Which::Update, v).await
+    }
+    async fn delete(&mut self, _: &Sql, id: i64) -> Result<u64, BenchError> {
+        self.changed(Which::Delete, vec![Value::Integer(id)]).await
+    }
+    async fn select(&mut self, _: &Sql, above: i64) -> Result<Vec<Row>, BenchError> {
+        rows_of(
+            &self
+                .rows(Which::Select, vec![Value::Integer(above)])
+                .await?,
+        )
+    }
+    async fn cached(&mut self, sql: &Sql, q: usize) -> Result<Answer, BenchError> {
+        let rs = self.rows(Which::Cached(q), vec![]).await?;
+        Ok(if sql.cached[q].1 {
+            Answer::Count(count_in(&rs)?)
+        } else {
+            Answer::Rows(rows_of(&rs)?)
+        })
+    }
+    async fn insert_values(&mut self, _: &Sql, rows: &[Row]) -> Result<u64, BenchError> {
+        let values = rows.iter().flat_map(values_of).collect();
+        self.changed(Which::Batch(rows.len()), values).await
+    }
+}
+
+/// turso on one connection, statements from its cache.
+#[cfg(feature = "turso")]
+struct TursoCrud {
+    _db: turso::Database,
+    conn: turso::Connection,
+}
+
+#[cfg(feature = "turso")]
+impl TursoCrud {
+    async fn exec(&self, sql: &str, params: Vec<turso::Value>) -> Result<u64, BenchError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(sql)
+            .await
+            .map_err(BenchError::driver)?;
+        stmt.execute(params).await.map_err(BenchError::driver)
+    }
+
+    async fn rows(&self, sql: &str, params: Vec<turso::Value>) -> Result<ResultSet, BenchError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(sql)
+            .await
+            .map_err(BenchError::driver)?;
+        let rows = stmt.query(params).await.map_err(BenchError::driver)?;
+        crate::backends::turso::marshal(rows).await
+    }
+}
+
+#[cfg(feature = "turso")]
+impl Crud for TursoCrud {
+    async fn drop_table(&mut self, sql: &Sql) -> Result<(), BenchError> {
+        self.conn
+            .execute(&sql.drop, ())
+            .await
+            .map(|_| ())
+            .map_err(BenchError::driver)
+    }
+    async fn create_table(&mut self, sql: &Sql) -> Result<(), BenchError> {
+        self.conn
+            .execute(&sql.create, ())
+            .await
+            .map(|_| ())
+            .map_err(BenchError::driver)
+    }
+    async fn begin(&mut self) -> Result<(), BenchError> {
+        self.exec("BEGIN", vec![]).await.map(|_| ())
+    }
+    async fn commit(&mut self) -> Result<(), BenchError> {
+        self.exec("COMMIT", vec![]).await.map(|_| ())
+    }
+    async fn insert(&mut self, sql: &Sql, r: &Row) -> Result<u64, BenchError> {
+        self.exec(
+            &sql.insert,
+            crate::backends::turso::to_params(&values_of(r)),
+        )
+        .await
+    }
+    async fn update(&mut self, sql: &Sql, id: i64, text: &str) -> Result<u64, BenchError> {
+        let p = vec![
+            turso::Value::Text(text.to_string()),
+            turso::Value::Integer(id),
+        ];
+        self.exec(&sql.update, p).await
+    }
+    async fn delete(&mut self, sql: &Sql, id: i64) -> Result<u64, BenchError> {
+        self.exec(&sql.delete, vec![turso::Value::Integer(id)])
+            .await
+    }
+    async fn select(&mut self, sql: &Sql, above: i64) -> Result<Vec<Row>, BenchError> {
+        rows_of(
+            &self
+                .rows(&sql.select, vec![turso::Value::Integer(above)])
+                .await?,
+        )
+    }
+    async fn cached(&mut self, sql: &Sql, q: usize) -> Result<Answer, BenchError> {
+        let rs = self.rows(&sql.cached[q].0, vec![]).await?;
+        Ok(if sql.cached[q].1 {
+            Answer::Count(count_in(&rs)?)
+        } else {
+            Answer::Rows(rows_of(&rs)?)
+        })
+    }
+    async fn insert_values(&mut self, sql: &Sql, rows: &[Row]) -> Result<u64, BenchError> {
+        let values: Vec<Value> = rows.iter().flat_map(values_of).collect();
+        self.exec(
+            sql.batch(rows.len()),
+            crate::backends::turso::to_params(&values),
+        )
+        .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::stats::LatencyHistogram;
+    use crate::settings::SqliteSettings;
+
+    /// Every case on raw rusqlite does exactly what the model says, pass after pass.
+    #[test]
+    fn rusqlite_matches_the_model_in_every_case() {
+        let dir = tempfile::tempdir().unwrap();
+        let rt = crate::measure::drive::runtime(None).unwrap();
+        let steps = plan::steps(300, 25, 11);
+        let sweep = plan::sweep_rows(120, 11);
+        for case in super::super::cases() {
+            let path = dir.path().join(format!("{}.sqlite", case.name()));
+            let conn = crate::backends::raw::open(&path, &SqliteSettings::default()).unwrap();
+            let mut c = RusqliteCrud(conn);
+            let sql = sql_for(Dialect::Sqlite, case, sweep.len());
+            let (_, work) = plan::expected(case, &steps, &sweep);
+            rt.block_on(async {
+                if case == Case::Op(Op::SelectCached) {
+                    plan::fill(&mut c, &sql, &steps).await.unwrap();
+                }
+                for _ in 0..2 {
+                    let mut h = LatencyHistogram::new();
+                    let it = plan::pass(&mut c, &sql, case, &steps, &sweep, &mut h)
+                        .await
+                        .unwrap();
+                    assert_eq!(it.work, work, "{case:?}");
+                }
+            });
+        }
+    }
+
+    /// The middleware's values and result sets read back what rusqlite reads.
+    #[test]
+    fn the_middleware_reads_what_rusqlite_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let rt = crate::measure::drive::runtime(None).unwrap();
+        let steps = plan::steps(200, 20, 5);
+        let path = dir.path().join("mw.sqlite");
+        let mw = Middleware::new(
+            path,
+            crate::catalog::Strategy::Worker,
+            2,
+            Duration::ZERO,
+            &SqliteSettings::default(),
+            rt.handle().clone(),
+        )
+        .unwrap();
+        let sql = Sql::new(Dialect::Sqlite);
+        let mut c = MiddlewareCrud {
+            mw: Arc::new(mw),
+            conn: None,
+            sql: Arc::new(sql.clone()),
+        };
+        let table = plan::model(&steps);
+        rt.block_on(async {
+            plan::fill(&mut c, &sql, &steps).await.unwrap();
+            for q in 0..plan::CACHED {
+                assert_eq!(
+                    c.cached(&sql, q).await.unwrap(),
+                    plan::cached_answer(&table, q),
+                    "query {q}"
+                );
+            }
+            let all = c.select(&sql, 0).await.unwrap();
+            assert_eq!(all, table.values().cloned().collect::<Vec<_>>());
+        });
+    }
+}

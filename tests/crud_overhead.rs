@@ -1,0 +1,151 @@
+//! crud_overhead for real through the front end: every backend, sqlx's harness and PostgreSQL
+//! (BENCHSCOPE_POSTGRES_URL; `.ci/run` starts a server) included, on a tiny mix; the overview
+//! (per-operation overhead, overall, SELECT cached, the sweep) in JSON and markdown.
+
+mod common;
+
+const KNOBS: &[&str] = &[
+    "--knob",
+    "ops=80",
+    "--knob",
+    "batch=10",
+    "--knob",
+    "sweep_rows=40",
+    "--concurrency",
+    "2",
+];
+
+fn postgres_url() -> Option<String> {
+    let url = std::env::var("BENCHSCOPE_POSTGRES_URL")
+        .ok()
+        .filter(|u| !u.is_empty());
+    if url.is_none() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must provide BENCHSCOPE_POSTGRES_URL (.ci/run starts a server)"
+        );
+        eprintln!("SKIPPED (postgres only): BENCHSCOPE_POSTGRES_URL is not set");
+    }
+    url
+}
+
+#[test]
+fn every_backend_gets_its_overhead_per_operation_and_the_sweep() {
+    let cache = tempfile::tempdir().unwrap();
+    let pg = postgres_url();
+    let mut backends = vec!["rusqlite", "middleware/spin", "turso", "sqlx_sqlite"];
+    if pg.is_some() {
+        backends.push("postgres");
+    }
+    let mut benches = Vec::new();
+    for case in [
+        "create",
+        "begin",
+        "insert",
+        "update",
+        "delete",
+        "select",
+        "commit",
+        "select_cached",
+        "batch_1",
+        "batch_10",
+        "prepared",
+    ] {
+        for b in &backends {
+            benches.push(format!("{case}/{b}"));
+        }
+    }
+    let names: Vec<&str> = benches.iter().map(String::as_str).collect();
+    let mut cmd = common::run_json("crud_overhead", KNOBS, cache.path(), &names);
+    if let Some(url) = &pg {
+        cmd.env("BENCHSCOPE_POSTGRES_URL", url);
+    } else {
+        cmd.env_remove("BENCHSCOPE_POSTGRES_URL");
+    }
+    let out = cmd.assert().success().get_output().clone();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    let run = &v["runs"][0];
+    for b in run["benches"].as_array().unwrap() {
+        assert!(b["error"].is_null() && b["skipped"].is_null(), "{b}");
+    }
+    let o = &v["crud"][0];
+    let ops = o["ops"].as_array().unwrap();
+    assert_eq!(ops.len(), 8 * backends.len());
+    for r in ops {
+        if r["backend"] == "rusqlite" {
+            assert_eq!(r["band"], "baseline", "{r}");
+        } else {
+            let x = r["overhead"]["value"].as_f64().unwrap();
+            assert!(x > 0.0, "{r}");
+            assert!(r["band"].is_string(), "{r}");
+        }
+        assert!(r["count"].as_u64().unwrap() > 0, "{r}");
+    }
+    // The mix's counts are the same on every backend (the same seeded sequence).
+    let count = |backend: &str, op: &str| {
+        ops.iter()
+            .find(|r| r["backend"] == backend && r["op"] == op)
+            .map(|r| r["count"].as_u64().unwrap())
+    };
+    for b in &backends {
+        for op in ["insert", "update", "delete", "select", "commit"] {
+            assert_eq!(count(b, op), count("rusqlite", op), "{b} {op}");
+        }
+    }
+    assert_eq!(count("rusqlite", "commit"), Some(8));
+    assert_eq!(count("rusqlite", "select_cached"), Some(100));
+    let overall = o["overall"].as_array().unwrap();
+    assert_eq!(overall.len(), backends.len() - 1);
+    for (_, r) in overall.iter().map(|p| (&p[0], &p[1])) {
+        assert!(r["value"].as_f64().unwrap() > 0.0);
+    }
+    let sweep = o["sweep"].as_array().unwrap();
+    assert_eq!(sweep.len(), backends.len());
+    for r in sweep {
+        assert_eq!(r["speedup"][0], 1.0, "{r}");
+        assert!(r["rows_per_s"][1].as_f64().unwrap() > 0.0, "{r}");
+        assert!(r["time_ns"][2].is_null(), "batch_50 did not run: {r}");
+    }
+    assert_eq!(o["sweep_rows"], 40);
+}
+
+#[test]
+fn markdown_and_text_show_the_overhead_tables() {
+    let cache = tempfile::tempdir().unwrap();
+    let benches = [
+        "insert/rusqlite",
+        "insert/middleware/inline",
+        "select/rusqlite",
+        "select/middleware/inline",
+        "select_cached/rusqlite",
+        "select_cached/middleware/inline",
+        "batch_1/rusqlite",
+        "batch_10/rusqlite",
+        "prepared/rusqlite",
+    ];
+    for (format, want) in [
+        ("markdown", "#### Overhead per operation against rusqlite"),
+        ("table", "overhead per operation against rusqlite"),
+    ] {
+        let mut cmd = common::benchscope();
+        cmd.args(["run", "crud_overhead"])
+            .args(KNOBS)
+            .args(common::QUICK)
+            .args(["--format", format])
+            .arg("--cache-dir")
+            .arg(cache.path())
+            .env_remove("BENCHSCOPE_POSTGRES_URL")
+            .env_remove("NO_COLOR");
+        for b in benches {
+            cmd.args(["--bench", b]);
+        }
+        let out = cmd.assert().success().get_output().clone();
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(text.contains(want), "{format}: {text}");
+        assert!(text.contains("SELECT cached vs SELECT"), "{text}");
+        assert!(text.contains("speedup against 1 row per INSERT"), "{text}");
+        assert!(text.contains("vs rusqlite, same op"), "{text}");
+        // Not a terminal: no colour codes, whatever NO_COLOR says.
+        assert!(!text.contains('\x1b'), "{text}");
+    }
+}
