@@ -8,6 +8,7 @@ mod list;
 mod messages;
 mod model;
 mod runner;
+mod show;
 #[cfg(test)]
 mod testing;
 mod tui;
@@ -39,6 +40,8 @@ enum Command {
     },
     /// Run a target headless and print a comparison table.
     Run(headless::RunArgs),
+    /// Render a saved JSON report again (table, markdown or JSON), running nothing.
+    Show(show::ShowArgs),
     /// The runner itself (spawned by `run`): writes the event stream on stdout.
     #[command(hide = true)]
     Runner(bench_core::service::args::RunnerArgs),
@@ -57,6 +60,7 @@ fn main() {
             0
         }
         Some(Command::Run(args)) => headless::run(args),
+        Some(Command::Show(args)) => show::run(args),
         Some(Command::Runner(args)) => {
             bench_core::service::init_logging();
             bench_core::workloads::core_main(args)

@@ -94,11 +94,19 @@ fn every_backend_gets_its_overhead_per_operation_and_the_sweep() {
     }
     assert_eq!(count("rusqlite", "commit"), Some(8));
     assert_eq!(count("rusqlite", "select_cached"), Some(100));
-    let overall = o["overall"].as_array().unwrap();
-    assert_eq!(overall.len(), backends.len() - 1);
-    for (_, r) in overall.iter().map(|p| (&p[0], &p[1])) {
+    let overall = o["overall"].as_object().unwrap();
+    assert_eq!(
+        overall.len(),
+        backends.len() - 1,
+        "every backend but rusqlite"
+    );
+    for r in overall.values() {
         assert!(r["value"].as_f64().unwrap() > 0.0);
     }
+    assert_eq!(
+        o["cached_vs_select"].as_object().unwrap().len(),
+        backends.len()
+    );
     let sweep = o["sweep"].as_array().unwrap();
     assert_eq!(sweep.len(), backends.len());
     for r in sweep {
@@ -148,4 +156,41 @@ fn markdown_and_text_show_the_overhead_tables() {
         // Not a terminal: no colour codes, whatever NO_COLOR says.
         assert!(!text.contains('\x1b'), "{text}");
     }
+}
+
+/// A saved JSON report renders again with `show`, without running anything; a file that is
+/// not one is refused with its reason.
+#[test]
+fn show_renders_a_saved_report() {
+    let cache = tempfile::tempdir().unwrap();
+    let out = common::run_json(
+        "crud_overhead",
+        KNOBS,
+        cache.path(),
+        &["insert/rusqlite", "insert/middleware/inline"],
+    )
+    .env_remove("BENCHSCOPE_POSTGRES_URL")
+    .assert()
+    .success()
+    .get_output()
+    .clone();
+    let file = cache.path().join("saved.json");
+    std::fs::write(&file, &out.stdout).unwrap();
+    let md = common::benchscope()
+        .args(["show", "--format", "markdown"])
+        .arg(&file)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let md = String::from_utf8(md).unwrap();
+    assert!(md.contains("| insert | middleware/inline | "), "{md}");
+    std::fs::write(&file, "{\"schema\": \"other\"}").unwrap();
+    common::benchscope()
+        .arg("show")
+        .arg(&file)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("not a benchscope report"));
 }

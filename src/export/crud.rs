@@ -91,16 +91,8 @@ pub fn summary_cells(o: &Overview) -> (Vec<String>, Vec<Vec<String>>) {
         .backends
         .iter()
         .map(|b| {
-            let overall = o
-                .overall
-                .iter()
-                .find(|(x, _)| x == b)
-                .and_then(|(_, r)| r.as_ref());
-            let cached = o
-                .cached_vs_select
-                .iter()
-                .find(|(x, _)| x == b)
-                .and_then(|(_, r)| r.as_ref());
+            let overall = o.overall.get(b);
+            let cached = o.cached_vs_select.get(b);
             let base = b == "rusqlite";
             vec![
                 b.clone(),

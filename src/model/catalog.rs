@@ -64,6 +64,37 @@ pub(super) fn on_cmd(state: &mut State, cmd: Cmd, now: Instant) -> Vec<Effect> {
             }
             move_cursor(&mut state.catalog.cursor, len, true);
         }
+        Cmd::MarkGroup => {
+            let benches = state.catalog_benches();
+            let name = benches[state.catalog.cursor].name;
+            let group = name.split('/').next().unwrap_or(name);
+            let members: Vec<&'static str> = benches
+                .iter()
+                .map(|b| b.name)
+                .filter(|n| *n == group || n.starts_with(&format!("{group}/")))
+                .collect();
+            let all_marked = members.iter().all(|n| state.catalog.marked.contains(n));
+            for n in &members {
+                if all_marked {
+                    state.catalog.marked.remove(n);
+                } else {
+                    state.catalog.marked.insert(n);
+                }
+            }
+            state.set_status(
+                format!(
+                    "{} {} benches {group}/...; {} marked",
+                    if all_marked { "unmarked" } else { "marked" },
+                    members.len(),
+                    state.catalog.marked.len()
+                ),
+                false,
+            );
+        }
+        Cmd::ClearMarks => {
+            state.catalog.marked.clear();
+            state.set_status("no bench marked".to_string(), false);
+        }
         Cmd::Run => {
             let benches = state.selected_benches();
             let queued = state.active_run().is_some();

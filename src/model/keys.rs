@@ -26,6 +26,8 @@ pub enum Cmd {
     Left,
     Right,
     Mark,
+    MarkGroup,
+    ClearMarks,
     Run,
     Increase,
     Decrease,
@@ -84,6 +86,18 @@ pub const CATALOG: &[Binding] = &[
     b(UP, "↑↓/kj", "move between benches", Cmd::Up).hint("↑↓", "move"),
     b(DOWN, "↓/j", "next bench", Cmd::Down).in_help(false),
     b(&[Key::Char(' ')], "space", "mark / unmark bench", Cmd::Mark).hint("space", "mark"),
+    b(
+        &[Key::Char('a')],
+        "a",
+        "mark / unmark the bench's group (every insert/...)",
+        Cmd::MarkGroup,
+    ),
+    b(
+        &[Key::Char('A')],
+        "A",
+        "unmark every bench",
+        Cmd::ClearMarks,
+    ),
     b(&[Key::Enter], "enter", "run marked (or cursor)", Cmd::Run).hint("enter", "run"),
     b(
         &[Key::Char('s')],

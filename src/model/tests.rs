@@ -492,3 +492,24 @@ fn a_skipped_bench_is_a_row_with_its_reason() {
         "the detail line gives the reason"
     );
 }
+
+#[test]
+fn a_marks_the_cursors_group_and_capital_a_clears() {
+    let t = bench_core::workloads::crud_overhead::spec();
+    let k = bench_core::knobs::resolve(&t.knobs, &|_| None, &[]).unwrap();
+    let mut s = State::new(t, k, false, Default::default());
+    let now = s.now;
+    // The cursor on create/rusqlite: every create/... bench, then none again.
+    update(&mut s, Action::Key(Key::Char('a')), now);
+    assert_eq!(
+        s.catalog.marked.len(),
+        10,
+        "rusqlite, 6 strategies, turso, sqlx, postgres"
+    );
+    assert!(s.catalog.marked.iter().all(|n| n.starts_with("create/")));
+    update(&mut s, Action::Key(Key::Char('a')), now);
+    assert!(s.catalog.marked.is_empty());
+    update(&mut s, Action::Key(Key::Char('a')), now);
+    update(&mut s, Action::Key(Key::Char('A')), now);
+    assert!(s.catalog.marked.is_empty());
+}

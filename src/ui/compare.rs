@@ -134,14 +134,14 @@ fn crud_line(run: &bench_core::protocol::results::RunRecord, bench: &str) -> Opt
     let o = overview(run)?;
     let backend = &o.ops.iter().find(|r| r.bench == bench)?.backend;
     let mut parts = Vec::new();
-    if let Some((_, Some(r))) = o.overall.iter().find(|(b, _)| b == backend) {
+    if let Some(r) = o.overall.get(backend) {
         parts.push(format!(
             "mix overall {} ({}) vs rusqlite",
             format::ratio(r),
             format::overhead_pct(r)
         ));
     }
-    if let Some((_, Some(r))) = o.cached_vs_select.iter().find(|(b, _)| b == backend) {
+    if let Some(r) = o.cached_vs_select.get(backend) {
         parts.push(format!("SELECT cached {} of SELECT", format::ratio(r)));
     }
     (!parts.is_empty()).then(|| format!("{backend}: {}", parts.join(" · ")))

@@ -2,6 +2,8 @@
 //! operation per backend with its overhead against rusqlite, the overall overhead of the mix,
 //! SELECT cached against SELECT, and the batch-insert sweep.
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 
 use super::plan::{BATCHES, Case, Op};
@@ -69,9 +71,9 @@ pub struct Overview {
     pub ops: Vec<OpRow>,
     /// Per backend: the mix's time (count x median over begin, insert, update, delete, select,
     /// commit) against rusqlite's, with a conservative interval from the medians' CIs.
-    pub overall: Vec<(String, Option<Ratio>)>,
+    pub overall: BTreeMap<String, Ratio>,
     /// Per backend: a fixed query's median against a SELECT of the mix.
-    pub cached_vs_select: Vec<(String, Option<Ratio>)>,
+    pub cached_vs_select: BTreeMap<String, Ratio>,
     /// Rows of the sweep (empty when no batch bench ran).
     pub sweep_rows: u64,
     pub sweep: Vec<SweepRow>,
@@ -169,13 +171,14 @@ pub fn overview(run: &RunRecord) -> Option<Overview> {
     let overall = backends
         .iter()
         .filter(|b| *b != "rusqlite")
-        .map(|b| {
-            let r = total("rusqlite").zip(total(b)).map(|(r, x)| Ratio {
+        .filter_map(|b| {
+            let (r, x) = total("rusqlite").zip(total(b))?;
+            let ratio = Ratio {
                 value: x[0] / r[0],
                 err: (x[2] / r[1] - x[1] / r[2]) / 2.0,
                 ci95: Some([x[1] / r[2], x[2] / r[1]]),
-            });
-            (b.clone(), r)
+            };
+            Some((b.clone(), ratio))
         })
         .collect();
     let cached_vs_select = backends
@@ -183,7 +186,7 @@ pub fn overview(run: &RunRecord) -> Option<Overview> {
         .filter_map(|b| {
             let cached = find(Case::Op(Op::SelectCached), b)?;
             let select = find(Case::Op(Op::Select), b)?;
-            Some((b.clone(), ratio_of(cached, select)))
+            Some((b.clone(), ratio_of(cached, select)?))
         })
         .collect();
     let sizes: Vec<Case> = BATCHES

@@ -1,0 +1,116 @@
+//! `benchscope show FILE`: a saved JSON report (from `run --format json` or the explorer's
+//! export) rendered again as a table, markdown or JSON, without running anything.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use bench_core::protocol::results::RunRecord;
+
+use crate::export::{self, Report};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ShowFormat {
+    Table,
+    Markdown,
+    Json,
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct ShowArgs {
+    /// A JSON report written by `benchscope run --format json` or the explorer's export.
+    pub file: PathBuf,
+    #[arg(long, value_enum, default_value_t = ShowFormat::Table)]
+    pub format: ShowFormat,
+}
+
+/// What a saved report holds that a render needs.
+#[derive(Debug)]
+pub struct Saved {
+    pub runs: Vec<RunRecord>,
+    pub baseline: String,
+    pub generated_at: String,
+    pub run_numbers: Option<Vec<usize>>,
+}
+
+/// Reads a saved report, or says why the file is not one.
+pub fn read(text: &str) -> Result<Saved, String> {
+    let v: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+    if v["schema"] != "benchscope.report" {
+        return Err(format!(
+            "not a benchscope report (schema {}; expected \"benchscope.report\")",
+            v["schema"]
+        ));
+    }
+    let runs: Vec<RunRecord> = serde_json::from_value(v["runs"].clone())
+        .map_err(|e| format!("its runs do not read: {e}"))?;
+    Ok(Saved {
+        runs,
+        baseline: v["baseline"].as_str().unwrap_or("rusqlite").to_string(),
+        generated_at: v["generated_at"].as_str().unwrap_or("").to_string(),
+        run_numbers: serde_json::from_value(v["run_numbers"].clone()).ok(),
+    })
+}
+
+pub fn run(args: ShowArgs) -> i32 {
+    let text = match std::fs::read_to_string(&args.file) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: cannot read {}: {e}", args.file.display());
+            return 2;
+        }
+    };
+    let saved = match read(&text) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {}: {e}", args.file.display());
+            return 2;
+        }
+    };
+    let report = Report {
+        run_numbers: saved.run_numbers.as_deref(),
+        color: std::io::stdout().is_terminal()
+            && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+        ..Report::new(&saved.runs, &saved.baseline, &saved.generated_at)
+    };
+    print!(
+        "{}",
+        match args.format {
+            ShowFormat::Table => export::table::render(&report),
+            ShowFormat::Markdown => export::markdown::render(&report),
+            ShowFormat::Json => export::json::render(&report),
+        }
+    );
+    0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_saved_report_renders_as_it_did() {
+        let runs = vec![crate::testing::crud_run()];
+        let report = Report::new(&runs, "insert/rusqlite", "2026-11-23T00:00:00Z");
+        let saved = read(&export::json::render(&report)).unwrap();
+        let names = |r: &[RunRecord]| -> Vec<String> {
+            r.iter()
+                .flat_map(|r| r.benches.iter().map(|b| b.name.clone()))
+                .collect()
+        };
+        assert_eq!(names(&saved.runs), names(&runs));
+        let again = Report::new(&saved.runs, &saved.baseline, &saved.generated_at);
+        assert_eq!(
+            export::markdown::render(&again),
+            export::markdown::render(&report)
+        );
+    }
+
+    #[test]
+    fn other_files_are_refused_with_the_reason() {
+        assert!(read("{").unwrap_err().starts_with("not JSON"));
+        assert_eq!(
+            read(r#"{"schema": "x"}"#).unwrap_err(),
+            "not a benchscope report (schema \"x\"; expected \"benchscope.report\")"
+        );
+    }
+}
