@@ -191,3 +191,34 @@ pub fn crud_run() -> bench_core::protocol::results::RunRecord {
     r.apply(Event::Done);
     r
 }
+
+/// A finished key_value run: two backends on a single get, a bulk put and concurrent reads
+/// with 1 and 2 tasks.
+pub fn kv_run() -> bench_core::protocol::results::RunRecord {
+    let mut knobs = Knobs::default();
+    knobs.set("keys", 1000u64);
+    let mut r = bench_core::protocol::results::RunRecord::default();
+    let mut st = start(&knobs, false, false, BUDGET);
+    if let Event::Start(s) = &mut st {
+        s.target = "key_value".into();
+    }
+    r.apply(st);
+    for (backend, label, get, bulk, c1, c2) in [
+        ("memory", "in-memory HashMap", 180.0, 900.0, 170.0, 95.0),
+        ("rusqlite", "rusqlite", 2400.0, 3100.0, 2300.0, 1500.0),
+    ] {
+        for (case, ns, lat) in [
+            ("single_get_100b", get, Some(1.2)),
+            ("bulk_put", bulk, None),
+            ("concurrent_reads_1", c1, None),
+            ("concurrent_reads_2", c2, None),
+        ] {
+            let name = format!("{case}/{backend}");
+            for e in bench_events(&name, label, 1000, &samples(ns, 12), lat) {
+                r.apply(e);
+            }
+        }
+    }
+    r.apply(Event::Done);
+    r
+}

@@ -43,11 +43,10 @@ fn list_shows_every_bench_and_knob() {
     for k in &single_row_lookup::spec().knobs {
         assert!(text.contains(k.name), "knob {} missing", k.name);
     }
-    assert!(
-        text.contains("BENCH_ROWS")
-            && text.contains("[checkout]")
-            && text.contains("not implemented yet")
-    );
+    assert!(text.contains("BENCH_ROWS") && text.contains("[checkout]"));
+    for t in bench_core::workloads::targets() {
+        assert!(text.contains(t.name), "target {} missing", t.name);
+    }
     let json = benchscope()
         .args(["list", "--format", "json"])
         .assert()
@@ -231,10 +230,12 @@ fn bad_values_are_refused_with_the_allowed_range() {
         c.assert().code(2).stderr(predicate::str::contains(msg));
     }
     benchscope()
-        .args(["run", "key_value"])
+        .args(["run", "no_such_target"])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("planned but not implemented yet"));
+        .stderr(predicate::str::contains(
+            "unknown target \"no_such_target\"",
+        ));
     assert_eq!(
         std::fs::read_dir(cache.path()).unwrap().count(),
         0,

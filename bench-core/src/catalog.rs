@@ -169,6 +169,8 @@ pub enum Subject {
     SqlxSqlite,
     /// PostgreSQL through sqlx.
     SqlxPostgres,
+    /// An in-process map: what a store costs without a database.
+    Memory,
 }
 
 impl Subject {
@@ -182,6 +184,7 @@ impl Subject {
             Subject::Turso | Subject::TursoMiddleware => "turso",
             Subject::SqlxSqlite => "sqlx-sqlite",
             Subject::SqlxPostgres => "sqlx-postgres",
+            Subject::Memory => "in-memory HashMap",
         }
     }
 
@@ -189,6 +192,21 @@ impl Subject {
         match self {
             Subject::Middleware(s) => Some(s),
             _ => None,
+        }
+    }
+
+    /// The subject as the last part of a bench name (`insert/middleware/spin`, `bulk_get/memory`).
+    pub fn slug(self) -> String {
+        match self {
+            Subject::Rusqlite => "rusqlite".into(),
+            Subject::Middleware(s) => format!("middleware/{}", s.name()),
+            Subject::Turso => "turso".into(),
+            Subject::SqlxSqlite => "sqlx_sqlite".into(),
+            Subject::SqlxPostgres => "postgres".into(),
+            Subject::Memory => "memory".into(),
+            Subject::Pool(p) => p.label().into(),
+            Subject::MiddlewareValues => "middleware".into(),
+            Subject::TursoMiddleware => "middleware/turso".into(),
         }
     }
 

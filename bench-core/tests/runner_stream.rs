@@ -558,3 +558,52 @@ fn crud_overhead_refuses_bad_knobs() {
         );
     }
 }
+
+/// Every core bench of key_value, tiny, in files and in memory: each declares the operations
+/// and work its data gives, and every sample does exactly that work (values compared byte for
+/// byte, expired keys absent).
+#[test]
+fn key_value_streams_every_core_bench_with_checked_values() {
+    use bench_core::workloads::key_value::{self, plan};
+    let spec = key_value::spec();
+    for storage in ["file", "memory"] {
+        let cache = tempfile::tempdir().unwrap();
+        let storage_knob = format!("storage={storage}");
+        let args = [
+            "key_value",
+            "--knob",
+            "keys=20",
+            "--knob",
+            &storage_knob,
+            "--time",
+            "0.01",
+            "--warmup",
+            "0",
+            "--samples",
+            "2",
+            "--min-samples",
+            "2",
+        ];
+        let (code, events, stderr) = run(&args, cache.path());
+        assert_eq!(code, Some(0), "{storage}: {stderr}");
+        let bad: Vec<&Event> = events
+            .iter()
+            .filter(|e| matches!(e, Event::Error { .. } | Event::Skipped { .. }))
+            .collect();
+        assert!(bad.is_empty(), "{storage}: {bad:?}");
+        let mut checked = 0;
+        for b in spec.benches.iter().filter(|b| b.harness() == Harness::Core) {
+            let case = key_value::case_of(b).unwrap();
+            let d = plan::Data::new(case, 20, spec.seed);
+            let c = check_bench(&events, b.name).unwrap_or_else(|e| panic!("{storage}: {e}"));
+            assert_eq!(
+                (c.ops, c.work.per_pass),
+                (d.ops(case), d.work(case)),
+                "{storage} {}",
+                b.name
+            );
+            checked += 1;
+        }
+        assert_eq!(checked, 18 * 9, "memory, rusqlite, 6 strategies and turso");
+    }
+}

@@ -5,6 +5,7 @@
 mod bulk;
 mod crud;
 mod dataset;
+mod kv;
 mod lookup;
 mod multithread;
 mod settings;
@@ -23,6 +24,7 @@ const SQLX: Registry = Registry {
         &multithread::Multithread,
         &bulk::Bulk,
         &crud::CrudOverhead,
+        &kv::KeyValue,
     ],
 };
 

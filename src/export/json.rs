@@ -34,6 +34,9 @@ struct Document<'a> {
     /// crud_overhead runs: per operation and backend against rusqlite, overall, the sweep.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     crud: Vec<bench_core::workloads::crud_overhead::report::Overview>,
+    /// key_value runs: each group per backend with the suite's targets judged.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    key_value: Vec<bench_core::workloads::key_value::report::Overview>,
     /// ops/s by concurrency when the runs form a sweep.
     #[serde(skip_serializing_if = "Option::is_none")]
     scaling: Option<ScalingDoc>,
@@ -63,6 +66,11 @@ pub fn render(report: &Report<'_>) -> String {
             .map(|r| comparison(r, &baselines))
             .collect(),
         repeats: super::repeats::repeats(report.runs),
+        key_value: report
+            .runs
+            .iter()
+            .filter_map(bench_core::workloads::key_value::report::overview)
+            .collect(),
         crud: report
             .runs
             .iter()

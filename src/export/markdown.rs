@@ -169,6 +169,9 @@ pub fn render(report: &Report<'_>) -> String {
         if let Some(o) = bench_core::workloads::crud_overhead::report::overview(run) {
             out.push_str(&super::crud::markdown(&o, target));
         }
+        if let Some(o) = bench_core::workloads::key_value::report::overview(run) {
+            out.push_str(&super::kv::markdown(&o));
+        }
         phase_table(&mut out, run);
         environment(&mut out, run);
     }

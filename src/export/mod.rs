@@ -2,6 +2,7 @@
 
 pub mod crud;
 pub mod json;
+pub mod kv;
 pub mod markdown;
 pub mod repeats;
 pub mod scaling;
@@ -251,6 +252,15 @@ mod snapshot_tests {
         let o = &v["crud"][0];
         assert_eq!(o["ops"].as_array().unwrap().len(), 12);
         assert_eq!(o["sweep"][0]["speedup"][0], 1.0);
+    }
+
+    /// key_value: each group per backend, the suite's targets judged.
+    #[test]
+    fn key_value_groups_and_targets() {
+        let runs = vec![testing::kv_run()];
+        let report = Report::new(&runs, "single_get_100b/rusqlite", AT);
+        insta::assert_snapshot!("kv_table", table::render(&report));
+        insta::assert_snapshot!("kv_markdown", markdown::render(&report));
     }
 
     #[test]

@@ -196,6 +196,9 @@ pub fn render(report: &Report<'_>) -> String {
             let target = run.start.as_ref().map(|s| s.target.as_str()).unwrap_or("");
             out.push_str(&super::crud::text(&o, target, report.color));
         }
+        if let Some(o) = bench_core::workloads::key_value::report::overview(run) {
+            out.push_str(&super::kv::text(&o));
+        }
     }
     for r in super::repeats::repeats(report.runs) {
         out.push_str(&r.text(&|i| report.number(i)));

@@ -147,6 +147,30 @@ fn crud_line(run: &bench_core::protocol::results::RunRecord, bench: &str) -> Opt
     (!parts.is_empty()).then(|| format!("{backend}: {}", parts.join(" · ")))
 }
 
+/// For a key_value bench: its ops/s, its speedup against one task, and the suite's target.
+fn kv_line(run: &bench_core::protocol::results::RunRecord, bench: &str) -> Option<String> {
+    let o = bench_core::workloads::key_value::report::overview(run)?;
+    let r = o
+        .groups
+        .iter()
+        .flat_map(|g| g.rows.iter())
+        .find(|r| r.bench == bench)?;
+    let mut t = format!("{}: {}", r.case, format::ops(r.ops_per_s));
+    if let Some(x) = r.speedup {
+        t.push_str(&format!(
+            " · {} the throughput of 1 task",
+            format::ratio_short(x)
+        ));
+    }
+    if let (Some(target), Some(pass)) = (&r.target, r.pass) {
+        t.push_str(&format!(
+            " · suite target {target}: {}",
+            if pass { "holds" } else { "does not hold" }
+        ));
+    }
+    Some(t)
+}
+
 fn cell(state: &State, run: &RunView, bench: &str) -> String {
     if !run.benches.iter().any(|b| b == bench) {
         return String::new();
@@ -269,7 +293,7 @@ fn draw_detail(
         }
     };
     lines.push(Line::raw(head));
-    if let Some(line) = crud_line(&run.record, bench) {
+    if let Some(line) = crud_line(&run.record, bench).or_else(|| kv_line(&run.record, bench)) {
         lines.push(Line::raw(line));
     }
     let mut notes: Vec<String> = Vec::new();

@@ -81,13 +81,7 @@ pub struct Overview {
 
 /// The backend part of a bench name, as the catalog spells it.
 pub fn backend_name(subject: Subject) -> String {
-    match subject {
-        Subject::Rusqlite => "rusqlite".into(),
-        Subject::Middleware(s) => format!("middleware/{}", s.name()),
-        Subject::Turso => "turso".into(),
-        Subject::SqlxSqlite => "sqlx_sqlite".into(),
-        _ => "postgres".into(),
-    }
+    subject.slug()
 }
 
 /// The mix's operations, whose time makes the overall overhead.

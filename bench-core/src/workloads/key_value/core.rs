@@ -1,0 +1,587 @@
+//! bench-core's `key_value`: the in-memory HashMap, rusqlite, the middleware per strategy and
+//! turso, each store on its own scratch database (a file in the run's journal mode, or memdb).
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use rusqlite::OptionalExtension;
+
+use super::plan::{self, Case, Data, Kv, NAMESPACE, NOW, TENANT};
+use super::{KEYS, WORK};
+use crate::backends::middleware::value::{self, ResultSet, Value};
+use crate::backends::middleware::{Conn, Middleware};
+use crate::catalog::{BenchSpec, CONCURRENCY, CatalogError, SPIN_US, STORAGE, Subject, Target};
+use crate::error::BenchError;
+use crate::measure::{Bench, IterFn};
+use crate::protocol::Event;
+use crate::settings::SqliteSettings;
+use crate::workload::{RunContext, Session, Workload};
+use crate::workloads::bulk_insert::rows::Scratch;
+
+/// bench-core's `key_value`.
+pub struct Core;
+
+impl Workload for Core {
+    fn spec(&self) -> &'static Target {
+        super::spec()
+    }
+
+    fn open<'a>(
+        &'a self,
+        run: &'a RunContext<'a>,
+        _emit: &mut dyn FnMut(Event),
+    ) -> Result<Box<dyn Session + 'a>, BenchError> {
+        let k = &run.plan.knobs;
+        std::fs::create_dir_all(&run.cache_dir).map_err(|e| {
+            BenchError::Invalid(format!("cannot create {}: {e}", run.cache_dir.display()))
+        })?;
+        Ok(Box::new(Ctx {
+            dir: run.cache_dir.clone(),
+            keys: k.count(&KEYS),
+            seed: run.plan.target.seed,
+            memory: k.word(&STORAGE) == "memory",
+            concurrency: k.count(&CONCURRENCY) as usize,
+            spin: Duration::from_micros(k.count(&SPIN_US)),
+            settings: run.sqlite.clone(),
+            rt: crate::measure::drive::runtime(None)?,
+        }))
+    }
+}
+
+struct Ctx {
+    dir: PathBuf,
+    keys: u64,
+    seed: u64,
+    memory: bool,
+    concurrency: usize,
+    spin: Duration,
+    settings: SqliteSettings,
+    rt: tokio::runtime::Runtime,
+}
+
+type Settings = std::collections::BTreeMap<String, String>;
+
+impl Session for Ctx {
+    fn ops(&self) -> u64 {
+        self.keys
+    }
+
+    fn skip(&self, bench: &BenchSpec) -> Option<String> {
+        crate::settings::skip_reason(bench.subject, self.concurrency, &self.settings)
+    }
+
+    fn bench(&self, spec: &BenchSpec) -> Result<Bench<'_>, BenchError> {
+        let case = super::case_of(spec).ok_or_else(|| {
+            CatalogError::no_implementation(super::spec(), spec, "not a key_value case")
+        })?;
+        let data = Data::new(case, self.keys, self.seed);
+        let tasks = match case {
+            Case::ConcurrentReads(n) => n as usize,
+            _ => 1,
+        };
+        let (ops, work) = (data.ops(case), data.work(case));
+        let scratch = (!self.memory).then(|| Scratch::new(&self.dir, &format!("kv-{}", spec.name)));
+        let path = match &scratch {
+            Some(s) => s.0.clone(),
+            None => PathBuf::from(format!(
+                "file:/benchscope-kv-{}-{}?vfs=memdb",
+                std::process::id(),
+                spec.name.replace('/', "_")
+            )),
+        };
+        let (iter, settings): (IterFn<'_>, Settings) = match spec.subject {
+            Subject::Memory => {
+                let map = Arc::new(RwLock::new(HashMap::new()));
+                let handles = (0..tasks).map(|_| MemKv(map.clone())).collect();
+                (
+                    plan::iteration(&self.rt, handles, case, data, scratch)?,
+                    Settings::new(),
+                )
+            }
+            Subject::Rusqlite => {
+                let mut handles = Vec::new();
+                for _ in 0..tasks {
+                    handles.push(RusqliteKv(crate::backends::raw::open(
+                        &path,
+                        &self.settings,
+                    )?));
+                }
+                let settings = crate::backends::raw::read_back(&handles[0].0);
+                (
+                    plan::iteration(&self.rt, handles, case, data, scratch)?,
+                    settings,
+                )
+            }
+            Subject::Middleware(s) => {
+                let mw = Arc::new(Middleware::new(
+                    path.clone(),
+                    s,
+                    self.concurrency.max(tasks),
+                    self.spin,
+                    &self.settings,
+                    self.rt.handle().clone(),
+                )?);
+                let settings = self.rt.block_on(mw.read_back())?;
+                let handles = (0..tasks)
+                    .map(|_| MiddlewareKv {
+                        mw: mw.clone(),
+                        conn: None,
+                    })
+                    .collect();
+                (
+                    plan::iteration(&self.rt, handles, case, data, scratch)?,
+                    settings,
+                )
+            }
+            #[cfg(feature = "turso")]
+            Subject::Turso => {
+                let (handles, settings) = self.rt.block_on(async {
+                    let db = if self.memory {
+                        crate::backends::turso::open(std::path::Path::new(":memory:")).await?
+                    } else {
+                        crate::backends::turso::open(&path).await?
+                    };
+                    let mut handles = Vec::new();
+                    for _ in 0..tasks {
+                        let conn = crate::backends::turso::connect(&db, &self.settings).await?;
+                        handles.push(TursoKv {
+                            _db: db.clone(),
+                            conn,
+                        });
+                    }
+                    let settings = crate::backends::turso::read_back(&handles[0].conn).await;
+                    Ok::<_, BenchError>((handles, settings))
+                })?;
+                (
+                    plan::iteration(&self.rt, handles, case, data, scratch)?,
+                    settings,
+                )
+            }
+            _ => {
+                return Err(CatalogError::no_implementation(
+                    super::spec(),
+                    spec,
+                    "not a core bench",
+                )
+                .into());
+            }
+        };
+        Ok(Bench::new(iter, work, WORK)
+            .with_ops(ops)
+            .with_settings(settings))
+    }
+}
+
+struct Entry {
+    value: Vec<u8>,
+    expires_at: Option<i64>,
+}
+
+fn live(e: &Entry) -> bool {
+    e.expires_at.is_none_or(|t| t > NOW)
+}
+
+/// (tenant, namespace, key).
+type MapKey = (String, String, String);
+
+/// The in-memory baseline: a HashMap behind a RwLock, shared by the tasks.
+struct MemKv(Arc<RwLock<HashMap<MapKey, Entry>>>);
+
+fn poisoned<T>(_: T) -> BenchError {
+    BenchError::Other("the map's lock was poisoned".into())
+}
+
+fn map_key(key: &str) -> MapKey {
+    (TENANT.to_string(), NAMESPACE.to_string(), key.to_string())
+}
+
+impl Kv for MemKv {
+    async fn reset(&mut self) -> Result<(), BenchError> {
+        self.clear().await
+    }
+    async fn clear(&mut self) -> Result<(), BenchError> {
+        self.0.write().map_err(poisoned)?.clear();
+        Ok(())
+    }
+    async fn begin(&mut self) -> Result<(), BenchError> {
+        Ok(())
+    }
+    async fn commit(&mut self) -> Result<(), BenchError> {
+        Ok(())
+    }
+    async fn put(
+        &mut self,
+        key: &str,
+        value: &[u8],
+        expires_at: Option<i64>,
+    ) -> Result<u64, BenchError> {
+        let e = Entry {
+            value: value.to_vec(),
+            expires_at,
+        };
+        self.0.write().map_err(poisoned)?.insert(map_key(key), e);
+        Ok(1)
+    }
+    async fn get(&mut self, key: &str) -> Result<Option<Vec<u8>>, BenchError> {
+        let map = self.0.read().map_err(poisoned)?;
+        Ok(map
+            .get(&map_key(key))
+            .filter(|e| live(e))
+            .map(|e| e.value.clone()))
+    }
+    async fn exists(&mut self, key: &str) -> Result<bool, BenchError> {
+        let map = self.0.read().map_err(poisoned)?;
+        Ok(map.get(&map_key(key)).is_some_and(live))
+    }
+    async fn delete(&mut self, key: &str) -> Result<u64, BenchError> {
+        let mut map = self.0.write().map_err(poisoned)?;
+        Ok(u64::from(map.remove(&map_key(key)).is_some()))
+    }
+    async fn scan(&mut self, from: &str, to: &str) -> Result<Vec<(String, Vec<u8>)>, BenchError> {
+        // A HashMap has no order: every entry is looked at, the matches sorted.
+        let map = self.0.read().map_err(poisoned)?;
+        let mut out: Vec<(String, Vec<u8>)> = map
+            .iter()
+            .filter(|((t, n, k), e)| {
+                t == TENANT && n == NAMESPACE && k.as_str() >= from && k.as_str() < to && live(e)
+            })
+            .map(|((_, _, k), e)| (k.clone(), e.value.clone()))
+            .collect();
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(out)
+    }
+}
+
+/// Raw rusqlite: every statement from the connection's cache.
+struct RusqliteKv(rusqlite::Connection);
+
+impl Kv for RusqliteKv {
+    async fn reset(&mut self) -> Result<(), BenchError> {
+        for s in plan::CREATE {
+            self.0.execute_batch(s)?;
+        }
+        Ok(())
+    }
+    async fn clear(&mut self) -> Result<(), BenchError> {
+        self.0.prepare_cached(plan::CLEAR)?.execute([])?;
+        Ok(())
+    }
+    async fn begin(&mut self) -> Result<(), BenchError> {
+        self.0.prepare_cached("BEGIN")?.execute([])?;
+        Ok(())
+    }
+    async fn commit(&mut self) -> Result<(), BenchError> {
+        self.0.prepare_cached("COMMIT")?.execute([])?;
+        Ok(())
+    }
+    async fn put(
+        &mut self,
+        key: &str,
+        value: &[u8],
+        expires_at: Option<i64>,
+    ) -> Result<u64, BenchError> {
+        let mut stmt = self.0.prepare_cached(plan::PUT)?;
+        Ok(stmt.execute(rusqlite::params![
+            TENANT, NAMESPACE, key, value, expires_at, NOW, NOW
+        ])? as u64)
+    }
+    async fn get(&mut self, key: &str) -> Result<Option<Vec<u8>>, BenchError> {
+        let mut stmt = self.0.prepare_cached(plan::GET)?;
+        Ok(stmt
+            .query_row(rusqlite::params![TENANT, NAMESPACE, key, NOW], |r| r.get(0))
+            .optional()?)
+    }
+    async fn exists(&mut self, key: &str) -> Result<bool, BenchError> {
+        let mut stmt = self.0.prepare_cached(plan::EXISTS)?;
+        Ok(stmt.exists(rusqlite::params![TENANT, NAMESPACE, key, NOW])?)
+    }
+    async fn delete(&mut self, key: &str) -> Result<u64, BenchError> {
+        let mut stmt = self.0.prepare_cached(plan::DELETE)?;
+        Ok(stmt.execute(rusqlite::params![TENANT, NAMESPACE, key])? as u64)
+    }
+    async fn scan(&mut self, from: &str, to: &str) -> Result<Vec<(String, Vec<u8>)>, BenchError> {
+        let mut stmt = self.0.prepare_cached(plan::SCAN)?;
+        let rows = stmt.query_map(rusqlite::params![TENANT, NAMESPACE, from, to, NOW], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+}
+
+/// The middleware: a checkout per operation outside a transaction, one per transaction
+/// inside; every statement dispatched by the strategy with the caller's values.
+struct MiddlewareKv {
+    mw: Arc<Middleware>,
+    conn: Option<Conn>,
+}
+
+fn key_values(key: &str) -> Vec<Value> {
+    vec![
+        Value::Text(TENANT.into()),
+        Value::Text(NAMESPACE.into()),
+        Value::Text(key.into()),
+    ]
+}
+
+impl MiddlewareKv {
+    /// Runs `sql` with `values`: the rows it returns (as a result set), or the rows it changed.
+    async fn run(
+        &mut self,
+        sql: &'static str,
+        values: Vec<Value>,
+        rows: bool,
+    ) -> Result<Result<ResultSet, u64>, BenchError> {
+        let job = move |c: &mut rusqlite::Connection| -> rusqlite::Result<Result<ResultSet, u64>> {
+            let mut stmt = c.prepare_cached(sql)?;
+            value::bind(&mut stmt, &value::to_params(&values))?;
+            if rows {
+                value::marshal(&mut stmt).map(Ok)
+            } else {
+                stmt.raw_execute().map(|n| Err(n as u64))
+            }
+        };
+        let out = match self.conn.as_mut() {
+            Some(conn) => self.mw.call(conn, job).await?,
+            None => {
+                let mut conn = self.mw.checkout().await?;
+                self.mw.call(&mut conn, job).await?
+            }
+        };
+        Ok(out?)
+    }
+
+    async fn changed(&mut self, sql: &'static str, values: Vec<Value>) -> Result<u64, BenchError> {
+        Ok(self.run(sql, values, false).await?.err().unwrap_or(0))
+    }
+
+    async fn rows(
+        &mut self,
+        sql: &'static str,
+        values: Vec<Value>,
+    ) -> Result<ResultSet, BenchError> {
+        Ok(self.run(sql, values, true).await?.unwrap_or_default())
+    }
+}
+
+fn blob(v: Option<&Value>) -> Result<Vec<u8>, BenchError> {
+    match v {
+        Some(Value::Blob(b)) => Ok(b.clone()),
+        other => Err(BenchError::Other(format!("value column holds {other:?}"))),
+    }
+}
+
+impl Kv for MiddlewareKv {
+    async fn reset(&mut self) -> Result<(), BenchError> {
+        for s in plan::CREATE {
+            self.changed(s, vec![]).await?;
+        }
+        Ok(())
+    }
+    async fn clear(&mut self) -> Result<(), BenchError> {
+        self.changed(plan::CLEAR, vec![]).await.map(|_| ())
+    }
+    async fn begin(&mut self) -> Result<(), BenchError> {
+        self.conn = Some(self.mw.checkout().await?);
+        self.changed("BEGIN", vec![]).await.map(|_| ())
+    }
+    async fn commit(&mut self) -> Result<(), BenchError> {
+        self.changed("COMMIT", vec![]).await?;
+        self.conn = None;
+        Ok(())
+    }
+    async fn put(
+        &mut self,
+        key: &str,
+        value: &[u8],
+        expires_at: Option<i64>,
+    ) -> Result<u64, BenchError> {
+        let mut v = key_values(key);
+        v.push(Value::Blob(value.to_vec()));
+        v.push(expires_at.map(Value::Integer).unwrap_or(Value::Null));
+        v.push(Value::Integer(NOW));
+        v.push(Value::Integer(NOW));
+        self.changed(plan::PUT, v).await
+    }
+    async fn get(&mut self, key: &str) -> Result<Option<Vec<u8>>, BenchError> {
+        let mut v = key_values(key);
+        v.push(Value::Integer(NOW));
+        let rs = self.rows(plan::GET, v).await?;
+        rs.rows.first().map(|r| blob(r.first())).transpose()
+    }
+    async fn exists(&mut self, key: &str) -> Result<bool, BenchError> {
+        let mut v = key_values(key);
+        v.push(Value::Integer(NOW));
+        Ok(!self.rows(plan::EXISTS, v).await?.rows.is_empty())
+    }
+    async fn delete(&mut self, key: &str) -> Result<u64, BenchError> {
+        self.changed(plan::DELETE, key_values(key)).await
+    }
+    async fn scan(&mut self, from: &str, to: &str) -> Result<Vec<(String, Vec<u8>)>, BenchError> {
+        let v = vec![
+            Value::Text(TENANT.into()),
+            Value::Text(NAMESPACE.into()),
+            Value::Text(from.into()),
+            Value::Text(to.into()),
+            Value::Integer(NOW),
+        ];
+        let rs = self.rows(plan::SCAN, v).await?;
+        rs.rows
+            .iter()
+            .map(|r| match r.first() {
+                Some(Value::Text(k)) => Ok((k.clone(), blob(r.get(1))?)),
+                other => Err(BenchError::Other(format!("key column holds {other:?}"))),
+            })
+            .collect()
+    }
+}
+
+/// turso on one connection per task, statements from its cache.
+#[cfg(feature = "turso")]
+struct TursoKv {
+    _db: turso::Database,
+    conn: turso::Connection,
+}
+
+#[cfg(feature = "turso")]
+impl TursoKv {
+    async fn exec(&self, sql: &str, params: Vec<turso::Value>) -> Result<u64, BenchError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(sql)
+            .await
+            .map_err(BenchError::driver)?;
+        stmt.execute(params).await.map_err(BenchError::driver)
+    }
+
+    async fn rows(&self, sql: &str, params: Vec<turso::Value>) -> Result<ResultSet, BenchError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(sql)
+            .await
+            .map_err(BenchError::driver)?;
+        let rows = stmt.query(params).await.map_err(BenchError::driver)?;
+        crate::backends::turso::marshal(rows).await
+    }
+}
+
+#[cfg(feature = "turso")]
+fn tv(values: Vec<Value>) -> Vec<turso::Value> {
+    crate::backends::turso::to_params(&values)
+}
+
+#[cfg(feature = "turso")]
+impl Kv for TursoKv {
+    async fn reset(&mut self) -> Result<(), BenchError> {
+        for s in plan::CREATE {
+            self.conn.execute(s, ()).await.map_err(BenchError::driver)?;
+        }
+        Ok(())
+    }
+    async fn clear(&mut self) -> Result<(), BenchError> {
+        self.exec(plan::CLEAR, vec![]).await.map(|_| ())
+    }
+    async fn begin(&mut self) -> Result<(), BenchError> {
+        self.exec("BEGIN", vec![]).await.map(|_| ())
+    }
+    async fn commit(&mut self) -> Result<(), BenchError> {
+        self.exec("COMMIT", vec![]).await.map(|_| ())
+    }
+    async fn put(
+        &mut self,
+        key: &str,
+        value: &[u8],
+        expires_at: Option<i64>,
+    ) -> Result<u64, BenchError> {
+        let mut v = key_values(key);
+        v.push(Value::Blob(value.to_vec()));
+        v.push(expires_at.map(Value::Integer).unwrap_or(Value::Null));
+        v.push(Value::Integer(NOW));
+        v.push(Value::Integer(NOW));
+        self.exec(plan::PUT, tv(v)).await
+    }
+    async fn get(&mut self, key: &str) -> Result<Option<Vec<u8>>, BenchError> {
+        let mut v = key_values(key);
+        v.push(Value::Integer(NOW));
+        let rs = self.rows(plan::GET, tv(v)).await?;
+        rs.rows.first().map(|r| blob(r.first())).transpose()
+    }
+    async fn exists(&mut self, key: &str) -> Result<bool, BenchError> {
+        let mut v = key_values(key);
+        v.push(Value::Integer(NOW));
+        Ok(!self.rows(plan::EXISTS, tv(v)).await?.rows.is_empty())
+    }
+    async fn delete(&mut self, key: &str) -> Result<u64, BenchError> {
+        self.exec(plan::DELETE, tv(key_values(key))).await
+    }
+    async fn scan(&mut self, from: &str, to: &str) -> Result<Vec<(String, Vec<u8>)>, BenchError> {
+        let v = vec![
+            Value::Text(TENANT.into()),
+            Value::Text(NAMESPACE.into()),
+            Value::Text(from.into()),
+            Value::Text(to.into()),
+            Value::Integer(NOW),
+        ];
+        let rs = self.rows(plan::SCAN, tv(v)).await?;
+        rs.rows
+            .iter()
+            .map(|r| match r.first() {
+                Some(Value::Text(k)) => Ok((k.clone(), blob(r.get(1))?)),
+                other => Err(BenchError::Other(format!("key column holds {other:?}"))),
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::stats::LatencyHistogram;
+
+    /// Every single-task case on raw rusqlite and on the map does the work the plan says.
+    #[test]
+    fn rusqlite_and_the_map_do_each_cases_work() {
+        let dir = tempfile::tempdir().unwrap();
+        let rt = crate::measure::drive::runtime(None).unwrap();
+        for case in Case::all() {
+            if matches!(case, Case::ConcurrentReads(_)) {
+                continue;
+            }
+            let d = Data::new(case, 40, 9);
+            let path = dir.path().join(format!("{}.sqlite", case.name()));
+            let mut r =
+                RusqliteKv(crate::backends::raw::open(&path, &SqliteSettings::default()).unwrap());
+            let mut m = MemKv(Arc::new(RwLock::new(HashMap::new())));
+            rt.block_on(async {
+                plan::prepare(&mut r, case, &d).await.unwrap();
+                plan::prepare(&mut m, case, &d).await.unwrap();
+                for _ in 0..2 {
+                    let mut h = LatencyHistogram::new();
+                    let a = plan::pass(&mut r, case, &d, &mut h).await.unwrap();
+                    let b = plan::pass(&mut m, case, &d, &mut h).await.unwrap();
+                    assert_eq!(a.work, d.work(case), "{case:?} rusqlite");
+                    assert_eq!(b.work, d.work(case), "{case:?} map");
+                }
+            });
+        }
+    }
+
+    /// A store that hands back other bytes than were put fails the pass.
+    #[test]
+    fn a_wrong_value_fails_the_check() {
+        let rt = crate::measure::drive::runtime(None).unwrap();
+        let case = Case::Get(plan::Size::Small);
+        let d = Data::new(case, 5, 1);
+        let mut m = MemKv(Arc::new(RwLock::new(HashMap::new())));
+        rt.block_on(async {
+            plan::prepare(&mut m, case, &d).await.unwrap();
+            m.put(&d.keys[3], b"other bytes", None).await.unwrap();
+            let e = plan::pass(&mut m, case, &d, &mut LatencyHistogram::new())
+                .await
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("value check failed: key/0000003"), "{e}");
+        });
+    }
+}

@@ -1,0 +1,106 @@
+//! key_value for real through the front end, sqlx's harness included: every group's table with
+//! the suite's targets judged, in JSON and text.
+
+mod common;
+
+#[test]
+fn every_group_on_every_backend_with_the_suites_targets() {
+    let cache = tempfile::tempdir().unwrap();
+    let mut benches = Vec::new();
+    for case in [
+        "single_get_100b",
+        "single_put_10kb",
+        "bulk_put",
+        "concurrent_reads_1",
+        "concurrent_reads_2",
+        "prefix_scan_10",
+        "expired_read",
+    ] {
+        for b in [
+            "memory",
+            "rusqlite",
+            "middleware/spin",
+            "turso",
+            "sqlx_sqlite",
+        ] {
+            benches.push(format!("{case}/{b}"));
+        }
+    }
+    let names: Vec<&str> = benches.iter().map(String::as_str).collect();
+    let out = common::run_json("key_value", &["--knob", "keys=30"], cache.path(), &names)
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for b in v["runs"][0]["benches"].as_array().unwrap() {
+        assert!(b["error"].is_null() && b["skipped"].is_null(), "{b}");
+    }
+    let groups = v["key_value"][0]["groups"].as_array().unwrap();
+    let names: Vec<&str> = groups
+        .iter()
+        .map(|g| g["group"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "single_operations",
+            "batch_operations",
+            "concurrent_access",
+            "key_patterns",
+            "ttl_operations"
+        ]
+    );
+    let rows: Vec<&serde_json::Value> = groups
+        .iter()
+        .flat_map(|g| g["rows"].as_array().unwrap())
+        .collect();
+    assert_eq!(rows.len(), benches.len());
+    let row = |case: &str, backend: &str| {
+        *rows
+            .iter()
+            .find(|r| r["case"] == case && r["backend"] == backend)
+            .unwrap()
+    };
+    // The in-memory store is judged against the in-memory targets, SQLite against SQLite's.
+    assert_eq!(row("single_get_100b", "memory")["target"], "< 1 µs per op");
+    assert_eq!(
+        row("single_get_100b", "sqlx_sqlite")["target"],
+        "< 100 µs per op"
+    );
+    assert_eq!(row("bulk_put", "rusqlite")["target"], ">= 10K ops/s");
+    assert!(row("bulk_put", "rusqlite")["pass"].is_boolean());
+    assert_eq!(
+        row("concurrent_reads_2", "turso")["target"],
+        "linear: >= 1.6x"
+    );
+    assert!(
+        row("concurrent_reads_2", "turso")["speedup"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+    assert!(row("expired_read", "sqlx_sqlite")["target"].is_null());
+    let text = common::benchscope()
+        .args([
+            "run",
+            "key_value",
+            "--knob",
+            "keys=10",
+            "--bench",
+            "bulk_get/memory",
+        ])
+        .args(["--bench", "bulk_get/rusqlite"])
+        .args(common::QUICK)
+        .arg("--cache-dir")
+        .arg(cache.path())
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(text).unwrap();
+    assert!(text.contains("batch_operations"), "{text}");
+    assert!(text.contains("suite targets"), "{text}");
+    assert!(text.contains("memory: "), "{text}");
+}
