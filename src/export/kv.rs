@@ -2,14 +2,15 @@
 
 use std::fmt::Write;
 
-use bench_core::workloads::key_value::report::{GroupTable, Overview};
+use bench_core::workloads::key_value::report::{GroupTable, Holds, Overview};
 
 use crate::format;
 
-fn verdict(pass: Option<bool>) -> &'static str {
-    match pass {
-        Some(true) => "pass",
-        Some(false) => "FAIL",
+fn verdict(holds: Option<Holds>) -> &'static str {
+    match holds {
+        Some(Holds::Pass) => "pass",
+        Some(Holds::Fail) => "FAIL",
+        Some(Holds::Undecided) => "within CI",
         None => "-",
     }
 }
@@ -46,7 +47,7 @@ pub fn group_cells(g: &GroupTable) -> (Vec<String>, Vec<Vec<String>>) {
                     .map(format::ratio_short)
                     .unwrap_or_else(|| "-".into()),
                 r.target.clone().unwrap_or_else(|| "-".into()),
-                verdict(r.pass).to_string(),
+                verdict(r.holds).to_string(),
             ]
         })
         .collect();
@@ -70,26 +71,31 @@ fn summary(o: &Overview) -> Vec<String> {
                 .groups
                 .iter()
                 .flat_map(|g| g.rows.iter())
-                .filter(|r| r.backend == *b && r.pass.is_some())
+                .filter(|r| r.backend == *b && r.holds.is_some())
                 .collect();
             if judged.is_empty() {
                 return None;
             }
-            let failed: Vec<&str> = judged
-                .iter()
-                .filter(|r| r.pass == Some(false))
-                .map(|r| r.case.as_str())
-                .collect();
-            Some(format!(
-                "{b}: {} of {} targets hold{}",
-                judged.len() - failed.len(),
-                judged.len(),
-                if failed.is_empty() {
-                    String::new()
-                } else {
-                    format!(" (not: {})", failed.join(", "))
-                }
-            ))
+            let with = |h: Holds| -> Vec<&str> {
+                judged
+                    .iter()
+                    .filter(|r| r.holds == Some(h))
+                    .map(|r| r.case.as_str())
+                    .collect()
+            };
+            let (failed, undecided) = (with(Holds::Fail), with(Holds::Undecided));
+            let mut line = format!(
+                "{b}: {} of {} targets hold",
+                with(Holds::Pass).len(),
+                judged.len()
+            );
+            if !failed.is_empty() {
+                line.push_str(&format!("; not: {}", failed.join(", ")));
+            }
+            if !undecided.is_empty() {
+                line.push_str(&format!("; within the CI: {}", undecided.join(", ")));
+            }
+            Some(line)
         })
         .collect();
     if o.cores > 0 {

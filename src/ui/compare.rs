@@ -162,10 +162,15 @@ fn kv_line(run: &bench_core::protocol::results::RunRecord, bench: &str) -> Optio
             format::ratio_short(x)
         ));
     }
-    if let (Some(target), Some(pass)) = (&r.target, r.pass) {
+    if let (Some(target), Some(h)) = (&r.target, r.holds) {
+        use bench_core::workloads::key_value::report::Holds;
         t.push_str(&format!(
             " · suite target {target}: {}",
-            if pass { "holds" } else { "does not hold" }
+            match h {
+                Holds::Pass => "holds",
+                Holds::Fail => "does not hold",
+                Holds::Undecided => "undecided (the CI straddles it)",
+            }
         ));
     }
     Some(t)

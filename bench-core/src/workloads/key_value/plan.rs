@@ -510,12 +510,22 @@ pub fn iteration<'a, K: Kv + Send + 'a>(
             return rt.block_on(pass(&mut handles[0], case, &data, hist));
         }
         let data = &data;
-        let start = Instant::now();
-        let results: Vec<Result<u64, BenchError>> = std::thread::scope(|s| {
+        // The clock runs from the first reader's start to the last one's end, after every
+        // thread is up: spawning the threads is not part of the reads.
+        let barrier = std::sync::Barrier::new(handles.len());
+        let results: Vec<Result<(Instant, Instant, u64), BenchError>> = std::thread::scope(|s| {
             let running: Vec<_> = handles
                 .iter_mut()
                 .enumerate()
-                .map(|(i, kv)| s.spawn(move || rt.block_on(reader(kv, data, i))))
+                .map(|(i, kv)| {
+                    let barrier = &barrier;
+                    s.spawn(move || {
+                        barrier.wait();
+                        let start = Instant::now();
+                        let work = rt.block_on(reader(kv, data, i))?;
+                        Ok((start, Instant::now(), work))
+                    })
+                })
                 .collect();
             running
                 .into_iter()
@@ -525,11 +535,17 @@ pub fn iteration<'a, K: Kv + Send + 'a>(
                 })
                 .collect()
         });
-        let elapsed = ns_between(start, Instant::now());
-        let mut work = 0;
+        let (mut first, mut last, mut work) = (None::<Instant>, None::<Instant>, 0);
         for r in results {
-            work += r?;
+            let (start, end, w) = r?;
+            first = Some(first.map_or(start, |f| f.min(start)));
+            last = Some(last.map_or(end, |l| l.max(end)));
+            work += w;
         }
+        let elapsed = match (first, last) {
+            (Some(a), Some(b)) => ns_between(a, b),
+            _ => 0,
+        };
         Ok(Iteration::new(elapsed, work))
     }))
 }

@@ -20,7 +20,26 @@ pub struct Row {
     pub speedup: Option<f64>,
     /// The suite's target, in words, and whether it holds.
     pub target: Option<String>,
-    pub pass: Option<bool>,
+    pub holds: Option<Holds>,
+}
+
+/// Whether a target holds: judged on the median's 95% interval, so a median that sits on the
+/// target's line is said to be undecided rather than passed or failed by luck.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Holds {
+    Pass,
+    Fail,
+    /// The interval straddles the target.
+    Undecided,
+}
+
+fn judge(lo_ok: bool, hi_ok: bool) -> Holds {
+    match (lo_ok, hi_ok) {
+        (true, true) => Holds::Pass,
+        (false, false) => Holds::Fail,
+        _ => Holds::Undecided,
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -104,11 +123,16 @@ pub fn overview(run: &RunRecord) -> Option<Overview> {
                     _ => None,
                 };
                 let t = target(*case, *subject == Subject::Memory);
-                let pass = t.and_then(|t| match t {
-                    Target::Under(ns) => Some(s.median < ns),
-                    Target::AtLeast(rate) => Some(1e9 / s.median >= rate),
+                let [lo, hi] = s.ci95_median;
+                let holds = t.and_then(|t| match t {
+                    Target::Under(ns) => Some(judge(lo < ns, hi < ns)),
+                    Target::AtLeast(rate) => Some(judge(1e9 / hi >= rate, 1e9 / lo >= rate)),
                     Target::Linear => match case {
-                        Case::ConcurrentReads(n) => speedup.map(|x| x >= 0.8 * *n as f64),
+                        Case::ConcurrentReads(n) => {
+                            let one = one_task(*subject)?;
+                            let want = 0.8 * *n as f64;
+                            Some(judge(one / hi >= want, one / lo >= want))
+                        }
                         _ => None,
                     },
                 });
@@ -122,7 +146,7 @@ pub fn overview(run: &RunRecord) -> Option<Overview> {
                     ops_per_s: if s.median > 0.0 { 1e9 / s.median } else { 0.0 },
                     speedup,
                     target: t.map(|t| words(t, *case)),
-                    pass,
+                    holds,
                 }
             })
             .collect();
