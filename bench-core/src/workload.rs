@@ -39,6 +39,14 @@ pub type Ensure<'a> =
     dyn Fn(&Path, &DatasetKey, &mut dyn FnMut(&Path)) -> Result<DatasetReady, BenchError> + 'a;
 
 impl RunContext<'_> {
+    /// The folder scratch databases go in (the cache folder), made if missing.
+    pub fn scratch_dir(&self) -> Result<PathBuf, BenchError> {
+        std::fs::create_dir_all(&self.cache_dir).map_err(|e| {
+            BenchError::Invalid(format!("cannot create {}: {e}", self.cache_dir.display()))
+        })?;
+        Ok(self.cache_dir.clone())
+    }
+
     /// The target's dataset for `rows` rows, built or reused with `ensure` and reported as
     /// `dataset` events.
     pub fn dataset(

@@ -37,9 +37,7 @@ impl Workload for Bulk {
         run: &'a RunContext<'a>,
         _emit: &mut dyn FnMut(Event),
     ) -> Result<Box<dyn Session + 'a>, BenchError> {
-        let dir = run.cache_dir.clone();
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| BenchError::Invalid(format!("cannot create {}: {e}", dir.display())))?;
+        let dir = run.scratch_dir()?;
         Ok(Box::new(Ctx {
             rt: bench_core::measure::drive::runtime(None)?,
             dir,
@@ -114,7 +112,7 @@ macro_rules! bind_row {
 }
 
 /// A PostgreSQL error with the URL redacted and the password scrubbed from the driver's text.
-fn pg_err(url: &str, e: impl std::fmt::Display) -> BenchError {
+pub fn pg_err(url: &str, e: impl std::fmt::Display) -> BenchError {
     let mut msg = e.to_string();
     if let Some(p) = url_password(url) {
         msg = msg.replace(&p, "***");

@@ -10,7 +10,7 @@ use bench_core::measure::{Bench, IterFn};
 use bench_core::protocol::Event;
 use bench_core::workload::{RunContext, Session, Workload};
 use bench_core::workloads::bulk_insert::NO_POSTGRES;
-use bench_core::workloads::bulk_insert::rows::{Scratch, redact_url, url_password};
+use bench_core::workloads::bulk_insert::rows::Scratch;
 use bench_core::workloads::crud_overhead::plan::{
     self, Answer, BATCHES, Case, Crud, Dialect, Op, Row, Sql,
 };
@@ -19,6 +19,7 @@ use sqlx::postgres::PgConnectOptions;
 use sqlx::sqlite::SqliteConnectOptions;
 use sqlx::{AssertSqlSafe, ConnectOptions, Connection, Executor, SqlSafeStr, SqlStr};
 
+use crate::bulk::pg_err;
 use crate::lookup::err;
 
 /// sqlx's `crud_overhead`: SQLite and PostgreSQL.
@@ -34,9 +35,7 @@ impl Workload for CrudOverhead {
         run: &'a RunContext<'a>,
         _emit: &mut dyn FnMut(Event),
     ) -> Result<Box<dyn Session + 'a>, BenchError> {
-        let dir = run.cache_dir.clone();
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| BenchError::Invalid(format!("cannot create {}: {e}", dir.display())))?;
+        let dir = run.scratch_dir()?;
         Ok(Box::new(Ctx {
             shared: Shared::new(run),
             rt: bench_core::measure::drive::runtime(None)?,
@@ -149,15 +148,6 @@ impl Ctx {
                 .block_on(plan::pass(&mut c, &sql, case, &sh.steps, &sh.sweep, hist))
         }))
     }
-}
-
-/// A PostgreSQL error with the URL redacted and the password scrubbed from the driver's text.
-fn pg_err(url: &str, e: impl std::fmt::Display) -> BenchError {
-    let mut msg = e.to_string();
-    if let Some(p) = url_password(url) {
-        msg = msg.replace(&p, "***");
-    }
-    BenchError::Driver(format!("PostgreSQL at {}: {msg}", redact_url(url)))
 }
 
 /// The plan's statements as sqlx's shared strings, made once (a query clones a reference).

@@ -2,14 +2,13 @@
 //! connection per task (a scratch file, or one in-memory database shared by the tasks).
 
 use bench_core::BenchError;
-use bench_core::catalog::{BenchSpec, CatalogError, STORAGE, Subject, Target};
+use bench_core::catalog::{BenchSpec, CatalogError, Subject, Target};
 use bench_core::measure::Bench;
 use bench_core::protocol::Event;
-use bench_core::settings::SqliteSettings;
 use bench_core::workload::{RunContext, Session, Workload};
 use bench_core::workloads::bulk_insert::rows::Scratch;
 use bench_core::workloads::key_value::plan::{self, Case, Data, Kv, NAMESPACE, NOW, TENANT};
-use bench_core::workloads::key_value::{self, KEYS, WORK};
+use bench_core::workloads::key_value::{self, Params, WORK};
 use sqlx::sqlite::SqliteConnectOptions;
 use sqlx::{ConnectOptions, Executor, Row};
 
@@ -28,37 +27,25 @@ impl Workload for KeyValue {
         run: &'a RunContext<'a>,
         _emit: &mut dyn FnMut(Event),
     ) -> Result<Box<dyn Session + 'a>, BenchError> {
-        let k = &run.plan.knobs;
-        std::fs::create_dir_all(&run.cache_dir).map_err(|e| {
-            BenchError::Invalid(format!("cannot create {}: {e}", run.cache_dir.display()))
-        })?;
         Ok(Box::new(Ctx {
-            dir: run.cache_dir.clone(),
-            keys: k.count(&KEYS),
-            seed: run.plan.target.seed,
-            memory: k.word(&STORAGE) == "memory",
-            settings: run.sqlite.clone(),
+            p: Params::new(run)?,
             rt: bench_core::measure::drive::runtime(None)?,
         }))
     }
 }
 
 struct Ctx {
-    dir: std::path::PathBuf,
-    keys: u64,
-    seed: u64,
-    memory: bool,
-    settings: SqliteSettings,
+    p: Params,
     rt: tokio::runtime::Runtime,
 }
 
 impl Session for Ctx {
     fn ops(&self) -> u64 {
-        self.keys
+        self.p.keys
     }
 
     fn skip(&self, spec: &BenchSpec) -> Option<String> {
-        bench_core::settings::skip_reason(spec.subject, 1, &self.settings)
+        bench_core::settings::skip_reason(spec.subject, 1, &self.p.settings)
     }
 
     fn bench(&self, spec: &BenchSpec) -> Result<Bench<'_>, BenchError> {
@@ -67,13 +54,13 @@ impl Session for Ctx {
             .ok_or_else(|| {
                 CatalogError::no_implementation(key_value::spec(), spec, "not a sqlx bench")
             })?;
-        let data = Data::new(case, self.keys, self.seed);
+        let data = Data::new(case, self.p.keys, self.p.seed);
         let tasks = match case {
             Case::ConcurrentReads(n) => n as usize,
             _ => 1,
         };
-        let scratch = Scratch::new(&self.dir, &format!("kv-sqlx-{}", spec.name));
-        let options = if self.memory {
+        let scratch = Scratch::new(&self.p.dir, &format!("kv-sqlx-{}", spec.name));
+        let options = if self.p.memory {
             // One shared in-memory database for every task's connection.
             SqliteConnectOptions::new()
                 .filename(format!(
@@ -88,7 +75,7 @@ impl Session for Ctx {
                 .filename(&scratch.0)
                 .create_if_missing(true)
         };
-        let options = crate::settings::apply(options, &self.settings);
+        let options = crate::settings::apply(options, &self.p.settings);
         let (handles, settings) = self.rt.block_on(async {
             let mut handles = Vec::new();
             for _ in 0..tasks {

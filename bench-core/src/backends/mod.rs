@@ -8,3 +8,6 @@ pub mod middleware;
 
 #[cfg(feature = "turso")]
 pub mod turso;
+
+#[cfg(feature = "middleware")]
+pub mod values;

@@ -36,9 +36,7 @@ impl Workload for Core {
         _emit: &mut dyn FnMut(Event),
     ) -> Result<Box<dyn Session + 'a>, BenchError> {
         let k = &run.plan.knobs;
-        let dir = run.cache_dir.clone();
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| BenchError::Invalid(format!("cannot create {}: {e}", dir.display())))?;
+        let dir = run.scratch_dir()?;
         Ok(Box::new(Ctx {
             dir,
             rows: Arc::new(super::rows::rows(k.count(&ROWS), run.plan.target.seed)),

@@ -9,8 +9,11 @@ use rusqlite::types::ToSql;
 
 use super::plan::{self, Answer, Case, Crud, Dialect, Op, Row, Sql};
 use super::{Shared, WORK};
-use crate::backends::middleware::value::{self, ResultSet, Value};
-use crate::backends::middleware::{Conn, Middleware};
+use crate::backends::middleware::Middleware;
+use crate::backends::middleware::value::{ResultSet, Value};
+#[cfg(feature = "turso")]
+use crate::backends::values::Turso;
+use crate::backends::values::{Pooled, Statements};
 use crate::catalog::{BenchSpec, CONCURRENCY, CatalogError, SPIN_US, Subject, Target};
 use crate::error::BenchError;
 use crate::measure::{Bench, IterFn};
@@ -31,9 +34,7 @@ impl Workload for Core {
         run: &'a RunContext<'a>,
         _emit: &mut dyn FnMut(Event),
     ) -> Result<Box<dyn Session + 'a>, BenchError> {
-        let dir = run.cache_dir.clone();
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| BenchError::Invalid(format!("cannot create {}: {e}", dir.display())))?;
+        let dir = run.scratch_dir()?;
         Ok(Box::new(Ctx {
             shared: Shared::new(run),
             dir,
@@ -110,13 +111,11 @@ impl Session for Ctx {
                     self.rt.handle().clone(),
                 )?);
                 let settings = self.rt.block_on(mw.read_back())?;
-                let sql = Arc::new(sql);
-                let c = MiddlewareCrud {
-                    mw,
-                    conn: None,
-                    sql: sql.clone(),
+                let c = ValuesCrud {
+                    b: Pooled::new(mw),
+                    sql: Arc::new(sql.clone()),
                 };
-                (self.iter(c, (*sql).clone(), case, place)?, settings)
+                (self.iter(c, sql, case, place)?, settings)
             }
             #[cfg(feature = "turso")]
             Subject::Turso => {
@@ -128,7 +127,11 @@ impl Session for Ctx {
                     };
                     let conn = crate::backends::turso::connect(&db, &self.shared.settings).await?;
                     let settings = crate::backends::turso::read_back(&conn).await;
-                    Ok::<_, BenchError>((TursoCrud { _db: db, conn }, settings))
+                    let c = ValuesCrud {
+                        b: Turso { db, conn },
+                        sql: Arc::new(sql.clone()),
+                    };
+                    Ok::<_, BenchError>((c, settings))
                 })?;
                 (self.iter(c, sql, case, place)?, settings)
             }
@@ -308,13 +311,11 @@ pub fn count_in(rs: &ResultSet) -> Result<i64, BenchError> {
     }
 }
 
-/// Which statement a middleware call runs (the text stays on the connection's side).
+/// Which statement of the workload a call runs (the text stays on the connection's side).
 #[derive(Clone, Copy)]
 enum Which {
     Drop,
     Create,
-    Begin,
-    Commit,
     Insert,
     Update,
     Delete,
@@ -323,112 +324,73 @@ enum Which {
     Batch(usize),
 }
 
-fn text_of(sql: &Sql, w: Which) -> &str {
-    match w {
-        Which::Drop => &sql.drop,
-        Which::Create => &sql.create,
-        Which::Begin => "BEGIN",
-        Which::Commit => "COMMIT",
-        Which::Insert => &sql.insert,
-        Which::Update => &sql.update,
-        Which::Delete => &sql.delete,
-        Which::Select => &sql.select,
-        Which::Cached(q) => &sql.cached[q].0,
-        Which::Batch(n) => sql.batch(n),
+/// A statement's text, shared with the connection's thread without copying it.
+struct Text(Arc<Sql>, Which);
+
+impl AsRef<str> for Text {
+    fn as_ref(&self) -> &str {
+        let sql = &self.0;
+        match self.1 {
+            Which::Drop => &sql.drop,
+            Which::Create => &sql.create,
+            Which::Insert => &sql.insert,
+            Which::Update => &sql.update,
+            Which::Delete => &sql.delete,
+            Which::Select => &sql.select,
+            Which::Cached(q) => &sql.cached[q].0,
+            Which::Batch(n) => sql.batch(n),
+        }
     }
 }
 
-/// The middleware: a connection checked out per transaction (per statement outside one),
-/// every statement dispatched by the strategy with the caller's values, rows materialised
-/// into a result set on the connection's side and decoded on the caller's.
-struct MiddlewareCrud {
-    mw: Arc<Middleware>,
-    conn: Option<Conn>,
+/// A backend driven with generic values (the middleware per strategy, or turso): the caller's
+/// values in, a result set out, decoded on the caller's side.
+struct ValuesCrud<B> {
+    b: B,
     sql: Arc<Sql>,
 }
 
-enum Outcome {
-    Changed(u64),
-    Rows(ResultSet),
-}
-
-impl MiddlewareCrud {
-    async fn run(
-        &mut self,
-        which: Which,
-        values: Vec<Value>,
-        rows: bool,
-    ) -> Result<Outcome, BenchError> {
-        let sql = self.sql.clone();
-        let job = move |c: &mut rusqlite::Connection| -> rusqlite::Result<Outcome> {
-            let mut stmt = c.prepare_cached(text_of(&sql, which))?;
-            value::bind(&mut stmt, &value::to_params(&values))?;
-            if rows {
-                value::marshal(&mut stmt).map(Outcome::Rows)
-            } else {
-                stmt.raw_execute().map(|n| Outcome::Changed(n as u64))
-            }
-        };
-        let out = match self.conn.as_mut() {
-            Some(conn) => self.mw.call(conn, job).await?,
-            None => {
-                let mut conn = self.mw.checkout().await?;
-                self.mw.call(&mut conn, job).await?
-            }
-        };
-        Ok(out?)
-    }
-
-    async fn changed(&mut self, which: Which, values: Vec<Value>) -> Result<u64, BenchError> {
-        match self.run(which, values, false).await? {
-            Outcome::Changed(n) => Ok(n),
-            Outcome::Rows(_) => unreachable!("asked for rows affected"),
-        }
-    }
-
-    async fn rows(&mut self, which: Which, values: Vec<Value>) -> Result<ResultSet, BenchError> {
-        match self.run(which, values, true).await? {
-            Outcome::Rows(rs) => Ok(rs),
-            Outcome::Changed(_) => unreachable!("asked for rows"),
-        }
+impl<B: Statements> ValuesCrud<B> {
+    fn text(&self, w: Which) -> Text {
+        Text(self.sql.clone(), w)
     }
 }
 
-impl Crud for MiddlewareCrud {
+impl<B: Statements> Crud for ValuesCrud<B> {
     async fn drop_table(&mut self, _: &Sql) -> Result<(), BenchError> {
-        self.changed(Which::Drop, vec![]).await.map(|_| ())
+        let t = self.text(Which::Drop);
+        self.b.changed(t, vec![]).await.map(|_| ())
     }
     async fn create_table(&mut self, _: &Sql) -> Result<(), BenchError> {
-        self.changed(Which::Create, vec![]).await.map(|_| ())
+        let t = self.text(Which::Create);
+        self.b.changed(t, vec![]).await.map(|_| ())
     }
     async fn begin(&mut self) -> Result<(), BenchError> {
-        self.conn = Some(self.mw.checkout().await?);
-        self.changed(Which::Begin, vec![]).await.map(|_| ())
+        self.b.begin().await
     }
     async fn commit(&mut self) -> Result<(), BenchError> {
-        self.changed(Which::Commit, vec![]).await?;
-        self.conn = None;
-        Ok(())
+        self.b.commit().await
     }
     async fn insert(&mut self, _: &Sql, r: &Row) -> Result<u64, BenchError> {
-        self.changed(Which::Insert, values_of(r)).await
+        let t = self.text(Which::Insert);
+        self.b.changed(t, values_of(r)).await
     }
     async fn update(&mut self, _: &Sql, id: i64, text: &str) -> Result<u64, BenchError> {
         let v = vec![Value::Text(text.to_string()), Value::Integer(id)];
-        self.changed(Which::Update, v).await
+        let t = self.text(Which::Update);
+        self.b.changed(t, v).await
     }
     async fn delete(&mut self, _: &Sql, id: i64) -> Result<u64, BenchError> {
-        self.changed(Which::Delete, vec![Value::Integer(id)]).await
+        let t = self.text(Which::Delete);
+        self.b.changed(t, vec![Value::Integer(id)]).await
     }
     async fn select(&mut self, _: &Sql, above: i64) -> Result<Vec<Row>, BenchError> {
-        rows_of(
-            &self
-                .rows(Which::Select, vec![Value::Integer(above)])
-                .await?,
-        )
+        let t = self.text(Which::Select);
+        rows_of(&self.b.rows(t, vec![Value::Integer(above)]).await?)
     }
     async fn cached(&mut self, sql: &Sql, q: usize) -> Result<Answer, BenchError> {
-        let rs = self.rows(Which::Cached(q), vec![]).await?;
+        let t = self.text(Which::Cached(q));
+        let rs = self.b.rows(t, vec![]).await?;
         Ok(if sql.cached[q].1 {
             Answer::Count(count_in(&rs)?)
         } else {
@@ -437,101 +399,8 @@ impl Crud for MiddlewareCrud {
     }
     async fn insert_values(&mut self, _: &Sql, rows: &[Row]) -> Result<u64, BenchError> {
         let values = rows.iter().flat_map(values_of).collect();
-        self.changed(Which::Batch(rows.len()), values).await
-    }
-}
-
-/// turso on one connection, statements from its cache.
-#[cfg(feature = "turso")]
-struct TursoCrud {
-    _db: turso::Database,
-    conn: turso::Connection,
-}
-
-#[cfg(feature = "turso")]
-impl TursoCrud {
-    async fn exec(&self, sql: &str, params: Vec<turso::Value>) -> Result<u64, BenchError> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(sql)
-            .await
-            .map_err(BenchError::driver)?;
-        stmt.execute(params).await.map_err(BenchError::driver)
-    }
-
-    async fn rows(&self, sql: &str, params: Vec<turso::Value>) -> Result<ResultSet, BenchError> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(sql)
-            .await
-            .map_err(BenchError::driver)?;
-        let rows = stmt.query(params).await.map_err(BenchError::driver)?;
-        crate::backends::turso::marshal(rows).await
-    }
-}
-
-#[cfg(feature = "turso")]
-impl Crud for TursoCrud {
-    async fn drop_table(&mut self, sql: &Sql) -> Result<(), BenchError> {
-        self.conn
-            .execute(&sql.drop, ())
-            .await
-            .map(|_| ())
-            .map_err(BenchError::driver)
-    }
-    async fn create_table(&mut self, sql: &Sql) -> Result<(), BenchError> {
-        self.conn
-            .execute(&sql.create, ())
-            .await
-            .map(|_| ())
-            .map_err(BenchError::driver)
-    }
-    async fn begin(&mut self) -> Result<(), BenchError> {
-        self.exec("BEGIN", vec![]).await.map(|_| ())
-    }
-    async fn commit(&mut self) -> Result<(), BenchError> {
-        self.exec("COMMIT", vec![]).await.map(|_| ())
-    }
-    async fn insert(&mut self, sql: &Sql, r: &Row) -> Result<u64, BenchError> {
-        self.exec(
-            &sql.insert,
-            crate::backends::turso::to_params(&values_of(r)),
-        )
-        .await
-    }
-    async fn update(&mut self, sql: &Sql, id: i64, text: &str) -> Result<u64, BenchError> {
-        let p = vec![
-            turso::Value::Text(text.to_string()),
-            turso::Value::Integer(id),
-        ];
-        self.exec(&sql.update, p).await
-    }
-    async fn delete(&mut self, sql: &Sql, id: i64) -> Result<u64, BenchError> {
-        self.exec(&sql.delete, vec![turso::Value::Integer(id)])
-            .await
-    }
-    async fn select(&mut self, sql: &Sql, above: i64) -> Result<Vec<Row>, BenchError> {
-        rows_of(
-            &self
-                .rows(&sql.select, vec![turso::Value::Integer(above)])
-                .await?,
-        )
-    }
-    async fn cached(&mut self, sql: &Sql, q: usize) -> Result<Answer, BenchError> {
-        let rs = self.rows(&sql.cached[q].0, vec![]).await?;
-        Ok(if sql.cached[q].1 {
-            Answer::Count(count_in(&rs)?)
-        } else {
-            Answer::Rows(rows_of(&rs)?)
-        })
-    }
-    async fn insert_values(&mut self, sql: &Sql, rows: &[Row]) -> Result<u64, BenchError> {
-        let values: Vec<Value> = rows.iter().flat_map(values_of).collect();
-        self.exec(
-            sql.batch(rows.len()),
-            crate::backends::turso::to_params(&values),
-        )
-        .await
+        let t = self.text(Which::Batch(rows.len()));
+        self.b.changed(t, values).await
     }
 }
 
@@ -586,9 +455,8 @@ mod tests {
         )
         .unwrap();
         let sql = Sql::new(Dialect::Sqlite);
-        let mut c = MiddlewareCrud {
-            mw: Arc::new(mw),
-            conn: None,
+        let mut c = ValuesCrud {
+            b: Pooled::new(Arc::new(mw)),
             sql: Arc::new(sql.clone()),
         };
         let table = plan::model(&steps);

@@ -9,14 +9,16 @@ use std::time::Duration;
 use rusqlite::OptionalExtension;
 
 use super::plan::{self, Case, Data, Kv, NAMESPACE, NOW, TENANT};
-use super::{KEYS, WORK};
-use crate::backends::middleware::value::{self, ResultSet, Value};
-use crate::backends::middleware::{Conn, Middleware};
-use crate::catalog::{BenchSpec, CONCURRENCY, CatalogError, SPIN_US, STORAGE, Subject, Target};
+use super::{Params, WORK};
+use crate::backends::middleware::Middleware;
+use crate::backends::middleware::value::Value;
+#[cfg(feature = "turso")]
+use crate::backends::values::Turso;
+use crate::backends::values::{Pooled, Statements};
+use crate::catalog::{BenchSpec, CONCURRENCY, CatalogError, SPIN_US, Subject, Target};
 use crate::error::BenchError;
 use crate::measure::{Bench, IterFn};
 use crate::protocol::Event;
-use crate::settings::SqliteSettings;
 use crate::workload::{RunContext, Session, Workload};
 use crate::workloads::bulk_insert::rows::Scratch;
 
@@ -34,30 +36,19 @@ impl Workload for Core {
         _emit: &mut dyn FnMut(Event),
     ) -> Result<Box<dyn Session + 'a>, BenchError> {
         let k = &run.plan.knobs;
-        std::fs::create_dir_all(&run.cache_dir).map_err(|e| {
-            BenchError::Invalid(format!("cannot create {}: {e}", run.cache_dir.display()))
-        })?;
         Ok(Box::new(Ctx {
-            dir: run.cache_dir.clone(),
-            keys: k.count(&KEYS),
-            seed: run.plan.target.seed,
-            memory: k.word(&STORAGE) == "memory",
+            p: Params::new(run)?,
             concurrency: k.count(&CONCURRENCY) as usize,
             spin: Duration::from_micros(k.count(&SPIN_US)),
-            settings: run.sqlite.clone(),
             rt: crate::measure::drive::runtime(None)?,
         }))
     }
 }
 
 struct Ctx {
-    dir: PathBuf,
-    keys: u64,
-    seed: u64,
-    memory: bool,
+    p: Params,
     concurrency: usize,
     spin: Duration,
-    settings: SqliteSettings,
     rt: tokio::runtime::Runtime,
 }
 
@@ -65,24 +56,25 @@ type Settings = std::collections::BTreeMap<String, String>;
 
 impl Session for Ctx {
     fn ops(&self) -> u64 {
-        self.keys
+        self.p.keys
     }
 
     fn skip(&self, bench: &BenchSpec) -> Option<String> {
-        crate::settings::skip_reason(bench.subject, self.concurrency, &self.settings)
+        crate::settings::skip_reason(bench.subject, self.concurrency, &self.p.settings)
     }
 
     fn bench(&self, spec: &BenchSpec) -> Result<Bench<'_>, BenchError> {
         let case = super::case_of(spec).ok_or_else(|| {
             CatalogError::no_implementation(super::spec(), spec, "not a key_value case")
         })?;
-        let data = Data::new(case, self.keys, self.seed);
+        let data = Data::new(case, self.p.keys, self.p.seed);
         let tasks = match case {
             Case::ConcurrentReads(n) => n as usize,
             _ => 1,
         };
         let (ops, work) = (data.ops(case), data.work(case));
-        let scratch = (!self.memory).then(|| Scratch::new(&self.dir, &format!("kv-{}", spec.name)));
+        let scratch =
+            (!self.p.memory).then(|| Scratch::new(&self.p.dir, &format!("kv-{}", spec.name)));
         let path = match &scratch {
             Some(s) => s.0.clone(),
             None => PathBuf::from(format!(
@@ -105,7 +97,7 @@ impl Session for Ctx {
                 for _ in 0..tasks {
                     handles.push(RusqliteKv(crate::backends::raw::open(
                         &path,
-                        &self.settings,
+                        &self.p.settings,
                     )?));
                 }
                 let settings = crate::backends::raw::read_back(&handles[0].0);
@@ -120,15 +112,12 @@ impl Session for Ctx {
                     s,
                     self.concurrency.max(tasks),
                     self.spin,
-                    &self.settings,
+                    &self.p.settings,
                     self.rt.handle().clone(),
                 )?);
                 let settings = self.rt.block_on(mw.read_back())?;
                 let handles = (0..tasks)
-                    .map(|_| MiddlewareKv {
-                        mw: mw.clone(),
-                        conn: None,
-                    })
+                    .map(|_| ValuesKv(Pooled::new(mw.clone())))
                     .collect();
                 (
                     plan::iteration(&self.rt, handles, case, data, scratch)?,
@@ -138,20 +127,20 @@ impl Session for Ctx {
             #[cfg(feature = "turso")]
             Subject::Turso => {
                 let (handles, settings) = self.rt.block_on(async {
-                    let db = if self.memory {
+                    let db = if self.p.memory {
                         crate::backends::turso::open(std::path::Path::new(":memory:")).await?
                     } else {
                         crate::backends::turso::open(&path).await?
                     };
                     let mut handles = Vec::new();
                     for _ in 0..tasks {
-                        let conn = crate::backends::turso::connect(&db, &self.settings).await?;
-                        handles.push(TursoKv {
-                            _db: db.clone(),
+                        let conn = crate::backends::turso::connect(&db, &self.p.settings).await?;
+                        handles.push(ValuesKv(Turso {
+                            db: db.clone(),
                             conn,
-                        });
+                        }));
                     }
-                    let settings = crate::backends::turso::read_back(&handles[0].conn).await;
+                    let settings = crate::backends::turso::read_back(&handles[0].0.conn).await;
                     Ok::<_, BenchError>((handles, settings))
                 })?;
                 (
@@ -310,12 +299,9 @@ impl Kv for RusqliteKv {
     }
 }
 
-/// The middleware: a checkout per operation outside a transaction, one per transaction
-/// inside; every statement dispatched by the strategy with the caller's values.
-struct MiddlewareKv {
-    mw: Arc<Middleware>,
-    conn: Option<Conn>,
-}
+/// A store driven with generic values (the middleware per strategy, or turso): the caller's
+/// values in, a result set out.
+struct ValuesKv<B>(B);
 
 fn key_values(key: &str) -> Vec<Value> {
     vec![
@@ -325,46 +311,6 @@ fn key_values(key: &str) -> Vec<Value> {
     ]
 }
 
-impl MiddlewareKv {
-    /// Runs `sql` with `values`: the rows it returns (as a result set), or the rows it changed.
-    async fn run(
-        &mut self,
-        sql: &'static str,
-        values: Vec<Value>,
-        rows: bool,
-    ) -> Result<Result<ResultSet, u64>, BenchError> {
-        let job = move |c: &mut rusqlite::Connection| -> rusqlite::Result<Result<ResultSet, u64>> {
-            let mut stmt = c.prepare_cached(sql)?;
-            value::bind(&mut stmt, &value::to_params(&values))?;
-            if rows {
-                value::marshal(&mut stmt).map(Ok)
-            } else {
-                stmt.raw_execute().map(|n| Err(n as u64))
-            }
-        };
-        let out = match self.conn.as_mut() {
-            Some(conn) => self.mw.call(conn, job).await?,
-            None => {
-                let mut conn = self.mw.checkout().await?;
-                self.mw.call(&mut conn, job).await?
-            }
-        };
-        Ok(out?)
-    }
-
-    async fn changed(&mut self, sql: &'static str, values: Vec<Value>) -> Result<u64, BenchError> {
-        Ok(self.run(sql, values, false).await?.err().unwrap_or(0))
-    }
-
-    async fn rows(
-        &mut self,
-        sql: &'static str,
-        values: Vec<Value>,
-    ) -> Result<ResultSet, BenchError> {
-        Ok(self.run(sql, values, true).await?.unwrap_or_default())
-    }
-}
-
 fn blob(v: Option<&Value>) -> Result<Vec<u8>, BenchError> {
     match v {
         Some(Value::Blob(b)) => Ok(b.clone()),
@@ -372,24 +318,21 @@ fn blob(v: Option<&Value>) -> Result<Vec<u8>, BenchError> {
     }
 }
 
-impl Kv for MiddlewareKv {
+impl<B: Statements> Kv for ValuesKv<B> {
     async fn reset(&mut self) -> Result<(), BenchError> {
         for s in plan::CREATE {
-            self.changed(s, vec![]).await?;
+            self.0.changed(*s, vec![]).await?;
         }
         Ok(())
     }
     async fn clear(&mut self) -> Result<(), BenchError> {
-        self.changed(plan::CLEAR, vec![]).await.map(|_| ())
+        self.0.changed(plan::CLEAR, vec![]).await.map(|_| ())
     }
     async fn begin(&mut self) -> Result<(), BenchError> {
-        self.conn = Some(self.mw.checkout().await?);
-        self.changed("BEGIN", vec![]).await.map(|_| ())
+        self.0.begin().await
     }
     async fn commit(&mut self) -> Result<(), BenchError> {
-        self.changed("COMMIT", vec![]).await?;
-        self.conn = None;
-        Ok(())
+        self.0.commit().await
     }
     async fn put(
         &mut self,
@@ -402,21 +345,21 @@ impl Kv for MiddlewareKv {
         v.push(expires_at.map(Value::Integer).unwrap_or(Value::Null));
         v.push(Value::Integer(NOW));
         v.push(Value::Integer(NOW));
-        self.changed(plan::PUT, v).await
+        self.0.changed(plan::PUT, v).await
     }
     async fn get(&mut self, key: &str) -> Result<Option<Vec<u8>>, BenchError> {
         let mut v = key_values(key);
         v.push(Value::Integer(NOW));
-        let rs = self.rows(plan::GET, v).await?;
+        let rs = self.0.rows(plan::GET, v).await?;
         rs.rows.first().map(|r| blob(r.first())).transpose()
     }
     async fn exists(&mut self, key: &str) -> Result<bool, BenchError> {
         let mut v = key_values(key);
         v.push(Value::Integer(NOW));
-        Ok(!self.rows(plan::EXISTS, v).await?.rows.is_empty())
+        Ok(!self.0.rows(plan::EXISTS, v).await?.rows.is_empty())
     }
     async fn delete(&mut self, key: &str) -> Result<u64, BenchError> {
-        self.changed(plan::DELETE, key_values(key)).await
+        self.0.changed(plan::DELETE, key_values(key)).await
     }
     async fn scan(&mut self, from: &str, to: &str) -> Result<Vec<(String, Vec<u8>)>, BenchError> {
         let v = vec![
@@ -426,104 +369,7 @@ impl Kv for MiddlewareKv {
             Value::Text(to.into()),
             Value::Integer(NOW),
         ];
-        let rs = self.rows(plan::SCAN, v).await?;
-        rs.rows
-            .iter()
-            .map(|r| match r.first() {
-                Some(Value::Text(k)) => Ok((k.clone(), blob(r.get(1))?)),
-                other => Err(BenchError::Other(format!("key column holds {other:?}"))),
-            })
-            .collect()
-    }
-}
-
-/// turso on one connection per task, statements from its cache.
-#[cfg(feature = "turso")]
-struct TursoKv {
-    _db: turso::Database,
-    conn: turso::Connection,
-}
-
-#[cfg(feature = "turso")]
-impl TursoKv {
-    async fn exec(&self, sql: &str, params: Vec<turso::Value>) -> Result<u64, BenchError> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(sql)
-            .await
-            .map_err(BenchError::driver)?;
-        stmt.execute(params).await.map_err(BenchError::driver)
-    }
-
-    async fn rows(&self, sql: &str, params: Vec<turso::Value>) -> Result<ResultSet, BenchError> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(sql)
-            .await
-            .map_err(BenchError::driver)?;
-        let rows = stmt.query(params).await.map_err(BenchError::driver)?;
-        crate::backends::turso::marshal(rows).await
-    }
-}
-
-#[cfg(feature = "turso")]
-fn tv(values: Vec<Value>) -> Vec<turso::Value> {
-    crate::backends::turso::to_params(&values)
-}
-
-#[cfg(feature = "turso")]
-impl Kv for TursoKv {
-    async fn reset(&mut self) -> Result<(), BenchError> {
-        for s in plan::CREATE {
-            self.conn.execute(s, ()).await.map_err(BenchError::driver)?;
-        }
-        Ok(())
-    }
-    async fn clear(&mut self) -> Result<(), BenchError> {
-        self.exec(plan::CLEAR, vec![]).await.map(|_| ())
-    }
-    async fn begin(&mut self) -> Result<(), BenchError> {
-        self.exec("BEGIN", vec![]).await.map(|_| ())
-    }
-    async fn commit(&mut self) -> Result<(), BenchError> {
-        self.exec("COMMIT", vec![]).await.map(|_| ())
-    }
-    async fn put(
-        &mut self,
-        key: &str,
-        value: &[u8],
-        expires_at: Option<i64>,
-    ) -> Result<u64, BenchError> {
-        let mut v = key_values(key);
-        v.push(Value::Blob(value.to_vec()));
-        v.push(expires_at.map(Value::Integer).unwrap_or(Value::Null));
-        v.push(Value::Integer(NOW));
-        v.push(Value::Integer(NOW));
-        self.exec(plan::PUT, tv(v)).await
-    }
-    async fn get(&mut self, key: &str) -> Result<Option<Vec<u8>>, BenchError> {
-        let mut v = key_values(key);
-        v.push(Value::Integer(NOW));
-        let rs = self.rows(plan::GET, tv(v)).await?;
-        rs.rows.first().map(|r| blob(r.first())).transpose()
-    }
-    async fn exists(&mut self, key: &str) -> Result<bool, BenchError> {
-        let mut v = key_values(key);
-        v.push(Value::Integer(NOW));
-        Ok(!self.rows(plan::EXISTS, tv(v)).await?.rows.is_empty())
-    }
-    async fn delete(&mut self, key: &str) -> Result<u64, BenchError> {
-        self.exec(plan::DELETE, tv(key_values(key))).await
-    }
-    async fn scan(&mut self, from: &str, to: &str) -> Result<Vec<(String, Vec<u8>)>, BenchError> {
-        let v = vec![
-            Value::Text(TENANT.into()),
-            Value::Text(NAMESPACE.into()),
-            Value::Text(from.into()),
-            Value::Text(to.into()),
-            Value::Integer(NOW),
-        ];
-        let rs = self.rows(plan::SCAN, tv(v)).await?;
+        let rs = self.0.rows(plan::SCAN, v).await?;
         rs.rows
             .iter()
             .map(|r| match r.first() {
@@ -550,8 +396,7 @@ mod tests {
             }
             let d = Data::new(case, 40, 9);
             let path = dir.path().join(format!("{}.sqlite", case.name()));
-            let mut r =
-                RusqliteKv(crate::backends::raw::open(&path, &SqliteSettings::default()).unwrap());
+            let mut r = RusqliteKv(crate::backends::raw::open(&path, &Default::default()).unwrap());
             let mut m = MemKv(Arc::new(RwLock::new(HashMap::new())));
             rt.block_on(async {
                 plan::prepare(&mut r, case, &d).await.unwrap();

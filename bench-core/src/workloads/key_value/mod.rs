@@ -31,6 +31,28 @@ pub const KEYS: KnobSpec = KnobSpec::count(
 /// What the work check of every key_value bench sums.
 pub const WORK: &str = "rows written or deleted, live keys found, bytes read back (each compared with the bytes put), expired keys absent";
 
+/// What every harness's key_value session starts from.
+pub struct Params {
+    pub dir: std::path::PathBuf,
+    pub keys: u64,
+    pub seed: u64,
+    pub memory: bool,
+    pub settings: crate::settings::SqliteSettings,
+}
+
+impl Params {
+    pub fn new(run: &crate::workload::RunContext<'_>) -> Result<Params, crate::BenchError> {
+        let k = &run.plan.knobs;
+        Ok(Params {
+            dir: run.scratch_dir()?,
+            keys: k.count(&KEYS),
+            seed: run.plan.target.seed,
+            memory: k.word(&STORAGE) == "memory",
+            settings: run.sqlite.clone(),
+        })
+    }
+}
+
 /// The case a bench of this target runs.
 pub fn case_of(spec: &BenchSpec) -> Option<Case> {
     Case::from_variant(spec.variant)

@@ -1,0 +1,147 @@
+//! Backends driven the middleware's way: the caller's generic values in, a generic result set
+//! out. The pooled middleware (per strategy) and turso both are, so a workload writes its
+//! operations once over [`Statements`] and runs them on either.
+
+use std::sync::Arc;
+
+use super::middleware::value::{self, ResultSet, Value};
+use super::middleware::{Conn, Middleware};
+use crate::error::BenchError;
+
+/// One statement at a time with generic values, and transactions.
+#[allow(async_fn_in_trait)]
+pub trait Statements {
+    async fn begin(&mut self) -> Result<(), BenchError>;
+    async fn commit(&mut self) -> Result<(), BenchError>;
+    /// Runs `sql` with `values`; the rows it changed.
+    async fn changed<S: AsRef<str> + Send + 'static>(
+        &mut self,
+        sql: S,
+        values: Vec<Value>,
+    ) -> Result<u64, BenchError>;
+    /// Runs `sql` with `values`; every row it returns.
+    async fn rows<S: AsRef<str> + Send + 'static>(
+        &mut self,
+        sql: S,
+        values: Vec<Value>,
+    ) -> Result<ResultSet, BenchError>;
+}
+
+/// The middleware: a connection checked out per transaction (per statement outside one),
+/// each statement dispatched by the strategy, prepared from the connection's cache, its rows
+/// materialised on the connection's side.
+pub struct Pooled {
+    mw: Arc<Middleware>,
+    held: Option<Conn>,
+}
+
+impl Pooled {
+    pub fn new(mw: Arc<Middleware>) -> Pooled {
+        Pooled { mw, held: None }
+    }
+
+    async fn run<S: AsRef<str> + Send + 'static>(
+        &mut self,
+        sql: S,
+        values: Vec<Value>,
+        rows: bool,
+    ) -> Result<Result<ResultSet, u64>, BenchError> {
+        let job = move |c: &mut rusqlite::Connection| -> rusqlite::Result<Result<ResultSet, u64>> {
+            let mut stmt = c.prepare_cached(sql.as_ref())?;
+            value::bind(&mut stmt, &value::to_params(&values))?;
+            if rows {
+                value::marshal(&mut stmt).map(Ok)
+            } else {
+                stmt.raw_execute().map(|n| Err(n as u64))
+            }
+        };
+        let out = match self.held.as_mut() {
+            Some(conn) => self.mw.call(conn, job).await?,
+            None => {
+                let mut conn = self.mw.checkout().await?;
+                self.mw.call(&mut conn, job).await?
+            }
+        };
+        Ok(out?)
+    }
+}
+
+impl Statements for Pooled {
+    async fn begin(&mut self) -> Result<(), BenchError> {
+        self.held = Some(self.mw.checkout().await?);
+        self.changed("BEGIN", vec![]).await.map(|_| ())
+    }
+    async fn commit(&mut self) -> Result<(), BenchError> {
+        self.changed("COMMIT", vec![]).await?;
+        self.held = None;
+        Ok(())
+    }
+    async fn changed<S: AsRef<str> + Send + 'static>(
+        &mut self,
+        sql: S,
+        values: Vec<Value>,
+    ) -> Result<u64, BenchError> {
+        match self.run(sql, values, false).await? {
+            Err(n) => Ok(n),
+            Ok(_) => Err(BenchError::Other("asked for rows changed, got rows".into())),
+        }
+    }
+    async fn rows<S: AsRef<str> + Send + 'static>(
+        &mut self,
+        sql: S,
+        values: Vec<Value>,
+    ) -> Result<ResultSet, BenchError> {
+        match self.run(sql, values, true).await? {
+            Ok(rs) => Ok(rs),
+            Err(_) => Err(BenchError::Other("asked for rows, got a count".into())),
+        }
+    }
+}
+
+/// turso on one connection, statements from its cache, values converted to turso's.
+#[cfg(feature = "turso")]
+pub struct Turso {
+    /// Kept open as long as the connection.
+    pub db: turso::Database,
+    pub conn: turso::Connection,
+}
+
+#[cfg(feature = "turso")]
+impl Statements for Turso {
+    async fn begin(&mut self) -> Result<(), BenchError> {
+        self.changed("BEGIN", vec![]).await.map(|_| ())
+    }
+    async fn commit(&mut self) -> Result<(), BenchError> {
+        self.changed("COMMIT", vec![]).await.map(|_| ())
+    }
+    async fn changed<S: AsRef<str> + Send + 'static>(
+        &mut self,
+        sql: S,
+        values: Vec<Value>,
+    ) -> Result<u64, BenchError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(sql.as_ref())
+            .await
+            .map_err(BenchError::driver)?;
+        stmt.execute(super::turso::to_params(&values))
+            .await
+            .map_err(BenchError::driver)
+    }
+    async fn rows<S: AsRef<str> + Send + 'static>(
+        &mut self,
+        sql: S,
+        values: Vec<Value>,
+    ) -> Result<ResultSet, BenchError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(sql.as_ref())
+            .await
+            .map_err(BenchError::driver)?;
+        let rows = stmt
+            .query(super::turso::to_params(&values))
+            .await
+            .map_err(BenchError::driver)?;
+        super::turso::marshal(rows).await
+    }
+}
