@@ -13,6 +13,9 @@ use crate::error::BenchError;
 pub trait Statements {
     async fn begin(&mut self) -> Result<(), BenchError>;
     async fn commit(&mut self) -> Result<(), BenchError>;
+    /// Runs a schema statement as it is, outside the statement cache (as rusqlite's
+    /// `execute_batch` does).
+    async fn ddl<S: AsRef<str> + Send + 'static>(&mut self, sql: S) -> Result<(), BenchError>;
     /// Runs `sql` with `values`; the rows it changed.
     async fn changed<S: AsRef<str> + Send + 'static>(
         &mut self,
@@ -67,6 +70,17 @@ impl Pooled {
 }
 
 impl Statements for Pooled {
+    async fn ddl<S: AsRef<str> + Send + 'static>(&mut self, sql: S) -> Result<(), BenchError> {
+        let job = move |c: &mut rusqlite::Connection| c.execute_batch(sql.as_ref());
+        match self.held.as_mut() {
+            Some(conn) => self.mw.call(conn, job).await??,
+            None => {
+                let mut conn = self.mw.checkout().await?;
+                self.mw.call(&mut conn, job).await??
+            }
+        }
+        Ok(())
+    }
     async fn begin(&mut self) -> Result<(), BenchError> {
         self.held = Some(self.mw.checkout().await?);
         self.changed("BEGIN", vec![]).await.map(|_| ())
@@ -108,6 +122,13 @@ pub struct Turso {
 
 #[cfg(feature = "turso")]
 impl Statements for Turso {
+    async fn ddl<S: AsRef<str> + Send + 'static>(&mut self, sql: S) -> Result<(), BenchError> {
+        self.conn
+            .execute(sql.as_ref(), ())
+            .await
+            .map(|_| ())
+            .map_err(BenchError::driver)
+    }
     async fn begin(&mut self) -> Result<(), BenchError> {
         self.changed("BEGIN", vec![]).await.map(|_| ())
     }

@@ -359,11 +359,11 @@ impl<B: Statements> ValuesCrud<B> {
 impl<B: Statements> Crud for ValuesCrud<B> {
     async fn drop_table(&mut self, _: &Sql) -> Result<(), BenchError> {
         let t = self.text(Which::Drop);
-        self.b.changed(t, vec![]).await.map(|_| ())
+        self.b.ddl(t).await
     }
     async fn create_table(&mut self, _: &Sql) -> Result<(), BenchError> {
         let t = self.text(Which::Create);
-        self.b.changed(t, vec![]).await.map(|_| ())
+        self.b.ddl(t).await
     }
     async fn begin(&mut self) -> Result<(), BenchError> {
         self.b.begin().await

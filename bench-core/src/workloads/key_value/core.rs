@@ -321,7 +321,7 @@ fn blob(v: Option<&Value>) -> Result<Vec<u8>, BenchError> {
 impl<B: Statements> Kv for ValuesKv<B> {
     async fn reset(&mut self) -> Result<(), BenchError> {
         for s in plan::CREATE {
-            self.0.changed(*s, vec![]).await?;
+            self.0.ddl(*s).await?;
         }
         Ok(())
     }
