@@ -26,6 +26,9 @@ if [ -z "$(pg_bin)" ]; then
 fi
 bin=$(pg_bin)
 port=${BENCHSCOPE_PG_PORT:-54329}
+# A port another server already listens on (a cluster left running, say): take the next free one.
+port_taken() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2> /dev/null; }
+while port_taken "$port"; do port=$((port + 1)); done
 password=bench-$RANDOM$RANDOM
 data=$(mktemp -d /tmp/benchscope-pg.XXXXXX)
 pwfile=$data.pw
