@@ -462,6 +462,51 @@ fn async_contention_refuses_bad_knobs() {
     }
 }
 
+/// Every core bench of `target`, tiny, with `knobs` and `storage=<storage>`, run to the end
+/// with nothing failed or skipped: each core bench with its checked part of the stream.
+fn every_core_bench(
+    target: &'static bench_core::catalog::Target,
+    knobs: &[&str],
+    storage: &str,
+) -> Vec<(
+    &'static bench_core::catalog::BenchSpec,
+    bench_core::testing::BenchCheck,
+)> {
+    let cache = tempfile::tempdir().unwrap();
+    let storage_knob = format!("storage={storage}");
+    let mut args = vec![target.name];
+    args.extend_from_slice(knobs);
+    args.extend_from_slice(&[
+        "--knob",
+        &storage_knob,
+        "--time",
+        "0.01",
+        "--warmup",
+        "0",
+        "--samples",
+        "2",
+        "--min-samples",
+        "2",
+    ]);
+    let (code, events, stderr) = run(&args, cache.path());
+    assert_eq!(code, Some(0), "{storage}: {stderr}");
+    assert_eq!(events.last(), Some(&Event::Done));
+    let bad: Vec<&Event> = events
+        .iter()
+        .filter(|e| matches!(e, Event::Error { .. } | Event::Skipped { .. }))
+        .collect();
+    assert!(bad.is_empty(), "{storage}: {bad:?}");
+    target
+        .benches
+        .iter()
+        .filter(|b| b.harness() == Harness::Core)
+        .map(|b| {
+            let c = check_bench(&events, b.name).unwrap_or_else(|e| panic!("{storage}: {e}"));
+            (b, c)
+        })
+        .collect()
+}
+
 /// Every core bench of crud_overhead, tiny, in files and in memory: each declares the
 /// operations and work the model of the table gives, and every sample does exactly that work.
 #[test]
@@ -470,42 +515,20 @@ fn crud_overhead_streams_every_core_bench_with_the_models_work() {
     let spec = crud_overhead::spec();
     let steps = plan::steps(60, 10, spec.seed);
     let sweep = plan::sweep_rows(30, spec.seed);
+    let knobs = [
+        "--knob",
+        "ops=60",
+        "--knob",
+        "batch=10",
+        "--knob",
+        "sweep_rows=30",
+        "--concurrency",
+        "2",
+    ];
     for storage in ["file", "memory"] {
-        let cache = tempfile::tempdir().unwrap();
-        let storage_knob = format!("storage={storage}");
-        let args = [
-            "crud_overhead",
-            "--knob",
-            "ops=60",
-            "--knob",
-            "batch=10",
-            "--knob",
-            "sweep_rows=30",
-            "--knob",
-            &storage_knob,
-            "--concurrency",
-            "2",
-            "--time",
-            "0.01",
-            "--warmup",
-            "0",
-            "--samples",
-            "2",
-            "--min-samples",
-            "2",
-        ];
-        let (code, events, stderr) = run(&args, cache.path());
-        assert_eq!(code, Some(0), "{storage}: {stderr}");
-        assert_eq!(events.last(), Some(&Event::Done));
-        let skipped: Vec<&Event> = events
-            .iter()
-            .filter(|e| matches!(e, Event::Error { .. } | Event::Skipped { .. }))
-            .collect();
-        assert!(skipped.is_empty(), "{storage}: {skipped:?}");
-        let mut checked = 0;
-        for b in spec.benches.iter().filter(|b| b.harness() == Harness::Core) {
+        let checked = every_core_bench(spec, &knobs, storage);
+        for (b, c) in &checked {
             let case = crud_overhead::case_of(b).unwrap();
-            let c = check_bench(&events, b.name).unwrap_or_else(|e| panic!("{storage}: {e}"));
             let (ops, work) = plan::expected(case, &steps, &sweep);
             assert_eq!(
                 (c.ops, c.work.per_pass),
@@ -519,20 +542,18 @@ fn crud_overhead_streams_every_core_bench_with_the_models_work() {
                 "{}: one latency per timed operation",
                 b.name
             );
-            checked += 1;
         }
         assert_eq!(
-            checked,
+            checked.len(),
             15 * 8,
             "every case on rusqlite, 6 strategies and turso"
         );
         // Files keep WAL; memdb cannot, and says so in what its connections read back.
         let journal = |bench: &str| {
-            check_bench(&events, bench)
-                .unwrap()
-                .sqlite
-                .get("journal_mode")
-                .cloned()
+            checked
+                .iter()
+                .find(|(b, _)| b.name == bench)
+                .and_then(|(_, c)| c.sqlite.get("journal_mode").cloned())
         };
         let want = if storage == "file" { "wal" } else { "memory" };
         assert_eq!(journal("insert/rusqlite").as_deref(), Some(want));
@@ -567,43 +588,21 @@ fn key_value_streams_every_core_bench_with_checked_values() {
     use bench_core::workloads::key_value::{self, plan};
     let spec = key_value::spec();
     for storage in ["file", "memory"] {
-        let cache = tempfile::tempdir().unwrap();
-        let storage_knob = format!("storage={storage}");
-        let args = [
-            "key_value",
-            "--knob",
-            "keys=20",
-            "--knob",
-            &storage_knob,
-            "--time",
-            "0.01",
-            "--warmup",
-            "0",
-            "--samples",
-            "2",
-            "--min-samples",
-            "2",
-        ];
-        let (code, events, stderr) = run(&args, cache.path());
-        assert_eq!(code, Some(0), "{storage}: {stderr}");
-        let bad: Vec<&Event> = events
-            .iter()
-            .filter(|e| matches!(e, Event::Error { .. } | Event::Skipped { .. }))
-            .collect();
-        assert!(bad.is_empty(), "{storage}: {bad:?}");
-        let mut checked = 0;
-        for b in spec.benches.iter().filter(|b| b.harness() == Harness::Core) {
+        let checked = every_core_bench(spec, &["--knob", "keys=20"], storage);
+        for (b, c) in &checked {
             let case = key_value::case_of(b).unwrap();
             let d = plan::Data::new(case, 20, spec.seed);
-            let c = check_bench(&events, b.name).unwrap_or_else(|e| panic!("{storage}: {e}"));
             assert_eq!(
                 (c.ops, c.work.per_pass),
                 (d.ops(case), d.work(case)),
                 "{storage} {}",
                 b.name
             );
-            checked += 1;
         }
-        assert_eq!(checked, 18 * 9, "memory, rusqlite, 6 strategies and turso");
+        assert_eq!(
+            checked.len(),
+            18 * 9,
+            "memory, rusqlite, 6 strategies and turso"
+        );
     }
 }

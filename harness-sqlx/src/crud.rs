@@ -6,15 +6,13 @@ use std::collections::HashMap;
 
 use bench_core::BenchError;
 use bench_core::catalog::{BenchSpec, CatalogError, Subject, Target};
-use bench_core::measure::{Bench, IterFn};
+use bench_core::measure::Bench;
 use bench_core::protocol::Event;
 use bench_core::workload::{RunContext, Session, Workload};
 use bench_core::workloads::bulk_insert::NO_POSTGRES;
 use bench_core::workloads::bulk_insert::rows::Scratch;
-use bench_core::workloads::crud_overhead::plan::{
-    self, Answer, BATCHES, Case, Crud, Dialect, Op, Row, Sql,
-};
-use bench_core::workloads::crud_overhead::{self, Shared, WORK};
+use bench_core::workloads::crud_overhead::plan::{Answer, BATCHES, Crud, Dialect, Row, Sql};
+use bench_core::workloads::crud_overhead::{self, Shared};
 use sqlx::postgres::PgConnectOptions;
 use sqlx::sqlite::SqliteConnectOptions;
 use sqlx::{AssertSqlSafe, ConnectOptions, Connection, Executor, SqlSafeStr, SqlStr};
@@ -68,10 +66,6 @@ impl Session for Ctx {
         let case = crud_overhead::case_of(spec).ok_or_else(|| {
             CatalogError::no_implementation(crud_overhead::spec(), spec, "not a crud case")
         })?;
-        let batch = match case {
-            Case::Batch(n) => n as usize,
-            _ => 1,
-        };
         let (iter, settings) = match spec.subject {
             Subject::SqlxSqlite => {
                 let scratch = Scratch::new(&self.dir, &format!("crud-sqlx-{}", spec.name));
@@ -88,13 +82,13 @@ impl Session for Ctx {
                     let settings = crate::settings::read_back(&mut conn).await?;
                     Ok::<_, BenchError>((conn, settings))
                 })?;
-                let sql = Sql::new(Dialect::Sqlite).with_batch(self.shared.sweep.len(), batch);
+                let sql = Sql::for_case(Dialect::Sqlite, case, self.shared.sweep.len());
                 let c = SqliteCrud {
                     conn,
                     stmts: Stmts::new(&sql),
                     _scratch: scratch,
                 };
-                (self.iter(c, sql, case)?, settings)
+                (self.shared.iteration(&self.rt, c, sql, case, ())?, settings)
             }
             Subject::SqlxPostgres => {
                 let url = self
@@ -106,7 +100,7 @@ impl Session for Ctx {
                     .rt
                     .block_on(options.connect())
                     .map_err(|e| pg_err(&url, e))?;
-                let sql = Sql::new(Dialect::Postgres).with_batch(self.shared.sweep.len(), batch);
+                let sql = Sql::for_case(Dialect::Postgres, case, self.shared.sweep.len());
                 let c = PgCrud {
                     conn: Some(conn),
                     stmts: Stmts::new(&sql),
@@ -114,7 +108,10 @@ impl Session for Ctx {
                     url,
                     rt: self.rt.handle().clone(),
                 };
-                (self.iter(c, sql, case)?, Default::default())
+                (
+                    self.shared.iteration(&self.rt, c, sql, case, ())?,
+                    Default::default(),
+                )
             }
             _ => {
                 return Err(CatalogError::no_implementation(
@@ -125,28 +122,7 @@ impl Session for Ctx {
                 .into());
             }
         };
-        let (ops, work) = plan::expected(case, &self.shared.steps, &self.shared.sweep);
-        Ok(Bench::new(iter, work, WORK)
-            .with_ops(ops)
-            .with_settings(settings))
-    }
-}
-
-impl Ctx {
-    fn iter<'a, C: Crud + 'a>(
-        &'a self,
-        mut c: C,
-        sql: Sql,
-        case: Case,
-    ) -> Result<IterFn<'a>, BenchError> {
-        let sh = &self.shared;
-        if case == Case::Op(Op::SelectCached) {
-            self.rt.block_on(plan::fill(&mut c, &sql, &sh.steps))?;
-        }
-        Ok(Box::new(move |hist| {
-            self.rt
-                .block_on(plan::pass(&mut c, &sql, case, &sh.steps, &sh.sweep, hist))
-        }))
+        Ok(self.shared.bench(iter, case, settings))
     }
 }
 

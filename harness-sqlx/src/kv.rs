@@ -8,7 +8,7 @@ use bench_core::protocol::Event;
 use bench_core::workload::{RunContext, Session, Workload};
 use bench_core::workloads::bulk_insert::rows::Scratch;
 use bench_core::workloads::key_value::plan::{self, Case, Data, Kv, NAMESPACE, NOW, TENANT};
-use bench_core::workloads::key_value::{self, Params, WORK};
+use bench_core::workloads::key_value::{self, Params};
 use sqlx::sqlite::SqliteConnectOptions;
 use sqlx::{ConnectOptions, Executor, Row};
 
@@ -84,11 +84,7 @@ impl Session for Ctx {
             let settings = crate::settings::read_back(&mut handles[0].0).await?;
             Ok::<_, BenchError>((handles, settings))
         })?;
-        let (ops, work) = (data.ops(case), data.work(case));
-        let iter = plan::iteration(&self.rt, handles, case, data, scratch)?;
-        Ok(Bench::new(iter, work, WORK)
-            .with_ops(ops)
-            .with_settings(settings))
+        Ok(plan::bench(&self.rt, handles, case, data, scratch)?.with_settings(settings))
     }
 }
 

@@ -43,6 +43,36 @@ impl Scratch {
     }
 }
 
+/// Where one bench's database lives: a scratch file (removed with it), or an in-memory
+/// database (memdb) its connections share.
+pub enum Place {
+    File(Scratch),
+    Memory(std::path::PathBuf),
+}
+
+impl Place {
+    /// The database of `bench` of a `kind` of target, in `dir` or in memory.
+    pub fn new(dir: &std::path::Path, memory: bool, kind: &str, bench: &str) -> Place {
+        if memory {
+            Place::Memory(std::path::PathBuf::from(format!(
+                "file:/benchscope-{kind}-{}-{}?vfs=memdb",
+                std::process::id(),
+                bench.replace('/', "_")
+            )))
+        } else {
+            Place::File(Scratch::new(dir, &format!("{kind}-{bench}")))
+        }
+    }
+
+    /// The path or URI every connection opens.
+    pub fn path(&self) -> &std::path::Path {
+        match self {
+            Place::File(s) => &s.0,
+            Place::Memory(p) => p,
+        }
+    }
+}
+
 impl Drop for Scratch {
     fn drop(&mut self) {
         crate::dataset::remove_db_files(&self.0);

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use rusqlite::types::ToSql;
 
-use super::plan::{self, Answer, Case, Crud, Dialect, Op, Row, Sql};
-use super::{Shared, WORK};
+use super::Shared;
+use super::plan::{Answer, Crud, Dialect, Row, Sql};
 use crate::backends::middleware::Middleware;
 use crate::backends::middleware::value::{ResultSet, Value};
 #[cfg(feature = "turso")]
@@ -16,10 +16,10 @@ use crate::backends::values::Turso;
 use crate::backends::values::{Pooled, Statements};
 use crate::catalog::{BenchSpec, CONCURRENCY, CatalogError, SPIN_US, Subject, Target};
 use crate::error::BenchError;
-use crate::measure::{Bench, IterFn};
+use crate::measure::Bench;
 use crate::protocol::Event;
 use crate::workload::{RunContext, Session, Workload};
-use crate::workloads::bulk_insert::rows::Scratch;
+use crate::workloads::bulk_insert::rows::Place;
 
 /// bench-core's `crud_overhead`.
 pub struct Core;
@@ -53,33 +53,6 @@ struct Ctx {
     rt: tokio::runtime::Runtime,
 }
 
-/// Where one bench's database lives: a scratch file, or a memdb shared by its connections.
-enum Place {
-    File(Scratch),
-    Memory(PathBuf),
-}
-
-impl Place {
-    fn new(ctx: &Ctx, bench: &str) -> Place {
-        if ctx.shared.memory {
-            Place::Memory(PathBuf::from(format!(
-                "file:/benchscope-crud-{}-{}?vfs=memdb",
-                std::process::id(),
-                bench.replace('/', "_")
-            )))
-        } else {
-            Place::File(Scratch::new(&ctx.dir, &format!("crud-{bench}")))
-        }
-    }
-
-    fn path(&self) -> &std::path::Path {
-        match self {
-            Place::File(s) => &s.0,
-            Place::Memory(p) => p,
-        }
-    }
-}
-
 impl Session for Ctx {
     fn ops(&self) -> u64 {
         self.shared.steps.len() as u64
@@ -93,13 +66,17 @@ impl Session for Ctx {
         let case = super::case_of(spec).ok_or_else(|| {
             CatalogError::no_implementation(super::spec(), spec, "not a crud_overhead case")
         })?;
-        let sql = sql_for(Dialect::Sqlite, case, self.shared.sweep.len());
-        let place = Place::new(self, spec.name);
+        let sql = Sql::for_case(Dialect::Sqlite, case, self.shared.sweep.len());
+        let place = Place::new(&self.dir, self.shared.memory, "crud", spec.name);
         let (iter, settings) = match spec.subject {
             Subject::Rusqlite => {
                 let conn = crate::backends::raw::open(place.path(), &self.shared.settings)?;
                 let settings = crate::backends::raw::read_back(&conn);
-                (self.iter(RusqliteCrud(conn), sql, case, place)?, settings)
+                (
+                    self.shared
+                        .iteration(&self.rt, RusqliteCrud(conn), sql, case, place)?,
+                    settings,
+                )
             }
             Subject::Middleware(s) => {
                 let mw = Arc::new(Middleware::new(
@@ -115,7 +92,10 @@ impl Session for Ctx {
                     b: Pooled::new(mw),
                     sql: Arc::new(sql.clone()),
                 };
-                (self.iter(c, sql, case, place)?, settings)
+                (
+                    self.shared.iteration(&self.rt, c, sql, case, place)?,
+                    settings,
+                )
             }
             #[cfg(feature = "turso")]
             Subject::Turso => {
@@ -133,7 +113,10 @@ impl Session for Ctx {
                     };
                     Ok::<_, BenchError>((c, settings))
                 })?;
-                (self.iter(c, sql, case, place)?, settings)
+                (
+                    self.shared.iteration(&self.rt, c, sql, case, place)?,
+                    settings,
+                )
             }
             _ => {
                 return Err(CatalogError::no_implementation(
@@ -144,40 +127,7 @@ impl Session for Ctx {
                 .into());
             }
         };
-        let (ops, work) = plan::expected(case, &self.shared.steps, &self.shared.sweep);
-        Ok(Bench::new(iter, work, WORK)
-            .with_ops(ops)
-            .with_settings(settings))
-    }
-}
-
-/// The statements a bench of `case` uses.
-pub fn sql_for(dialect: Dialect, case: Case, sweep: usize) -> Sql {
-    let batch = match case {
-        Case::Batch(n) => n as usize,
-        _ => 1,
-    };
-    Sql::new(dialect).with_batch(sweep, batch)
-}
-
-impl Ctx {
-    /// The iteration of a bench on backend `c`; `select_cached` fills its table first.
-    fn iter<'a, C: Crud + 'a>(
-        &'a self,
-        mut c: C,
-        sql: Sql,
-        case: Case,
-        place: Place,
-    ) -> Result<IterFn<'a>, BenchError> {
-        let sh = &self.shared;
-        if case == Case::Op(Op::SelectCached) {
-            self.rt.block_on(plan::fill(&mut c, &sql, &sh.steps))?;
-        }
-        Ok(Box::new(move |hist| {
-            let _keep = &place;
-            self.rt
-                .block_on(plan::pass(&mut c, &sql, case, &sh.steps, &sh.sweep, hist))
-        }))
+        Ok(self.shared.bench(iter, case, settings))
     }
 }
 
@@ -406,6 +356,7 @@ impl<B: Statements> Crud for ValuesCrud<B> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::plan::{self, Case, Op};
     use super::*;
     use crate::measure::stats::LatencyHistogram;
     use crate::settings::SqliteSettings;
@@ -421,7 +372,7 @@ mod tests {
             let path = dir.path().join(format!("{}.sqlite", case.name()));
             let conn = crate::backends::raw::open(&path, &SqliteSettings::default()).unwrap();
             let mut c = RusqliteCrud(conn);
-            let sql = sql_for(Dialect::Sqlite, case, sweep.len());
+            let sql = Sql::for_case(Dialect::Sqlite, case, sweep.len());
             let (_, work) = plan::expected(case, &steps, &sweep);
             rt.block_on(async {
                 if case == Case::Op(Op::SelectCached) {

@@ -75,6 +75,47 @@ impl Shared {
             settings: run.sqlite.clone(),
         }
     }
+
+    /// The iteration of a bench of `case` on backend `c` with its statements `sql`, `keep`
+    /// alive as long as it: `select_cached`'s table filled first, then each pass replays the
+    /// plan on `rt`.
+    pub fn iteration<'a, C: plan::Crud + 'a>(
+        &'a self,
+        rt: &'a tokio::runtime::Runtime,
+        mut c: C,
+        sql: plan::Sql,
+        case: Case,
+        keep: impl Sized + 'a,
+    ) -> Result<crate::measure::IterFn<'a>, crate::BenchError> {
+        if case == Case::Op(Op::SelectCached) {
+            rt.block_on(plan::fill(&mut c, &sql, &self.steps))?;
+        }
+        Ok(Box::new(move |hist| {
+            let _keep = &keep;
+            rt.block_on(plan::pass(
+                &mut c,
+                &sql,
+                case,
+                &self.steps,
+                &self.sweep,
+                hist,
+            ))
+        }))
+    }
+
+    /// The bench around `iter`: its operations and work per pass from the model of the
+    /// table, and the settings its connections read back.
+    pub fn bench<'a>(
+        &self,
+        iter: crate::measure::IterFn<'a>,
+        case: Case,
+        settings: std::collections::BTreeMap<String, String>,
+    ) -> crate::measure::Bench<'a> {
+        let (ops, work) = plan::expected(case, &self.steps, &self.sweep);
+        crate::measure::Bench::new(iter, work, WORK)
+            .with_ops(ops)
+            .with_settings(settings)
+    }
 }
 
 /// What the work check of every crud bench sums.
@@ -135,7 +176,7 @@ pub fn spec() -> &'static Target {
                 bench(name, Subject::Middleware(s))
             });
             for subject in [Subject::Turso, Subject::SqlxSqlite, Subject::SqlxPostgres] {
-                let name = leak(format!("{prefix}/{}", report::backend_name(subject)));
+                let name = leak(format!("{prefix}/{}", subject.slug()));
                 t = t.bench(bench(name, subject));
             }
         }

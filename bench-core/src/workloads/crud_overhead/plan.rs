@@ -342,6 +342,15 @@ impl Sql {
         s
     }
 
+    /// The statements a bench of `case` uses, its batch INSERTs for the sweep's `rows` ready.
+    pub fn for_case(dialect: Dialect, case: Case, rows: usize) -> Sql {
+        let batch = match case {
+            Case::Batch(n) => n as usize,
+            _ => 1,
+        };
+        Sql::new(dialect).with_batch(rows, batch)
+    }
+
     /// The same, with the multi-row INSERTs for chunks of `batch` rows out of `rows` ready.
     pub fn with_batch(mut self, rows: usize, batch: usize) -> Sql {
         for n in [batch.min(rows), rows % batch.max(1)] {

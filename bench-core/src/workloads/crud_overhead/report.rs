@@ -7,7 +7,6 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::plan::{BATCHES, Case, Op};
-use crate::catalog::Subject;
 use crate::compare::{Ratio, ratio_of};
 use crate::protocol::results::{BenchResult, RunRecord};
 
@@ -79,11 +78,6 @@ pub struct Overview {
     pub sweep: Vec<SweepRow>,
 }
 
-/// The backend part of a bench name, as the catalog spells it.
-pub fn backend_name(subject: Subject) -> String {
-    subject.slug()
-}
-
 /// The mix's operations, whose time makes the overall overhead.
 const MIX: [Op; 6] = [
     Op::Begin,
@@ -108,7 +102,7 @@ pub fn overview(run: &RunRecord) -> Option<Overview> {
             continue;
         };
         if r.summary.is_some() {
-            done.push((case, backend_name(b.subject), r));
+            done.push((case, b.subject.slug(), r));
         }
     }
     let find = |case: Case, backend: &str| {

@@ -2,14 +2,13 @@
 //! turso, each store on its own scratch database (a file in the run's journal mode, or memdb).
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use rusqlite::OptionalExtension;
 
+use super::Params;
 use super::plan::{self, Case, Data, Kv, NAMESPACE, NOW, TENANT};
-use super::{Params, WORK};
 use crate::backends::middleware::Middleware;
 use crate::backends::middleware::value::Value;
 #[cfg(feature = "turso")]
@@ -17,10 +16,10 @@ use crate::backends::values::Turso;
 use crate::backends::values::{Pooled, Statements};
 use crate::catalog::{BenchSpec, CONCURRENCY, CatalogError, SPIN_US, Subject, Target};
 use crate::error::BenchError;
-use crate::measure::{Bench, IterFn};
+use crate::measure::Bench;
 use crate::protocol::Event;
 use crate::workload::{RunContext, Session, Workload};
-use crate::workloads::bulk_insert::rows::Scratch;
+use crate::workloads::bulk_insert::rows::Place;
 
 /// bench-core's `key_value`.
 pub struct Core;
@@ -72,23 +71,14 @@ impl Session for Ctx {
             Case::ConcurrentReads(n) => n as usize,
             _ => 1,
         };
-        let (ops, work) = (data.ops(case), data.work(case));
-        let scratch =
-            (!self.p.memory).then(|| Scratch::new(&self.p.dir, &format!("kv-{}", spec.name)));
-        let path = match &scratch {
-            Some(s) => s.0.clone(),
-            None => PathBuf::from(format!(
-                "file:/benchscope-kv-{}-{}?vfs=memdb",
-                std::process::id(),
-                spec.name.replace('/', "_")
-            )),
-        };
-        let (iter, settings): (IterFn<'_>, Settings) = match spec.subject {
+        let place = Place::new(&self.p.dir, self.p.memory, "kv", spec.name);
+        let path = place.path().to_path_buf();
+        let (bench, settings): (Bench<'_>, Settings) = match spec.subject {
             Subject::Memory => {
                 let map = Arc::new(RwLock::new(HashMap::new()));
                 let handles = (0..tasks).map(|_| MemKv(map.clone())).collect();
                 (
-                    plan::iteration(&self.rt, handles, case, data, scratch)?,
+                    plan::bench(&self.rt, handles, case, data, place)?,
                     Settings::new(),
                 )
             }
@@ -101,10 +91,7 @@ impl Session for Ctx {
                     )?));
                 }
                 let settings = crate::backends::raw::read_back(&handles[0].0);
-                (
-                    plan::iteration(&self.rt, handles, case, data, scratch)?,
-                    settings,
-                )
+                (plan::bench(&self.rt, handles, case, data, place)?, settings)
             }
             Subject::Middleware(s) => {
                 let mw = Arc::new(Middleware::new(
@@ -119,10 +106,7 @@ impl Session for Ctx {
                 let handles = (0..tasks)
                     .map(|_| ValuesKv(Pooled::new(mw.clone())))
                     .collect();
-                (
-                    plan::iteration(&self.rt, handles, case, data, scratch)?,
-                    settings,
-                )
+                (plan::bench(&self.rt, handles, case, data, place)?, settings)
             }
             #[cfg(feature = "turso")]
             Subject::Turso => {
@@ -143,10 +127,7 @@ impl Session for Ctx {
                     let settings = crate::backends::turso::read_back(&handles[0].0.conn).await;
                     Ok::<_, BenchError>((handles, settings))
                 })?;
-                (
-                    plan::iteration(&self.rt, handles, case, data, scratch)?,
-                    settings,
-                )
+                (plan::bench(&self.rt, handles, case, data, place)?, settings)
             }
             _ => {
                 return Err(CatalogError::no_implementation(
@@ -157,9 +138,7 @@ impl Session for Ctx {
                 .into());
             }
         };
-        Ok(Bench::new(iter, work, WORK)
-            .with_ops(ops)
-            .with_settings(settings))
+        Ok(bench.with_settings(settings))
     }
 }
 

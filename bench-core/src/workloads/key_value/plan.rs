@@ -493,18 +493,19 @@ pub async fn reader<K: Kv>(kv: &mut K, d: &Data, task: usize) -> Result<u64, Ben
     Ok(work)
 }
 
-/// The iteration of a bench over its store handles (one per task), `keep` alive as long as
-/// it: the store prepared once, then single-task passes, or every task's reads at once, each
-/// on its own thread.
-pub fn iteration<'a, K: Kv + Send + 'a>(
+/// A bench over its store handles (one per task), `keep` alive as long as it: the store
+/// prepared once, then single-task passes, or every task's reads at once, each on its own
+/// thread; its operations and work per pass from `data`.
+pub fn bench<'a, K: Kv + Send + 'a>(
     rt: &'a tokio::runtime::Runtime,
     mut handles: Vec<K>,
     case: Case,
     data: Data,
     keep: impl Send + 'a,
-) -> Result<crate::measure::IterFn<'a>, BenchError> {
+) -> Result<crate::measure::Bench<'a>, BenchError> {
     rt.block_on(prepare(&mut handles[0], case, &data))?;
-    Ok(Box::new(move |hist| {
+    let (ops, work) = (data.ops(case), data.work(case));
+    let iter: crate::measure::IterFn<'a> = Box::new(move |hist| {
         let _keep = &keep;
         if !matches!(case, Case::ConcurrentReads(_)) {
             return rt.block_on(pass(&mut handles[0], case, &data, hist));
@@ -547,7 +548,8 @@ pub fn iteration<'a, K: Kv + Send + 'a>(
             _ => 0,
         };
         Ok(Iteration::new(elapsed, work))
-    }))
+    });
+    Ok(crate::measure::Bench::new(iter, work, super::WORK).with_ops(ops))
 }
 
 /// A suite target: what it asks of which backends.
