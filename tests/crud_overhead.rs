@@ -194,3 +194,31 @@ fn show_renders_a_saved_report() {
         .code(2)
         .stderr(predicates::str::contains("not a benchscope report"));
 }
+
+/// In memory: rusqlite, the middleware, turso and sqlx each run the mix on in-memory
+/// databases.
+#[test]
+fn every_sqlite_backend_runs_the_mix_in_memory() {
+    let cache = tempfile::tempdir().unwrap();
+    let benches = [
+        "insert/rusqlite",
+        "insert/middleware/spawn_blocking",
+        "insert/turso",
+        "insert/sqlx_sqlite",
+        "select_cached/sqlx_sqlite",
+    ];
+    let mut knobs = KNOBS.to_vec();
+    knobs.extend_from_slice(&["--knob", "storage=memory"]);
+    let out = common::run_json("crud_overhead", &knobs, cache.path(), &benches)
+        .env_remove("BENCHSCOPE_POSTGRES_URL")
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let run = v["runs"][0]["benches"].as_array().unwrap();
+    assert_eq!(run.len(), benches.len());
+    for b in run {
+        assert!(b["error"].is_null() && b["summary"].is_object(), "{b}");
+    }
+}

@@ -104,3 +104,40 @@ fn every_group_on_every_backend_with_the_suites_targets() {
     assert!(text.contains("suite targets"), "{text}");
     assert!(text.contains("memory: "), "{text}");
 }
+
+/// In memory, every backend keeps its store in memory databases; sqlx's in-memory database
+/// has no memory map and says so rather than failing.
+#[test]
+fn every_backend_runs_in_memory() {
+    let cache = tempfile::tempdir().unwrap();
+    let benches: Vec<String> = [
+        "memory",
+        "rusqlite",
+        "middleware/worker",
+        "turso",
+        "sqlx_sqlite",
+    ]
+    .iter()
+    .flat_map(|b| [format!("bulk_get/{b}"), format!("concurrent_reads_2/{b}")])
+    .collect();
+    let names: Vec<&str> = benches.iter().map(String::as_str).collect();
+    let knobs = ["--knob", "keys=30", "--knob", "storage=memory"];
+    let out = common::run_json("key_value", &knobs, cache.path(), &names)
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let run = &v["runs"][0]["benches"];
+    for b in run.as_array().unwrap() {
+        assert!(b["error"].is_null() && b["skipped"].is_null(), "{b}");
+        assert!(b["summary"].is_object(), "{b}");
+    }
+    let sqlx = run
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["name"] == "bulk_get/sqlx_sqlite")
+        .unwrap();
+    assert_eq!(sqlx["sqlite"]["mmap_size"], "unsupported");
+}

@@ -24,14 +24,21 @@ pub async fn read_back(
     let mut out = BTreeMap::new();
     for name in settings::NAMES.iter().filter(|n| **n != "mutex") {
         let row = sqlx::query(sqlx::AssertSqlSafe(format!("PRAGMA {name}")))
-            .fetch_one(&mut *conn)
+            .fetch_optional(&mut *conn)
             .await
             .map_err(BenchError::driver)?;
-        let value = row
-            .try_get::<String, _>(0)
-            .or_else(|_| row.try_get::<i64, _>(0).map(|i| i.to_string()))
-            .map_err(BenchError::driver)?;
-        out.insert(name.to_string(), settings::normalize(name, &value));
+        // A setting the database cannot have (an in-memory database has no memory map)
+        // answers with no row, as rusqlite's read-back reports it.
+        let value = match row {
+            Some(row) => settings::normalize(
+                name,
+                &row.try_get::<String, _>(0)
+                    .or_else(|_| row.try_get::<i64, _>(0).map(|i| i.to_string()))
+                    .map_err(BenchError::driver)?,
+            ),
+            None => settings::UNSUPPORTED.to_string(),
+        };
+        out.insert(name.to_string(), value);
     }
     let mut handle = conn.lock_handle().await.map_err(BenchError::driver)?;
     // SAFETY: the handle is locked for this call, and sqlite3_db_mutex only reads the
