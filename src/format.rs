@@ -32,6 +32,38 @@ pub fn ns(ns: f64) -> String {
     format!("{v:.*} {unit}", decimals(v).min(2))
 }
 
+/// A count per operation or a factor with three significant digits (`0.0012`, `2.00`, `31.4`).
+pub fn count(v: f64) -> String {
+    format!("{v:.*}", decimals(v).min(6))
+}
+
+/// The cost columns of a bench: CPU per operation, CPU over wall time (2.00 is two cores busy),
+/// context switches per operation; `-` where the run did not record them.
+pub fn cost_cells(c: Option<&bench_core::measure::cost::CostSummary>) -> [String; 3] {
+    match c {
+        Some(c) => [
+            ns(c.cpu_ns_per_op),
+            count(c.cpu_per_wall),
+            count(c.switches_per_op()),
+        ],
+        None => ["-".into(), "-".into(), "-".into()],
+    }
+}
+
+/// What a bench costs besides wall time, in one line for the explorer's detail.
+pub fn cost_line(c: &bench_core::measure::cost::CostSummary) -> String {
+    format!(
+        "cost: CPU {}/op, {} cores busy, kernel {:.0}%, {} switches/op",
+        ns(c.cpu_ns_per_op),
+        count(c.cpu_per_wall),
+        c.sys_share * 100.0,
+        count(c.switches_per_op()),
+    )
+}
+
+/// The headers of [`cost_cells`].
+pub const COST_HEADERS: [&str; 3] = ["CPU/op", "CPU/wall", "switches/op"];
+
 /// Operations per second, short (`1.23M/s`, `456k/s`, `78.0/s`).
 pub fn ops(ops: f64) -> String {
     let (v, unit) = if ops >= 1e6 {

@@ -376,6 +376,7 @@ mod tests {
                     ops: 4,
                     elapsed_ns: 400,
                     work: None,
+                    cost: None,
                 },
                 Event::Summary {
                     bench: "rusqlite".into(),

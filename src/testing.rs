@@ -2,6 +2,7 @@
 //! finished bench, as a runner writes them.
 
 use bench_core::knobs::Knobs;
+use bench_core::measure::cost::{CostSummary, SampleCost};
 use bench_core::measure::stats::{LatencyHistogram, summarize};
 use bench_core::protocol::{Budget, Event, RunEnv, Start};
 
@@ -61,13 +62,27 @@ pub fn bench_events(
         work: None,
         sqlite: Default::default(),
     }];
+    // What the process spends: deterministic, different per bench (1, 1.5 or 2 cores busy),
+    // one voluntary switch per 100 operations.
+    let busy = 1.0 + (bench.len() % 3) as f64 * 0.5;
+    let mut costs = Vec::new();
     for (i, x) in samples.iter().enumerate() {
+        let wall_ns = (x * ops as f64) as u64;
+        let cost = SampleCost {
+            wall_ns,
+            cpu_ns: (wall_ns as f64 * busy) as u64,
+            sys_ns: wall_ns / 4,
+            voluntary: ops / 100,
+            involuntary: 0,
+        };
+        costs.push((ops, cost));
         events.push(Event::Sample {
             bench: bench.into(),
             iter: i as u64,
             ops,
-            elapsed_ns: (x * ops as f64) as u64,
+            elapsed_ns: wall_ns,
             work: None,
+            cost: Some(cost),
         });
     }
     let latency = latency_scale.and_then(|scale| {
@@ -75,9 +90,11 @@ pub fn bench_events(
         samples.iter().for_each(|x| h.record((x * scale) as u64));
         h.percentiles()
     });
+    let mut stats = summarize(samples, latency).expect("at least one sample");
+    stats.cost = CostSummary::of(&costs);
     events.push(Event::Summary {
         bench: bench.into(),
-        stats: summarize(samples, latency).expect("at least one sample"),
+        stats,
     });
     events
 }

@@ -153,6 +153,8 @@ impl Pool {
 /// What a bench measures: the typed identity its implementation is chosen by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Subject {
+    /// SQLite's C API, through rusqlite's bundled SQLite, on one connection.
+    SqliteC,
     /// Raw rusqlite on one connection.
     Rusqlite,
     /// The middleware path over rusqlite, dispatched by a strategy.
@@ -177,6 +179,7 @@ impl Subject {
     /// The driver or pool shown as the bench's backend.
     pub fn backend(self) -> &'static str {
         match self {
+            Subject::SqliteC => "SQLite C API",
             Subject::Rusqlite => "rusqlite",
             Subject::Middleware(s) => s.pool().label(),
             Subject::Pool(p) => p.label(),
@@ -198,6 +201,7 @@ impl Subject {
     /// The subject as the last part of a bench name (`insert/middleware/spin`, `bulk_get/memory`).
     pub fn slug(self) -> String {
         match self {
+            Subject::SqliteC => "sqlite3_c".into(),
             Subject::Rusqlite => "rusqlite".into(),
             Subject::Middleware(s) => format!("middleware/{}", s.name()),
             Subject::Turso => "turso".into(),

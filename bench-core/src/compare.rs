@@ -130,6 +130,9 @@ pub struct ComparisonRow {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub p99_ns: Option<u64>,
     pub samples: usize,
+    /// CPU time and context switches per operation (runs from protocol 1.3 on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<crate::measure::cost::CostSummary>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ratio: Option<Ratio>,
     /// Against the same bench of the baseline run.
@@ -292,6 +295,7 @@ pub fn comparison(run: &RunRecord, baselines: &Baselines<'_>) -> Vec<ComparisonR
                 ops_per_s: if s.median > 0.0 { 1e9 / s.median } else { 0.0 },
                 p99_ns: s.latency.map(|l| l.p99),
                 samples: s.samples,
+                cost: s.cost,
                 ratio: baselines.ratio(run, &b.name),
                 change: baselines.change(run, &b.name),
             })
@@ -351,6 +355,7 @@ mod tests {
                 ops: 1,
                 elapsed_ns: *m as u64,
                 work: None,
+                cost: None,
             });
             r.apply(Event::Summary {
                 bench: name.to_string(),

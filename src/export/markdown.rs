@@ -126,6 +126,14 @@ pub fn render(report: &Report<'_>) -> String {
         report.generated_at,
         super::table::baseline_label(report)
     );
+    let with_cost = report.runs.iter().any(|r| {
+        r.benches
+            .iter()
+            .any(|b| b.summary.as_ref().is_some_and(|s| s.cost.is_some()))
+    });
+    if with_cost {
+        let _ = writeln!(out, "\n{COST_LEGEND}");
+    }
     if let Some(n) = report.baseline_number() {
         let _ = writeln!(
             out,
@@ -189,6 +197,9 @@ pub fn render(report: &Report<'_>) -> String {
     }
     out
 }
+
+/// What the cost columns hold, for readers of an export.
+pub const COST_LEGEND: &str = "CPU/op: CPU time (user + system) of the whole runner process, every thread, per operation; CPU/wall: that CPU time over the wall time of the same samples (2.00 = two cores busy throughout); switches/op: context switches (voluntary + involuntary) per operation. Read with getrusage at sample edges; they include what a pass does untimed.";
 
 /// Medians of every bench across runs, one column per run, with the verdict mark against the
 /// baseline run when there is one.

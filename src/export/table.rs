@@ -37,7 +37,16 @@ pub fn comparison_cells(report: &Report<'_>, index: usize) -> (Vec<String>, Vec<
     if let Some(n) = against {
         headers.push(format!("vs run {n}"));
     }
-    let rows = comparison(run, &baselines)
+    let compared = comparison(run, &baselines);
+    // Runs recorded before protocol 1.3 carry no cost: no empty columns for them.
+    let with_cost = compared.iter().any(|r| r.cost.is_some());
+    let cost_at = headers.iter().position(|h| h == "p99/op").unwrap_or(0) + 1;
+    if with_cost {
+        for (i, h) in format::COST_HEADERS.iter().enumerate() {
+            headers.insert(cost_at + i, h.to_string());
+        }
+    }
+    let rows = compared
         .into_iter()
         .map(|r| {
             let ratio = if r.bench == baselines.base_of(run, &r.bench) {
@@ -66,6 +75,11 @@ pub fn comparison_cells(report: &Report<'_>, index: usize) -> (Vec<String>, Vec<
             ];
             if throughput {
                 row.insert(2, format::ops(r.ops_per_s));
+            }
+            if with_cost {
+                for (i, c) in format::cost_cells(r.cost.as_ref()).into_iter().enumerate() {
+                    row.insert(cost_at + i, c);
+                }
             }
             if against.is_some() {
                 row.push(

@@ -82,7 +82,7 @@ fn finish_bench(s: &mut State, run: &str, bench: &str, median: f64, now: Instant
 fn enter_runs_the_bench_under_the_cursor() {
     let mut s = state();
     let now = Instant::now();
-    let fx = press(&mut s, &[Key::Down, Key::Enter], now);
+    let fx = press(&mut s, &[Key::Down, Key::Down, Key::Enter], now);
     let [Effect::Start(req)] = fx.as_slice() else {
         panic!("{fx:?}")
     };
@@ -97,8 +97,8 @@ fn enter_runs_the_bench_under_the_cursor() {
 fn marked_benches_run_in_catalog_order_and_runs_queue() {
     let mut s = state();
     let now = Instant::now();
-    // mark rusqlite (cursor moves down), skip inline, mark spawn_blocking; then mark a micro-bench
-    press(&mut s, &[Key::Char(' '), Key::Down, Key::Char(' ')], now);
+    // mark rusqlite (cursor moves down), skip sqlite3_c and inline, mark spawn_blocking
+    press(&mut s, &[Key::Char(' '), Key::Down, Key::Down, Key::Char(' ')], now);
     assert_eq!(s.catalog.marked.len(), 2);
     let fx = press(&mut s, &[Key::Enter], now);
     let [Effect::Start(req)] = fx.as_slice() else {
@@ -202,7 +202,7 @@ fn a_knob_change_while_running_restarts_after_the_debounce_and_keeps_the_old_col
         panic!("{fx:?}")
     };
     assert_eq!(count(&req.knobs, "rows"), 4000);
-    assert_eq!(req.benches, vec!["rusqlite", "middleware/inline"]);
+    assert_eq!(req.benches, vec!["rusqlite", "sqlite3_c"]);
     assert_eq!(s.runs[0].state, RunState::Superseded);
     assert_eq!(s.runs[1].previous.as_deref(), Some("t-1"));
     assert_eq!(s.lineage(&s.runs[1]).len(), 2);
@@ -247,13 +247,13 @@ fn baseline_bench_and_run_are_picked_in_the_comparison() {
     let now = Instant::now();
     press(&mut s, &[Key::Char(' '), Key::Char(' '), Key::Enter], now);
     finish_bench(&mut s, "t-1", "rusqlite", 1500.0, now);
-    finish_bench(&mut s, "t-1", "middleware/inline", 30000.0, now);
+    finish_bench(&mut s, "t-1", "sqlite3_c", 900.0, now);
     update(&mut s, exited("t-1", Outcome::Completed), now);
     press(&mut s, &[Key::BackTab], now);
     assert_eq!(s.focus, Focus::Compare);
-    assert_eq!(s.compare_rows(), vec!["rusqlite", "middleware/inline"]);
+    assert_eq!(s.compare_rows(), vec!["rusqlite", "sqlite3_c"]);
     press(&mut s, &[Key::Down, Key::Char('b')], now);
-    assert_eq!(s.compare.baseline_bench, "middleware/inline");
+    assert_eq!(s.compare.baseline_bench, "sqlite3_c");
     press(&mut s, &[Key::Left, Key::Char('B')], now);
     assert_eq!(s.compare.baseline_run.as_deref(), Some("t-1"));
 }
@@ -367,6 +367,7 @@ fn run_events_update_progress_dataset_and_failures() {
                     ops: 10,
                     elapsed_ns: 100,
                     work: None,
+                    cost: None,
                 },
             ),
             now,

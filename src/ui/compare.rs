@@ -298,6 +298,12 @@ fn draw_detail(
         }
     };
     lines.push(Line::raw(head));
+    if let Some(c) = result
+        .and_then(|r| r.summary.as_ref())
+        .and_then(|s| s.cost.as_ref())
+    {
+        lines.push(Line::raw(format::cost_line(c)));
+    }
     if let Some(line) = crud_line(&run.record, bench).or_else(|| kv_line(&run.record, bench)) {
         lines.push(Line::raw(line));
     }

@@ -108,6 +108,7 @@ fn busy_state() -> State {
             Key::Down,
             Key::Down,
             Key::Down,
+            Key::Down,
             Key::Char(' '),
             Key::Enter,
         ],
@@ -170,6 +171,7 @@ fn busy_state() -> State {
                 ops: 1000,
                 elapsed_ns: (x * 1000.0) as u64,
                 work: None,
+                cost: None,
             },
             t,
         );

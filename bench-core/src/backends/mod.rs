@@ -3,6 +3,9 @@
 #[cfg(feature = "sqlite")]
 pub mod raw;
 
+#[cfg(feature = "sqlite")]
+pub mod c_api;
+
 #[cfg(feature = "middleware")]
 pub mod middleware;
 

@@ -1,37 +1,177 @@
 //! What a process spends besides wall time: CPU time (user + system, all threads) and context
-//! switches (voluntary + involuntary), read with getrusage at sample edges.
+//! switches (voluntary + involuntary), read with getrusage at sample edges, never inside the
+//! timed loop.
+
+use serde::{Deserialize, Serialize};
+
+/// The process's resource usage so far (RUSAGE_SELF: every thread, living or joined).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Usage {
+    pub user_ns: u64,
+    pub sys_ns: u64,
+    /// Voluntary context switches: a thread gave up its core (blocked, parked, slept).
+    pub voluntary: u64,
+    /// Involuntary context switches: a thread was preempted.
+    pub involuntary: u64,
+}
+
+impl Usage {
+    /// The usage of this process so far, if the kernel reports it.
+    pub fn now() -> Option<Usage> {
+        // SAFETY: getrusage writes a plain struct we own; RUSAGE_SELF covers every thread.
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
+            return None;
+        }
+        let tv = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000;
+        Some(Usage {
+            user_ns: tv(ru.ru_utime),
+            sys_ns: tv(ru.ru_stime),
+            voluntary: ru.ru_nvcsw as u64,
+            involuntary: ru.ru_nivcsw as u64,
+        })
+    }
+
+    /// What was spent between `earlier` and this reading, over `wall_ns` of wall time.
+    pub fn since(&self, earlier: &Usage, wall_ns: u64) -> SampleCost {
+        SampleCost {
+            wall_ns,
+            cpu_ns: (self.user_ns + self.sys_ns).saturating_sub(earlier.user_ns + earlier.sys_ns),
+            sys_ns: self.sys_ns.saturating_sub(earlier.sys_ns),
+            voluntary: self.voluntary.saturating_sub(earlier.voluntary),
+            involuntary: self.involuntary.saturating_sub(earlier.involuntary),
+        }
+    }
+}
 
 /// The process's CPU time so far, user + system, all threads, in ns.
 pub fn process_cpu_ns() -> u64 {
-    usage().map(|(cpu, _)| cpu).unwrap_or(0)
+    Usage::now().map(|u| u.user_ns + u.sys_ns).unwrap_or(0)
 }
 
-/// (CPU ns, context switches) of the process so far.
-pub fn usage() -> Option<(u64, u64)> {
-    // SAFETY: getrusage writes a plain struct we own; RUSAGE_SELF covers every thread.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
-        return None;
+/// What the whole runner process spent during one sample (protocol 1.3, `sample.cost`): from
+/// just before its first pass to just after its last, so it includes whatever a pass does
+/// untimed (a fresh table, the rest of a replayed mix) and every thread's work (pool workers,
+/// spinning threads, the runtime).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SampleCost {
+    /// Wall time between the two readings.
+    pub wall_ns: u64,
+    /// CPU time, user + system, all threads.
+    pub cpu_ns: u64,
+    /// The system (kernel) part of `cpu_ns`.
+    pub sys_ns: u64,
+    /// Voluntary context switches.
+    pub voluntary: u64,
+    /// Involuntary context switches.
+    pub involuntary: u64,
+}
+
+impl SampleCost {
+    fn add(&mut self, o: &SampleCost) {
+        self.wall_ns += o.wall_ns;
+        self.cpu_ns += o.cpu_ns;
+        self.sys_ns += o.sys_ns;
+        self.voluntary += o.voluntary;
+        self.involuntary += o.involuntary;
     }
-    let tv = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000;
-    let cpu = tv(ru.ru_utime) + tv(ru.ru_stime);
-    let switches = (ru.ru_nvcsw + ru.ru_nivcsw) as u64;
-    Some((cpu, switches))
+}
+
+/// Cost per operation over every timed sample of a bench (`summary.stats.cost`, protocol 1.3):
+/// totals divided by totals, so that each operation weighs the same.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CostSummary {
+    /// CPU time per operation, user + system, all threads, in ns.
+    pub cpu_ns_per_op: f64,
+    /// CPU time over wall time: 1.0 is one core busy the whole time, 2.0 two cores.
+    pub cpu_per_wall: f64,
+    /// The share of the CPU time spent in the kernel (0..1).
+    pub sys_share: f64,
+    /// Voluntary context switches per operation.
+    pub voluntary_per_op: f64,
+    /// Involuntary context switches per operation.
+    pub involuntary_per_op: f64,
+}
+
+impl CostSummary {
+    /// Context switches of both kinds per operation.
+    pub fn switches_per_op(&self) -> f64 {
+        self.voluntary_per_op + self.involuntary_per_op
+    }
+
+    /// The summary of samples given as (operations, cost); None without any.
+    pub fn of(samples: &[(u64, SampleCost)]) -> Option<CostSummary> {
+        let ops: u64 = samples.iter().map(|(o, _)| o).sum();
+        let mut t = SampleCost::default();
+        for (_, c) in samples {
+            t.add(c);
+        }
+        if ops == 0 || t.wall_ns == 0 {
+            return None;
+        }
+        let per_op = |v: u64| v as f64 / ops as f64;
+        Some(CostSummary {
+            cpu_ns_per_op: per_op(t.cpu_ns),
+            cpu_per_wall: t.cpu_ns as f64 / t.wall_ns as f64,
+            sys_share: if t.cpu_ns == 0 {
+                0.0
+            } else {
+                t.sys_ns as f64 / t.cpu_ns as f64
+            },
+            voluntary_per_op: per_op(t.voluntary),
+            involuntary_per_op: per_op(t.involuntary),
+        })
+    }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn cpu_time_grows_with_work() {
-        let a = super::process_cpu_ns();
-        let mut x = 0u64;
+        let a = Usage::now().unwrap();
         let start = std::time::Instant::now();
+        let mut x = 0u64;
         while start.elapsed().as_millis() < 30 {
             x = x.wrapping_add(std::hint::black_box(1));
         }
         std::hint::black_box(x);
-        let b = super::process_cpu_ns();
-        assert!(b > a, "{a} {b}");
-        assert!(super::usage().is_some());
+        let b = Usage::now().unwrap();
+        let c = b.since(&a, start.elapsed().as_nanos() as u64);
+        assert!(c.cpu_ns > 0, "{c:?}");
+        assert!(c.sys_ns <= c.cpu_ns, "{c:?}");
+        // A good part of the spinning thread's core (other tests may add to the process's).
+        assert!(c.cpu_ns as f64 >= c.wall_ns as f64 * 0.3, "{c:?}");
+    }
+
+    #[test]
+    fn a_sleeping_thread_switches_voluntarily() {
+        let a = Usage::now().unwrap();
+        for _ in 0..5 {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        let b = Usage::now().unwrap();
+        assert!(b.voluntary >= a.voluntary + 5, "{a:?} {b:?}");
+    }
+
+    #[test]
+    fn summary_divides_totals_by_operations() {
+        let s = |wall_ns, cpu_ns, sys_ns, voluntary, involuntary| SampleCost {
+            wall_ns,
+            cpu_ns,
+            sys_ns,
+            voluntary,
+            involuntary,
+        };
+        let c = CostSummary::of(&[(100, s(1000, 2000, 500, 10, 0)), (300, s(3000, 6000, 1500, 30, 4))])
+            .unwrap();
+        assert_eq!(c.cpu_ns_per_op, 20.0);
+        assert_eq!(c.cpu_per_wall, 2.0);
+        assert_eq!(c.sys_share, 0.25);
+        assert_eq!(c.voluntary_per_op, 0.1);
+        assert_eq!(c.involuntary_per_op, 0.01);
+        assert_eq!(c.switches_per_op(), 0.11);
+        assert!(CostSummary::of(&[]).is_none());
     }
 }

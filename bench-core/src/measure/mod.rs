@@ -140,6 +140,7 @@ pub fn run(
 
     let mut latencies = LatencyHistogram::new();
     let mut samples = Vec::new();
+    let mut costs = Vec::new();
     let mut window = PhaseTotals::default();
     let mut window_start = Instant::now();
     let start = Instant::now();
@@ -148,6 +149,8 @@ pub fn run(
         && (start.elapsed().as_secs_f64() < budget.time_s || samples.len() < budget.min_samples)
     {
         let (mut elapsed_ns, mut work) = (0u64, 0u64);
+        // Usage is read at the sample's edges only: the passes run untouched.
+        let (usage_before, wall_before) = (cost::Usage::now(), Instant::now());
         for _ in 0..passes {
             let it = (bench.iter)(&mut latencies)?;
             elapsed_ns += it.elapsed_ns;
@@ -156,14 +159,22 @@ pub fn run(
                 window.merge(&p);
             }
         }
+        let wall_ns = trace::ns_between(wall_before, Instant::now());
+        let spent = usage_before
+            .zip(cost::Usage::now())
+            .map(|(before, after)| after.since(&before, wall_ns));
         check(work, passes)?;
         let sample_ops = ops * passes;
+        if let Some(c) = spent {
+            costs.push((sample_ops, c));
+        }
         emit(Event::Sample {
             bench: name.to_string(),
             iter,
             ops: sample_ops,
             elapsed_ns,
             work: Some(work),
+            cost: spent,
         });
         samples.push(elapsed_ns as f64 / sample_ops as f64);
         if window.ops > 0 && window_start.elapsed() >= PHASE_WINDOW {
@@ -176,8 +187,9 @@ pub fn run(
     if window.ops > 0 {
         emit(phases_event(name, iter.saturating_sub(1), &window));
     }
-    let summary = summarize(&samples, latencies.percentiles())
+    let mut summary = summarize(&samples, latencies.percentiles())
         .ok_or(BenchError::Other("no samples taken".into()))?;
+    summary.cost = cost::CostSummary::of(&costs);
     emit(Event::Summary {
         bench: name.to_string(),
         stats: summary.clone(),

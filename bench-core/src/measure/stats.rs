@@ -58,6 +58,9 @@ pub struct Summary {
     /// fall into two groups (a bimodal bench: the median depends on which group wins).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// CPU time and context switches per operation over the samples (since protocol 1.3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<super::cost::CostSummary>,
 }
 
 /// Median of sorted data (mean of the two middle values for an even count).
@@ -135,6 +138,7 @@ pub fn summarize(samples: &[f64], latency: Option<Percentiles>) -> Option<Summar
         outliers,
         latency,
         warnings,
+        cost: None,
     })
 }
 

@@ -115,6 +115,9 @@ pub enum Event {
         /// The sample's work checksum (since 1.1): passes x the bench's `work.per_pass`.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         work: Option<u64>,
+        /// What the runner process spent during the sample (since 1.3).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cost: Option<crate::measure::cost::SampleCost>,
     },
     /// Mean ns per operation of each phase over the last window of traced samples.
     Phases {
@@ -298,6 +301,13 @@ mod tests {
                 ops: 10,
                 elapsed_ns: 12345,
                 work: Some(99),
+                cost: Some(crate::measure::cost::SampleCost {
+                    wall_ns: 13000,
+                    cpu_ns: 25000,
+                    sys_ns: 4000,
+                    voluntary: 3,
+                    involuntary: 1,
+                }),
             },
             Event::Phases {
                 bench: "middleware/spin".into(),
@@ -364,6 +374,7 @@ mod tests {
                 ops: 2,
                 elapsed_ns: 3,
                 work: None,
+                cost: None,
             }
         );
         assert_eq!(

@@ -232,6 +232,7 @@ mod tests {
             ops: 20,
             elapsed_ns: 2000,
             work: None,
+            cost: None,
         });
         r.apply(Event::Phases {
             bench: "a".into(),

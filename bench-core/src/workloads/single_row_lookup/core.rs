@@ -82,6 +82,7 @@ impl Session for Ctx {
     fn bench(&self, spec: &BenchSpec) -> Result<Bench<'_>, BenchError> {
         use Phase::*;
         match (spec.subject, spec.phase) {
+            (Subject::SqliteC, None) => c_lookups(self),
             (Subject::Rusqlite, None) => rusqlite_lookups(self),
             (Subject::Rusqlite, Some(Prepare)) => prepare_only(self),
             (Subject::Rusqlite, Some(ExecuteMarshal)) => marshal_only(self),
@@ -155,26 +156,47 @@ fn timed_loop(
     Ok(Iteration::new(ns_between(start, Instant::now()), work))
 }
 
-/// Statement prepared once; per lookup: bind, step, decode.
-fn rusqlite_lookups(ctx: &Ctx) -> Result<Bench<'_>, BenchError> {
-    let (conn, settings) = ctx.connection()?;
-    // Leaked so the statement can live in the closure: a runner measures each bench once.
-    let conn = Box::leak(Box::new(conn));
-    let mut stmt = raw::prepare(conn)?;
+/// One lookup per id on one connection, each lookup's latency recorded; `op` returns what
+/// the lookup read, folded into its checksum.
+fn recorded_lookups<'a>(
+    ctx: &'a Ctx,
+    settings: BTreeMap<String, String>,
+    mut op: impl FnMut(i64) -> Result<u64, BenchError> + 'a,
+) -> Bench<'a> {
     let ids = ctx.ids.clone();
     let iter: IterFn<'_> = Box::new(move |h| {
         let mut work = 0u64;
         let start = Instant::now();
         let mut prev = start;
         for &id in ids.iter() {
-            work = work.wrapping_add(raw::lookup(&mut stmt, black_box(id))?.checksum());
+            work = work.wrapping_add(op(black_box(id))?);
             let t = Instant::now();
             h.record(ns_between(prev, t));
             prev = t;
         }
         Ok(Iteration::new(ns_between(start, prev), work))
     });
-    Ok(Bench::new(iter, ctx.pass_work(), LOOKUP_WORK).with_settings(settings))
+    Bench::new(iter, ctx.pass_work(), LOOKUP_WORK).with_settings(settings)
+}
+
+/// Statement prepared once; per lookup: bind, step, decode.
+fn rusqlite_lookups(ctx: &Ctx) -> Result<Bench<'_>, BenchError> {
+    let (conn, settings) = ctx.connection()?;
+    // Leaked so the statement can live in the closure: a runner measures each bench once.
+    let conn = Box::leak(Box::new(conn));
+    let mut stmt = raw::prepare(conn)?;
+    Ok(recorded_lookups(ctx, settings, move |id| {
+        Ok(raw::lookup(&mut stmt, id)?.checksum())
+    }))
+}
+
+/// The same lookups through SQLite's C API on a connection opened as rusqlite's is.
+fn c_lookups(ctx: &Ctx) -> Result<Bench<'_>, BenchError> {
+    let (conn, settings) = ctx.connection()?;
+    // Leaked so the statement can live in the closure, as for the rusqlite bench.
+    let conn = Box::leak(Box::new(conn));
+    let mut stmt = crate::backends::c_api::Lookup::prepare(conn)?;
+    Ok(recorded_lookups(ctx, settings, move |id| stmt.lookup(id)))
 }
 
 impl LookupPath for Middleware {

@@ -42,7 +42,13 @@ pub fn spec() -> &'static Target {
             "rusqlite",
             Rusqlite,
             "one lookup on the statement prepared once: bind, step, decode",
-            "raw rusqlite on one connection: the floor",
+            "raw rusqlite on one connection: the baseline",
+        ))
+        .bench(BenchSpec::whole(
+            "sqlite3_c",
+            SqliteC,
+            "one lookup on the statement prepared once, through SQLite's C API: bind, step, column reads, reset",
+            "SQLite's C API on rusqlite's connection: the floor under rusqlite",
         ))
         .per_strategy("middleware/", |name, s| {
             BenchSpec::whole(
