@@ -102,8 +102,15 @@ pub fn check_bench(events: &[Event], bench: &str) -> Result<BenchCheck, String> 
                 ops: sample_ops,
                 elapsed_ns,
                 work: got,
+                cost,
                 ..
             } => {
+                // Linux always reports usage: a sample without it, or spending CPU time
+                // without wall time, is a broken reading.
+                match cost {
+                    Some(c) if c.wall_ns > 0 && c.sys_ns <= c.cpu_ns => {}
+                    other => return Err(format!("{bench}: sample {iter} has cost {other:?}")),
+                }
                 if *iter != passes.len() as u64 {
                     return Err(format!("{bench}: sample {iter} out of order"));
                 }
@@ -127,6 +134,10 @@ pub fn check_bench(events: &[Event], bench: &str) -> Result<BenchCheck, String> 
         }
     }
     let summary = summary.ok_or_else(|| format!("{bench}: no summary last"))?;
+    match summary.cost {
+        Some(c) if c.cpu_ns_per_op.is_finite() && c.cpu_per_wall >= 0.0 => {}
+        other => return Err(format!("{bench}: summary cost {other:?}")),
+    }
     if summary.samples != passes.len() || passes.is_empty() {
         return Err(format!(
             "{bench}: summary of {} samples after {} samples",

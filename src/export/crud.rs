@@ -172,7 +172,13 @@ pub fn sweep_chart(o: &Overview, target: &str) -> Option<Scaling> {
     Some(Scaling {
         target: target.to_string(),
         axis: Axis::RowsPerInsert,
-        points: bench_core::workloads::crud_overhead::plan::BATCHES.to_vec(),
+        points: bench_core::workloads::crud_overhead::plan::BATCHES
+            .iter()
+            .map(|b| super::scaling::Point {
+                values: vec![b.to_string()],
+                over_cores: false,
+            })
+            .collect(),
         cores: 0,
         rows: o
             .sweep

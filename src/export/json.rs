@@ -1,5 +1,6 @@
 //! The JSON document: every run with its raw samples and summaries, plus the comparison.
 
+use bench_core::catalog::CONCURRENCY;
 use bench_core::compare::{ComparisonRow, Settings, comparison};
 use bench_core::protocol::results::RunRecord;
 use serde::Serialize;
@@ -44,7 +45,13 @@ struct Document<'a> {
 
 #[derive(Serialize)]
 struct ScalingDoc {
-    concurrency: Vec<u64>,
+    /// The knobs the sweep varies (one, or two for a matrix).
+    knobs: Vec<String>,
+    /// Each column's values of those knobs, as text.
+    points: Vec<Vec<String>>,
+    /// The concurrency of each column, when concurrency is all the sweep varies.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    concurrency: Option<Vec<u64>>,
     cores: usize,
     ops_per_s: std::collections::BTreeMap<String, Vec<Option<f64>>>,
 }
@@ -78,7 +85,17 @@ pub fn render(report: &Report<'_>) -> String {
             .collect(),
         matrix: super::scenario::matrix(report.runs).map(|m| m.tables()),
         scaling: super::scaling::scaling(report.runs).map(|s| ScalingDoc {
-            concurrency: s.points,
+            knobs: match &s.axis {
+                super::scaling::Axis::Knobs(k) => k.clone(),
+                super::scaling::Axis::RowsPerInsert => vec![],
+            },
+            concurrency: match &s.axis {
+                super::scaling::Axis::Knobs(k) if k == &[CONCURRENCY.name] => {
+                    s.points.iter().map(|p| p.values[0].parse().ok()).collect()
+                }
+                _ => None,
+            },
+            points: s.points.into_iter().map(|p| p.values).collect(),
             cores: s.cores,
             ops_per_s: s.rows.into_iter().collect(),
         }),

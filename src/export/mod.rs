@@ -165,6 +165,78 @@ mod snapshot_tests {
         assert!(table.contains("vs run 3"), "{table}");
     }
 
+    /// Runs that differ in one knob make a sweep, in two a matrix; in three, neither.
+    #[test]
+    fn sweeps_over_any_knob_and_matrices() {
+        let with = |knobs: &[(&str, bench_core::knobs::KnobValue)], spin: f64| {
+            let mut r = run(20_000, false, spin);
+            for (k, v) in knobs {
+                r.start.as_mut().unwrap().knobs.set(k, v.clone());
+            }
+            r
+        };
+        use bench_core::knobs::KnobValue::{Count, Word};
+        let rows: Vec<RunRecord> = [(1000, 4000.0), (10_000, 4400.0), (100_000, 5200.0)]
+            .into_iter()
+            .map(|(n, spin)| with(&[("rows", Count(n))], spin))
+            .collect();
+        let sc = scaling::scaling(&rows).unwrap();
+        assert_eq!(sc.axis, scaling::Axis::Knobs(vec!["rows".into()]));
+        let text = sc.text();
+        assert!(
+            text.starts_with("scaling: ops/s by rows (single_row_lookup)\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("bench                      1000       10000      100000\n"),
+            "{text}"
+        );
+        // spin at about 4.0, 4.4 and 5.2 µs a lookup
+        assert!(
+            text.contains("middleware/spin          249k/s      226k/s      192k/s\n"),
+            "{text}"
+        );
+        let mut matrix = Vec::new();
+        for c in [1u64, 4] {
+            for mode in ["normal", "exclusive"] {
+                matrix.push(with(
+                    &[
+                        ("concurrency", Count(c)),
+                        ("locking_mode", Word(mode.into())),
+                    ],
+                    4000.0 + c as f64 * 100.0,
+                ));
+            }
+        }
+        let sc = scaling::scaling(&matrix).unwrap();
+        assert_eq!(
+            sc.axis,
+            scaling::Axis::Knobs(vec!["concurrency".into(), "locking_mode".into()])
+        );
+        let heads: Vec<String> = sc.points.iter().map(|p| sc.header(p)).collect();
+        assert_eq!(
+            heads,
+            [
+                "c=1 locking_mode=normal",
+                "c=1 locking_mode=exclusive",
+                "c=4* locking_mode=normal",
+                "c=4* locking_mode=exclusive"
+            ]
+        );
+        let md = markdown::render(&Report::new(&matrix, "rusqlite", AT));
+        assert!(
+            md.contains("### Scaling: ops/s by concurrency and locking_mode"),
+            "{md}"
+        );
+        let v: serde_json::Value =
+            serde_json::from_str(&json::render(&Report::new(&matrix, "rusqlite", AT))).unwrap();
+        assert_eq!(v["scaling"]["knobs"][1], "locking_mode");
+        assert_eq!(v["scaling"]["points"][3][1], "exclusive");
+        let mut three = matrix.clone();
+        three[0].start.as_mut().unwrap().knobs.set("rows", 5u64);
+        assert!(scaling::scaling(&three).is_none());
+    }
+
     #[test]
     fn json_document() {
         let runs = [run(20_000, false, 4390.0)];

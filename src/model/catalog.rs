@@ -16,7 +16,7 @@ pub struct CatalogPanel {
 
 impl State {
     /// The benches to run: the marked ones in catalog order, or the one under the cursor.
-    fn selected_benches(&self) -> Vec<String> {
+    pub(super) fn selected_benches(&self) -> Vec<String> {
         let benches = self.catalog_benches();
         if self.catalog.marked.is_empty() {
             vec![benches[self.catalog.cursor].name.to_string()]

@@ -102,7 +102,7 @@ pub const CATALOG: &[Binding] = &[
     b(
         &[Key::Char('s')],
         "s",
-        "sweep concurrency 1,2,4,8,16",
+        "sweep concurrency 1,2,4,8,16 (any knob: s in Knobs)",
         Cmd::Sweep,
     )
     .hint("s", "sweep"),
@@ -140,6 +140,13 @@ pub const KNOBS: &[Binding] = &[
     )
     .in_help(false),
     b(&[Key::Enter], "enter", "type a value", Cmd::Edit).hint("enter", "type value"),
+    b(
+        &[Key::Char('s')],
+        "s",
+        "sweep this knob: type values",
+        Cmd::Sweep,
+    )
+    .hint("s", "sweep"),
 ];
 
 pub const LIVE: &[Binding] = &[

@@ -4,7 +4,8 @@
 use std::time::Instant;
 
 use bench_core::catalog::Target;
-use bench_core::knobs::{self, KnobValue, Knobs};
+use bench_core::knobs::{self, KnobKind, KnobSpec, KnobValue, Knobs};
+use bench_core::service::args::KnobArgs;
 
 use super::keys::{Cmd, Key};
 use super::{DEBOUNCE, Effect, State, move_cursor};
@@ -16,9 +17,14 @@ pub struct KnobsPanel {
     pub cursor: usize,
     /// The text being typed into the knob under the cursor.
     pub editing: Option<String>,
+    /// The values being typed for a sweep of the knob under the cursor.
+    pub sweep: Option<String>,
     /// Why the last value was refused.
     pub error: Option<String>,
 }
+
+/// The most runs one sweep queues (a 5 x 5 matrix).
+pub const MAX_SWEEP_RUNS: usize = 25;
 
 impl KnobsPanel {
     pub fn new(values: Knobs) -> KnobsPanel {
@@ -26,6 +32,7 @@ impl KnobsPanel {
             values,
             cursor: 0,
             editing: None,
+            sweep: None,
             error: None,
         }
     }
@@ -76,6 +83,11 @@ pub(super) fn on_cmd(state: &mut State, cmd: Cmd, now: Instant) -> Vec<Effect> {
             state.knobs.editing = Some(String::new());
             state.knobs.error = None;
         }
+        Cmd::Sweep => {
+            let spec = state.target.knobs[state.knobs.cursor];
+            state.knobs.sweep = Some(suggested_sweep(&spec, state.knobs.values.get(spec.name)));
+            state.knobs.error = None;
+        }
         _ => {}
     }
     vec![]
@@ -105,6 +117,123 @@ pub(super) fn on_edit_key(state: &mut State, key: Key, now: Instant) -> Vec<Effe
                     }
                 }
                 Err(e) => state.knobs.error = Some(e.to_string()),
+            }
+        }
+        _ => {}
+    }
+    vec![]
+}
+
+/// Values offered for a sweep: every choice of a word knob; a count and two steps either side.
+fn suggested_sweep(spec: &KnobSpec, current: Option<&KnobValue>) -> String {
+    if let KnobKind::Choice { choices, .. } = spec.kind {
+        return choices.join(",");
+    }
+    let v = current.cloned().unwrap_or_else(|| spec.default_value());
+    let (d1, u1) = (spec.stepped(&v, false), spec.stepped(&v, true));
+    let mut values = vec![
+        spec.stepped(&d1, false),
+        d1,
+        v,
+        u1.clone(),
+        spec.stepped(&u1, true),
+    ];
+    values.dedup();
+    values
+        .iter()
+        .map(|v| v.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// The knobs of each run a sweep asks for: `text` holds the values of `spec` (comma-separated),
+/// then optionally `name=a,b` of a second knob, which makes a matrix. Every value is checked
+/// as a typed one is; the other knobs keep their values.
+pub fn sweep_runs(
+    target: &Target,
+    spec: &KnobSpec,
+    text: &str,
+    base: &Knobs,
+) -> Result<(Vec<&'static str>, Vec<Knobs>), String> {
+    let mut parts = text.split_whitespace();
+    let first = parts.next().ok_or_else(|| {
+        format!(
+            "type the values of {} for the sweep, comma-separated",
+            spec.name
+        )
+    })?;
+    let mut knob = vec![format!("{}={first}", spec.name)];
+    knob.extend(parts.map(String::from));
+    let args = KnobArgs {
+        knob,
+        ..Default::default()
+    };
+    let sweep = args.sweep(target).map_err(|e| e.to_string())?;
+    if !sweep.knobs.contains(&spec.name) {
+        return Err(format!(
+            "a sweep of {} needs at least two values, comma-separated (got {first:?})",
+            spec.name
+        ));
+    }
+    if sweep.variants.len() > MAX_SWEEP_RUNS {
+        return Err(format!(
+            "{} runs is more than one sweep queues (allowed: up to {MAX_SWEEP_RUNS})",
+            sweep.variants.len()
+        ));
+    }
+    let mut runs = Vec::new();
+    for v in &sweep.variants {
+        let mut k = base.clone();
+        for (name, value) in v.overrides().map_err(|e| e.to_string())? {
+            let s = knobs::find(&target.knobs, &name).map_err(|e| e.to_string())?;
+            k.set(s.name, s.parse(&value).map_err(|e| e.to_string())?);
+        }
+        runs.push(k);
+    }
+    Ok((sweep.knobs, runs))
+}
+
+/// Keys while the values of a sweep are being typed.
+pub(super) fn on_sweep_key(state: &mut State, key: Key, now: Instant) -> Vec<Effect> {
+    let buf = state.knobs.sweep.as_mut().expect("sweeping");
+    match key {
+        Key::Esc => {
+            state.knobs.sweep = None;
+            state.knobs.error = None;
+        }
+        Key::Backspace => {
+            buf.pop();
+        }
+        Key::Char(c) if buf.len() < 120 => buf.push(c),
+        Key::Enter => {
+            let spec = state.target.knobs[state.knobs.cursor];
+            let text = buf.clone();
+            match sweep_runs(state.target, &spec, &text, &state.knobs.values) {
+                Ok((varied, runs)) => {
+                    state.knobs.sweep = None;
+                    state.knobs.error = None;
+                    let benches = state.selected_benches();
+                    let behind = state.active_run().is_some();
+                    let n = runs.len();
+                    let mut fx = Vec::new();
+                    for k in runs {
+                        fx.extend(state.queue(benches.clone(), Some(k), now));
+                    }
+                    state.set_status(
+                        format!(
+                            "sweep of {}: {n} runs queued ({text}){}",
+                            varied.join(" x "),
+                            if behind {
+                                ", after the running one"
+                            } else {
+                                ""
+                            }
+                        ),
+                        false,
+                    );
+                    return fx;
+                }
+                Err(e) => state.knobs.error = Some(e),
             }
         }
         _ => {}

@@ -376,6 +376,9 @@ fn on_key(state: &mut State, key: Key, now: Instant) -> Vec<Effect> {
     if state.knobs.editing.is_some() {
         return knobs::on_edit_key(state, key, now);
     }
+    if state.knobs.sweep.is_some() {
+        return knobs::on_sweep_key(state, key, now);
+    }
     let Some(cmd) = keys::lookup(state.focus, key) else {
         return vec![];
     };

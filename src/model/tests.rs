@@ -98,7 +98,11 @@ fn marked_benches_run_in_catalog_order_and_runs_queue() {
     let mut s = state();
     let now = Instant::now();
     // mark rusqlite (cursor moves down), skip sqlite3_c and inline, mark spawn_blocking
-    press(&mut s, &[Key::Char(' '), Key::Down, Key::Down, Key::Char(' ')], now);
+    press(
+        &mut s,
+        &[Key::Char(' '), Key::Down, Key::Down, Key::Char(' ')],
+        now,
+    );
     assert_eq!(s.catalog.marked.len(), 2);
     let fx = press(&mut s, &[Key::Enter], now);
     let [Effect::Start(req)] = fx.as_slice() else {
@@ -446,6 +450,80 @@ fn sweep_queues_one_run_per_concurrency() {
             .text
             .starts_with("sweep: 5 runs queued")
     );
+}
+
+/// `s` on a knob offers values to sweep; typed values are checked like a typed knob value;
+/// a second `name=a,b` makes a matrix; enter queues one run per combination.
+#[test]
+fn any_knob_sweeps_and_two_make_a_matrix() {
+    let mut s = state();
+    let now = Instant::now();
+    // rows is the first knob: offered around its value (1000, steps of x2)
+    press(&mut s, &[Key::Tab, Key::Char('s')], now);
+    assert_eq!(s.knobs.sweep.as_deref(), Some("250,500,1000,2000,4000"));
+    // a bad value is refused, naming it and the range; nothing is queued
+    let mut keys = vec![Key::Backspace; 22];
+    keys.extend(chars("1000,0"));
+    keys.push(Key::Enter);
+    assert!(press(&mut s, &keys, now).is_empty());
+    assert_eq!(
+        s.knobs.error.as_deref(),
+        Some("invalid value 0 for knob rows: out of range (allowed: 1..=50000000)")
+    );
+    assert!(s.runs.is_empty() && s.knobs.sweep.is_some());
+    // rows 1000 and 20000 x locking_mode normal and exclusive: four runs, in that order
+    let mut keys = vec![Key::Backspace; 6];
+    keys.extend(chars("1000,20k locking_mode=normal,exclusive"));
+    keys.push(Key::Enter);
+    let fx = press(&mut s, &keys, now);
+    assert!(s.knobs.sweep.is_none() && s.knobs.error.is_none());
+    assert_eq!(fx.len(), 1, "one run at a time: {fx:?}");
+    let got: Vec<String> = s
+        .runs
+        .iter()
+        .map(|r| {
+            format!(
+                "{} {}",
+                count(&r.knobs, "rows"),
+                r.knobs.get("locking_mode").unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            "1000 normal",
+            "1000 exclusive",
+            "20000 normal",
+            "20000 exclusive"
+        ]
+    );
+    assert!(s.runs.iter().all(|r| r.benches == ["rusqlite"]));
+    assert!(
+        s.status
+            .as_ref()
+            .unwrap()
+            .text
+            .starts_with("sweep of rows x locking_mode: 4 runs queued"),
+        "{:?}",
+        s.status
+    );
+    // one value is not a sweep; esc leaves without queueing
+    press(&mut s, &[Key::Char('s')], now);
+    let mut keys = vec![Key::Backspace; 22];
+    keys.extend(chars("300"));
+    keys.push(Key::Enter);
+    press(&mut s, &keys, now);
+    assert!(
+        s.knobs
+            .error
+            .as_deref()
+            .unwrap()
+            .starts_with("a sweep of rows needs at least two values")
+    );
+    press(&mut s, &[Key::Esc], now);
+    assert!(s.knobs.sweep.is_none() && s.knobs.error.is_none());
+    assert_eq!(s.runs.len(), 4);
 }
 
 #[test]

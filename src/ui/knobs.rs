@@ -12,8 +12,9 @@ pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
     let mut lines: Vec<Line> = Vec::new();
     for (i, spec) in state.target.knobs.iter().enumerate() {
         let here = i == state.knobs.cursor && state.focus == Focus::Knobs;
-        let value = match (&state.knobs.editing, here) {
-            (Some(buf), true) => format!("{buf}▏"),
+        let value = match (&state.knobs.editing, &state.knobs.sweep, here) {
+            (Some(buf), _, true) => format!("{buf}▏"),
+            (None, Some(_), true) => "sweep…".to_string(),
             _ => state
                 .knobs
                 .values
@@ -40,17 +41,30 @@ pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
         }
         lines.push(line);
     }
-    let help = match (state.focus == Focus::Knobs, &state.knobs.editing) {
-        (true, Some(_)) => "type a value (20k, 1m), enter to set, esc to cancel".to_string(),
-        (true, None) => {
+    let help = match (
+        state.focus == Focus::Knobs,
+        &state.knobs.editing,
+        &state.knobs.sweep,
+    ) {
+        (true, Some(_), _) => "type a value (20k, 1m), enter to set, esc to cancel".to_string(),
+        (true, None, Some(buf)) => format!(
+            "sweep {}: {buf}▏ values comma-separated; name=a,b after them makes a matrix; enter queues one run each, esc cancels",
+            state.target.knobs[state.knobs.cursor].name
+        ),
+        (true, None, None) => {
             let k = state.target.knobs[state.knobs.cursor];
             format!("{} ({})", k.help, k.allowed())
         }
         _ => String::new(),
     };
-    let note = match &state.knobs.error {
-        Some(err) => Some(Line::styled(err.clone(), theme.error())),
-        None => (!help.is_empty()).then(|| Line::styled(help, theme.dim())),
+    let note = match (&state.knobs.error, &state.knobs.sweep) {
+        // The values typed so far stay in view beside why they were refused.
+        (Some(err), Some(buf)) => Some(Line::from(vec![
+            Span::styled(err.clone(), theme.error()),
+            Span::raw(format!(" · sweep: {buf}▏")),
+        ])),
+        (Some(err), None) => Some(Line::styled(err.clone(), theme.error())),
+        (None, _) => (!help.is_empty()).then(|| Line::styled(help, theme.dim())),
     };
     // The knobs scroll to keep the cursor in view; the note below them wraps.
     let note_h = match &note {

@@ -229,6 +229,13 @@ fn live_phase_sparklines_and_knob_error() {
         t,
     );
     insta::assert_snapshot!("knob_error_80x24", draw(&s, 80, 24));
+    // The sweep prompt on the same knob: the values offered, then what was typed.
+    keys(
+        &mut s,
+        &[Key::Esc, Key::Char('s'), Key::Char(' '), Key::Char('c')],
+        t,
+    );
+    insta::assert_snapshot!("knob_sweep_80x24", draw(&s, 80, 24));
 }
 
 #[test]

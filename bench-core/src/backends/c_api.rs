@@ -27,7 +27,8 @@ impl<'c> Lookup<'c> {
         let db = unsafe { conn.handle() };
         let sql = CString::new(SELECT_BY_ID).expect("no NUL in the SQL");
         let mut stmt = ptr::null_mut();
-        let rc = unsafe { ffi::sqlite3_prepare_v2(db, sql.as_ptr(), -1, &mut stmt, ptr::null_mut()) };
+        let rc =
+            unsafe { ffi::sqlite3_prepare_v2(db, sql.as_ptr(), -1, &mut stmt, ptr::null_mut()) };
         if rc != ffi::SQLITE_OK {
             return Err(error(db, "sqlite3_prepare_v2", rc));
         }

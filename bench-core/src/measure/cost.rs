@@ -164,8 +164,11 @@ mod tests {
             voluntary,
             involuntary,
         };
-        let c = CostSummary::of(&[(100, s(1000, 2000, 500, 10, 0)), (300, s(3000, 6000, 1500, 30, 4))])
-            .unwrap();
+        let c = CostSummary::of(&[
+            (100, s(1000, 2000, 500, 10, 0)),
+            (300, s(3000, 6000, 1500, 30, 4)),
+        ])
+        .unwrap();
         assert_eq!(c.cpu_ns_per_op, 20.0);
         assert_eq!(c.cpu_per_wall, 2.0);
         assert_eq!(c.sys_share, 0.25);

@@ -139,7 +139,9 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            e.starts_with("unknown bench \"x\" in target single_row_lookup (known: rusqlite, sqlite3_c, "),
+            e.starts_with(
+                "unknown bench \"x\" in target single_row_lookup (known: rusqlite, sqlite3_c, "
+            ),
             "{e}"
         );
     }
