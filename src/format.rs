@@ -37,6 +37,17 @@ pub fn count(v: f64) -> String {
     format!("{v:.*}", decimals(v).min(6))
 }
 
+/// Context switches per operation: `0`, `<0.001` (none worth counting), else three digits.
+pub fn switches(v: f64) -> String {
+    if v == 0.0 {
+        "0".into()
+    } else if v < 0.001 {
+        "<0.001".into()
+    } else {
+        count(v)
+    }
+}
+
 /// The cost columns of a bench: CPU per operation, CPU over wall time (2.00 is two cores busy),
 /// context switches per operation; `-` where the run did not record them.
 pub fn cost_cells(c: Option<&bench_core::measure::cost::CostSummary>) -> [String; 3] {
@@ -44,7 +55,7 @@ pub fn cost_cells(c: Option<&bench_core::measure::cost::CostSummary>) -> [String
         Some(c) => [
             ns(c.cpu_ns_per_op),
             count(c.cpu_per_wall),
-            count(c.switches_per_op()),
+            switches(c.switches_per_op()),
         ],
         None => ["-".into(), "-".into(), "-".into()],
     }
@@ -57,7 +68,7 @@ pub fn cost_line(c: &bench_core::measure::cost::CostSummary) -> String {
         ns(c.cpu_ns_per_op),
         count(c.cpu_per_wall),
         c.sys_share * 100.0,
-        count(c.switches_per_op()),
+        switches(c.switches_per_op()),
     )
 }
 

@@ -75,7 +75,7 @@ pub fn bench_events(
             voluntary: ops / 100,
             involuntary: 0,
         };
-        costs.push((ops, cost));
+        costs.push((ops, wall_ns, cost));
         events.push(Event::Sample {
             bench: bench.into(),
             iter: i as u64,

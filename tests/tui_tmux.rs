@@ -92,7 +92,9 @@ fn run_two_benches_and_export_in_a_real_terminal() {
     // Mark rusqlite, move to middleware/spin (catalog order) and mark it, then run both.
     keys(
         &session,
-        &["Space", "Down", "Down", "Down", "Down", "Space", "Enter"],
+        &[
+            "Space", "Down", "Down", "Down", "Down", "Down", "Space", "Enter",
+        ],
     );
     let pane = wait_for(&session, "run 1 finished", Duration::from_secs(60));
     assert!(

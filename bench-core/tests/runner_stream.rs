@@ -606,3 +606,36 @@ fn key_value_streams_every_core_bench_with_checked_values() {
         );
     }
 }
+
+/// With `locking_mode=exclusive` a connection keeps the file locked until it closes: each
+/// bench must close its connections when it ends, or every later bench finds the file locked.
+#[test]
+fn exclusive_locking_leaves_the_file_to_the_next_bench() {
+    let cache = tempfile::tempdir().unwrap();
+    let benches = [
+        "rusqlite",
+        "sqlite3_c",
+        "prepare",
+        "marshalling",
+        "middleware/spin",
+    ];
+    let mut args = vec!["single_row_lookup"];
+    for b in &benches {
+        args.extend(["--bench", b]);
+    }
+    let mut tiny: Vec<&str> = TINY.to_vec();
+    let c = tiny.iter().position(|a| *a == "--concurrency").unwrap();
+    tiny[c + 1] = "1";
+    args.extend(tiny);
+    args.extend(["--knob", "locking_mode=exclusive"]);
+    let (code, events, stderr) = run(&args, cache.path());
+    assert_eq!(code, Some(0), "stderr: {stderr}");
+    assert!(
+        !events.iter().any(|e| matches!(e, Event::Error { .. })),
+        "{events:?}"
+    );
+    for b in benches {
+        let c = check_bench(&events, b).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(c.sqlite["locking_mode"], "exclusive", "{b}");
+    }
+}

@@ -199,7 +199,7 @@ pub fn render(report: &Report<'_>) -> String {
 }
 
 /// What the cost columns hold, for readers of an export.
-pub const COST_LEGEND: &str = "CPU/op: CPU time (user + system) of the whole runner process, every thread, per operation; CPU/wall: that CPU time over the wall time of the same samples (2.00 = two cores busy throughout); switches/op: context switches (voluntary + involuntary) per operation. Read with getrusage at sample edges; they include what a pass does untimed.";
+pub const COST_LEGEND: &str = "CPU/op: CPU time (user + system) of the whole runner process, every thread, per operation; CPU/wall: that CPU time over the wall time of the same samples (2.00 = two cores busy throughout); switches/op: context switches (voluntary + involuntary) per operation. Read with getrusage at sample edges; per operation is the samples' rate over the timed time of one operation.";
 
 /// Medians of every bench across runs, one column per run, with the verdict mark against the
 /// baseline run when there is one.

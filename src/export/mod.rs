@@ -188,12 +188,12 @@ mod snapshot_tests {
             "{text}"
         );
         assert!(
-            text.contains("bench                      1000       10000      100000\n"),
+            text.contains("bench                  1000   10000  100000\n"),
             "{text}"
         );
         // spin at about 4.0, 4.4 and 5.2 µs a lookup
         assert!(
-            text.contains("middleware/spin          249k/s      226k/s      192k/s\n"),
+            text.contains("middleware/spin      249k/s  226k/s  192k/s\n"),
             "{text}"
         );
         let mut matrix = Vec::new();

@@ -213,29 +213,22 @@ impl Scaling {
     /// Plain text: the same table, aligned, and the chart.
     pub fn text(&self) -> String {
         let mut out = format!("scaling: {} ({})\n", self.axis.title(), self.target);
-        let name_w = self
+        let mut headers = vec![self.axis.first().to_string()];
+        headers.extend(self.points.iter().map(|p| self.header(p)));
+        let rows: Vec<Vec<String>> = self
             .rows
             .iter()
-            .map(|(n, _)| n.len())
-            .max()
-            .unwrap_or(5)
-            .max(5);
-        let _ = write!(out, "{:<name_w$}", self.axis.first());
-        for p in &self.points {
-            let _ = write!(out, "  {:>10}", self.header(p));
-        }
-        out.push('\n');
-        for (name, cells) in &self.rows {
-            let _ = write!(out, "{name:<name_w$}");
-            for c in cells {
-                let _ = write!(
-                    out,
-                    "  {:>10}",
-                    c.map(fmt_ops).unwrap_or_else(|| "-".into())
+            .map(|(name, cells)| {
+                let mut row = vec![name.clone()];
+                row.extend(
+                    cells
+                        .iter()
+                        .map(|c| c.map(fmt_ops).unwrap_or_else(|| "-".into())),
                 );
-            }
-            out.push('\n');
-        }
+                row
+            })
+            .collect();
+        out.push_str(&super::table::align(&headers, &rows, 1));
         if let Some(n) = self.note() {
             let _ = writeln!(out, "{n}");
         }

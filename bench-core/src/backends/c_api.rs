@@ -13,17 +13,18 @@ use rusqlite::{Connection, ffi};
 use crate::dataset::SELECT_BY_ID;
 use crate::error::BenchError;
 
-/// The lookup statement, prepared once on a connection it must not outlive.
-pub struct Lookup<'c> {
+/// The lookup statement, prepared once, with the connection it belongs to (the statement is
+/// finalized before the connection closes).
+pub struct Lookup {
     db: *mut ffi::sqlite3,
     stmt: *mut ffi::sqlite3_stmt,
-    _conn: &'c Connection,
+    _conn: Connection,
 }
 
-impl<'c> Lookup<'c> {
-    pub fn prepare(conn: &'c Connection) -> Result<Lookup<'c>, BenchError> {
-        // SAFETY: the handle stays valid while `conn` lives, which the lifetime ties us to;
-        // SQLite is used from this thread only.
+impl Lookup {
+    pub fn prepare(conn: Connection) -> Result<Lookup, BenchError> {
+        // SAFETY: the handle stays valid while `conn` lives, and we own it; SQLite is used
+        // from one thread at a time (the struct is not Sync).
         let db = unsafe { conn.handle() };
         let sql = CString::new(SELECT_BY_ID).expect("no NUL in the SQL");
         let mut stmt = ptr::null_mut();
@@ -81,9 +82,9 @@ impl<'c> Lookup<'c> {
     }
 }
 
-impl Drop for Lookup<'_> {
+impl Drop for Lookup {
     fn drop(&mut self) {
-        // SAFETY: finalized once, before the connection closes (the borrow outlives us).
+        // SAFETY: finalized once, before the connection (a field, dropped after this) closes.
         unsafe {
             ffi::sqlite3_finalize(self.stmt);
         }
@@ -118,7 +119,7 @@ mod tests {
             )
             .unwrap();
         }
-        let mut l = Lookup::prepare(&conn).unwrap();
+        let mut l = Lookup::prepare(conn).unwrap();
         for id in [1, 7, 50, 7] {
             assert_eq!(l.lookup(id).unwrap(), row(id).checksum());
         }

@@ -77,8 +77,11 @@ impl SampleCost {
     }
 }
 
-/// Cost per operation over every timed sample of a bench (`summary.stats.cost`, protocol 1.3):
-/// totals divided by totals, so that each operation weighs the same.
+/// Cost per operation over every sample of a bench (`summary.stats.cost`, protocol 1.3). The
+/// readings cover whole samples, and a pass may do untimed work besides the operations it times
+/// (a fresh table, a hand-off to the runtime); so each figure is a rate over the samples' wall
+/// time (totals over totals: every operation weighs the same) times the timed wall time of one
+/// operation. Where `timed_share` is 1 that is simply the total over the operations.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct CostSummary {
     /// CPU time per operation, user + system, all threads, in ns.
@@ -91,6 +94,9 @@ pub struct CostSummary {
     pub voluntary_per_op: f64,
     /// Involuntary context switches per operation.
     pub involuntary_per_op: f64,
+    /// The share of the samples' wall time the bench timed (below 1 where passes do untimed
+    /// work; the figures per operation assume the rate of the whole sample).
+    pub timed_share: f64,
 }
 
 impl CostSummary {
@@ -99,17 +105,21 @@ impl CostSummary {
         self.voluntary_per_op + self.involuntary_per_op
     }
 
-    /// The summary of samples given as (operations, cost); None without any.
-    pub fn of(samples: &[(u64, SampleCost)]) -> Option<CostSummary> {
-        let ops: u64 = samples.iter().map(|(o, _)| o).sum();
+    /// The summary of samples given as (operations, timed ns, cost); None without any.
+    pub fn of(samples: &[(u64, u64, SampleCost)]) -> Option<CostSummary> {
+        let ops: u64 = samples.iter().map(|(o, _, _)| o).sum();
+        let timed: u64 = samples.iter().map(|(_, t, _)| t).sum();
         let mut t = SampleCost::default();
-        for (_, c) in samples {
+        for (_, _, c) in samples {
             t.add(c);
         }
         if ops == 0 || t.wall_ns == 0 {
             return None;
         }
-        let per_op = |v: u64| v as f64 / ops as f64;
+        // Timed wall time can exceed the readings' by the clock's granularity: at most all of it.
+        let timed_share = (timed as f64 / t.wall_ns as f64).min(1.0);
+        let wall_per_op = t.wall_ns as f64 * timed_share / ops as f64;
+        let per_op = |v: u64| v as f64 / t.wall_ns as f64 * wall_per_op;
         Some(CostSummary {
             cpu_ns_per_op: per_op(t.cpu_ns),
             cpu_per_wall: t.cpu_ns as f64 / t.wall_ns as f64,
@@ -120,6 +130,7 @@ impl CostSummary {
             },
             voluntary_per_op: per_op(t.voluntary),
             involuntary_per_op: per_op(t.involuntary),
+            timed_share,
         })
     }
 }
@@ -164,9 +175,10 @@ mod tests {
             voluntary,
             involuntary,
         };
+        // Fully timed samples: totals over operations.
         let c = CostSummary::of(&[
-            (100, s(1000, 2000, 500, 10, 0)),
-            (300, s(3000, 6000, 1500, 30, 4)),
+            (100, 1000, s(1000, 2000, 500, 10, 0)),
+            (300, 3000, s(3000, 6000, 1500, 30, 4)),
         ])
         .unwrap();
         assert_eq!(c.cpu_ns_per_op, 20.0);
@@ -175,6 +187,13 @@ mod tests {
         assert_eq!(c.voluntary_per_op, 0.1);
         assert_eq!(c.involuntary_per_op, 0.01);
         assert_eq!(c.switches_per_op(), 0.11);
+        assert_eq!(c.timed_share, 1.0);
+        // A quarter of each sample untimed: the per-operation figures are the sample's rate
+        // over the timed part only.
+        let c = CostSummary::of(&[(100, 750, s(1000, 2000, 0, 40, 0))]).unwrap();
+        assert_eq!(c.timed_share, 0.75);
+        assert_eq!(c.cpu_ns_per_op, 15.0);
+        assert_eq!(c.voluntary_per_op, 0.3);
         assert!(CostSummary::of(&[]).is_none());
     }
 }

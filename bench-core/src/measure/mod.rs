@@ -166,7 +166,7 @@ pub fn run(
         check(work, passes)?;
         let sample_ops = ops * passes;
         if let Some(c) = spent {
-            costs.push((sample_ops, c));
+            costs.push((sample_ops, elapsed_ns, c));
         }
         emit(Event::Sample {
             bench: name.to_string(),

@@ -156,47 +156,45 @@ fn timed_loop(
     Ok(Iteration::new(ns_between(start, Instant::now()), work))
 }
 
-/// One lookup per id on one connection, each lookup's latency recorded; `op` returns what
+/// The lookups of one pass over the ids, each lookup's latency recorded; `op` returns what
 /// the lookup read, folded into its checksum.
-fn recorded_lookups<'a>(
-    ctx: &'a Ctx,
-    settings: BTreeMap<String, String>,
-    mut op: impl FnMut(i64) -> Result<u64, BenchError> + 'a,
-) -> Bench<'a> {
-    let ids = ctx.ids.clone();
-    let iter: IterFn<'_> = Box::new(move |h| {
-        let mut work = 0u64;
-        let start = Instant::now();
-        let mut prev = start;
-        for &id in ids.iter() {
-            work = work.wrapping_add(op(black_box(id))?);
-            let t = Instant::now();
-            h.record(ns_between(prev, t));
-            prev = t;
-        }
-        Ok(Iteration::new(ns_between(start, prev), work))
-    });
-    Bench::new(iter, ctx.pass_work(), LOOKUP_WORK).with_settings(settings)
+fn recorded_pass(
+    ids: &[i64],
+    h: &mut crate::measure::stats::LatencyHistogram,
+    mut op: impl FnMut(i64) -> Result<u64, BenchError>,
+) -> Result<Iteration, BenchError> {
+    let mut work = 0u64;
+    let start = Instant::now();
+    let mut prev = start;
+    for &id in ids {
+        work = work.wrapping_add(op(black_box(id))?);
+        let t = Instant::now();
+        h.record(ns_between(prev, t));
+        prev = t;
+    }
+    Ok(Iteration::new(ns_between(start, prev), work))
 }
 
-/// Statement prepared once; per lookup: bind, step, decode.
+/// Statement prepared once; per lookup: bind, step, decode. The bench owns its connection
+/// (closed when the bench ends, so a `locking_mode=exclusive` lock does not outlive it); each
+/// pass takes the statement from the connection's cache once, before its clock starts.
 fn rusqlite_lookups(ctx: &Ctx) -> Result<Bench<'_>, BenchError> {
     let (conn, settings) = ctx.connection()?;
-    // Leaked so the statement can live in the closure: a runner measures each bench once.
-    let conn = Box::leak(Box::new(conn));
-    let mut stmt = raw::prepare(conn)?;
-    Ok(recorded_lookups(ctx, settings, move |id| {
-        Ok(raw::lookup(&mut stmt, id)?.checksum())
-    }))
+    let ids = ctx.ids.clone();
+    let iter: IterFn<'_> = Box::new(move |h| {
+        let mut stmt = conn.prepare_cached(SELECT_BY_ID)?;
+        recorded_pass(&ids, h, |id| Ok(raw::lookup(&mut stmt, id)?.checksum()))
+    });
+    Ok(Bench::new(iter, ctx.pass_work(), LOOKUP_WORK).with_settings(settings))
 }
 
 /// The same lookups through SQLite's C API on a connection opened as rusqlite's is.
 fn c_lookups(ctx: &Ctx) -> Result<Bench<'_>, BenchError> {
     let (conn, settings) = ctx.connection()?;
-    // Leaked so the statement can live in the closure, as for the rusqlite bench.
-    let conn = Box::leak(Box::new(conn));
     let mut stmt = crate::backends::c_api::Lookup::prepare(conn)?;
-    Ok(recorded_lookups(ctx, settings, move |id| stmt.lookup(id)))
+    let ids = ctx.ids.clone();
+    let iter: IterFn<'_> = Box::new(move |h| recorded_pass(&ids, h, |id| stmt.lookup(id)));
+    Ok(Bench::new(iter, ctx.pass_work(), LOOKUP_WORK).with_settings(settings))
 }
 
 impl LookupPath for Middleware {
@@ -308,11 +306,9 @@ fn prepare_only(ctx: &Ctx) -> Result<Bench<'_>, BenchError> {
 /// Bind, execute and build the result set, on a statement prepared once.
 fn marshal_only(ctx: &Ctx) -> Result<Bench<'_>, BenchError> {
     let (conn, settings) = ctx.connection()?;
-    // Leaked so the prepared statement can outlive this function: a runner measures each
-    // bench once and exits, so one connection per bench is all it costs.
-    let conn = Box::leak(Box::new(conn));
-    let mut stmt = conn.prepare(SELECT_BY_ID)?;
+    // The bench owns its connection; each pass takes the statement from its cache, untimed.
     let iter: IterFn<'_> = Box::new(move |_| {
+        let mut stmt = conn.prepare_cached(SELECT_BY_ID)?;
         timed_loop(&ctx.ids, |id| {
             stmt.raw_bind_parameter(1, id)?;
             let rs = black_box(value::marshal(&mut stmt)?);
