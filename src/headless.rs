@@ -44,6 +44,11 @@ pub struct RunArgs {
         allow_hyphen_values = true
     )]
     pub repeat: String,
+    /// Run each bench under perf (a runner of its own) and write a flamegraph SVG per bench
+    /// into DIR; the outputs add where each bench's CPU goes, by layer. Profiled timings
+    /// include the profiler's cost: they are marked, and never compared with unprofiled runs.
+    #[arg(long, value_name = "DIR")]
+    pub flamegraph: Option<std::path::PathBuf>,
 }
 
 /// The most runs `--repeat` takes.
@@ -64,6 +69,19 @@ pub fn env_pad(i: usize) -> Vec<(String, String)> {
 }
 
 pub fn run(args: RunArgs) -> i32 {
+    if let Some(dir) = &args.flamegraph {
+        if let Err(e) = crate::profile::check() {
+            eprintln!("error: {e}");
+            return 2;
+        }
+        if let Err(e) = std::fs::create_dir_all(dir) {
+            eprintln!(
+                "error: cannot create the flamegraph folder {}: {e}",
+                dir.display()
+            );
+            return 2;
+        }
+    }
     let sweep = bench_core::workloads::find(&args.target)
         .map_err(|e| e.to_string())
         .and_then(|t| args.session.knobs.sweep(t).map_err(|e| e.to_string()));
@@ -116,6 +134,7 @@ pub fn run(args: RunArgs) -> i32 {
                 &RunSettings::from_session(&a.session),
             );
             request.env = env_pad(r);
+            request.profile = a.flamegraph.clone();
             planned.push((plan.clone(), request, r));
         }
     }

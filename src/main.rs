@@ -7,6 +7,7 @@ mod headless;
 mod list;
 mod messages;
 mod model;
+mod profile;
 mod runner;
 mod show;
 #[cfg(test)]

@@ -39,6 +39,8 @@ pub struct RunRequest {
     pub settings: RunSettings,
     /// More variables for the runner's environment (a repeat's padding).
     pub env: Vec<(String, String)>,
+    /// Run each bench under perf and write its flamegraph into this folder.
+    pub profile: Option<PathBuf>,
 }
 
 impl RunRequest {
@@ -58,6 +60,7 @@ impl RunRequest {
             trace,
             settings: settings.clone(),
             env: Vec::new(),
+            profile: None,
         }
     }
 

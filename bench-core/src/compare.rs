@@ -196,6 +196,10 @@ impl<'a> Baselines<'a> {
     /// The change of `bench` in `run` against the baseline run, unless `run` is that run.
     pub fn change(&self, run: &RunRecord, bench: &str) -> Option<Change> {
         let base = self.run.filter(|b| !std::ptr::eq(*b, run))?;
+        // A profiled run's timings include the profiler: no verdict either way.
+        if base.profiled || run.profiled {
+            return None;
+        }
         let s = run.bench(bench)?.summary.as_ref()?;
         Some(change(
             s,
@@ -272,6 +276,9 @@ pub fn run_differences(a: &RunRecord, b: &RunRecord) -> Vec<String> {
             }
             if x.trace != y.trace {
                 d.push(format!("trace {} vs {}", x.trace, y.trace));
+            }
+            if a.profiled != b.profiled {
+                d.push(format!("profiled {} vs {}", a.profiled, b.profiled));
             }
             d.extend(x.knobs.differences(&y.knobs));
             d

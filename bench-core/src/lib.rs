@@ -8,6 +8,7 @@
 //! - `dataset`: the shared dataset's spec, cache and checks;
 //! - `settings`: SQLite's own settings as knobs, applied and read back on every connection;
 //! - `backends/`: what is measured (raw rusqlite, the middleware path, turso);
+//! - `profile`: a sampled profile's breakdown by layer (the classification rules);
 //! - `service/`: the runner service (arguments, plan, the event stream around a harness).
 //!
 //! Everything that links SQLite sits behind the `sqlite` / `middleware` / `turso` features so
@@ -20,6 +21,7 @@ pub mod dataset;
 pub mod error;
 pub mod knobs;
 pub mod measure;
+pub mod profile;
 pub mod protocol;
 pub mod service;
 pub mod settings;

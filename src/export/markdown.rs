@@ -66,9 +66,18 @@ fn phase_table(out: &mut String, run: &RunRecord) {
 }
 
 fn environment(out: &mut String, run: &RunRecord) {
-    let several = run.starts().count() > 1;
+    // A profiled run starts a runner per bench: each harness's environment is shown once.
+    let mut harnesses: Vec<&str> = Vec::new();
     for s in run.starts() {
-        environment_of(out, s, several);
+        if !harnesses.contains(&s.harness.as_str()) {
+            harnesses.push(&s.harness);
+        }
+    }
+    let several = harnesses.len() > 1;
+    for h in harnesses {
+        if let Some(s) = run.starts().find(|s| s.harness == h) {
+            environment_of(out, s, several);
+        }
     }
 }
 
@@ -150,7 +159,12 @@ pub fn render(report: &Report<'_>) -> String {
             .as_ref()
             .map(|s| s.knobs.to_string())
             .unwrap_or_default();
-        let debug = if run.is_debug() { " (DEBUG build)" } else { "" };
+        let debug = match (run.is_debug(), run.profiled) {
+            (true, true) => " (DEBUG build, profiled)",
+            (true, false) => " (DEBUG build)",
+            (false, true) => " (profiled: timings include perf)",
+            (false, false) => "",
+        };
         let base = if report.baseline_run == Some(i) {
             " (baseline run)"
         } else {
@@ -180,6 +194,7 @@ pub fn render(report: &Report<'_>) -> String {
         if let Some(o) = bench_core::workloads::key_value::report::overview(run) {
             out.push_str(&super::kv::markdown(&o));
         }
+        out.push_str(&super::profiles::markdown(run));
         phase_table(&mut out, run);
         environment(&mut out, run);
     }

@@ -4,6 +4,7 @@ pub mod crud;
 pub mod json;
 pub mod kv;
 pub mod markdown;
+pub mod profiles;
 pub mod repeats;
 pub mod scaling;
 pub mod scenario;
@@ -235,6 +236,45 @@ mod snapshot_tests {
         let mut three = matrix.clone();
         three[0].start.as_mut().unwrap().knobs.set("rows", 5u64);
         assert!(scaling::scaling(&three).is_none());
+    }
+
+    /// A profiled run: marked, with its by-layer table, top frames and flamegraph link.
+    #[test]
+    fn a_profiled_run_shows_where_the_cpu_goes() {
+        let mut r = run(20_000, false, 4390.0);
+        let mut profile = bench_core::profile::breakdown(
+            "r;rusqlite::Statement::step;sqlite3_step;fcntl_[k] 45\nr;sqlite3_step 50\nr;malloc 5\n",
+            8,
+        );
+        profile.flamegraph = Some("fg/single_row_lookup-rusqlite-1.svg".into());
+        r.apply(Event::Profile {
+            bench: "rusqlite".into(),
+            profile,
+        });
+        r.apply(Event::Profile {
+            bench: "middleware/spin".into(),
+            profile: bench_core::profile::Profile::failed("perf recorded no samples"),
+        });
+        assert!(r.profiled);
+        let runs = [r];
+        let md = markdown::render(&Report::new(&runs, "rusqlite", AT));
+        for want in [
+            "### Run 1 (profiled: timings include perf): ",
+            "#### where the CPU goes (perf, on-CPU samples, by layer)",
+            "| bench | CPU sampled | kernel | SQLite (C) | driver | runtime | middleware | allocator | other | flamegraph |",
+            "| rusqlite | 100 ns | 45.0% | 50.0% | - | - | - | 5.0% | - | [svg](fg/single_row_lookup-rusqlite-1.svg) |",
+            "| middleware/spin | - | - | - | - | - | - | - | - | none: perf recorded no samples |",
+            "- rusqlite: top frames by self time: `sqlite3_step` 50.0%, `fcntl_[k]` 45.0%, `malloc` 5.0%",
+            "on-CPU samples only",
+        ] {
+            assert!(md.contains(want), "{want}\n{md}");
+        }
+        let text = table::render(&Report::new(&runs, "rusqlite", AT));
+        assert!(
+            text.contains("release build, PROFILED: timings include perf)"),
+            "{text}"
+        );
+        assert!(text.contains("where the CPU goes"), "{text}");
     }
 
     #[test]

@@ -184,16 +184,25 @@ pub fn render(report: &Report<'_>) -> String {
         }
         if let Some(s) = &run.start {
             // Each harness links its own SQLite: name them all when there are several.
-            let sqlite = if run.more_starts.is_empty() {
-                s.env.sqlite.clone()
+            let mut each: Vec<String> = Vec::new();
+            for h in run.starts() {
+                let named = format!("{} {}", h.env.sqlite, h.harness);
+                if !each.contains(&named) {
+                    each.push(named);
+                }
+            }
+            let sqlite = if each.len() > 1 {
+                each.join(", ")
             } else {
-                run.starts()
-                    .map(|h| format!("{} {}", h.env.sqlite, h.harness))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                s.env.sqlite.clone()
+            };
+            let profiled = if run.profiled {
+                ", PROFILED: timings include perf"
+            } else {
+                ""
             };
             out.push_str(&format!(
-                "{}  {}  (SQLite {sqlite}, {} build)\n",
+                "{}  {}  (SQLite {sqlite}, {} build{profiled})\n",
                 s.target, s.knobs, s.env.profile
             ));
         }
@@ -213,6 +222,7 @@ pub fn render(report: &Report<'_>) -> String {
         if let Some(o) = bench_core::workloads::key_value::report::overview(run) {
             out.push_str(&super::kv::text(&o));
         }
+        out.push_str(&super::profiles::text(run));
     }
     for r in super::repeats::repeats(report.runs) {
         out.push_str(&r.text(&|i| report.number(i)));

@@ -109,6 +109,30 @@ pub(super) fn on_cmd(state: &mut State, cmd: Cmd, now: Instant) -> Vec<Effect> {
             );
             return state.queue(benches, None, now);
         }
+        Cmd::Profile => {
+            let bench = state.catalog_benches()[state.catalog.cursor]
+                .name
+                .to_string();
+            let behind = state.active_run().is_some();
+            let mut run = state.new_run(vec![bench.clone()], None);
+            run.profiled = true;
+            let seq = run.seq;
+            state.runs.push(run);
+            state.compare.col = state.target_runs().count().saturating_sub(1);
+            state.set_status(
+                format!(
+                    "run {seq}: {bench} under perf (flamegraph into {}/){}",
+                    super::PROFILE_DIR,
+                    if behind {
+                        ", after the running one"
+                    } else {
+                        ""
+                    }
+                ),
+                false,
+            );
+            return state.start_next(now);
+        }
         Cmd::Sweep => {
             let benches = state.selected_benches();
             let queued_behind = state.active_run().is_some();

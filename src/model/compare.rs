@@ -47,8 +47,13 @@ pub(super) fn on_cmd(state: &mut State, cmd: Cmd) -> Vec<Effect> {
             let picked = state
                 .target_runs()
                 .nth(state.compare.col)
-                .map(|r| (r.id.clone(), r.seq));
-            if let Some((id, seq)) = picked {
+                .map(|r| (r.id.clone(), r.seq, r.profiled));
+            if let Some((_, seq, true)) = picked {
+                state.set_status(
+                    format!("run {seq} ran under perf: its timings include the profiler, so it cannot be the baseline"),
+                    true,
+                );
+            } else if let Some((id, seq, false)) = picked {
                 state.compare.baseline_run = Some(id);
                 state.set_status(format!("verdicts are now against run {seq}"), false);
             }

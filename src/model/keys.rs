@@ -37,6 +37,7 @@ pub enum Cmd {
     BaselineBench,
     BaselineRun,
     Sweep,
+    Profile,
     Export,
     Help,
     NextFocus,
@@ -106,6 +107,12 @@ pub const CATALOG: &[Binding] = &[
         Cmd::Sweep,
     )
     .hint("s", "sweep"),
+    b(
+        &[Key::Char('f')],
+        "f",
+        "profile this bench (perf)",
+        Cmd::Profile,
+    ),
     b(
         &[Key::Left, Key::Char('h')],
         "←→/hl",

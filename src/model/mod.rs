@@ -12,6 +12,7 @@ mod knobs;
 mod live;
 mod runs;
 
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use bench_core::catalog::{BenchKind, BenchSpec, Target};
@@ -29,6 +30,9 @@ pub use runs::{RunState, RunView};
 
 /// How long knob edits settle before running benches restart with the new values.
 pub const DEBOUNCE: Duration = Duration::from_millis(600);
+
+/// Where the explorer's flamegraphs go, under the snapshot folder.
+pub const PROFILE_DIR: &str = "flamegraphs";
 
 /// The concurrency values of a sweep.
 pub const SWEEP: [u64; 5] = [1, 2, 4, 8, 16];
@@ -273,18 +277,21 @@ impl State {
             started: None,
             current: None,
             previous,
+            profiled: false,
         }
     }
 
     fn request(&self, run: &RunView) -> RunRequest {
-        RunRequest::new(
+        let mut req = RunRequest::new(
             run.id.clone(),
             run.target.name,
             run.benches.clone(),
             run.knobs.clone(),
             run.trace,
             &self.settings,
-        )
+        );
+        req.profile = run.profiled.then(|| PathBuf::from(PROFILE_DIR));
+        req
     }
 
     /// Starts the oldest queued run if nothing is running (one run at a time, so that runs

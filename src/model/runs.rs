@@ -53,6 +53,8 @@ pub struct RunView {
     pub current: Option<(String, Instant)>,
     /// The run this one replaced after a knob change (the live chart continues across it).
     pub previous: Option<String>,
+    /// Each bench runs under perf (flamegraph + CPU by layer); its timings include perf.
+    pub profiled: bool,
 }
 
 impl RunView {

@@ -526,6 +526,67 @@ fn any_knob_sweeps_and_two_make_a_matrix() {
     assert_eq!(s.runs.len(), 4);
 }
 
+/// `f` profiles the bench under the cursor in a run of its own; a profiled run is marked and
+/// never becomes the baseline run, nor gets a verdict against one.
+#[test]
+fn f_profiles_the_bench_under_the_cursor_and_it_is_never_a_baseline() {
+    let mut s = state();
+    let now = Instant::now();
+    press(&mut s, &[Key::Char(' '), Key::Char(' '), Key::Enter], now);
+    finish_bench(&mut s, "t-1", "rusqlite", 1500.0, now);
+    finish_bench(&mut s, "t-1", "sqlite3_c", 1000.0, now);
+    update(&mut s, exited("t-1", Outcome::Completed), now);
+    press(&mut s, &[Key::Char('A')], now);
+    s.catalog.cursor = 1;
+    let fx = press(&mut s, &[Key::Char('f')], now);
+    let [Effect::Start(req)] = fx.as_slice() else {
+        panic!("{fx:?}")
+    };
+    assert_eq!(req.benches, ["sqlite3_c"]);
+    assert_eq!(
+        req.profile.as_deref(),
+        Some(std::path::Path::new("flamegraphs"))
+    );
+    assert!(s.runs[1].profiled && !s.runs[0].profiled);
+    finish_bench(&mut s, "t-2", "sqlite3_c", 1400.0, now);
+    update(
+        &mut s,
+        ev(
+            "t-2",
+            Event::Profile {
+                bench: "sqlite3_c".into(),
+                profile: bench_core::profile::breakdown("r;sqlite3_step 3\nr;fcntl_[k] 1\n", 5),
+            },
+        ),
+        now,
+    );
+    update(&mut s, exited("t-2", Outcome::Completed), now);
+    assert!(s.runs[1].record.profiled);
+    // The profiled run's column: B is refused with the reason.
+    press(&mut s, &[Key::BackTab], now);
+    assert_eq!(s.focus, Focus::Compare);
+    press(&mut s, &[Key::Right, Key::Char('B')], now);
+    assert_eq!(s.compare.baseline_run, None);
+    let status = s.status.as_ref().unwrap();
+    assert!(
+        status.text.contains("ran under perf") && status.text.contains("cannot be the baseline"),
+        "{}",
+        status.text
+    );
+    // The unprofiled run as the baseline: no verdict for the profiled one.
+    press(&mut s, &[Key::Left, Key::Char('B')], now);
+    assert_eq!(s.compare.baseline_run.as_deref(), Some("t-1"));
+    assert!(
+        s.baselines()
+            .change(&s.runs[1].record, "sqlite3_c")
+            .is_none()
+    );
+    // (an unprofiled run with the same bench gets one: the refusal is the profiler's)
+    let mut unprofiled = s.runs[1].record.clone();
+    unprofiled.profiled = false;
+    assert!(s.baselines().change(&unprofiled, "sqlite3_c").is_some());
+}
+
 #[test]
 fn a_skipped_bench_is_a_row_with_its_reason() {
     let mut s = state();

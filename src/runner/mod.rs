@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::process::Stdio;
 
 use bench_core::catalog::Harness;
+use bench_core::profile::Profile;
 use bench_core::protocol::{self, Event};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;
@@ -174,7 +175,7 @@ async fn run_child(
             },
             _ = &mut *kill_rx, if !cancelled => {
                 cancelled = true;
-                let _ = child.start_kill();
+                stop(&mut child, program);
             }
         }
     }
@@ -237,12 +238,32 @@ impl Runner for ProcessRunner {
                 };
                 children.push((harness, benches, program));
             }
+            // Profiled, every bench is its own child under perf: one recording per bench.
+            let children: Vec<(Harness, Vec<String>, Result<Program, String>)> =
+                if request.profile.is_some() {
+                    children
+                        .into_iter()
+                        .flat_map(|(h, benches, p)| {
+                            benches.into_iter().map(move |b| (h, vec![b], p.clone()))
+                        })
+                        .collect()
+                } else {
+                    children
+                };
             for (harness, benches, program) in children {
+                let stem = request
+                    .profile
+                    .as_ref()
+                    .map(|dir| crate::profile::stem(dir, &request.target, &benches[0], &run_id));
                 let args = RunRequest {
-                    benches,
+                    benches: benches.clone(),
                     ..request.clone()
                 }
                 .args();
+                let program = match (&stem, program) {
+                    (Some(stem), Ok(p)) => Ok(under_perf(&p, stem)),
+                    (_, p) => p,
+                };
                 let result = match program {
                     Ok(p) => {
                         run_child(
@@ -258,6 +279,31 @@ impl Runner for ProcessRunner {
                     }
                     Err(e) => Err(ChildEnd::Failed(e)),
                 };
+                if let Some(stem) = stem {
+                    let bench = benches[0].clone();
+                    let profile = match &result {
+                        Ok(()) => {
+                            let title = format!("{} {bench}", request.target);
+                            let stem = stem.clone();
+                            tokio::task::spawn_blocking(move || {
+                                crate::profile::finish(&stem, &title)
+                            })
+                            .await
+                            .unwrap_or_else(|e| Profile::failed(format!("profiling: {e}")))
+                        }
+                        Err(_) => {
+                            let _ = std::fs::remove_file(stem.with_extension("perf.data"));
+                            Profile::failed("the bench did not finish under the profiler")
+                        }
+                    };
+                    let event = Event::Profile { bench, profile };
+                    let line = protocol::encode(&event);
+                    let _ = events.send(RunEvent::Event {
+                        run_id: run_id.clone(),
+                        event,
+                        line,
+                    });
+                }
                 match result {
                     Ok(()) => {}
                     Err(ChildEnd::Cancelled) => {
@@ -288,6 +334,31 @@ impl Runner for ProcessRunner {
         Ok(RunHandle {
             kill: Some(kill_tx),
         })
+    }
+}
+
+/// Stops a child: perf gets SIGTERM, which it passes on to the runner it records (SIGKILL
+/// would leave that runner behind); a runner is killed.
+fn stop(child: &mut tokio::process::Child, program: &Program) {
+    match child.id() {
+        Some(pid) if program.program == crate::profile::perf() => {
+            // SAFETY: kill(2) on our own child's pid.
+            unsafe { libc::kill(pid as libc::pid_t, libc::SIGTERM) };
+        }
+        _ => {
+            let _ = child.start_kill();
+        }
+    }
+}
+
+/// The same runner, started by perf recording into `<stem>.perf.data`.
+fn under_perf(p: &Program, stem: &std::path::Path) -> Program {
+    let mut prefix_args = crate::profile::record_args(&stem.with_extension("perf.data"));
+    prefix_args.push(p.program.display().to_string());
+    prefix_args.extend(p.prefix_args.iter().cloned());
+    Program {
+        program: crate::profile::perf(),
+        prefix_args,
     }
 }
 

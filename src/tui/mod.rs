@@ -144,16 +144,42 @@ struct Loop<'a> {
     tx: mpsc::UnboundedSender<RunEvent>,
     handles: HashMap<String, RunHandle>,
     snapshot_dir: &'a std::path::Path,
+    /// Whether perf can record here, checked on the first profiled run.
+    perf: Option<Result<(), String>>,
 }
 
 impl Loop<'_> {
+    /// The folder a profiled run writes its flamegraphs to (under the snapshot folder), once
+    /// perf is known to work here.
+    fn profile_dir(&mut self, sub: &std::path::Path) -> Result<std::path::PathBuf, String> {
+        self.perf
+            .get_or_insert_with(crate::profile::check)
+            .clone()?;
+        let dir = self.snapshot_dir.join(sub);
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        Ok(dir)
+    }
+
     fn apply(&mut self, state: &mut State, action: Action) {
         let mut queue = vec![action];
         while let Some(action) = queue.pop() {
             for effect in update(state, action, Instant::now()) {
                 match effect {
-                    Effect::Start(req) => {
+                    Effect::Start(mut req) => {
                         let id = req.run_id.clone();
+                        if let Some(sub) = req.profile.take() {
+                            match self.profile_dir(&sub) {
+                                Ok(dir) => req.profile = Some(dir),
+                                Err(e) => {
+                                    queue.push(Action::Run(RunEvent::Exited {
+                                        run_id: id,
+                                        outcome: Outcome::Failed(e),
+                                    }));
+                                    continue;
+                                }
+                            }
+                        }
                         match self.runner.start(req, self.tx.clone()) {
                             Ok(h) => {
                                 self.handles.insert(id, h);
@@ -205,6 +231,7 @@ async fn event_loop(
         tx,
         handles: HashMap::new(),
         snapshot_dir,
+        perf: None,
     };
     let mut keys = EventStream::new();
     let mut tick = tokio::time::interval(Duration::from_millis(1000 / FPS));

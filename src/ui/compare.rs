@@ -48,6 +48,8 @@ pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
         };
         let what = if r.record.is_debug() {
             "DEBUG"
+        } else if r.profiled {
+            "perf"
         } else {
             short_state(&r.state)
         };
@@ -101,6 +103,53 @@ pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
         rows.get(state.compare.row).copied(),
         baseline_run,
     );
+}
+
+/// A profiled bench: its CPU by layer as a stacked bar with the shares, its top frames by self
+/// time, and where the flamegraph is (or why there is none).
+fn profile_lines(
+    p: &bench_core::profile::Profile,
+    theme: &Theme,
+    width: usize,
+) -> Vec<Line<'static>> {
+    use bench_core::profile::Layer;
+    if let Some(e) = &p.error {
+        return vec![Line::styled(format!("no profile: {e}"), theme.error())];
+    }
+    const BAR: usize = 30;
+    let mut spans = vec![Span::raw("CPU by layer ")];
+    let mut legend = Vec::new();
+    let mut used = 0usize;
+    for (i, layer) in Layer::ALL.iter().enumerate() {
+        let share = p.share(*layer);
+        if share == 0.0 {
+            continue;
+        }
+        let cells = ((share * BAR as f64).round() as usize).min(BAR - used);
+        used += cells;
+        let style = if *layer == Layer::Other {
+            theme.dim()
+        } else {
+            theme.phase(i)
+        };
+        let glyph = theme.phase_glyph(i);
+        spans.push(Span::styled(glyph.to_string().repeat(cells), style));
+        legend.push(Span::styled(
+            format!(" {} {:.0}%", layer.label(), share * 100.0),
+            style,
+        ));
+    }
+    spans.extend(legend);
+    let top = crate::export::profiles::top_line(p, 3, 40);
+    let svg = p.flamegraph.as_deref().unwrap_or("-");
+    vec![
+        Line::from(spans),
+        Line::raw(format::fit(&format!("top: {top}"), width)),
+        Line::styled(
+            format::fit(&format!("flamegraph {svg} (on-CPU only)"), width),
+            theme.dim(),
+        ),
+    ]
 }
 
 fn short_state(s: &RunState) -> &'static str {
@@ -303,6 +352,9 @@ fn draw_detail(
         .and_then(|s| s.cost.as_ref())
     {
         lines.push(Line::raw(format::cost_line(c)));
+    }
+    if let Some(p) = result.and_then(|r| r.profile.as_ref()) {
+        lines.extend(profile_lines(p, theme, area.width as usize));
     }
     if let Some(line) = crud_line(&run.record, bench).or_else(|| kv_line(&run.record, bench)) {
         lines.push(Line::raw(line));

@@ -356,3 +356,32 @@ fn crud_overhead_in_the_comparison() {
     );
     insta::assert_snapshot!("crud_compare_120x40", draw(&s, 120, 40));
 }
+
+/// A bench profiled with `f`: its column is marked, and the detail shows its CPU by layer,
+/// top frames and flamegraph (from the recorded profile in the test fixtures).
+#[test]
+fn a_profiled_bench_in_the_comparison() {
+    let mut s = base_state();
+    let t = Instant::now();
+    keys(&mut s, &[Key::Char('f')], t);
+    let k = s.knobs.values.clone();
+    ev(&mut s, "t-1", start(false, &k), t);
+    finish(&mut s, "t-1", "rusqlite", 1430.0, false, t);
+    let mut profile = bench_core::profile::breakdown(
+        include_str!("../../tests/fixtures/rusqlite.folded"),
+        crate::profile::TOP_FRAMES,
+    );
+    profile.flamegraph = Some("snapshots/flamegraphs/single_row_lookup-rusqlite-t-1.svg".into());
+    ev(
+        &mut s,
+        "t-1",
+        Event::Profile {
+            bench: "rusqlite".into(),
+            profile,
+        },
+        t,
+    );
+    exited(&mut s, "t-1", Outcome::Completed, t);
+    keys(&mut s, &[Key::BackTab], t);
+    insta::assert_snapshot!("profiled_120x40", draw(&s, 120, 40));
+}

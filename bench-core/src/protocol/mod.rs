@@ -141,6 +141,12 @@ pub enum Event {
         bench: String,
         stats: crate::measure::scenario::ScenarioStats,
     },
+    /// Where a profiled bench spent its CPU (since 1.4). Written by the front end that ran
+    /// the bench's runner under a profiler, after the runner ended; never by a runner.
+    Profile {
+        bench: String,
+        profile: crate::profile::Profile,
+    },
     /// A bench that could not run here, with the reason (not a failure).
     Skipped {
         bench: String,

@@ -38,6 +38,9 @@ pub struct BenchResult {
     phase_ops: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summary: Option<Summary>,
+    /// Where the bench spent its CPU, when it ran under a profiler.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<crate::profile::Profile>,
     /// A scenario's windows, in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ticks: Vec<crate::measure::scenario::Window>,
@@ -102,6 +105,10 @@ pub struct RunRecord {
     /// A failure of the whole run (not of one bench).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The run's benches ran under a profiler: their timings include its cost, so they are
+    /// not compared with unprofiled runs and never serve as a baseline.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub profiled: bool,
 }
 
 impl RunRecord {
@@ -184,6 +191,10 @@ impl RunRecord {
                 b.phase_windows.push(ns_per_op);
             }
             Event::Summary { bench, stats } => self.bench_mut(&bench).summary = Some(stats),
+            Event::Profile { bench, profile } => {
+                self.profiled = true;
+                self.bench_mut(&bench).profile = Some(profile);
+            }
             Event::Tick { bench, window } => self.bench_mut(&bench).ticks.push(window),
             Event::Scenario { bench, stats } => self.bench_mut(&bench).scenario = Some(stats),
             Event::Skipped { bench, reason } => self.bench_mut(&bench).skipped = Some(reason),

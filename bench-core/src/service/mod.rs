@@ -52,7 +52,23 @@ pub type DescribeEnv<'a> = dyn Fn(f64, &Plan) -> RunEnv + 'a;
 /// The runner protocol around a harness: checks the arguments (exit 2 with an error event if
 /// bad), writes `start`, opens the target's workload and runs its benches, and ends with
 /// `done` (exit 0) or an error (exit 1).
+/// A runner ends when the process that started it does (benchscope, or perf recording it),
+/// instead of measuring on for nobody: on Linux the kernel sends it SIGTERM.
+fn die_with_parent() {
+    #[cfg(target_os = "linux")]
+    {
+        let parent = std::os::unix::process::parent_id();
+        // SAFETY: prctl with PR_SET_PDEATHSIG takes a signal number and changes nothing else.
+        unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) };
+        // The parent may have gone before the call: then it will never signal.
+        if std::os::unix::process::parent_id() != parent {
+            std::process::exit(3);
+        }
+    }
+}
+
 pub fn serve(args: &RunnerArgs, registry: Registry, env: &DescribeEnv<'_>) -> i32 {
+    die_with_parent();
     let stdout = std::io::stdout();
     let mut emitter = Emitter::new(stdout.lock());
     let mut emit = |e: Event| {

@@ -1,0 +1,116 @@
+//! Where each profiled bench's CPU goes, by layer, with its top frames and flamegraph: a table
+//! (text and markdown) under a profiled run.
+
+use std::fmt::Write;
+
+use bench_core::profile::{Layer, Profile};
+use bench_core::protocol::results::RunRecord;
+
+use crate::format;
+
+/// The profiles of a run's benches, in bench order (none for an unprofiled run).
+fn profiles(run: &RunRecord) -> Vec<(&str, &Profile)> {
+    run.benches
+        .iter()
+        .filter_map(|b| b.profile.as_ref().map(|p| (b.name.as_str(), p)))
+        .collect()
+}
+
+/// The by-layer table: one row per profiled bench, a column per layer (share of its sampled
+/// CPU), the CPU sampled and the flamegraph.
+pub fn cells(run: &RunRecord) -> Option<(Vec<String>, Vec<Vec<String>>)> {
+    let profiles = profiles(run);
+    if profiles.is_empty() {
+        return None;
+    }
+    let mut headers = vec!["bench".to_string(), "CPU sampled".to_string()];
+    headers.extend(Layer::ALL.iter().map(|l| l.label().to_string()));
+    headers.push("flamegraph".into());
+    let rows = profiles
+        .iter()
+        .map(|(bench, p)| {
+            let mut row = vec![bench.to_string()];
+            if let Some(e) = &p.error {
+                row.push("-".into());
+                row.extend(Layer::ALL.iter().map(|_| "-".to_string()));
+                row.push(format!("none: {e}"));
+                return row;
+            }
+            row.push(format::ns(p.cpu_ns as f64));
+            row.extend(Layer::ALL.iter().map(|l| pct(p.share(*l))));
+            row.push(p.flamegraph.clone().unwrap_or_else(|| "-".into()));
+            row
+        })
+        .collect();
+    Some((headers, rows))
+}
+
+fn pct(share: f64) -> String {
+    if share == 0.0 {
+        "-".into()
+    } else {
+        format!("{:.1}%", share * 100.0)
+    }
+}
+
+/// A bench's top frames by self time, `frame 12.3%, ...`, names cut to `width` characters.
+pub fn top_line(p: &Profile, n: usize, width: usize) -> String {
+    p.top
+        .iter()
+        .take(n)
+        .map(|(f, ns)| format!("{} {}", format::fit(f, width), pct(p.frame_share(*ns))))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+const TITLE: &str = "where the CPU goes (perf, on-CPU samples, by layer)";
+
+/// Plain text: the table and each bench's top frames.
+pub fn text(run: &RunRecord) -> String {
+    let Some((headers, rows)) = cells(run) else {
+        return String::new();
+    };
+    let mut out = format!("\n{TITLE}\n");
+    out.push_str(&super::table::align(&headers, &rows, 1));
+    for (bench, p) in profiles(run) {
+        if p.error.is_none() {
+            let _ = writeln!(out, "{bench}: top frames {}", top_line(p, 5, 60));
+        }
+    }
+    let _ = writeln!(out, "{}", crate::profile::ON_CPU_ONLY);
+    out
+}
+
+/// Markdown: the table (flamegraphs linked) and each bench's top frames.
+pub fn markdown(run: &RunRecord) -> String {
+    let Some((headers, mut rows)) = cells(run) else {
+        return String::new();
+    };
+    let last = headers.len() - 1;
+    for (row, (_, p)) in rows.iter_mut().zip(profiles(run)) {
+        if let Some(svg) = &p.flamegraph {
+            row[last] = format!("[svg]({svg})");
+        }
+    }
+    let mut out = format!("\n#### {TITLE}\n\n");
+    super::markdown::md_table(&mut out, &headers, &rows, 1);
+    let _ = writeln!(out);
+    for (bench, p) in profiles(run) {
+        if p.error.is_none() {
+            let _ = writeln!(
+                out,
+                "- {bench}: top frames by self time: {}",
+                p.top
+                    .iter()
+                    .take(TOP)
+                    .map(|(f, ns)| format!("`{}` {}", format::fit(f, 80), pct(p.frame_share(*ns))))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+    }
+    let _ = writeln!(out, "\n{}.", crate::profile::ON_CPU_ONLY);
+    out
+}
+
+const TOP: usize = 5;
