@@ -93,33 +93,56 @@ pub(super) fn on_cmd(state: &mut State, cmd: Cmd, now: Instant) -> Vec<Effect> {
     vec![]
 }
 
-/// Keys while a value is being typed.
-pub(super) fn on_edit_key(state: &mut State, key: Key, now: Instant) -> Vec<Effect> {
-    let buf = state.knobs.editing.as_mut().expect("editing");
+/// A line being typed: what a key did to it.
+enum Typed {
+    /// Enter: the text to act on.
+    Submitted(String),
+    /// Esc: the line is gone.
+    Cancelled,
+    /// A character added or removed, or a key the line ignores.
+    Editing,
+}
+
+/// One key on a line being typed (at most `max` bytes); esc clears the panel's error too.
+fn type_key(line: &mut Option<String>, error: &mut Option<String>, key: Key, max: usize) -> Typed {
+    let Some(buf) = line.as_mut() else {
+        return Typed::Cancelled;
+    };
     match key {
         Key::Esc => {
-            state.knobs.editing = None;
-            state.knobs.error = None;
+            *line = None;
+            *error = None;
+            Typed::Cancelled
         }
         Key::Backspace => {
             buf.pop();
+            Typed::Editing
         }
-        Key::Char(c) if buf.len() < 24 => buf.push(c),
-        Key::Enter => {
-            let spec = state.target.knobs[state.knobs.cursor];
-            let text = buf.clone();
-            match spec.parse(&text) {
-                Ok(v) => {
-                    state.knobs.editing = None;
-                    state.knobs.error = None;
-                    if state.knobs.values.get(spec.name) != Some(&v) {
-                        return knob_changed(state, spec.name, v, now);
-                    }
-                }
-                Err(e) => state.knobs.error = Some(e.to_string()),
+        Key::Char(c) if buf.len() < max => {
+            buf.push(c);
+            Typed::Editing
+        }
+        Key::Enter => Typed::Submitted(buf.clone()),
+        _ => Typed::Editing,
+    }
+}
+
+/// Keys while a value is being typed.
+pub(super) fn on_edit_key(state: &mut State, key: Key, now: Instant) -> Vec<Effect> {
+    let k = &mut state.knobs;
+    let Typed::Submitted(text) = type_key(&mut k.editing, &mut k.error, key, 24) else {
+        return vec![];
+    };
+    let spec = state.target.knobs[state.knobs.cursor];
+    match spec.parse(&text) {
+        Ok(v) => {
+            state.knobs.editing = None;
+            state.knobs.error = None;
+            if state.knobs.values.get(spec.name) != Some(&v) {
+                return knob_changed(state, spec.name, v, now);
             }
         }
-        _ => {}
+        Err(e) => state.knobs.error = Some(e.to_string()),
     }
     vec![]
 }
@@ -195,50 +218,40 @@ pub fn sweep_runs(
 
 /// Keys while the values of a sweep are being typed.
 pub(super) fn on_sweep_key(state: &mut State, key: Key, now: Instant) -> Vec<Effect> {
-    let buf = state.knobs.sweep.as_mut().expect("sweeping");
-    match key {
-        Key::Esc => {
-            state.knobs.sweep = None;
-            state.knobs.error = None;
+    let k = &mut state.knobs;
+    let Typed::Submitted(text) = type_key(&mut k.sweep, &mut k.error, key, 120) else {
+        return vec![];
+    };
+    let spec = state.target.knobs[state.knobs.cursor];
+    let (varied, runs) = match sweep_runs(state.target, &spec, &text, &state.knobs.values) {
+        Ok(r) => r,
+        Err(e) => {
+            state.knobs.error = Some(e);
+            return vec![];
         }
-        Key::Backspace => {
-            buf.pop();
-        }
-        Key::Char(c) if buf.len() < 120 => buf.push(c),
-        Key::Enter => {
-            let spec = state.target.knobs[state.knobs.cursor];
-            let text = buf.clone();
-            match sweep_runs(state.target, &spec, &text, &state.knobs.values) {
-                Ok((varied, runs)) => {
-                    state.knobs.sweep = None;
-                    state.knobs.error = None;
-                    let benches = state.selected_benches();
-                    let behind = state.active_run().is_some();
-                    let n = runs.len();
-                    let mut fx = Vec::new();
-                    for k in runs {
-                        fx.extend(state.queue(benches.clone(), Some(k), now));
-                    }
-                    state.set_status(
-                        format!(
-                            "sweep of {}: {n} runs queued ({text}){}",
-                            varied.join(" x "),
-                            if behind {
-                                ", after the running one"
-                            } else {
-                                ""
-                            }
-                        ),
-                        false,
-                    );
-                    return fx;
-                }
-                Err(e) => state.knobs.error = Some(e),
-            }
-        }
-        _ => {}
+    };
+    state.knobs.sweep = None;
+    state.knobs.error = None;
+    let benches = state.selected_benches();
+    let behind = state.active_run().is_some();
+    let n = runs.len();
+    let mut fx = Vec::new();
+    for k in runs {
+        fx.extend(state.queue(benches.clone(), Some(k), now));
     }
-    vec![]
+    let after = if behind {
+        ", after the running one"
+    } else {
+        ""
+    };
+    state.set_status(
+        format!(
+            "sweep of {}: {n} runs queued ({text}){after}",
+            varied.join(" x ")
+        ),
+        false,
+    );
+    fx
 }
 
 fn knob_changed(state: &mut State, name: &str, value: KnobValue, now: Instant) -> Vec<Effect> {
