@@ -154,6 +154,14 @@ pub fn run(args: RunArgs) -> i32 {
         .map(|n| n.get())
         .unwrap_or(1);
     let mut records = Vec::new();
+    let mut signals = match rt.block_on(async { Signals::new() }) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: cannot handle signals: {e}");
+            return 1;
+        }
+    };
+    let mut interrupted = None;
     for (plan, request, r) in planned {
         if repeat > 1 {
             eprintln!("repeat {}/{repeat}", r + 1);
@@ -176,12 +184,18 @@ pub fn run(args: RunArgs) -> i32 {
             eprintln!("sweep: {}{over}", values.join(" "));
         }
         let total = request.benches.len();
-        records.push(rt.block_on(collect(
+        let (record, signal) = rt.block_on(collect(
             &runner,
             request,
             total,
             args.format == Format::Jsonl,
-        )));
+            &mut signals,
+        ));
+        records.push(record);
+        if signal.is_some() {
+            interrupted = signal;
+            break;
+        }
     }
     let failed = records
         .iter()
@@ -209,7 +223,49 @@ pub fn run(args: RunArgs) -> i32 {
             eprintln!("error: {e}");
         }
     }
-    if failed { 1 } else { 0 }
+    match interrupted {
+        // The conventional status of a process ended by a signal, once what finished is out.
+        Some(sig) => 128 + sig,
+        None if failed => 1,
+        None => 0,
+    }
+}
+
+/// The signals that end a headless run early: the run in progress is cancelled (its runner
+/// stopped and reaped) and what finished is printed before benchscope exits.
+struct Signals {
+    int: tokio::signal::unix::Signal,
+    term: tokio::signal::unix::Signal,
+    hup: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn new() -> std::io::Result<Signals> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Ok(Signals {
+            int: signal(SignalKind::interrupt())?,
+            term: signal(SignalKind::terminate())?,
+            hup: signal(SignalKind::hangup())?,
+        })
+    }
+
+    /// The next signal, as its number.
+    async fn recv(&mut self) -> i32 {
+        tokio::select! {
+            _ = self.int.recv() => libc::SIGINT,
+            _ = self.term.recv() => libc::SIGTERM,
+            _ = self.hup.recv() => libc::SIGHUP,
+        }
+    }
+}
+
+fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        libc::SIGINT => "SIGINT",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGHUP => "SIGHUP",
+        _ => "a signal",
+    }
 }
 
 /// Streams one run to completion. Progress goes to stderr once the run is past one second.
@@ -218,16 +274,18 @@ async fn collect(
     request: RunRequest,
     benches: usize,
     passthrough: bool,
-) -> RunRecord {
+    signals: &mut Signals,
+) -> (RunRecord, Option<i32>) {
     let (tx, mut rx) = mpsc::unbounded_channel();
     let mut record = RunRecord::default();
-    let _handle = match runner.start(request, tx) {
+    let mut handle = match runner.start(request, tx) {
         Ok(h) => h,
         Err(e) => {
             record.error = Some(format!("starting the runner: {e}"));
-            return record;
+            return (record, None);
         }
     };
+    let mut interrupted: Option<i32> = None;
     let mut progress = Progress::new(benches);
     let mut tick = tokio::time::interval(Duration::from_millis(250));
     loop {
@@ -245,7 +303,14 @@ async fn collect(
                     match outcome {
                         Outcome::Completed => {}
                         Outcome::Cancelled => {
-                            record.error.get_or_insert("cancelled".into());
+                            let why = match interrupted {
+                                Some(sig) => format!(
+                                    "interrupted by {}: the benches that finished are kept",
+                                    signal_name(sig)
+                                ),
+                                None => "cancelled".into(),
+                            };
+                            record.error.get_or_insert(why);
                         }
                         Outcome::Failed(e) => {
                             record.error.get_or_insert(e);
@@ -256,10 +321,15 @@ async fn collect(
                 None => break,
             },
             _ = tick.tick() => progress.show(),
+            sig = signals.recv(), if interrupted.is_none() => {
+                // Stop the runner; its exit (reaped by the runner layer) ends the loop.
+                interrupted = Some(sig);
+                handle.cancel();
+            }
         }
     }
     progress.finish();
-    record
+    (record, interrupted)
 }
 
 /// Progress on stderr: a live line on a terminal, a line per bench otherwise; silent for the
@@ -405,7 +475,9 @@ mod tests {
             ],
             outcome: Outcome::Completed,
         };
-        let r = collect(&runner, request(), 1, false).await;
+        let mut signals = Signals::new().unwrap();
+        let (r, interrupted) = collect(&runner, request(), 1, false, &mut signals).await;
+        assert_eq!(interrupted, None);
         assert!(r.done && r.error.is_none());
         assert_eq!(r.bench("rusqlite").unwrap().samples, vec![100.0]);
     }
@@ -416,7 +488,9 @@ mod tests {
             script: vec![],
             outcome: Outcome::Failed("runner exited with exit status: 101; stderr:\npanic".into()),
         };
-        let r = collect(&runner, request(), 1, false).await;
+        let mut signals = Signals::new().unwrap();
+        let (r, interrupted) = collect(&runner, request(), 1, false, &mut signals).await;
+        assert_eq!(interrupted, None);
         assert_eq!(
             r.error.as_deref(),
             Some("runner exited with exit status: 101; stderr:\npanic")

@@ -4,6 +4,7 @@
 mod common;
 
 use assert_cmd::Command;
+use common::{QUICK, benchscope};
 use predicates::prelude::*;
 
 fn run(cache: &std::path::Path, benches: &[&str]) -> Command {
@@ -121,6 +122,67 @@ fn bad_postgres_urls_fail_clearly_without_the_password() {
         1,
         "rusqlite still ran"
     );
+}
+
+/// A password in any form a PostgreSQL connection string can carry never shows: not on
+/// stderr, not in the JSON, not in the markdown (the explorer's detail shows the same texts).
+#[test]
+fn no_form_of_password_shows_anywhere() {
+    let cache = tempfile::tempdir().unwrap();
+    for (conn, secret) in [
+        (
+            "postgres://127.0.0.1:1/x?user=u&password=hunter2q",
+            "hunter2q",
+        ),
+        (
+            "postgres://127.0.0.1:1/x?user=u&pass%77ord=hunter2e",
+            "hunter2e",
+        ),
+        ("postgres://u:hunter2%40pct@127.0.0.1:1/x", "hunter2@pct"),
+        (
+            "host=127.0.0.1 port=1 user=u password=hunter2kv dbname=x",
+            "hunter2kv",
+        ),
+        (
+            "host=127.0.0.1 port=1 password='hunter2 quoted' dbname=x",
+            "hunter2 quoted",
+        ),
+    ] {
+        for format in ["json", "markdown"] {
+            let out = benchscope()
+                .args(["run", "bulk_insert", "--rows", "20", "--bench", "postgres"])
+                .args(QUICK)
+                .args(["--format", format, "--cache-dir"])
+                .arg(cache.path())
+                .env("BENCHSCOPE_POSTGRES_URL", conn)
+                .assert()
+                .code(1)
+                .get_output()
+                .clone();
+            let text = format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert!(text.contains("PostgreSQL at "), "{conn}: {text}");
+            let encoded: String = secret
+                .bytes()
+                .map(|b| {
+                    if b.is_ascii_alphanumeric() {
+                        (b as char).to_string()
+                    } else {
+                        format!("%{b:02X}")
+                    }
+                })
+                .collect();
+            for spelling in [secret, encoded.as_str()] {
+                assert!(
+                    !text.contains(spelling),
+                    "{conn}: {spelling} shows in {text}"
+                );
+            }
+        }
+    }
 }
 
 #[test]

@@ -333,3 +333,171 @@ fn multithread_target_runs_and_sweeps_concurrency() {
             "invalid value 0 for knob concurrency: out of range (allowed: 1..=1024)",
         ));
 }
+
+/// SIGTERM (or SIGINT, SIGHUP) on a headless run: the runner is stopped and reaped, what
+/// finished is printed, and benchscope exits 128 + the signal.
+#[test]
+fn a_signal_ends_a_headless_run_with_what_finished() {
+    use std::io::BufRead;
+    let cache = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("benchscope"))
+        .args([
+            "run",
+            "single_row_lookup",
+            "--rows",
+            "200",
+            "--lookups",
+            "50",
+            "--bench",
+            "rusqlite",
+            "--bench",
+            "middleware/spin",
+            "--time",
+            "1",
+            "--warmup",
+            "0.1",
+            "--format",
+            "json",
+            "--cache-dir",
+        ])
+        .arg(cache.path())
+        .env_remove("BENCHSCOPE_SQLX_HARNESS")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let stderr = child.stderr.take().unwrap();
+    // The second bench has started: the first has finished.
+    let mut lines = std::io::BufReader::new(stderr).lines();
+    let started = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .any(|l| l.contains("2/2 middleware/spin"));
+    assert!(started, "the second bench never started");
+    unsafe { libc::kill(pid as libc::pid_t, libc::SIGTERM) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(143), "128 + SIGTERM");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("the report");
+    let run = &doc["runs"][0];
+    assert_eq!(run["benches"][0]["name"], "rusqlite");
+    assert!(run["benches"][0]["summary"]["median"].as_f64().unwrap() > 0.0);
+    assert_eq!(
+        run["error"],
+        "interrupted by SIGTERM: the benches that finished are kept"
+    );
+    // No runner of this run is left measuring.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let run_id = format!("single_row_lookup-{pid}-");
+    let left: Vec<String> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains(&run_id))
+        .collect();
+    assert!(left.is_empty(), "runner left behind: {left:?}");
+}
+
+/// Stopping a run while harness-sqlx is being built stops the whole build: cargo and what it
+/// started (here a fake cargo whose compiler is a long sleep), not cargo alone.
+#[test]
+fn a_stopped_harness_build_leaves_no_compiler_behind() {
+    use std::io::BufRead;
+    use std::os::unix::fs::PermissionsExt;
+    let work = tempfile::tempdir().unwrap();
+    let cargo = work.path().join("cargo");
+    std::fs::write(
+        &cargo,
+        "#!/bin/sh\necho '   Compiling sqlx' >&2\nsleep 987.25 &\nwait\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&cargo, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("benchscope"))
+        .args([
+            "run",
+            "single_row_lookup",
+            "--rows",
+            "50",
+            "--bench",
+            "sqlx",
+            "--cache-dir",
+        ])
+        .arg(work.path().join("cache"))
+        .env_remove("BENCHSCOPE_SQLX_HARNESS")
+        .env("CARGO", &cargo)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let mut lines = std::io::BufReader::new(stderr).lines();
+    assert!(
+        lines
+            .by_ref()
+            .map_while(Result::ok)
+            .any(|l| l.contains("harness-sqlx: Compiling sqlx")),
+        "the build never started"
+    );
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(143));
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let left: Vec<String> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains("sleep 987.25"))
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+/// Two measurements at once would slow each other silently: the second waits for the first,
+/// says so, and records how long it waited.
+#[test]
+fn a_second_measurement_waits_for_the_first() {
+    let work = tempfile::tempdir().unwrap();
+    let lock = work.path().join("measure.lock");
+    let start = |time: &str| {
+        std::process::Command::new(assert_cmd::cargo::cargo_bin("benchscope"))
+            .args([
+                "run",
+                "single_row_lookup",
+                "--rows",
+                "100",
+                "--bench",
+                "rusqlite",
+            ])
+            .args([
+                "--time",
+                time,
+                "--warmup",
+                "0",
+                "--format",
+                "json",
+                "--cache-dir",
+            ])
+            .arg(work.path().join("cache"))
+            .env("BENCHSCOPE_MEASURE_LOCK", &lock)
+            .env_remove("BENCHSCOPE_SQLX_HARNESS")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let first = start("1.5");
+    // The first has the lock once its dataset is there; give it a moment to start measuring.
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    let second = start("0.1").wait_with_output().unwrap();
+    let first = first.wait_with_output().unwrap();
+    assert!(first.status.success() && second.status.success());
+    let err = String::from_utf8_lossy(&second.stderr);
+    assert!(
+        err.contains("waiting: another benchscope measurement is running on this machine"),
+        "{err}"
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&second.stdout).unwrap();
+    let waited = doc["runs"][0]["machine"]["waited_s"].as_f64().unwrap();
+    assert!(waited > 0.3, "waited {waited} s");
+    let first: serde_json::Value = serde_json::from_slice(&first.stdout).unwrap();
+    assert!(first["runs"][0]["machine"]["load_start"].as_f64().is_some());
+}

@@ -144,10 +144,25 @@ fn a_broken_harness_fails_its_part_and_the_rest_is_kept() {
             "echo 'early exit' >&2; exit 3",
             "sqlx harness: runner exited with exit status: 3; stderr:\nearly exit",
         ),
+        // A harness that stops writing is stopped by the watchdog.
+        (
+            "exec sleep 30",
+            "sqlx harness: no progress for 2 s: the runner wrote nothing in that time and was stopped",
+        ),
+        // Events nobody asked for, or that cannot be, are not believed.
+        (
+            r#"echo '{"v":1,"type":"bench_start","bench":"bogus","backend":"x","ops":1}'; sleep 5"#,
+            "sqlx harness: runner sent an event that cannot be right: an event for bench \"bogus\", which was not asked for (asked: sqlx)",
+        ),
+        (
+            r#"echo '{"v":1,"type":"bench_start","bench":"sqlx","backend":"x","ops":1}'; echo '{"v":1,"type":"sample","bench":"sqlx","iter":3,"ops":1,"elapsed_ns":5}'; sleep 5"#,
+            "sqlx harness: runner sent an event that cannot be right: sqlx: sample 3 came where sample 0 was due",
+        ),
     ] {
         let fake = fake_harness(cache.path(), script);
         let out = tiny(cache.path(), "50", &["rusqlite", "sqlx"])
             .env("BENCHSCOPE_SQLX_HARNESS", &fake)
+            .env("BENCHSCOPE_SILENCE_S", "2")
             .assert()
             .code(1)
             .get_output()

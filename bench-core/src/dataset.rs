@@ -141,6 +141,29 @@ pub const META_TABLE: &str =
 pub const META_INSERT: &str = "INSERT INTO benchscope_meta (key, value) VALUES (?1, ?2)";
 pub const META_SELECT: &str = "SELECT value FROM benchscope_meta WHERE key = ?1";
 pub const COUNT_SELECT: &str = "SELECT count(*), min(id), max(id) FROM test";
+/// Sums over every row, compared with what the spec implies: a file whose rows were altered
+/// is rebuilt, not trusted (one scan; about 0.1 s for a million rows).
+pub const CONTENT_SELECT: &str = "SELECT coalesce(sum(id), 0), coalesce(sum(length(name)), 0), total(score), coalesce(sum(active), 0) FROM test";
+
+/// What [`CONTENT_SELECT`] reads: sum of ids, total name length, sum of scores, active rows.
+pub type Content = (i64, i64, f64, i64);
+
+/// The [`Content`] of a dataset of `rows` rows as the spec writes them.
+pub fn expected_content(rows: u64) -> Content {
+    let n = rows as i64;
+    let ids = n * (n + 1) / 2;
+    // "name-{id}": five characters and the id's digits.
+    let mut digits = 0i64;
+    let mut start = 1i64;
+    let mut width = 1i64;
+    while start <= n {
+        let end = (start * 10 - 1).min(n);
+        digits += (end - start + 1) * width;
+        start *= 10;
+        width += 1;
+    }
+    (ids, 5 * n + digits, ids as f64 * 0.5, n / 2)
+}
 
 /// The metadata rows of a dataset file, written last in its transaction.
 pub fn meta(key: &DatasetKey) -> Vec<(&'static str, String)> {
@@ -164,6 +187,7 @@ pub fn check(
     key: &DatasetKey,
     meta_value: &mut dyn FnMut(&str) -> Result<String, BenchError>,
     counts: (i64, Option<i64>, Option<i64>),
+    content: Content,
     journal: &str,
     spot: &mut dyn FnMut(i64) -> Result<BenchRow, BenchError>,
 ) -> Result<(), BenchError> {
@@ -178,6 +202,14 @@ pub fn check(
         return Err(invalid(format!(
             "table holds {count} rows ({min:?}..{max:?}), expected 1..{}",
             key.rows
+        )));
+    }
+    let want = expected_content(key.rows);
+    if content != want {
+        let (ids, names, scores, active) = content;
+        return Err(invalid(format!(
+            "rows differ from the spec: sum of ids {ids}, name length {names}, sum of scores {scores}, active {active}; expected {}, {}, {}, {}",
+            want.0, want.1, want.2, want.3
         )));
     }
     if !journal.eq_ignore_ascii_case(key.journal()) {
@@ -215,6 +247,34 @@ pub fn remove_db_files(path: &Path) {
     }
 }
 
+/// Removes what builds of `path` left behind when their process died half way (the
+/// temporary file `<name>.tmp<pid>` and its -wal / -shm), whose process no longer runs. Called
+/// under the dataset's lock, so no build of it is going on in another process.
+fn remove_stale_builds(path: &Path) {
+    let (Some(dir), Some(stem)) = (path.parent(), path.file_stem().and_then(|s| s.to_str())) else {
+        return;
+    };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let prefix = format!("{stem}.tmp");
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(rest) = name.strip_prefix(&prefix) else {
+            continue;
+        };
+        let pid: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
+        let Ok(pid) = pid.parse::<u32>() else {
+            continue;
+        };
+        let running = pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists();
+        if !running {
+            tracing::warn!(file = %name, "removing what a killed dataset build left behind");
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
 /// Returns a valid dataset file for `key` in `dir`, building it when absent or invalid, with
 /// whichever driver supplies `validate` and `write`. `on_build` is called before a build starts
 /// (to show progress). Builds happen in a temporary file renamed into place, under a lock file,
@@ -239,6 +299,7 @@ pub fn ensure_with(
     })?;
     lock.lock()
         .map_err(|e| invalid(format!("cannot lock {}: {e}", lock_path.display())))?;
+    remove_stale_builds(&path);
     if path.exists() {
         match validate(&path) {
             Ok(()) => {
@@ -290,11 +351,15 @@ mod build {
     pub fn validate(path: &Path, key: &DatasetKey) -> Result<(), BenchError> {
         let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)?;
         let counts = conn.query_row(COUNT_SELECT, [], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+        let content = conn.query_row(CONTENT_SELECT, [], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+        })?;
         let journal: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0))?;
         check(
             key,
             &mut |k| Ok(conn.query_row(META_SELECT, [k], |r| r.get(0))?),
             counts,
+            content,
             &journal,
             &mut |id| Ok(conn.query_row(SELECT_BY_ID, [id], bench_row)?),
         )
@@ -436,6 +501,73 @@ mod tests {
             assert_eq!((r2.status, builds), (DatasetStatus::Reused, 1));
         }
 
+        /// A cached file with rows altered (not its shape, not the spot rows) is rebuilt.
+        #[test]
+        fn altered_rows_are_not_trusted() {
+            let dir = tempfile::tempdir().unwrap();
+            let r = ensure(dir.path(), &key(2000), &mut |_| {}).unwrap();
+            let conn = rusqlite::Connection::open(&r.path).unwrap();
+            // 600 rows changed, none of the spot-checked ones (1, 1000, 2000).
+            let changed = conn
+                .execute(
+                    "UPDATE test SET name = 'x' || name, score = score + 1 WHERE id BETWEEN 2 AND 601",
+                    [],
+                )
+                .unwrap();
+            assert_eq!(changed, 600);
+            drop(conn);
+            let why = validate(&r.path, &key(2000)).unwrap_err().to_string();
+            assert!(
+                why.contains("rows differ from the spec: sum of ids 2001000, name length 17493"),
+                "{why}"
+            );
+            let mut builds = 0;
+            let again = ensure(dir.path(), &key(2000), &mut |_| builds += 1).unwrap();
+            assert_eq!((again.status, builds), (DatasetStatus::Built, 1));
+            assert_eq!(
+                read_rows(&again.path).unwrap(),
+                (1..=2000).map(row).collect::<Vec<_>>()
+            );
+        }
+
+        /// A build killed half way leaves its temporary file (and -wal, -shm) behind: the next
+        /// start removes them, under the lock, when their process is gone.
+        #[test]
+        fn a_killed_build_leaves_nothing_behind_for_good() {
+            let dir = tempfile::tempdir().unwrap();
+            let k = key(50);
+            let dead = k.path_in(dir.path()).with_extension("tmp999999999");
+            let alive = k
+                .path_in(dir.path())
+                .with_extension(format!("tmp{}", std::process::id()));
+            for p in [&dead, &alive] {
+                for suffix in ["", "-wal", "-shm"] {
+                    let mut f = p.as_os_str().to_owned();
+                    f.push(suffix);
+                    std::fs::write(PathBuf::from(f), "partial").unwrap();
+                }
+            }
+            ensure(dir.path(), &k, &mut |_| {}).unwrap();
+            let left: Vec<String> = std::fs::read_dir(dir.path())
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .filter(|n| n.contains(".tmp"))
+                .collect();
+            assert!(!left.iter().any(|n| n.contains("tmp999999999")), "{left:?}");
+        }
+
+        #[test]
+        fn expected_content_counts_digits() {
+            assert_eq!(expected_content(0), (0, 0, 0.0, 0));
+            // names "name-1".."name-12": 9 of 6 characters, 3 of 7
+            assert_eq!(expected_content(12), (78, 75, 39.0, 6));
+            let n = 1_000_000u64;
+            let names: i64 = (1..=n as i64)
+                .map(|i| format!("name-{i}").len() as i64)
+                .sum();
+            assert_eq!(expected_content(n).1, names);
+        }
+
         #[test]
         fn a_rollback_file_is_its_own_dataset() {
             let dir = tempfile::tempdir().unwrap();
@@ -485,12 +617,8 @@ mod tests {
             conn.execute("UPDATE test SET name = 'x' WHERE id = 50", [])
                 .unwrap();
             drop(conn);
-            assert!(
-                validate(&path, &key(50))
-                    .unwrap_err()
-                    .to_string()
-                    .contains("row 50")
-            );
+            let why = validate(&path, &key(50)).unwrap_err().to_string();
+            assert!(why.contains("rows differ from the spec"), "{why}");
         }
     }
 }

@@ -9,6 +9,7 @@
 //! - `settings`: SQLite's own settings as knobs, applied and read back on every connection;
 //! - `backends/`: what is measured (raw rusqlite, the middleware path, turso);
 //! - `profile`: a sampled profile's breakdown by layer (the classification rules);
+//! - `redact`: PostgreSQL passwords found in every form and scrubbed from text;
 //! - `service/`: the runner service (arguments, plan, the event stream around a harness).
 //!
 //! Everything that links SQLite sits behind the `sqlite` / `middleware` / `turso` features so
@@ -23,6 +24,7 @@ pub mod knobs;
 pub mod measure;
 pub mod profile;
 pub mod protocol;
+pub mod redact;
 pub mod service;
 pub mod settings;
 pub mod testing;

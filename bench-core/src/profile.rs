@@ -98,6 +98,10 @@ pub fn classify(frame: &str) -> Option<Layer> {
         "deadpool::",
         "<deadpool::",
         "deadpool_sync::",
+        "flume::",
+        "<flume::",
+        "event_listener",
+        "<event_listener",
     ];
     if RUNTIME.iter().any(|p| f.starts_with(p)) {
         return Some(Layer::Runtime);
@@ -323,6 +327,10 @@ mod tests {
                 Some(Runtime),
             ),
             ("std::thread::park", Some(Runtime)),
+            (
+                "<flume::IntoIter<T> as core::iter::traits::iterator::Iterator>::next",
+                Some(Runtime),
+            ),
             ("parking_lot_core::parking_lot::park", Some(Runtime)),
             // libc's primitives take their caller's layer: SQLite's mutex is SQLite's.
             ("pthread_mutex_lock@@GLIBC_2.2.5", None),

@@ -12,7 +12,7 @@ use bench_core::settings::SqliteSettings;
 use bench_core::workload::{RunContext, Session, Workload};
 use bench_core::workloads::bulk_insert::rows::{
     BulkRow, CHECKPOINT, DROP, POSTGRES_CREATE, POSTGRES_INSERT, SQLITE_CREATE, SQLITE_INSERT,
-    Scratch, redact_url, url_password,
+    Scratch,
 };
 use bench_core::workloads::bulk_insert::{self, NO_POSTGRES};
 
@@ -111,13 +111,15 @@ macro_rules! bind_row {
     }};
 }
 
-/// A PostgreSQL error with the URL redacted and the password scrubbed from the driver's text.
+/// A PostgreSQL error with the connection string redacted and every spelling of its password
+/// scrubbed from the driver's text.
 pub fn pg_err(url: &str, e: impl std::fmt::Display) -> BenchError {
-    let mut msg = e.to_string();
-    if let Some(p) = url_password(url) {
-        msg = msg.replace(&p, "***");
-    }
-    BenchError::Driver(format!("PostgreSQL at {}: {msg}", redact_url(url)))
+    let secrets = bench_core::redact::secrets(url);
+    let msg = bench_core::redact::scrub(&e.to_string(), &secrets);
+    BenchError::Driver(format!(
+        "PostgreSQL at {}: {msg}",
+        bench_core::redact::scrub(url, &secrets)
+    ))
 }
 
 type Settings = std::collections::BTreeMap<String, String>;

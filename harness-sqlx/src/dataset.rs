@@ -5,8 +5,8 @@ use std::path::Path;
 
 use bench_core::BenchError;
 use bench_core::dataset::{
-    BenchRow, COUNT_SELECT, CREATE_TABLE, DatasetKey, INSERT_ROW, META_INSERT, META_SELECT,
-    META_TABLE, SELECT_BY_ID, check, meta, spot_ids,
+    BenchRow, CONTENT_SELECT, COUNT_SELECT, CREATE_TABLE, Content, DatasetKey, INSERT_ROW,
+    META_INSERT, META_SELECT, META_TABLE, SELECT_BY_ID, check, meta, spot_ids,
 };
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteRow, SqliteSynchronous};
 use sqlx::{ConnectOptions, Connection, Executor, Row};
@@ -62,6 +62,10 @@ pub async fn validate(path: &Path, key: &DatasetKey) -> Result<(), BenchError> {
         .fetch_one(&mut conn)
         .await
         .map_err(s)?;
+    let content: Content = sqlx::query_as(CONTENT_SELECT)
+        .fetch_one(&mut conn)
+        .await
+        .map_err(s)?;
     let journal: String = sqlx::query_scalar("PRAGMA journal_mode")
         .fetch_one(&mut conn)
         .await
@@ -84,6 +88,7 @@ pub async fn validate(path: &Path, key: &DatasetKey) -> Result<(), BenchError> {
                 .unwrap_or_else(|| Err(BenchError::Other("not read".into())))
         },
         counts,
+        content,
         &journal,
         &mut |id| {
             spots

@@ -79,6 +79,21 @@ fn environment(out: &mut String, run: &RunRecord) {
             environment_of(out, s, several);
         }
     }
+    if let Some(m) = &run.machine {
+        let others = m
+            .others_cores
+            .map(|o| format!("{o:.2} cores used by other processes"))
+            .unwrap_or_else(|| "other processes not measured".into());
+        let steal = m
+            .steal
+            .map(|s| format!(", steal {:.1}%", s * 100.0))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "- machine while measuring: load average {:.2} at the start, {:.2} at the end; {others}{steal}; waited {:.1} s for another measurement",
+            m.load_start, m.load_end, m.waited_s
+        );
+    }
 }
 
 fn environment_of(out: &mut String, s: &bench_core::protocol::Start, several: bool) {

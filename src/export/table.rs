@@ -140,6 +140,9 @@ pub fn notes(run: &RunRecord) -> Vec<String> {
     if let Some(e) = &run.error {
         out.push(format!("run failed: {e}"));
     }
+    if let Some(m) = &run.machine {
+        out.extend(m.warnings().into_iter().map(|w| format!("machine: {w}")));
+    }
     out
 }
 

@@ -1,6 +1,8 @@
 //! The runner layer: one child process per run, its stdout parsed line by line into events
 //! sent on a channel. Behind a trait so that front ends can be tested without processes.
 
+pub mod guard;
+pub mod machine;
 pub mod sqlx_harness;
 
 use std::collections::VecDeque;
@@ -112,13 +114,18 @@ enum ChildEnd {
 /// `done`, or why it failed.
 async fn run_child(
     program: &Program,
-    args: Vec<String>,
-    env: &[(String, String)],
-    postgres_url: Option<&str>,
+    request: &RunRequest,
     run_id: &str,
     events: &mpsc::UnboundedSender<RunEvent>,
     kill_rx: &mut tokio::sync::oneshot::Receiver<()>,
 ) -> Result<(), ChildEnd> {
+    let args = request.args();
+    let env = &request.env;
+    let postgres_url = request.settings.postgres_url.as_deref();
+    let mut guard = guard::Guard::new(&request.benches);
+    let secrets = postgres_url
+        .map(bench_core::redact::secrets)
+        .unwrap_or_default();
     let mut command = Command::new(&program.program);
     match postgres_url {
         Some(url) => command.env("BENCHSCOPE_POSTGRES_URL", url),
@@ -153,17 +160,29 @@ async fn run_child(
     let mut failure: Option<String> = None;
     let mut saw_done = false;
     let mut cancelled = false;
+    let mut silence = guard::silence_bound(request, None);
+    let mut deadline = tokio::time::Instant::now() + silence;
     loop {
         tokio::select! {
             line = lines.next_line() => match line {
                 Ok(Some(line)) => match protocol::decode(&line) {
                     Ok(Event::Done) => saw_done = true,
                     Ok(event) => {
+                        let (event, scrubbed) = guard::scrub(event, &secrets);
+                        let line = if scrubbed { protocol::encode(&event) } else { line };
+                        if let Err(e) = guard.check(&event) {
+                            failure = Some(format!("runner sent an event that cannot be right: {e}"));
+                            stop(&mut child, program);
+                            break;
+                        }
+                        silence = guard::silence_bound(request, Some(&event));
+                        deadline = tokio::time::Instant::now() + silence;
                         let _ = events.send(RunEvent::Event { run_id: run_id.to_string(), event, line });
                     }
                     Err(e) => {
+                        let line = bench_core::redact::scrub(&line, &secrets);
                         failure = Some(format!("runner wrote a malformed line ({e}): {}", truncate(&line, 200)));
-                        let _ = child.start_kill();
+                        stop(&mut child, program);
                         break;
                     }
                 },
@@ -177,10 +196,25 @@ async fn run_child(
                 cancelled = true;
                 stop(&mut child, program);
             }
+            _ = tokio::time::sleep_until(deadline), if !cancelled => {
+                let what = guard.current.clone();
+                let message = format!(
+                    "no progress for {} s: the runner wrote nothing in that time and was stopped",
+                    silence.as_secs()
+                );
+                if let Some(bench) = what {
+                    let event = Event::Error { bench: Some(bench), message: message.clone() };
+                    let line = protocol::encode(&event);
+                    let _ = events.send(RunEvent::Event { run_id: run_id.to_string(), event, line });
+                }
+                failure = Some(message);
+                stop(&mut child, program);
+                break;
+            }
         }
     }
     let status = child.wait().await;
-    let tail = tail.await.unwrap_or_default();
+    let tail = bench_core::redact::scrub(&tail.await.unwrap_or_default(), &secrets);
     if cancelled {
         return Err(ChildEnd::Cancelled);
     }
@@ -238,6 +272,44 @@ impl Runner for ProcessRunner {
                 };
                 children.push((harness, benches, program));
             }
+            // One measurement at a time on this machine: wait for any other benchscope's.
+            let asked = std::time::Instant::now();
+            let mut said = false;
+            let _lock = loop {
+                match machine::try_lock() {
+                    Ok(Some(lock)) => break Some(lock),
+                    Ok(None) => {
+                        if !said {
+                            said = true;
+                            let _ = events.send(RunEvent::Note {
+                                run_id: run_id.clone(),
+                                text: format!(
+                                    "waiting: another benchscope measurement is running on this machine ({} is taken); this run starts when it ends",
+                                    machine::lock_path().display()
+                                ),
+                            });
+                        }
+                        tokio::select! {
+                            _ = tokio::time::sleep(machine::RETRY) => {}
+                            _ = &mut kill_rx => {
+                                let _ = events.send(RunEvent::Exited { run_id, outcome: Outcome::Cancelled });
+                                return;
+                            }
+                        }
+                    }
+                    // A lock that cannot be had at all (a read-only temp folder) does not stop
+                    // the run; the machine record says it did not wait.
+                    Err(e) => {
+                        let _ = events.send(RunEvent::Note {
+                            run_id: run_id.clone(),
+                            text: format!("{e}: this run does not wait for other measurements"),
+                        });
+                        break None;
+                    }
+                }
+            };
+            let waited = asked.elapsed();
+            let before = machine::snapshot();
             // Profiled, every bench is its own child under perf: one recording per bench.
             let children: Vec<(Harness, Vec<String>, Result<Program, String>)> =
                 if request.profile.is_some() {
@@ -255,28 +327,16 @@ impl Runner for ProcessRunner {
                     .profile
                     .as_ref()
                     .map(|dir| crate::profile::stem(dir, &request.target, &benches[0], &run_id));
-                let args = RunRequest {
+                let part = RunRequest {
                     benches: benches.clone(),
                     ..request.clone()
-                }
-                .args();
+                };
                 let program = match (&stem, program) {
                     (Some(stem), Ok(p)) => Ok(under_perf(&p, stem)),
                     (_, p) => p,
                 };
                 let result = match program {
-                    Ok(p) => {
-                        run_child(
-                            &p,
-                            args,
-                            &request.env,
-                            request.settings.postgres_url.as_deref(),
-                            &run_id,
-                            &events,
-                            &mut kill_rx,
-                        )
-                        .await
-                    }
+                    Ok(p) => run_child(&p, &part, &run_id, &events, &mut kill_rx).await,
                     Err(e) => Err(ChildEnd::Failed(e)),
                 };
                 if let Some(stem) = stem {
@@ -316,6 +376,15 @@ impl Runner for ProcessRunner {
                     }
                 }
             }
+            let event = Event::Machine {
+                machine: machine::between(&before, &machine::snapshot(), waited),
+            };
+            let line = protocol::encode(&event);
+            let _ = events.send(RunEvent::Event {
+                run_id: run_id.clone(),
+                event,
+                line,
+            });
             let outcome = if cancelled {
                 Outcome::Cancelled
             } else if errors.is_empty() {

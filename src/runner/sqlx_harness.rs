@@ -36,6 +36,19 @@ impl Locator {
     }
 }
 
+/// Kills a process group when dropped (a build that is no longer wanted: cargo and the
+/// compilers it started).
+struct GroupKill(Option<u32>);
+
+impl Drop for GroupKill {
+    fn drop(&mut self) {
+        if let Some(pgid) = self.0 {
+            // SAFETY: kill(2) on the process group our own unreaped child leads.
+            unsafe { libc::kill(-(pgid as libc::pid_t), libc::SIGKILL) };
+        }
+    }
+}
+
 async fn resolve(note: &(dyn Fn(String) + Sync)) -> Result<PathBuf, String> {
     if let Some(p) = std::env::var_os("BENCHSCOPE_SQLX_HARNESS").filter(|p| !p.is_empty()) {
         let p = PathBuf::from(p);
@@ -75,6 +88,8 @@ async fn resolve(note: &(dyn Fn(String) + Sync)) -> Result<PathBuf, String> {
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
+        // Its own process group, so that stopping the build stops rustc too, not cargo alone.
+        .process_group(0)
         .kill_on_drop(true)
         .spawn();
     let mut child = match spawned {
@@ -95,6 +110,8 @@ async fn resolve(note: &(dyn Fn(String) + Sync)) -> Result<PathBuf, String> {
             ));
         }
     };
+    // Dropped with this future (a cancelled run, a quit): the whole build goes with it.
+    let mut group = GroupKill(child.id());
     note("checking harness-sqlx is built (cargo build --release; the first time takes a few minutes)".into());
     let mut lines = BufReader::new(child.stderr.take().expect("piped")).lines();
     let mut tail = Vec::new();
@@ -109,6 +126,8 @@ async fn resolve(note: &(dyn Fn(String) + Sync)) -> Result<PathBuf, String> {
         .wait()
         .await
         .map_err(|e| format!("waiting for cargo: {e}"))?;
+    // Reaped: its group id may be reused from now on.
+    group.0 = None;
     if !status.success() {
         return Err(format!(
             "building harness-sqlx failed ({command}):\n{}",

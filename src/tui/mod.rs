@@ -236,7 +236,11 @@ async fn event_loop(
     let mut keys = EventStream::new();
     let mut tick = tokio::time::interval(Duration::from_millis(1000 / FPS));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-    let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut sigterm = signal(SignalKind::terminate())?;
+    // Closing the terminal window hangs up: quit as on SIGTERM, terminal restored, runs killed.
+    let mut sighup = signal(SignalKind::hangup())?;
+    let mut sigint = signal(SignalKind::interrupt())?;
     let mut dirty = true;
     loop {
         tokio::select! {
@@ -268,6 +272,8 @@ async fn event_loop(
                 }
             }
             _ = sigterm.recv() => break,
+            _ = sighup.recv() => break,
+            _ = sigint.recv() => break,
         }
         if state.quit {
             break;

@@ -147,6 +147,11 @@ pub enum Event {
         bench: String,
         profile: crate::profile::Profile,
     },
+    /// How busy the machine was while the run measured (since 1.4). Written by the front end
+    /// around each run, after it ended; never by a runner.
+    Machine {
+        machine: Machine,
+    },
     /// A bench that could not run here, with the reason (not a failure).
     Skipped {
         bench: String,
@@ -161,6 +166,50 @@ pub enum Event {
     /// An event type newer than this reader; ignored.
     #[serde(other)]
     Unknown,
+}
+
+/// The machine around one run: its load, what other processes used of its CPU, what the
+/// hypervisor took, and how long the run waited for another measurement to end.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Machine {
+    pub cores: usize,
+    /// 1-minute load average when the run started and when it ended.
+    pub load_start: f64,
+    pub load_end: f64,
+    /// CPU time of every process but this run's over the run's wall time, in cores.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub others_cores: Option<f64>,
+    /// The share of the machine's CPU time the hypervisor took (steal), where reported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steal: Option<f64>,
+    /// Seconds the run waited for another benchscope measurement on this machine to end.
+    #[serde(default)]
+    pub waited_s: f64,
+}
+
+/// Other processes using more than this many cores on average make a run "busy".
+pub const BUSY_CORES: f64 = 0.25;
+/// A hypervisor taking more than this share of the CPU makes a run "busy".
+pub const BUSY_STEAL: f64 = 0.02;
+
+impl Machine {
+    /// What a reader must know about the machine before trusting the run's figures.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut w = Vec::new();
+        if let Some(o) = self.others_cores.filter(|o| *o > BUSY_CORES) {
+            w.push(format!(
+                "the machine was busy: other processes used {o:.2} of its {} cores on average while this run measured; its figures may be slower and noisier",
+                self.cores
+            ));
+        }
+        if let Some(s) = self.steal.filter(|s| *s > BUSY_STEAL) {
+            w.push(format!(
+                "the hypervisor took {:.1}% of the CPU (steal) while this run measured",
+                s * 100.0
+            ));
+        }
+        w
+    }
 }
 
 /// What every sample of a bench must have read or written, folded into a checksum per pass.

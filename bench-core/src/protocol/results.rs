@@ -109,6 +109,9 @@ pub struct RunRecord {
     /// not compared with unprofiled runs and never serve as a baseline.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub profiled: bool,
+    /// How busy the machine was while the run measured (front ends record it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<super::Machine>,
 }
 
 impl RunRecord {
@@ -191,6 +194,7 @@ impl RunRecord {
                 b.phase_windows.push(ns_per_op);
             }
             Event::Summary { bench, stats } => self.bench_mut(&bench).summary = Some(stats),
+            Event::Machine { machine } => self.machine = Some(machine),
             Event::Profile { bench, profile } => {
                 self.profiled = true;
                 self.bench_mut(&bench).profile = Some(profile);

@@ -79,35 +79,6 @@ impl Drop for Scratch {
     }
 }
 
-/// A connection URL with its password replaced by `***`, fit to show in messages.
-pub fn redact_url(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_string();
-    };
-    let (authority, tail) = match rest.find(['/', '?']) {
-        Some(i) => rest.split_at(i),
-        None => (rest, ""),
-    };
-    match authority.rsplit_once('@') {
-        Some((userinfo, host)) => match userinfo.split_once(':') {
-            Some((user, _)) => format!("{scheme}://{user}:***@{host}{tail}"),
-            None => url.to_string(),
-        },
-        None => url.to_string(),
-    }
-}
-
-/// The password in a connection URL, if it has one (to scrub it from driver messages).
-pub fn url_password(url: &str) -> Option<String> {
-    let rest = url.split_once("://")?.1;
-    let authority = &rest[..rest.find(['/', '?']).unwrap_or(rest.len())];
-    let (userinfo, _) = authority.rsplit_once('@')?;
-    userinfo
-        .split_once(':')
-        .map(|(_, p)| p.to_string())
-        .filter(|p| !p.is_empty())
-}
-
 #[derive(Debug, Clone, PartialEq)]
 pub struct BulkRow {
     pub id: i64,
@@ -161,21 +132,6 @@ pub fn rows(n: u64, seed: u64) -> Vec<BulkRow> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn urls_are_redacted() {
-        assert_eq!(
-            redact_url("postgres://bob:s3cr:et@db:5432/x?sslmode=disable"),
-            "postgres://bob:***@db:5432/x?sslmode=disable"
-        );
-        assert_eq!(redact_url("postgres://bob@db/x"), "postgres://bob@db/x");
-        assert_eq!(redact_url("not a url"), "not a url");
-        assert_eq!(
-            url_password("postgres://bob:s3cr:et@db:5432/x").as_deref(),
-            Some("s3cr:et")
-        );
-        assert_eq!(url_password("postgres://bob@db/x"), None);
-    }
 
     #[test]
     fn rows_are_deterministic_and_well_formed() {

