@@ -334,68 +334,78 @@ fn multithread_target_runs_and_sweeps_concurrency() {
         ));
 }
 
-/// SIGTERM (or SIGINT, SIGHUP) on a headless run: the runner is stopped and reaped, what
-/// finished is printed, and benchscope exits 128 + the signal.
+/// SIGTERM, SIGHUP or SIGINT on a headless run: the runner is stopped and reaped, what
+/// finished is printed, and benchscope exits 128 + the signal, no process left behind.
 #[test]
 fn a_signal_ends_a_headless_run_with_what_finished() {
     use std::io::BufRead;
-    let cache = tempfile::tempdir().unwrap();
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("benchscope"))
-        .args([
-            "run",
-            "single_row_lookup",
-            "--rows",
-            "200",
-            "--lookups",
-            "50",
-            "--bench",
-            "rusqlite",
-            "--bench",
-            "middleware/spin",
-            "--time",
-            "1",
-            "--warmup",
-            "0.1",
-            "--format",
-            "json",
-            "--cache-dir",
-        ])
-        .arg(cache.path())
-        .env_remove("BENCHSCOPE_SQLX_HARNESS")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let stderr = child.stderr.take().unwrap();
-    // The second bench has started: the first has finished.
-    let mut lines = std::io::BufReader::new(stderr).lines();
-    let started = lines
-        .by_ref()
-        .map_while(Result::ok)
-        .any(|l| l.contains("2/2 middleware/spin"));
-    assert!(started, "the second bench never started");
-    unsafe { libc::kill(pid as libc::pid_t, libc::SIGTERM) };
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(143), "128 + SIGTERM");
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("the report");
-    let run = &doc["runs"][0];
-    assert_eq!(run["benches"][0]["name"], "rusqlite");
-    assert!(run["benches"][0]["summary"]["median"].as_f64().unwrap() > 0.0);
-    assert_eq!(
-        run["error"],
-        "interrupted by SIGTERM: the benches that finished are kept"
-    );
-    // No runner of this run is left measuring.
-    std::thread::sleep(std::time::Duration::from_millis(300));
-    let run_id = format!("single_row_lookup-{pid}-");
-    let left: Vec<String> = std::fs::read_dir("/proc")
+    for (sig, name) in [
+        (libc::SIGTERM, "SIGTERM"),
+        (libc::SIGHUP, "SIGHUP"),
+        (libc::SIGINT, "SIGINT"),
+    ] {
+        let cache = tempfile::tempdir().unwrap();
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("benchscope"))
+            .args([
+                "run",
+                "single_row_lookup",
+                "--rows",
+                "200",
+                "--lookups",
+                "50",
+                "--bench",
+                "rusqlite",
+                "--bench",
+                "middleware/spin",
+                "--time",
+                "1",
+                "--warmup",
+                "0.1",
+                "--format",
+                "json",
+                "--cache-dir",
+            ])
+            .arg(cache.path())
+            .env_remove("BENCHSCOPE_SQLX_HARNESS")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let stderr = child.stderr.take().unwrap();
+        // The second bench has started: the first has finished.
+        let mut lines = std::io::BufReader::new(stderr).lines();
+        let started = lines
+            .by_ref()
+            .map_while(Result::ok)
+            .any(|l| l.contains("2/2 middleware/spin"));
+        assert!(started, "{name}: the second bench never started");
+        unsafe { libc::kill(pid as libc::pid_t, sig) };
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(128 + sig), "{name}");
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("the report");
+        let run = &doc["runs"][0];
+        assert_eq!(run["benches"][0]["name"], "rusqlite");
+        assert!(run["benches"][0]["summary"]["median"].as_f64().unwrap() > 0.0);
+        assert_eq!(
+            run["error"],
+            format!("interrupted by {name}: the benches that finished are kept")
+        );
+        // No runner of this run is left measuring.
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let left = processes_with(&format!("single_row_lookup-{pid}-"));
+        assert!(left.is_empty(), "{name}: runner left behind: {left:?}");
+    }
+}
+
+/// The command lines of the processes whose command line holds `needle` (the process table).
+fn processes_with(needle: &str) -> Vec<String> {
+    std::fs::read_dir("/proc")
         .unwrap()
         .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
         .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
-        .filter(|c| c.contains(&run_id))
-        .collect();
-    assert!(left.is_empty(), "runner left behind: {left:?}");
+        .filter(|c| c.contains(needle))
+        .collect()
 }
 
 /// Stopping a run while harness-sqlx is being built stops the whole build: cargo and what it
@@ -442,12 +452,7 @@ fn a_stopped_harness_build_leaves_no_compiler_behind() {
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(143));
     std::thread::sleep(std::time::Duration::from_millis(300));
-    let left: Vec<String> = std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
-        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
-        .filter(|c| c.contains("sleep 987.25"))
-        .collect();
+    let left = processes_with("sleep 987.25");
     assert!(left.is_empty(), "left behind: {left:?}");
 }
 

@@ -155,3 +155,90 @@ fn run_two_benches_and_export_in_a_real_terminal() {
         .collect();
     assert!(left.is_empty(), "runner processes left behind: {left:?}");
 }
+
+/// The process table's command lines that hold `needle`.
+fn processes_with(needle: &str) -> Vec<String> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains(needle))
+        .collect()
+}
+
+/// SIGTERM or SIGHUP (the terminal window closed) while a run measures: the explorer leaves
+/// the alternate screen, exits, and leaves no runner behind.
+#[test]
+fn a_signal_quits_the_explorer_with_the_terminal_restored_and_no_runner_left() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "tmux is required in CI (.ci/run installs it)"
+        );
+        eprintln!("SKIPPED: tmux is not installed");
+        return;
+    }
+    for sig in ["TERM", "HUP"] {
+        let work = tempfile::tempdir().unwrap();
+        let bin = binary();
+        let snaps = work.path().join("snaps");
+        let session = format!("benchscope-sig-{sig}-{}", std::process::id());
+        // Its own measurement lock: the other terminal test may be measuring meanwhile.
+        let cmd = format!(
+            "BENCHSCOPE_MEASURE_LOCK={} {} --rows 300 --time 30 --warmup 0 --cache-dir {} --snapshot-dir {}; echo EXITED:$?; sleep 60",
+            work.path().join("measure.lock").display(),
+            bin.display(),
+            work.path().join("cache").display(),
+            snaps.display()
+        );
+        let _s = Session(session.clone());
+        tmux(&[
+            "new-session",
+            "-d",
+            "-s",
+            &session,
+            "-x",
+            "120",
+            "-y",
+            "40",
+            &cmd,
+        ]);
+        wait_for(&session, "Catalog", Duration::from_secs(20));
+        keys(&session, &["Enter"]);
+        wait_for(&session, "running", Duration::from_secs(20));
+        let needle = format!("--snapshot-dir {}", snaps.display());
+        let explorer: Vec<u32> = std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|e| {
+                let e = e.ok()?;
+                let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+                let cmd = String::from_utf8_lossy(&std::fs::read(e.path().join("cmdline")).ok()?)
+                    .replace('\0', " ");
+                (cmd.starts_with(&bin.display().to_string()) && cmd.contains(&needle))
+                    .then_some(pid)
+            })
+            .collect();
+        assert_eq!(explorer.len(), 1, "{sig}: {explorer:?}");
+        let runners = format!("--run-id r{}-", explorer[0]);
+        let start = Instant::now();
+        while processes_with(&runners).is_empty() {
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "{sig}: the run never started measuring"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Command::new("kill")
+            .args([&format!("-{sig}"), &explorer[0].to_string()])
+            .status()
+            .unwrap();
+        let after = wait_for(&session, "EXITED:", Duration::from_secs(10));
+        assert!(
+            !after.contains("Catalog"),
+            "{sig}: the terminal is restored:\n{after}"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+        let left = processes_with(&runners);
+        assert!(left.is_empty(), "{sig}: runner left behind: {left:?}");
+    }
+}

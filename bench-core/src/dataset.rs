@@ -301,7 +301,15 @@ pub fn ensure_with(
         .map_err(|e| invalid(format!("cannot lock {}: {e}", lock_path.display())))?;
     remove_stale_builds(&path);
     if path.exists() {
-        match validate(&path) {
+        let checking = std::time::Instant::now();
+        let checked = validate(&path);
+        tracing::info!(
+            path = %path.display(),
+            ms = checking.elapsed().as_secs_f64() * 1e3,
+            ok = checked.is_ok(),
+            "cached dataset checked"
+        );
+        match checked {
             Ok(()) => {
                 return Ok(DatasetReady {
                     path,

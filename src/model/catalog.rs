@@ -110,6 +110,9 @@ pub(super) fn on_cmd(state: &mut State, cmd: Cmd, now: Instant) -> Vec<Effect> {
             return state.queue(benches, None, now);
         }
         Cmd::Profile => {
+            if state.refuse_if_full(1) {
+                return vec![];
+            }
             let bench = state.catalog_benches()[state.catalog.cursor]
                 .name
                 .to_string();
@@ -134,6 +137,9 @@ pub(super) fn on_cmd(state: &mut State, cmd: Cmd, now: Instant) -> Vec<Effect> {
             return state.start_next(now);
         }
         Cmd::Sweep => {
+            if state.refuse_if_full(SWEEP.len()) {
+                return vec![];
+            }
             let benches = state.selected_benches();
             let queued_behind = state.active_run().is_some();
             let mut fx = Vec::new();

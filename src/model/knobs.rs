@@ -230,6 +230,9 @@ pub(super) fn on_sweep_key(state: &mut State, key: Key, now: Instant) -> Vec<Eff
             return vec![];
         }
     };
+    if state.refuse_if_full(runs.len()) {
+        return vec![];
+    }
     state.knobs.sweep = None;
     state.knobs.error = None;
     let benches = state.selected_benches();

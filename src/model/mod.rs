@@ -31,6 +31,9 @@ pub use runs::{RunState, RunView};
 /// How long knob edits settle before running benches restart with the new values.
 pub const DEBOUNCE: Duration = Duration::from_millis(600);
 
+/// The most runs waiting in the queue at once: random typing cannot queue hundreds.
+pub const MAX_QUEUED: usize = 20;
+
 /// Where the explorer's flamegraphs go, under the snapshot folder.
 pub const PROFILE_DIR: &str = "flamegraphs";
 
@@ -309,9 +312,38 @@ impl State {
         vec![Effect::Start(self.request(&self.runs[i]))]
     }
 
+    /// How many more runs the queue takes (at most [`MAX_QUEUED`] wait at once).
+    fn room(&self) -> usize {
+        let waiting = self
+            .runs
+            .iter()
+            .filter(|r| r.state == RunState::Queued)
+            .count();
+        MAX_QUEUED.saturating_sub(waiting)
+    }
+
+    /// Says why `n` more runs are refused, when the queue has no room for them.
+    fn refuse_if_full(&mut self, n: usize) -> bool {
+        let room = self.room();
+        if n <= room {
+            return false;
+        }
+        self.set_status(
+            format!(
+                "the queue is full: {} runs wait (at most {MAX_QUEUED}); {n} more refused; cancel some or let them run",
+                MAX_QUEUED - room
+            ),
+            true,
+        );
+        true
+    }
+
     /// Queues a run of `benches` with the current knobs (or `knobs`), and starts it when
-    /// nothing else runs.
+    /// nothing else runs (refused when the queue is full).
     fn queue(&mut self, benches: Vec<String>, knobs: Option<Knobs>, now: Instant) -> Vec<Effect> {
+        if self.refuse_if_full(1) {
+            return vec![];
+        }
         let mut run = self.new_run(benches, None);
         if let Some(k) = knobs {
             run.knobs = k;

@@ -587,6 +587,34 @@ fn f_profiles_the_bench_under_the_cursor_and_it_is_never_a_baseline() {
     assert!(s.baselines().change(&unprofiled, "sqlite3_c").is_some());
 }
 
+/// Random typing cannot queue hundreds of runs: the queue holds MAX_QUEUED, and what does
+/// not fit is refused with the reason.
+#[test]
+fn the_queue_is_bounded() {
+    let mut s = state();
+    let now = Instant::now();
+    let keys: Vec<Key> = std::iter::repeat_n(Key::Enter, 300).collect();
+    press(&mut s, &keys, now);
+    let queued = s
+        .runs
+        .iter()
+        .filter(|r| r.state == RunState::Queued)
+        .count();
+    assert_eq!(queued, crate::model::MAX_QUEUED);
+    assert_eq!(s.runs.len(), crate::model::MAX_QUEUED + 1, "one running");
+    let status = s.status.as_ref().unwrap();
+    assert!(
+        status
+            .text
+            .starts_with("the queue is full: 20 runs wait (at most 20)"),
+        "{}",
+        status.text
+    );
+    // A sweep that does not fit is refused whole.
+    press(&mut s, &[Key::Char('s')], now);
+    assert_eq!(s.runs.len(), crate::model::MAX_QUEUED + 1);
+}
+
 #[test]
 fn a_skipped_bench_is_a_row_with_its_reason() {
     let mut s = state();
