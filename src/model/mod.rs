@@ -458,14 +458,22 @@ fn on_global(state: &mut State, cmd: Cmd) -> Option<Vec<Effect>> {
             );
         }
         Cmd::Export => {
-            if state
-                .runs
-                .iter()
-                .any(|r| r.record.benches.iter().any(|b| b.summary.is_some()))
-            {
+            // The export holds the target on screen: none of its runs has a result, no file.
+            if state.target_runs().any(|r| {
+                r.record
+                    .benches
+                    .iter()
+                    .any(|b| b.summary.is_some() || b.scenario.is_some())
+            }) {
                 return Some(vec![Effect::Export]);
             }
-            state.set_status("nothing to export yet: run a bench first", true);
+            state.set_status(
+                format!(
+                    "nothing to export on {}: no finished bench of it yet",
+                    state.target.name
+                ),
+                true,
+            );
         }
         _ => return None,
     }

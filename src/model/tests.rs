@@ -615,6 +615,28 @@ fn the_queue_is_bounded() {
     assert_eq!(s.runs.len(), crate::model::MAX_QUEUED + 1);
 }
 
+/// `e` on a target none of whose runs finished a bench writes nothing and says why, even when
+/// another target has results.
+#[test]
+fn no_empty_export() {
+    let mut s = state();
+    let now = Instant::now();
+    assert_eq!(press(&mut s, &[Key::Char('e')], now), vec![]);
+    press(&mut s, &[Key::Enter], now);
+    finish_bench(&mut s, "t-1", "rusqlite", 1500.0, now);
+    update(&mut s, exited("t-1", Outcome::Completed), now);
+    assert_eq!(press(&mut s, &[Key::Char('e')], now), vec![Effect::Export]);
+    press(&mut s, &[Key::Right], now);
+    assert_ne!(s.target.name, "single_row_lookup");
+    assert_eq!(press(&mut s, &[Key::Char('e')], now), vec![]);
+    let status = s.status.as_ref().unwrap();
+    assert!(
+        status.text.starts_with("nothing to export on "),
+        "{}",
+        status.text
+    );
+}
+
 #[test]
 fn a_skipped_bench_is_a_row_with_its_reason() {
     let mut s = state();
