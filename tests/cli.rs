@@ -5,7 +5,7 @@ mod common;
 use assert_cmd::Command;
 use bench_core::protocol;
 use bench_core::workloads::single_row_lookup;
-use common::{QUICK, benchscope};
+use common::{QUICK, benchscope, processes_with};
 use predicates::prelude::*;
 
 fn tiny_run(cache: &std::path::Path, format: &str) -> Command {
@@ -396,16 +396,6 @@ fn a_signal_ends_a_headless_run_with_what_finished() {
         let left = processes_with(&format!("single_row_lookup-{pid}-"));
         assert!(left.is_empty(), "{name}: runner left behind: {left:?}");
     }
-}
-
-/// The command lines of the processes whose command line holds `needle` (the process table).
-fn processes_with(needle: &str) -> Vec<String> {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
-        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
-        .filter(|c| c.contains(needle))
-        .collect()
 }
 
 /// Stopping a run while harness-sqlx is being built stops the whole build: cargo and what it

@@ -1,6 +1,9 @@
 //! The explorer in a real terminal: tmux starts the binary with tiny knobs, keys are sent to
 //! mark two benches, run them and export; the pane is captured and the exported files checked.
 
+mod common;
+
+use common::processes_with;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -154,16 +157,6 @@ fn run_two_benches_and_export_in_a_real_terminal() {
         .filter(|l| l.contains(&cache_s) && l.contains(" runner "))
         .collect();
     assert!(left.is_empty(), "runner processes left behind: {left:?}");
-}
-
-/// The process table's command lines that hold `needle`.
-fn processes_with(needle: &str) -> Vec<String> {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
-        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
-        .filter(|c| c.contains(needle))
-        .collect()
 }
 
 /// SIGTERM or SIGHUP (the terminal window closed) while a run measures: the explorer leaves

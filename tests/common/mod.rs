@@ -45,3 +45,14 @@ pub fn run_json(
     }
     c
 }
+
+/// The command lines (arguments joined by spaces) of the processes whose command line holds
+/// `needle`, from the process table.
+pub fn processes_with(needle: &str) -> Vec<String> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains(needle))
+        .collect()
+}
