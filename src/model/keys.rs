@@ -33,6 +33,7 @@ pub enum Cmd {
     Decrease,
     Edit,
     Cancel,
+    ClearQueue,
     ToggleTrace,
     BaselineBench,
     BaselineRun,
@@ -211,6 +212,18 @@ pub const GLOBAL: &[Binding] = &[
         Cmd::ToggleTrace,
     )
     .hint("t", "trace"),
+    b(
+        &[Key::Char('c')],
+        "c",
+        "cancel the running run (keeps results)",
+        Cmd::Cancel,
+    ),
+    b(
+        &[Key::Char('C')],
+        "C",
+        "clear the queue (runs not started)",
+        Cmd::ClearQueue,
+    ),
     b(&[Key::Char('e')], "e", "export .md + .json", Cmd::Export).hint("e", "export"),
     b(&[Key::Char('?')], "?", "help", Cmd::Help),
     b(&[Key::Char('q'), Key::CtrlC], "q", "quit", Cmd::Quit).hint("q", "quit"),

@@ -421,7 +421,7 @@ fn on_key(state: &mut State, key: Key, now: Instant) -> Vec<Effect> {
     let Some(cmd) = keys::lookup(state.focus, key) else {
         return vec![];
     };
-    if let Some(fx) = on_global(state, cmd) {
+    if let Some(fx) = on_global(state, cmd, now) {
         return fx;
     }
     match state.focus {
@@ -433,8 +433,27 @@ fn on_key(state: &mut State, key: Key, now: Instant) -> Vec<Effect> {
 }
 
 /// The commands that mean the same in every panel; `None` for a panel's own.
-fn on_global(state: &mut State, cmd: Cmd) -> Option<Vec<Effect>> {
+fn on_global(state: &mut State, cmd: Cmd, now: Instant) -> Option<Vec<Effect>> {
     match cmd {
+        // Cancel works from every panel (the live panel says "c cancels" wherever focus is).
+        Cmd::Cancel => return Some(state.cancel_running(now)),
+        Cmd::ClearQueue => {
+            let before = state.runs.len();
+            state.runs.retain(|r| r.state != RunState::Queued);
+            let removed = before - state.runs.len();
+            state.compare.col = state
+                .compare
+                .col
+                .min(state.target_runs().count().saturating_sub(1));
+            state.set_status(
+                if removed == 0 {
+                    "the queue is empty".to_string()
+                } else {
+                    format!("queue cleared: {removed} runs that had not started removed")
+                },
+                false,
+            );
+        }
         Cmd::NextFocus => state.focus = state.focus.step(1),
         Cmd::PrevFocus => state.focus = state.focus.step(-1),
         Cmd::Help => state.overlay = Some(Overlay::Help),

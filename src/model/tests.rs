@@ -637,6 +637,27 @@ fn no_empty_export() {
     );
 }
 
+/// `c` cancels the running run from any panel; `C` clears the runs that have not started.
+#[test]
+fn cancel_from_any_panel_and_clear_the_queue() {
+    let mut s = state();
+    let now = Instant::now();
+    press(&mut s, &[Key::Enter, Key::Enter, Key::Enter], now);
+    assert_eq!(s.focus, Focus::Catalog);
+    let fx = press(&mut s, &[Key::Char('c')], now);
+    assert_eq!(fx[0], Effect::Cancel("t-1".into()), "{fx:?}");
+    assert_eq!(s.runs[0].state, RunState::Cancelled);
+    assert_eq!(s.runs[1].state, RunState::Running);
+    press(&mut s, &[Key::Tab], now);
+    assert_eq!(s.focus, Focus::Knobs);
+    assert!(press(&mut s, &[Key::Char('C')], now).is_empty());
+    assert_eq!(s.runs.len(), 2, "the queued run is gone, the others kept");
+    assert_eq!(
+        s.status.as_ref().unwrap().text,
+        "queue cleared: 1 runs that had not started removed"
+    );
+}
+
 #[test]
 fn a_skipped_bench_is_a_row_with_its_reason() {
     let mut s = state();

@@ -53,14 +53,26 @@ pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
     frame.render_widget(Paragraph::new(Line::styled(fit(&header, w), style)), head);
 
     let (fraction, eta) = run.progress(state.now);
+    let queued = state
+        .runs
+        .iter()
+        .filter(|r| r.state == RunState::Queued)
+        .count();
+    let queue = if queued > 0 {
+        format!(" · {queued} queued, C clears")
+    } else {
+        String::new()
+    };
     let label = match (&run.state, eta) {
         (RunState::Running, Some(eta)) => format!(
-            "{:>3.0}% · ETA {:.0} s · c cancels",
+            "{:>3.0}% · ETA {:.0} s · c cancels{queue}",
             fraction * 100.0,
             eta.as_secs_f64().ceil()
         ),
-        (RunState::Running, None) => format!("{:>3.0}% · c cancels", fraction * 100.0),
-        (s, _) => format!("{:>3.0}% · {}", fraction * 100.0, s.label()),
+        (RunState::Running, None) => {
+            format!("{:>3.0}% · c cancels{queue}", fraction * 100.0)
+        }
+        (s, _) => format!("{:>3.0}% · {}{queue}", fraction * 100.0, s.label()),
     };
     frame.render_widget(
         LineGauge::default()
