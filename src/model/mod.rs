@@ -93,7 +93,8 @@ pub struct State {
     pub restart_at: Option<Instant>,
     pub status: Option<Status>,
     pub overlay: Option<Overlay>,
-    pub dataset: Option<String>,
+    /// What each target's latest run said of its dataset (the header shows the target's own).
+    pub datasets: std::collections::BTreeMap<&'static str, String>,
     /// What every run of this session shares (budget, cache folder, PostgreSQL).
     pub settings: RunSettings,
     pub quit: bool,
@@ -142,7 +143,7 @@ impl State {
             restart_at: None,
             status: None,
             overlay: None,
-            dataset: None,
+            datasets: Default::default(),
             settings,
             quit: false,
             color: true,
@@ -210,12 +211,13 @@ impl State {
     }
 
     /// The bench the live panel shows: the row selected among the active run's benches.
+    /// The run the live panel shows and its selected bench: the run going (whichever target it
+    /// measures; the panel names it), else the latest run of the target on screen with results.
     pub fn live_bench(&self) -> Option<(&RunView, &str)> {
         let run = self.active_run().or_else(|| {
-            self.runs
-                .iter()
-                .rev()
-                .find(|r| !r.record.benches.is_empty())
+            self.target_runs()
+                .filter(|r| !r.record.benches.is_empty())
+                .last()
         })?;
         let name = run
             .benches
@@ -557,7 +559,10 @@ fn on_run_event(state: &mut State, ev: RunEvent, now: Instant) -> Vec<Effect> {
                     rows,
                     ..
                 } => {
-                    state.dataset = Some(format!("building the dataset ({rows} rows)…"));
+                    state.datasets.insert(
+                        run.target.name,
+                        format!("building the dataset ({rows} rows)…"),
+                    );
                 }
                 Event::Dataset {
                     status,
@@ -565,12 +570,13 @@ fn on_run_event(state: &mut State, ev: RunEvent, now: Instant) -> Vec<Effect> {
                     build_ms,
                     ..
                 } => {
-                    state.dataset = Some(match build_ms {
+                    let text = match build_ms {
                         Some(ms) => {
                             format!("dataset {rows} rows {status:?} in {ms:.0} ms").to_lowercase()
                         }
                         None => format!("dataset {rows} rows reused from the cache"),
-                    });
+                    };
+                    state.datasets.insert(run.target.name, text);
                 }
                 Event::Start(s) if s.env.is_debug() => {
                     state.status = Some(Status {

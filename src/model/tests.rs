@@ -342,7 +342,7 @@ fn run_events_update_progress_dataset_and_failures() {
         now,
     );
     assert_eq!(
-        s.dataset.as_deref(),
+        s.datasets.get("single_row_lookup").map(String::as_str),
         Some("building the dataset (1000 rows)…")
     );
     update(
@@ -655,6 +655,41 @@ fn cancel_from_any_panel_and_clear_the_queue() {
     assert_eq!(
         s.status.as_ref().unwrap().text,
         "queue cleared: 1 runs that had not started removed"
+    );
+}
+
+/// After a target switch, the live panel and the header's dataset speak of the target on
+/// screen (a run going on another target is still shown, named).
+#[test]
+fn live_and_dataset_follow_the_target() {
+    let mut s = state();
+    let now = Instant::now();
+    press(&mut s, &[Key::Enter], now);
+    update(
+        &mut s,
+        ev(
+            "t-1",
+            Event::Dataset {
+                status: DatasetStatus::Reused,
+                rows: 2000,
+                path: "p".into(),
+                build_ms: None,
+            },
+        ),
+        now,
+    );
+    finish_bench(&mut s, "t-1", "rusqlite", 1500.0, now);
+    update(&mut s, exited("t-1", Outcome::Completed), now);
+    assert_eq!(s.live_bench().map(|(r, _)| r.id.as_str()), Some("t-1"));
+    press(&mut s, &[Key::Right], now);
+    assert_ne!(s.target.name, "single_row_lookup");
+    assert!(s.live_bench().is_none(), "nothing of this target has run");
+    assert!(!s.datasets.contains_key(s.target.name));
+    press(&mut s, &[Key::Left], now);
+    assert_eq!(s.live_bench().map(|(r, _)| r.id.as_str()), Some("t-1"));
+    assert_eq!(
+        s.datasets.get("single_row_lookup").map(String::as_str),
+        Some("dataset 2000 rows reused from the cache")
     );
 }
 

@@ -38,8 +38,14 @@ pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
     } else {
         ""
     };
+    // A run of another target than the one on screen says which.
+    let other = if run.target.name != state.target.name {
+        format!("{}: ", run.target.name)
+    } else {
+        String::new()
+    };
     let header = format!(
-        "run {} · {}{} · {}",
+        "{other}run {} · {}{} · {}",
         run.seq,
         run.state.label(),
         debug,

@@ -100,7 +100,7 @@ fn draw_title(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
             if state.trace { "on" } else { "off" }
         )),
     ];
-    if let Some(d) = &state.dataset {
+    if let Some(d) = state.datasets.get(state.target.name) {
         spans.push(Span::styled(format!(" · {d}"), theme.dim()));
     }
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
