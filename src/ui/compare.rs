@@ -31,6 +31,7 @@ pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
     let name_w = (w / 3).clamp(14, 26);
     let cols_fit = (w.saturating_sub(name_w) / COL_W).max(1);
     let runs: Vec<&RunView> = state.target_runs().collect();
+    let varied = varied_knobs(&runs);
     let col_range = window(runs.len(), cols_fit, state.compare.col);
     let focused = state.focus == Focus::Compare;
     let baseline_run = state.baseline_run();
@@ -46,12 +47,21 @@ pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
         } else {
             ""
         };
+        // A finished column is headed by what differs between the runs (a sweep's value).
         let what = if r.record.is_debug() {
-            "DEBUG"
+            "DEBUG".to_string()
         } else if r.profiled {
-            "perf"
+            "perf".to_string()
+        } else if r.state == RunState::Finished && !varied.is_empty() {
+            let named = varied_values(r, &varied, true);
+            // Too long to read whole: the values alone (`exclusive`, `20000`).
+            if format!("#{}{base} {named}", r.seq).chars().count() < COL_W {
+                named
+            } else {
+                varied_values(r, &varied, false)
+            }
         } else {
-            short_state(&r.state)
+            short_state(&r.state).to_string()
         };
         let text = format!(
             "{:>COL_W$}",
@@ -103,6 +113,38 @@ pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
         rows.get(state.compare.row).copied(),
         baseline_run,
     );
+}
+
+/// The knobs (and trace) whose values differ between the runs shown.
+fn varied_knobs(runs: &[&RunView]) -> Vec<&'static str> {
+    let Some(first) = runs.first() else {
+        return Vec::new();
+    };
+    let mut out: Vec<&'static str> = first
+        .target
+        .knobs
+        .iter()
+        .map(|k| k.name)
+        .filter(|k| runs.iter().any(|r| r.knobs.get(k) != first.knobs.get(k)))
+        .collect();
+    if runs.iter().any(|r| r.trace != first.trace) {
+        out.push("trace");
+    }
+    out
+}
+
+/// A run's values of the varied knobs: `c=4 rows=20000 trace`, or without the names.
+fn varied_values(run: &RunView, varied: &[&str], named: bool) -> String {
+    varied
+        .iter()
+        .filter_map(|k| match (*k, named) {
+            ("trace", _) => run.trace.then(|| "trace".to_string()),
+            ("concurrency", true) => run.knobs.get(k).map(|v| format!("c={v}")),
+            (_, true) => run.knobs.get(k).map(|v| format!("{k}={v}")),
+            (_, false) => run.knobs.get(k).map(|v| v.to_string()),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// A profiled bench: its CPU by layer as a stacked bar with the shares, its top frames by self
