@@ -174,6 +174,7 @@ pub fn render(report: &Report<'_>) -> String {
             .as_ref()
             .map(|s| s.knobs.to_string())
             .unwrap_or_default();
+        let incomplete = if run.done { "" } else { " (incomplete)" };
         let debug = match (run.is_debug(), run.profiled) {
             (true, true) => " (DEBUG build, profiled)",
             (true, false) => " (DEBUG build)",
@@ -187,7 +188,7 @@ pub fn render(report: &Report<'_>) -> String {
         };
         let _ = writeln!(
             out,
-            "\n### Run {}{base}{debug}: {knobs}\n",
+            "\n### Run {}{base}{debug}{incomplete}: {knobs}\n",
             report.number(i)
         );
         let (headers, rows) = if super::scenario::is_scenario(run) {

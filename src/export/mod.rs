@@ -277,6 +277,35 @@ mod snapshot_tests {
         assert!(text.contains("where the CPU goes"), "{text}");
     }
 
+    /// A run that did not finish says so, and which benches have no result.
+    #[test]
+    fn an_unfinished_run_is_marked_with_what_it_misses() {
+        let mut r = RunRecord::default();
+        let mut knobs = Knobs::default();
+        knobs.set("rows", 1000u64);
+        let mut start = testing::start(&knobs, false, false, testing::BUDGET);
+        if let Event::Start(s) = &mut start {
+            s.benches = ["rusqlite", "middleware/spin", "decode"]
+                .map(String::from)
+                .to_vec();
+        }
+        r.apply(start);
+        for e in testing::bench_events("rusqlite", "rusqlite", 10, &[1500.0, 1510.0], None) {
+            r.apply(e);
+        }
+        r.error = Some("interrupted by SIGINT: the benches that finished are kept".into());
+        assert_eq!(r.missing(), ["middleware/spin", "decode"]);
+        let runs = [r];
+        let md = markdown::render(&Report::new(&runs, "rusqlite", AT));
+        assert!(md.contains("### Run 1 (incomplete): "), "{md}");
+        assert!(
+            md.contains(
+                "- incomplete: no result for middleware/spin, decode (the run did not finish)"
+            ),
+            "{md}"
+        );
+    }
+
     #[test]
     fn json_document() {
         let runs = [run(20_000, false, 4390.0)];

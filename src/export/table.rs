@@ -140,6 +140,13 @@ pub fn notes(run: &RunRecord) -> Vec<String> {
     if let Some(e) = &run.error {
         out.push(format!("run failed: {e}"));
     }
+    let missing = run.missing();
+    if !run.done && !missing.is_empty() {
+        out.push(format!(
+            "incomplete: no result for {} (the run did not finish)",
+            missing.join(", ")
+        ));
+    }
     if let Some(m) = &run.machine {
         out.extend(m.warnings().into_iter().map(|w| format!("machine: {w}")));
     }

@@ -87,7 +87,13 @@ const DOWN: &[Key] = &[Key::Down, Key::Char('j')];
 pub const CATALOG: &[Binding] = &[
     b(UP, "↑↓/kj", "move between benches", Cmd::Up).hint("↑↓", "move"),
     b(DOWN, "↓/j", "next bench", Cmd::Down).in_help(false),
-    b(&[Key::Char(' ')], "space", "mark / unmark bench", Cmd::Mark).hint("space", "mark"),
+    b(
+        &[Key::Char(' ')],
+        "space",
+        "mark / unmark bench, cursor to the next",
+        Cmd::Mark,
+    )
+    .hint("space", "mark+next"),
     b(
         &[Key::Char('a')],
         "a",
@@ -139,7 +145,7 @@ pub const KNOBS: &[Binding] = &[
         "step up / down (x2)",
         Cmd::Increase,
     )
-    .hint("+-", "step"),
+    .hint("+-/→←", "step"),
     b(
         &[Key::Char('-'), Key::Char('h'), Key::Left],
         "-/←",

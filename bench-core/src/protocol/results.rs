@@ -216,6 +216,19 @@ impl RunRecord {
     }
 
     /// Every harness's start event, in order.
+    /// Benches a runner said it would measure that have no result (nor a failure or skip):
+    /// what a cancelled, interrupted or failed run is missing.
+    pub fn missing(&self) -> Vec<&str> {
+        self.starts()
+            .flat_map(|s| s.benches.iter())
+            .map(String::as_str)
+            .filter(|b| {
+                self.bench(b)
+                    .is_none_or(|r| r.status() == BenchStatus::Running)
+            })
+            .collect()
+    }
+
     pub fn starts(&self) -> impl Iterator<Item = &Start> {
         self.start.iter().chain(&self.more_starts)
     }
