@@ -147,6 +147,22 @@ pub fn fit(s: &str, width: usize) -> String {
     }
 }
 
+/// A bench name fitted to `width` keeping what tells it apart: when it must be cut, the part
+/// after its last `/` (the strategy or backend) stays whole and the start is shortened
+/// (`middleware_parallel_select/interact` → `middleware_par…/interact`).
+pub fn fit_name(name: &str, width: usize) -> String {
+    if name.chars().count() <= width {
+        return name.to_string();
+    }
+    match name.rsplit_once('/') {
+        Some((head, tail)) if tail.chars().count() + 3 <= width => {
+            let keep = width - tail.chars().count() - 2;
+            format!("{}…/{tail}", head.chars().take(keep).collect::<String>())
+        }
+        _ => fit(name, width),
+    }
+}
+
 /// Now, as RFC 3339 in UTC to the second.
 pub fn now_rfc3339() -> String {
     let now = time::OffsetDateTime::now_utc();
@@ -204,6 +220,20 @@ mod tests {
             }),
             "-6.0% ▼"
         );
+    }
+
+    #[test]
+    fn names_keep_what_tells_them_apart() {
+        assert_eq!(
+            fit_name("middleware_parallel_select/interact", 26),
+            "middleware_paral…/interact"
+        );
+        assert_eq!(
+            fit_name("middleware_parallel_select/spawn_blocking", 26),
+            "middleware…/spawn_blocking"
+        );
+        assert_eq!(fit_name("rusqlite", 26), "rusqlite");
+        assert_eq!(fit_name("x/a_very_long_strategy_name", 10), "x/a_very_…");
     }
 
     #[test]

@@ -49,7 +49,10 @@ pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
         } else {
             " "
         };
-        let text = format!("{mark} {:<name_w$}{base}", fit(b.name, name_w));
+        let text = format!(
+            "{mark} {:<name_w$}{base}",
+            crate::format::fit_name(b.name, name_w)
+        );
         let rest = fit(&detail, w.saturating_sub(text.chars().count() + 1));
         let mut line = Line::from(vec![
             Span::raw(text),

@@ -88,7 +88,7 @@ pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
         };
         let mut spans = vec![Span::raw(format!(
             "{:<w$}{base}",
-            fit(name, name_w - 1),
+            format::fit_name(name, name_w - 1),
             w = name_w - 1
         ))];
         for ci in col_range.clone() {
