@@ -382,7 +382,21 @@ pub fn update(state: &mut State, action: Action, now: Instant) -> Vec<Effect> {
         Action::Run(ev) => on_run_event(state, ev, now),
         Action::Tick => on_tick(state, now),
         Action::Exported(Ok(paths)) => {
-            state.set_status(format!("exported {}", paths.join(" and ")), false);
+            // Say what the files hold: this target's runs only.
+            let others = state
+                .runs
+                .iter()
+                .filter(|r| r.target.name != state.target.name)
+                .count();
+            let note = if others > 0 {
+                format!(
+                    " ({} runs only; {others} runs of other targets are not in it)",
+                    state.target.name
+                )
+            } else {
+                String::new()
+            };
+            state.set_status(format!("exported {}{note}", paths.join(" and ")), false);
             vec![]
         }
         Action::Exported(Err(e)) => {

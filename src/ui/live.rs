@@ -160,7 +160,10 @@ fn bench_line<'a>(
     let name_w = 26.min(w.saturating_sub(4));
     let mut line = Line::from(vec![
         Span::styled(format!("{glyph} "), glyph_style),
-        Span::raw(format!("{:<name_w$} ", crate::format::fit_name(name, name_w))),
+        Span::raw(format!(
+            "{:<name_w$} ",
+            crate::format::fit_name(name, name_w)
+        )),
         Span::raw(fit(&estimate, w.saturating_sub(name_w + 3))),
     ]);
     if selected && state.focus == Focus::Live {
