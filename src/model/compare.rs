@@ -58,6 +58,16 @@ pub(super) fn on_cmd(state: &mut State, cmd: Cmd) -> Vec<Effect> {
                 state.set_status(format!("verdicts are now against run {seq}"), false);
             }
         }
+        Cmd::Scaling => {
+            if state.scaling().is_some() {
+                state.overlay = Some(super::Overlay::Scaling);
+            } else {
+                state.set_status(
+                    "no sweep among these runs: they must differ in one or two knobs (s in Knobs makes one)",
+                    true,
+                );
+            }
+        }
         _ => {}
     }
     vec![]

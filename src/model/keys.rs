@@ -34,6 +34,7 @@ pub enum Cmd {
     Edit,
     Cancel,
     ClearQueue,
+    Scaling,
     ToggleTrace,
     BaselineBench,
     BaselineRun,
@@ -200,6 +201,13 @@ pub const COMPARE: &[Binding] = &[
         Cmd::BaselineRun,
     )
     .hint("B", "base run"),
+    b(
+        &[Key::Char('g')],
+        "g",
+        "scaling table and chart of these runs (a sweep)",
+        Cmd::Scaling,
+    )
+    .hint("g", "scaling"),
 ];
 
 pub const GLOBAL: &[Binding] = &[

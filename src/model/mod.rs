@@ -77,6 +77,8 @@ pub struct Status {
 pub enum Overlay {
     Help,
     ConfirmQuit,
+    /// The scaling table and chart of the target's runs (a sweep or matrix).
+    Scaling,
 }
 
 #[derive(Debug, Clone)]
@@ -188,6 +190,12 @@ impl State {
     }
 
     /// Runs of the target the explorer shows: the comparison's columns.
+    /// The sweep (or matrix) among the target's runs, as the exports draw it.
+    pub fn scaling(&self) -> Option<crate::export::scaling::Scaling> {
+        let records: Vec<RunRecord> = self.target_runs().map(|r| r.record.clone()).collect();
+        crate::export::scaling::scaling(&records)
+    }
+
     pub fn target_runs(&self) -> impl Iterator<Item = &RunView> {
         self.runs
             .iter()
@@ -422,7 +430,7 @@ fn on_key(state: &mut State, key: Key, now: Instant) -> Vec<Effect> {
                 vec![]
             };
         }
-        Some(Overlay::Help) => {
+        Some(Overlay::Help) | Some(Overlay::Scaling) => {
             state.overlay = None;
             return vec![];
         }

@@ -99,3 +99,24 @@ pub fn confirm_quit(theme: &Theme, frame: &mut Frame, area: Rect) {
         popup,
     );
 }
+
+/// The scaling table and chart of the target's runs, as the exports draw them.
+pub fn scaling(state: &crate::model::State, theme: &Theme, frame: &mut Frame, area: Rect) {
+    let Some(sc) = state.scaling() else {
+        return;
+    };
+    let mut lines: Vec<Line> = sc
+        .text()
+        .lines()
+        .map(|l| Line::raw(l.to_string()))
+        .collect();
+    lines.push(Line::styled("any key closes this", theme.dim()));
+    let width = lines.iter().map(|l| l.width()).max().unwrap_or(20) as u16 + 2;
+    let popup = centered(area, width.max(30), lines.len() as u16 + 2);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .title(" Scaling ")
+        .border_style(theme.title());
+    frame.render_widget(Clear, popup);
+    frame.render_widget(Paragraph::new(lines).block(block), popup);
+}

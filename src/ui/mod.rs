@@ -68,6 +68,7 @@ pub fn render(state: &State, frame: &mut Frame) {
     match state.overlay {
         Some(Overlay::Help) => help::draw(&theme, frame, area),
         Some(Overlay::ConfirmQuit) => help::confirm_quit(&theme, frame, area),
+        Some(Overlay::Scaling) => help::scaling(state, &theme, frame, area),
         None => {}
     }
 }

@@ -385,3 +385,21 @@ fn a_profiled_bench_in_the_comparison() {
     keys(&mut s, &[Key::BackTab], t);
     insta::assert_snapshot!("profiled_120x40", draw(&s, 120, 40));
 }
+
+/// `g` in the comparison shows the scaling table and chart of runs that differ in a knob.
+#[test]
+fn a_sweep_scaling_overlay() {
+    let mut s = base_state();
+    let t = Instant::now();
+    for (i, rows) in [(1, 1000u64), (2, 8000)] {
+        s.knobs.values.set("rows", rows);
+        keys(&mut s, &[Key::Enter], t);
+        let id = format!("t-{i}");
+        let k = s.knobs.values.clone();
+        ev(&mut s, &id, start(false, &k), t);
+        finish(&mut s, &id, "rusqlite", 1400.0 + i as f64 * 300.0, false, t);
+        exited(&mut s, &id, Outcome::Completed, t);
+    }
+    keys(&mut s, &[Key::BackTab, Key::Char('g')], t);
+    insta::assert_snapshot!("scaling_overlay_80x24", draw(&s, 80, 24));
+}
