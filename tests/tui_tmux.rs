@@ -8,8 +8,15 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+/// tmux on a server of this test process's own (`-L`): sessions get a clean environment, not
+/// whatever a tmux server already running on the machine was started with.
 fn tmux(args: &[&str]) -> String {
-    let out = Command::new("tmux").args(args).output().expect("tmux runs");
+    let socket = format!("benchscope-test-{}", std::process::id());
+    let out = Command::new("tmux")
+        .args(["-L", &socket])
+        .args(args)
+        .output()
+        .expect("tmux runs");
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 

@@ -14,7 +14,9 @@ csv=${2:-soak-rss.csv}
 bin=${BIN:-target/release/benchscope}
 work=$(mktemp -d)
 session="benchscope-soak-$$"
-trap 'tmux kill-session -t "$session" 2>/dev/null || true; rm -rf "$work"' EXIT
+# A tmux server of its own, so that nothing it sets leaks into other sessions.
+tmux() { command tmux -L "$session" "$@"; }
+trap 'tmux kill-server 2>/dev/null || true; rm -rf "$work"' EXIT
 export BENCHSCOPE_MEASURE_LOCK="$work/measure.lock"
 tmux new-session -d -s "$session" -x 120 -y 40 \
   "BENCH_DURATION=$seconds $bin --cache-dir $work/cache --snapshot-dir $work/snaps; sleep 30"
