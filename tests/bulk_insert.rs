@@ -16,6 +16,15 @@ fn run(cache: &std::path::Path, benches: &[&str]) -> Command {
     )
 }
 
+/// What a run printed, stdout then stderr.
+fn all_output(out: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
 fn doc(out: &std::process::Output) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).expect("one JSON document")
 }
@@ -105,11 +114,7 @@ fn bad_postgres_urls_fail_clearly_without_the_password() {
         .code(1)
         .get_output()
         .clone();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let text = all_output(&out);
     assert!(
         text.contains("PostgreSQL at postgres://someone:***@127.0.0.1:1/postgres"),
         "{text}"
@@ -159,11 +164,7 @@ fn no_form_of_password_shows_anywhere() {
                 .code(1)
                 .get_output()
                 .clone();
-            let text = format!(
-                "{}{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            );
+            let text = all_output(&out);
             assert!(text.contains("PostgreSQL at "), "{conn}: {text}");
             let encoded: String = secret
                 .bytes()

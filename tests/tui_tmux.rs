@@ -35,6 +35,22 @@ fn binary() -> PathBuf {
 
 struct Session(String);
 
+/// A detached 120x40 session running `cmd`, killed when the returned guard drops.
+fn start(session: &str, cmd: &str) -> Session {
+    tmux(&[
+        "new-session",
+        "-d",
+        "-s",
+        session,
+        "-x",
+        "120",
+        "-y",
+        "40",
+        cmd,
+    ]);
+    Session(session.to_string())
+}
+
 impl Drop for Session {
     fn drop(&mut self) {
         tmux(&["kill-session", "-t", &self.0]);
@@ -86,18 +102,7 @@ fn run_two_benches_and_export_in_a_real_terminal() {
         cache.display(),
         snaps.display()
     );
-    let s = Session(session.clone());
-    tmux(&[
-        "new-session",
-        "-d",
-        "-s",
-        &s.0,
-        "-x",
-        "120",
-        "-y",
-        "40",
-        &cmd,
-    ]);
+    let _s = start(&session, &cmd);
     wait_for(&session, "Catalog", Duration::from_secs(20));
     // Mark rusqlite, move to middleware/spin (catalog order) and mark it, then run both.
     keys(
@@ -191,18 +196,7 @@ fn a_signal_quits_the_explorer_with_the_terminal_restored_and_no_runner_left() {
             work.path().join("cache").display(),
             snaps.display()
         );
-        let _s = Session(session.clone());
-        tmux(&[
-            "new-session",
-            "-d",
-            "-s",
-            &session,
-            "-x",
-            "120",
-            "-y",
-            "40",
-            &cmd,
-        ]);
+        let _s = start(&session, &cmd);
         wait_for(&session, "Catalog", Duration::from_secs(20));
         keys(&session, &["Enter"]);
         wait_for(&session, "running", Duration::from_secs(20));
