@@ -9,11 +9,37 @@ use crate::model::State;
 use bench_core::catalog::BenchKind;
 use bench_core::workloads::PLANNED;
 
+/// What a bench row shows beside its name: its phase, strategy or backend.
+fn detail(b: &bench_core::catalog::BenchSpec) -> String {
+    match (b.phase, b.strategy()) {
+        (Some(p), _) => p.label().to_string(),
+        (None, Some(s)) => s.name().to_string(),
+        (None, None) => b.backend().to_string(),
+    }
+}
+
+/// The width the catalog's rows need to show every name and detail whole (borders included).
+pub fn width_needed(state: &State) -> u16 {
+    state
+        .catalog_benches()
+        .iter()
+        // "[ ] " name, the baseline mark and a space, the detail, the borders
+        .map(|b| 4 + b.name.chars().count() + 2 + detail(b).chars().count() + 2 + 1)
+        .max()
+        .unwrap_or(30) as u16
+}
+
 pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
     let benches = state.catalog_benches();
     let mut lines: Vec<Line> = Vec::new();
     let w = area.width as usize;
-    let name_w = w.saturating_sub(6).min(26);
+    // Names get the room they need, and leave some for the detail.
+    let longest = benches
+        .iter()
+        .map(|b| b.name.chars().count())
+        .max()
+        .unwrap_or(10);
+    let name_w = longest.min(w.saturating_sub(12)).max(w.saturating_sub(6).min(26));
     let mut rows: Vec<(Option<usize>, Line)> = Vec::new();
     let targets = bench_core::workloads::targets();
     let i = targets
@@ -39,11 +65,7 @@ pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
         } else {
             "[ ]"
         };
-        let detail = match (b.phase, b.strategy()) {
-            (Some(p), _) => p.label().to_string(),
-            (None, Some(s)) => s.name().to_string(),
-            (None, None) => b.backend().to_string(),
-        };
+        let detail = detail(b);
         let base = if b.name == state.compare.baseline_bench {
             "*"
         } else {

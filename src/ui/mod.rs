@@ -47,7 +47,14 @@ pub fn render(state: &State, frame: &mut Frame) {
     .areas(area);
     draw_title(state, &theme, frame, title);
     if area.width >= FULL_SIZE.0 && area.height >= FULL_SIZE.1 {
-        let left_width = (area.width / 3).clamp(30, 44);
+        // A third of the width; on a wide terminal (120 columns and more) the catalog gets
+        // the width its names and details need, up to 45%.
+        let third = (area.width / 3).clamp(30, 44);
+        let left_width = if area.width >= 120 {
+            catalog::width_needed(state).clamp(third, area.width * 45 / 100)
+        } else {
+            third
+        };
         let [left, right] =
             Layout::horizontal([Constraint::Length(left_width), Constraint::Min(0)]).areas(body);
         let knobs_height = (state.target.knobs.len() as u16 + 4).min(left.height / 2);
