@@ -39,7 +39,9 @@ pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
         .map(|b| b.name.chars().count())
         .max()
         .unwrap_or(10);
-    let name_w = longest.min(w.saturating_sub(12)).max(w.saturating_sub(6).min(26));
+    let name_w = longest
+        .min(w.saturating_sub(12))
+        .max(w.saturating_sub(6).min(26));
     let mut rows: Vec<(Option<usize>, Line)> = Vec::new();
     let targets = bench_core::workloads::targets();
     let i = targets
