@@ -5,8 +5,8 @@ use std::path::Path;
 
 use bench_core::BenchError;
 use bench_core::dataset::{
-    BenchRow, CONTENT_SELECT, COUNT_SELECT, CREATE_TABLE, Content, DatasetKey, INSERT_ROW,
-    META_INSERT, META_SELECT, META_TABLE, SELECT_BY_ID, check, meta, spot_ids,
+    BenchRow, CONTENT_SELECT, CREATE_TABLE, Content, DatasetKey, INSERT_ROW, META_INSERT,
+    META_SELECT, META_TABLE, RANGE_SELECT, SELECT_BY_ID, check, meta, spot_ids,
 };
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteRow, SqliteSynchronous};
 use sqlx::{ConnectOptions, Connection, Executor, Row};
@@ -58,14 +58,17 @@ pub async fn validate(path: &Path, key: &DatasetKey) -> Result<(), BenchError> {
             .map_err(s);
         metas.insert(k, v);
     }
-    let counts: (i64, Option<i64>, Option<i64>) = sqlx::query_as(COUNT_SELECT)
+    let (min, max): (Option<i64>, Option<i64>) = sqlx::query_as(RANGE_SELECT)
         .fetch_one(&mut conn)
         .await
         .map_err(s)?;
-    let content: Content = sqlx::query_as(CONTENT_SELECT)
-        .fetch_one(&mut conn)
-        .await
-        .map_err(s)?;
+    let (count, ids, names, scores, active): (i64, i64, i64, f64, i64) =
+        sqlx::query_as(CONTENT_SELECT)
+            .fetch_one(&mut conn)
+            .await
+            .map_err(s)?;
+    let counts = (count, min, max);
+    let content: Content = (ids, names, scores, active);
     let journal: String = sqlx::query_scalar("PRAGMA journal_mode")
         .fetch_one(&mut conn)
         .await
