@@ -138,60 +138,72 @@ impl Guard {
     }
 }
 
-/// An event with every secret of the run's PostgreSQL connection string scrubbed from its
-/// texts (a driver's error may echo it), and whether anything was: the event is checked whole,
-/// through its JSON, so no field is missed.
-pub fn scrub(event: Event, secrets: &[String]) -> (Event, bool) {
+/// An event and its line with every secret of the run's PostgreSQL connection string scrubbed
+/// (a driver's error may echo it). `line` is the JSON the runner wrote for `event`: it is
+/// searched whole, so no field is missed, and re-read only when a secret was in it.
+pub fn scrub(event: Event, line: String, secrets: &[String]) -> (Event, String) {
     if secrets.is_empty() {
-        return (event, false);
+        return (event, line);
     }
-    let json = bench_core::protocol::encode(&event);
-    let clean = bench_core::redact::scrub(&json, secrets);
-    if clean == json {
-        return (event, false);
+    let clean = bench_core::redact::scrub(&line, secrets);
+    if clean == line {
+        return (event, line);
     }
     match bench_core::protocol::decode(&clean) {
-        Ok(e) => (e, true),
+        Ok(e) => (e, clean),
         // A secret that was also JSON syntax: drop the texts rather than show it.
-        Err(_) => (
-            Event::Error {
+        Err(_) => {
+            let e = Event::Error {
                 bench: None,
                 message: "a runner's message held the PostgreSQL password; it was withheld".into(),
-            },
-            true,
-        ),
+            };
+            let line = bench_core::protocol::encode(&e);
+            (e, line)
+        }
     }
 }
 
 /// How long a runner may stay silent before it is stopped: long enough for any sample the
 /// budget allows (a pass lasts at least as long as one sample, and the warm-up runs whole
 /// passes), plus a margin; while a dataset is being built, more in proportion to its rows.
-pub fn silence_bound(req: &RunRequest, last: Option<&Event>) -> Duration {
-    let flag = |name: &str, default: f64| {
-        req.settings
-            .budget_args
-            .iter()
-            .position(|a| a == name)
-            .and_then(|i| req.settings.budget_args.get(i + 1))
+/// The part that depends on the run is worked out once, not at every event.
+pub struct Watchdog {
+    base: f64,
+}
+
+impl Watchdog {
+    pub fn new(req: &RunRequest) -> Watchdog {
+        let flag = |name: &str, default: f64| {
+            req.settings
+                .budget_args
+                .iter()
+                .position(|a| a == name)
+                .and_then(|i| req.settings.budget_args.get(i + 1))
+                .and_then(|v| v.parse::<f64>().ok())
+                .unwrap_or(default)
+        };
+        let budget = flag("--time", 2.0) + flag("--warmup", 0.3);
+        // BENCHSCOPE_SILENCE_S sets the bound outright (a slow machine, or a test of it).
+        let base = std::env::var("BENCHSCOPE_SILENCE_S")
+            .ok()
             .and_then(|v| v.parse::<f64>().ok())
-            .unwrap_or(default)
-    };
-    let budget = flag("--time", 2.0) + flag("--warmup", 0.3);
-    // BENCHSCOPE_SILENCE_S sets the bound outright (a slow machine, or a test of the watchdog).
-    let base = std::env::var("BENCHSCOPE_SILENCE_S")
-        .ok()
-        .and_then(|v| v.parse::<f64>().ok())
-        .filter(|v| *v > 0.0)
-        .unwrap_or(60.0 + 10.0 * budget);
-    let building = match last {
-        Some(Event::Dataset {
-            status: DatasetStatus::Building,
-            rows,
-            ..
-        }) => *rows as f64 * 50e-6,
-        _ => 0.0,
-    };
-    Duration::from_secs_f64(base + building)
+            .filter(|v| *v > 0.0)
+            .unwrap_or(60.0 + 10.0 * budget);
+        Watchdog { base }
+    }
+
+    /// The silence allowed after `last` (the runner's latest event, if any).
+    pub fn bound(&self, last: Option<&Event>) -> Duration {
+        let building = match last {
+            Some(Event::Dataset {
+                status: DatasetStatus::Building,
+                rows,
+                ..
+            }) => *rows as f64 * 50e-6,
+            _ => 0.0,
+        };
+        Duration::from_secs_f64(self.base + building)
+    }
 }
 
 #[cfg(test)]
@@ -247,8 +259,10 @@ mod tests {
                 "server said: password p@ss rejected for postgres://u:p%40ss@db/x?password=hunter2"
                     .into(),
         };
-        let (clean, changed) = scrub(e, &secrets);
-        assert!(changed);
+        let line = bench_core::protocol::encode(&e);
+        let (clean, clean_line) = scrub(e, line.clone(), &secrets);
+        assert_ne!(clean_line, line);
+        assert_eq!(bench_core::protocol::decode(&clean_line).unwrap(), clean);
         assert_eq!(
             clean,
             Event::Skipped {
@@ -258,8 +272,9 @@ mod tests {
             }
         );
         let sample = testing::bench_events("rusqlite", "rusqlite", 10, &[1.0], None);
-        let (same, changed) = scrub(sample[1].clone(), &secrets);
-        assert!(!changed);
+        let line = bench_core::protocol::encode(&sample[1]);
+        let (same, same_line) = scrub(sample[1].clone(), line.clone(), &secrets);
+        assert_eq!(same_line, line);
         assert_eq!(same, sample[1]);
     }
 
@@ -276,7 +291,7 @@ mod tests {
         req.settings.budget_args = ["--time", "1", "--warmup", "0.5"]
             .map(String::from)
             .to_vec();
-        assert_eq!(silence_bound(&req, None), Duration::from_secs(75));
+        assert_eq!(Watchdog::new(&req).bound(None), Duration::from_secs(75));
         let building = Event::Dataset {
             status: DatasetStatus::Building,
             rows: 1_000_000,
@@ -284,7 +299,7 @@ mod tests {
             build_ms: None,
         };
         assert_eq!(
-            silence_bound(&req, Some(&building)),
+            Watchdog::new(&req).bound(Some(&building)),
             Duration::from_secs(125)
         );
     }

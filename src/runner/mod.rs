@@ -160,7 +160,8 @@ async fn run_child(
     let mut failure: Option<String> = None;
     let mut saw_done = false;
     let mut cancelled = false;
-    let mut silence = guard::silence_bound(request, None);
+    let watchdog = guard::Watchdog::new(request);
+    let mut silence = watchdog.bound(None);
     let mut deadline = tokio::time::Instant::now() + silence;
     loop {
         tokio::select! {
@@ -168,14 +169,13 @@ async fn run_child(
                 Ok(Some(line)) => match protocol::decode(&line) {
                     Ok(Event::Done) => saw_done = true,
                     Ok(event) => {
-                        let (event, scrubbed) = guard::scrub(event, &secrets);
-                        let line = if scrubbed { protocol::encode(&event) } else { line };
+                        let (event, line) = guard::scrub(event, line, &secrets);
                         if let Err(e) = guard.check(&event) {
                             failure = Some(format!("runner sent an event that cannot be right: {e}"));
                             stop(&mut child, program);
                             break;
                         }
-                        silence = guard::silence_bound(request, Some(&event));
+                        silence = watchdog.bound(Some(&event));
                         deadline = tokio::time::Instant::now() + silence;
                         let _ = events.send(RunEvent::Event { run_id: run_id.to_string(), event, line });
                     }
@@ -203,9 +203,7 @@ async fn run_child(
                     silence.as_secs()
                 );
                 if let Some(bench) = what {
-                    let event = Event::Error { bench: Some(bench), message: message.clone() };
-                    let line = protocol::encode(&event);
-                    let _ = events.send(RunEvent::Event { run_id: run_id.to_string(), event, line });
+                    send_event(events, run_id, Event::Error { bench: Some(bench), message: message.clone() });
                 }
                 failure = Some(message);
                 stop(&mut child, program);
@@ -356,13 +354,7 @@ impl Runner for ProcessRunner {
                             Profile::failed("the bench did not finish under the profiler")
                         }
                     };
-                    let event = Event::Profile { bench, profile };
-                    let line = protocol::encode(&event);
-                    let _ = events.send(RunEvent::Event {
-                        run_id: run_id.clone(),
-                        event,
-                        line,
-                    });
+                    send_event(&events, &run_id, Event::Profile { bench, profile });
                 }
                 match result {
                     Ok(()) => {}
@@ -376,24 +368,12 @@ impl Runner for ProcessRunner {
                     }
                 }
             }
-            let event = Event::Machine {
-                machine: machine::between(&before, &machine::snapshot(), waited),
-            };
-            let line = protocol::encode(&event);
-            let _ = events.send(RunEvent::Event {
-                run_id: run_id.clone(),
-                event,
-                line,
-            });
+            let machine = machine::between(&before, &machine::snapshot(), waited);
+            send_event(&events, &run_id, Event::Machine { machine });
             let outcome = if cancelled {
                 Outcome::Cancelled
             } else if errors.is_empty() {
-                let line = protocol::encode(&Event::Done);
-                let _ = events.send(RunEvent::Event {
-                    run_id: run_id.clone(),
-                    event: Event::Done,
-                    line,
-                });
+                send_event(&events, &run_id, Event::Done);
                 Outcome::Completed
             } else {
                 Outcome::Failed(errors.join("; "))
@@ -404,6 +384,17 @@ impl Runner for ProcessRunner {
             kill: Some(kill_tx),
         })
     }
+}
+
+/// Sends an event the runner layer writes itself (a watchdog's error, a profile, the machine
+/// record, `done`), with its line, as a runner's would be sent.
+fn send_event(events: &mpsc::UnboundedSender<RunEvent>, run_id: &str, event: Event) {
+    let line = protocol::encode(&event);
+    let _ = events.send(RunEvent::Event {
+        run_id: run_id.to_string(),
+        event,
+        line,
+    });
 }
 
 /// Stops a child: perf gets SIGTERM, which it passes on to the runner it records (SIGKILL
