@@ -110,3 +110,56 @@ pub enum RunEvent {
     /// The run ended.
     Exited { run_id: String, outcome: Outcome },
 }
+
+/// Where harness-sqlx stands: the sqlx benches run only once it is built.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum HarnessBuild {
+    /// Nothing asked for it yet (or BENCHSCOPE_SQLX_HARNESS names a binary).
+    #[default]
+    Idle,
+    /// cargo is looking whether it is up to date.
+    Checking,
+    /// cargo compiles: crates done so far, of about `total` (when cargo metadata could say).
+    Building {
+        done: usize,
+        total: Option<usize>,
+        current: String,
+    },
+    Ready,
+    Failed(String),
+}
+
+impl HarnessBuild {
+    /// Still on its way (checking or compiling).
+    pub fn is_busy(&self) -> bool {
+        matches!(self, HarnessBuild::Checking | HarnessBuild::Building { .. })
+    }
+
+    /// One line for a person: "building the sqlx harness: 112/276 crates (sqlx-core)".
+    pub fn describe(&self) -> Option<String> {
+        match self {
+            HarnessBuild::Idle | HarnessBuild::Ready => None,
+            HarnessBuild::Checking => Some("checking the sqlx harness is built (cargo)".into()),
+            HarnessBuild::Building {
+                done,
+                total,
+                current,
+            } => {
+                let of = match total {
+                    Some(t) => format!("{done}/{}", t.max(done)),
+                    None => done.to_string(),
+                };
+                let now = if current.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({current})")
+                };
+                Some(format!("building the sqlx harness: {of} crates{now}"))
+            }
+            HarnessBuild::Failed(e) => Some(format!(
+                "the sqlx harness cannot be built: {}",
+                e.lines().next().unwrap_or("")
+            )),
+        }
+    }
+}

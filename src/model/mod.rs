@@ -20,7 +20,7 @@ use bench_core::knobs::Knobs;
 use bench_core::protocol::results::RunRecord;
 use bench_core::protocol::{DatasetStatus, Event};
 
-use crate::messages::{Outcome, RunEvent, RunRequest, RunSettings};
+use crate::messages::{HarnessBuild, Outcome, RunEvent, RunRequest, RunSettings};
 pub use catalog::CatalogPanel;
 pub use compare::ComparePanel;
 use keys::{Cmd, Key};
@@ -106,6 +106,8 @@ pub struct State {
     pub now: Instant,
     /// Prefix of run ids (the process id in the app; fixed in tests).
     pub id_prefix: String,
+    /// How the sqlx harness's build stands (built in the background from the start).
+    pub harness: HarnessBuild,
 }
 
 /// What happens to the state. (Actions are moved once into `update`; the size of the run
@@ -119,6 +121,8 @@ pub enum Action {
     Tick,
     /// An export finished: the paths written, or why it failed.
     Exported(Result<Vec<String>, String>),
+    /// The sqlx harness's build moved on.
+    Harness(HarnessBuild),
 }
 
 /// What the main loop must do.
@@ -151,6 +155,7 @@ impl State {
             color: true,
             now: Instant::now(),
             id_prefix: format!("r{}", std::process::id()),
+            harness: HarnessBuild::Idle,
         }
     }
 
@@ -405,6 +410,13 @@ pub fn update(state: &mut State, action: Action, now: Instant) -> Vec<Effect> {
                 String::new()
             };
             state.set_status(format!("exported {}{note}", paths.join(" and ")), false);
+            vec![]
+        }
+        Action::Harness(h) => {
+            if let HarnessBuild::Failed(_) = &h {
+                state.set_status(h.describe().unwrap_or_default(), true);
+            }
+            state.harness = h;
             vec![]
         }
         Action::Exported(Err(e)) => {

@@ -64,6 +64,10 @@ pub struct Program {
 pub struct ProcessRunner {
     pub core: Program,
     pub sqlx: sqlx_harness::Locator,
+    /// Start the core benches while harness-sqlx still builds (the explorer: a first sqlx run
+    /// does not sit idle for minutes) instead of building first (headless: nothing is measured
+    /// beside a compiler).
+    pub overlap_build: bool,
 }
 
 impl ProcessRunner {
@@ -74,6 +78,7 @@ impl ProcessRunner {
                 prefix_args: vec!["runner".into()],
             },
             sqlx: sqlx_harness::Locator::default(),
+            overlap_build: false,
         })
     }
 }
@@ -242,16 +247,33 @@ impl Runner for ProcessRunner {
         let (kill_tx, mut kill_rx) = tokio::sync::oneshot::channel::<()>();
         let core = self.core.clone();
         let sqlx = self.sqlx.clone();
+        let overlap_build = self.overlap_build;
         tokio::spawn(async move {
             let run_id = request.run_id.clone();
             let mut errors = Vec::new();
             let mut cancelled = false;
             // Find (or build) every harness first, so a build never lands between benches and
-            // a harness that cannot be had is known before anything is measured.
+            // a harness that cannot be had is known before anything is measured; or, when
+            // overlapping, let the sqlx harness build on while the core benches run.
+            let groups = split_by_harness(&request);
+            let overlap = overlap_build
+                && groups.len() > 1
+                && !sqlx.is_ready()
+                && sqlx_harness::Locator::builds();
             let mut children = Vec::new();
-            for (harness, benches) in split_by_harness(&request) {
+            for (harness, benches) in groups {
                 let program = match harness {
-                    Harness::Core => Ok(core.clone()),
+                    Harness::Core => Pending::Ready(Ok(core.clone())),
+                    Harness::Sqlx if overlap => {
+                        let sqlx = sqlx.clone();
+                        let _ = events.send(RunEvent::Note {
+                            run_id: run_id.clone(),
+                            text: "the core benches run while the sqlx harness builds: cargo shares the CPU with them, so their figures are disturbed (see the machine line); the sqlx benches follow once it is built".into(),
+                        });
+                        Pending::Building(tokio::spawn(async move {
+                            sqlx.program(&|_| {}).await
+                        }))
+                    }
                     Harness::Sqlx => {
                         let note = |text: String| {
                             let _ = events.send(RunEvent::Note {
@@ -260,7 +282,7 @@ impl Runner for ProcessRunner {
                             });
                         };
                         tokio::select! {
-                            p = sqlx.program(&note) => p,
+                            p = sqlx.program(&note) => Pending::Ready(p),
                             _ = &mut kill_rx => {
                                 let _ = events.send(RunEvent::Exited { run_id, outcome: Outcome::Cancelled });
                                 return;
@@ -309,18 +331,31 @@ impl Runner for ProcessRunner {
             let waited = asked.elapsed();
             let before = machine::snapshot();
             // Profiled, every bench is its own child under perf: one recording per bench.
-            let children: Vec<(Harness, Vec<String>, Result<Program, String>)> =
-                if request.profile.is_some() {
-                    children
-                        .into_iter()
-                        .flat_map(|(h, benches, p)| {
-                            benches.into_iter().map(move |b| (h, vec![b], p.clone()))
-                        })
-                        .collect()
-                } else {
-                    children
-                };
+            let children: Vec<(Harness, Vec<String>, Pending)> = if request.profile.is_some() {
+                let mut split = Vec::new();
+                for (h, benches, p) in children {
+                    let Some(p) = p.wait(&mut kill_rx).await else {
+                        cancelled = true;
+                        break;
+                    };
+                    split.extend(
+                        benches
+                            .into_iter()
+                            .map(|b| (h, vec![b], Pending::Ready(p.clone()))),
+                    );
+                }
+                split
+            } else {
+                children
+            };
             for (harness, benches, program) in children {
+                if cancelled {
+                    break;
+                }
+                let Some(program) = program.wait(&mut kill_rx).await else {
+                    cancelled = true;
+                    break;
+                };
                 let stem = request
                     .profile
                     .as_ref()
@@ -383,6 +418,28 @@ impl Runner for ProcessRunner {
         Ok(RunHandle {
             kill: Some(kill_tx),
         })
+    }
+}
+
+/// A harness's program: known, or still being built in a task of its own.
+enum Pending {
+    Ready(Result<Program, String>),
+    Building(tokio::task::JoinHandle<Result<Program, String>>),
+}
+
+impl Pending {
+    /// The program once it is there; `None` when the run is cancelled meanwhile.
+    async fn wait(
+        self,
+        kill_rx: &mut tokio::sync::oneshot::Receiver<()>,
+    ) -> Option<Result<Program, String>> {
+        match self {
+            Pending::Ready(p) => Some(p),
+            Pending::Building(task) => tokio::select! {
+                p = task => Some(p.unwrap_or_else(|e| Err(format!("building the sqlx harness: {e}")))),
+                _ = kill_rx => None,
+            },
+        }
     }
 }
 

@@ -9,11 +9,23 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;
 
 use super::Program;
+use crate::messages::HarnessBuild;
 
-/// Resolves the harness once per process and remembers it.
-#[derive(Debug, Clone, Default)]
+/// Resolves the harness once per process and remembers it; how its build stands can be
+/// watched (the explorer shows it where the run would be).
+#[derive(Debug, Clone)]
 pub struct Locator {
     cached: Arc<tokio::sync::Mutex<Option<PathBuf>>>,
+    status: Arc<tokio::sync::watch::Sender<HarnessBuild>>,
+}
+
+impl Default for Locator {
+    fn default() -> Self {
+        Locator {
+            cached: Default::default(),
+            status: Arc::new(tokio::sync::watch::Sender::new(HarnessBuild::Idle)),
+        }
+    }
 }
 
 /// Where the harness sources are: beside this crate's manifest.
@@ -22,12 +34,35 @@ fn source_dir() -> PathBuf {
 }
 
 impl Locator {
+    /// Whether finding the harness means running cargo (no BENCHSCOPE_SQLX_HARNESS, and its
+    /// sources are here).
+    pub fn builds() -> bool {
+        std::env::var_os("BENCHSCOPE_SQLX_HARNESS").is_none_or(|p| p.is_empty())
+            && source_dir().join("Cargo.toml").exists()
+    }
+
+    /// How the build stands, and every change to it.
+    pub fn watch(&self) -> tokio::sync::watch::Receiver<HarnessBuild> {
+        self.status.subscribe()
+    }
+
+    /// Whether the harness is known to be ready without waiting.
+    pub fn is_ready(&self) -> bool {
+        matches!(*self.status.borrow(), HarnessBuild::Ready)
+    }
+
     /// The harness binary: `BENCHSCOPE_SQLX_HARNESS` if set, else built with cargo (a no-op
     /// when up to date) from `harness-sqlx/`. Progress and cargo's output go to `note`.
     pub async fn program(&self, note: &(dyn Fn(String) + Sync)) -> Result<Program, String> {
         let mut cached = self.cached.lock().await;
         if cached.is_none() {
-            *cached = Some(resolve(note).await?);
+            let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+            let resolved = resolve(&source_dir(), &cargo, note, &self.status).await;
+            self.status.send_replace(match &resolved {
+                Ok(_) => HarnessBuild::Ready,
+                Err(e) => HarnessBuild::Failed(e.clone()),
+            });
+            *cached = Some(resolved?);
         }
         Ok(Program {
             program: cached.clone().expect("just resolved"),
@@ -49,7 +84,40 @@ impl Drop for GroupKill {
     }
 }
 
-async fn resolve(note: &(dyn Fn(String) + Sync)) -> Result<PathBuf, String> {
+/// How many packages a build of the harness compiles on this host, from cargo metadata (an
+/// estimate for the progress line: crates already built are not compiled again).
+async fn package_count(cargo: &std::ffi::OsStr, manifest: &std::path::Path) -> Option<usize> {
+    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    let vv = Command::new(rustc).arg("-vV").output().await.ok()?;
+    let host = String::from_utf8_lossy(&vv.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("host: ").map(str::to_string))?;
+    let out = Command::new(cargo)
+        .args(["metadata", "--format-version", "1", "--filter-platform"])
+        .arg(&host)
+        .arg("--manifest-path")
+        .arg(manifest)
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .output()
+        .await
+        .ok()?;
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).ok()?;
+    Some(v["resolve"]["nodes"].as_array()?.len())
+}
+
+/// The package cargo says it compiles on a line of its output ("   Compiling sqlx-core v0.9.0").
+fn compiling(line: &str) -> Option<&str> {
+    line.trim().strip_prefix("Compiling ")?.split_whitespace().next()
+}
+
+async fn resolve(
+    dir: &std::path::Path,
+    cargo: &std::ffi::OsStr,
+    note: &(dyn Fn(String) + Sync),
+    status: &tokio::sync::watch::Sender<HarnessBuild>,
+) -> Result<PathBuf, String> {
     if let Some(p) = std::env::var_os("BENCHSCOPE_SQLX_HARNESS").filter(|p| !p.is_empty()) {
         let p = PathBuf::from(p);
         return if p.exists() {
@@ -61,7 +129,6 @@ async fn resolve(note: &(dyn Fn(String) + Sync)) -> Result<PathBuf, String> {
             ))
         };
     }
-    let dir = source_dir();
     let manifest = dir.join("Cargo.toml");
     let target = dir.join("target");
     let bin = target.join("release").join("harness-sqlx");
@@ -79,8 +146,9 @@ async fn resolve(note: &(dyn Fn(String) + Sync)) -> Result<PathBuf, String> {
             ))
         };
     }
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let spawned = Command::new(&cargo)
+    status.send_replace(HarnessBuild::Checking);
+    let total = package_count(cargo, &manifest).await;
+    let spawned = Command::new(cargo)
         .args(["build", "--release", "--manifest-path"])
         .arg(&manifest)
         .arg("--target-dir")
@@ -115,7 +183,16 @@ async fn resolve(note: &(dyn Fn(String) + Sync)) -> Result<PathBuf, String> {
     note("checking harness-sqlx is built (cargo build --release; the first time takes a few minutes)".into());
     let mut lines = BufReader::new(child.stderr.take().expect("piped")).lines();
     let mut tail = Vec::new();
+    let mut done = 0;
     while let Ok(Some(line)) = lines.next_line().await {
+        if let Some(name) = compiling(&line) {
+            done += 1;
+            status.send_replace(HarnessBuild::Building {
+                done,
+                total,
+                current: name.to_string(),
+            });
+        }
         note(format!("harness-sqlx: {}", line.trim()));
         tail.push(line);
         if tail.len() > 15 {
@@ -141,4 +218,98 @@ async fn resolve(note: &(dyn Fn(String) + Sync)) -> Result<PathBuf, String> {
         ));
     }
     Ok(bin)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn cargo_lines_name_the_package_compiled() {
+        assert_eq!(compiling("   Compiling sqlx-core v0.9.0"), Some("sqlx-core"));
+        assert_eq!(
+            compiling("   Compiling harness-sqlx v0.1.0 (/x/harness-sqlx)"),
+            Some("harness-sqlx")
+        );
+        assert_eq!(compiling("    Finished `release` profile"), None);
+        assert_eq!(compiling("warning: Compiling is a word"), None);
+    }
+
+    /// A cargo that answers metadata with three packages, and "builds" two crates and the
+    /// binary into the target folder it is given.
+    fn fake_cargo(dir: &std::path::Path, succeed: bool) -> PathBuf {
+        let path = dir.join("fake-cargo");
+        let build = if succeed {
+            r#"for a; do last="$a"; done
+  echo "   Compiling alpha v1.0.0" >&2
+  echo "   Compiling beta v0.2.0 (/src/beta)" >&2
+  mkdir -p "$last/release" && touch "$last/release/harness-sqlx""#
+        } else {
+            r#"echo "   Compiling alpha v1.0.0" >&2
+  echo "error[E0425]: cannot find value" >&2
+  exit 101"#
+        };
+        let script = format!(
+            "#!/bin/sh\ncase \"$1\" in\n metadata) echo '{{\"resolve\":{{\"nodes\":[{{}},{{}},{{}}]}}}}' ;;\n build)\n  {build} ;;\nesac\n"
+        );
+        std::fs::write(&path, script).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        path
+    }
+
+    async fn build_with(succeed: bool) -> (Result<PathBuf, String>, Vec<HarnessBuild>, Vec<String>) {
+        let tmp = tempfile::tempdir().unwrap();
+        let src = tmp.path().join("harness-sqlx");
+        std::fs::create_dir_all(&src).unwrap();
+        std::fs::write(src.join("Cargo.toml"), "[package]\n").unwrap();
+        let cargo = fake_cargo(tmp.path(), succeed);
+        let status = tokio::sync::watch::Sender::new(HarnessBuild::Idle);
+        let mut rx = status.subscribe();
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let recorder = {
+            let seen = seen.clone();
+            tokio::spawn(async move {
+                while rx.changed().await.is_ok() {
+                    seen.lock().unwrap().push(rx.borrow_and_update().clone());
+                }
+            })
+        };
+        let notes = std::sync::Mutex::new(Vec::new());
+        let note = |t: String| notes.lock().unwrap().push(t);
+        let result = resolve(&src, cargo.as_os_str(), &note, &status).await;
+        drop(status);
+        recorder.await.unwrap();
+        let seen = seen.lock().unwrap().clone();
+        (result, seen, notes.into_inner().unwrap())
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_build_reports_crates_done_of_the_packages_cargo_metadata_counts() {
+        let (result, seen, notes) = build_with(true).await;
+        let bin = result.unwrap();
+        assert!(bin.ends_with("target/release/harness-sqlx"), "{}", bin.display());
+        assert_eq!(
+            seen.last(),
+            Some(&HarnessBuild::Building {
+                done: 2,
+                total: Some(3),
+                current: "beta".into()
+            }),
+            "{seen:?}"
+        );
+        assert_eq!(
+            seen.last().unwrap().describe().unwrap(),
+            "building the sqlx harness: 2/3 crates (beta)"
+        );
+        assert!(notes.iter().any(|n| n.contains("Compiling alpha")), "{notes:?}");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_failed_build_says_so_with_cargo_s_last_lines() {
+        let (result, _, _) = build_with(false).await;
+        let e = result.unwrap_err();
+        assert!(e.starts_with("building harness-sqlx failed"), "{e}");
+        assert!(e.contains("error[E0425]"), "{e}");
+    }
 }

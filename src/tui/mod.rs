@@ -103,13 +103,16 @@ pub fn run(args: TuiArgs) -> i32 {
         RunSettings::from_session(&args.session),
     );
     state.color = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
-    let runner = match ProcessRunner::new() {
+    let mut runner = match ProcessRunner::new() {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: cannot find the benchscope executable to start runs: {e}");
             return 1;
         }
     };
+    // The first sqlx run does not wait minutes for its harness: it builds from the start, and
+    // a run's core benches go while it does.
+    runner.overlap_build = true;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -123,12 +126,17 @@ pub fn run(args: TuiArgs) -> i32 {
         }
     };
     let guard = TerminalGuard;
-    let result = rt.block_on(event_loop(
-        terminal,
-        &mut state,
-        &runner,
-        &args.snapshot_dir,
-    ));
+    let harness = runner.sqlx.watch();
+    let result = rt.block_on(async {
+        if crate::runner::sqlx_harness::Locator::builds() {
+            let sqlx = runner.sqlx.clone();
+            // Dropped with the runtime on quit: cargo's whole process group goes with it.
+            tokio::spawn(async move {
+                let _ = sqlx.program(&|_| {}).await;
+            });
+        }
+        event_loop(terminal, &mut state, &runner, harness, &args.snapshot_dir).await
+    });
     drop(guard);
     match result {
         Ok(()) => 0,
@@ -223,6 +231,7 @@ async fn event_loop(
     mut terminal: ratatui::DefaultTerminal,
     state: &mut State,
     runner: &dyn Runner,
+    mut harness: tokio::sync::watch::Receiver<crate::messages::HarnessBuild>,
     snapshot_dir: &std::path::Path,
 ) -> std::io::Result<()> {
     let (tx, mut rx) = mpsc::unbounded_channel();
@@ -270,6 +279,11 @@ async fn event_loop(
                     terminal.draw(|f| crate::ui::render(state, f))?;
                     dirty = false;
                 }
+            }
+            Ok(()) = harness.changed() => {
+                let now = harness.borrow_and_update().clone();
+                lp.apply(state, Action::Harness(now));
+                dirty = true;
             }
             _ = sigterm.recv() => break,
             _ = sighup.recv() => break,

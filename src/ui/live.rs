@@ -14,7 +14,10 @@ use bench_core::protocol::results::BenchStatus;
 
 pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
     let Some((run, bench)) = state.live_bench() else {
-        let msg = "No run yet. In the catalog: space marks benches, enter runs them.";
+        let mut msg = "No run yet. In the catalog: space marks benches, enter runs them.".to_string();
+        if let Some(h) = state.harness.describe() {
+            msg.push_str(&format!("\n\n{h}: the sqlx benches can run once it is built; every other bench runs now."));
+        }
         frame.render_widget(
             Paragraph::new(msg)
                 .style(theme.dim())
@@ -103,6 +106,23 @@ pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
     }
     frame.render_widget(Paragraph::new(lines), list);
 
+    // A sqlx bench of this run waits for its harness: say how far the build is, where the
+    // bench's figures will be.
+    let build = state.harness.describe().filter(|_| {
+        run.state == RunState::Running && run.benches.iter().any(|b| waits_for_harness(run, b))
+    });
+    let rest = match build {
+        Some(text) if rest.height >= 1 => {
+            let [line, below] =
+                Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(rest);
+            frame.render_widget(
+                Paragraph::new(Line::styled(fit(&text, w), theme.accent())),
+                line,
+            );
+            below
+        }
+        _ => rest,
+    };
     if rest.height >= 3 {
         let has_phases = run
             .record
@@ -155,6 +175,9 @@ fn bench_line<'a>(
             (None, None) if current => "warming up".to_string(),
             _ => String::new(),
         },
+        None if state.harness.is_busy() && waits_for_harness(run, name) => {
+            "waits for the sqlx harness build".to_string()
+        }
         None => String::new(),
     };
     let name_w = 26.min(w.saturating_sub(4));
@@ -170,6 +193,15 @@ fn bench_line<'a>(
         line = line.style(theme.selected());
     }
     line
+}
+
+/// Whether `bench` of `run` is a sqlx bench with no result yet.
+fn waits_for_harness(run: &RunView, bench: &str) -> bool {
+    run.record.bench(bench).is_none()
+        && run
+            .target
+            .spec(bench)
+            .is_ok_and(|s| s.harness() == bench_core::catalog::Harness::Sqlx)
 }
 
 /// A scenario bench in one line: its final figures, or its last window while it runs.

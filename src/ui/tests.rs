@@ -403,3 +403,34 @@ fn a_sweep_scaling_overlay() {
     keys(&mut s, &[Key::BackTab, Key::Char('g')], t);
     insta::assert_snapshot!("scaling_overlay_80x24", draw(&s, 80, 24));
 }
+
+/// A first sqlx run while its harness builds: the core bench done, the sqlx bench waiting,
+/// the build's progress where its figures will be.
+#[test]
+fn a_run_while_the_sqlx_harness_builds() {
+    let mut s = base_state();
+    let t = Instant::now();
+    update(
+        &mut s,
+        Action::Harness(crate::messages::HarnessBuild::Building {
+            done: 112,
+            total: Some(276),
+            current: "sqlx-core".into(),
+        }),
+        t,
+    );
+    insta::assert_snapshot!("harness_building_idle_80x24", draw(&s, 80, 24));
+    let sqlx = s
+        .catalog_benches()
+        .iter()
+        .position(|b| b.name == "sqlx")
+        .unwrap();
+    let mut k = vec![Key::Char(' ')];
+    k.extend(std::iter::repeat_n(Key::Down, sqlx - 1));
+    k.extend([Key::Char(' '), Key::Enter]);
+    keys(&mut s, &k, t);
+    let k1 = s.knobs.values.clone();
+    ev(&mut s, "t-1", start(false, &k1), t);
+    finish(&mut s, "t-1", "rusqlite", 1400.0, false, t);
+    insta::assert_snapshot!("harness_building_run_120x40", draw(&s, 120, 40));
+}
