@@ -4,6 +4,7 @@
 mod export;
 mod format;
 mod headless;
+mod journal;
 mod list;
 mod messages;
 mod model;

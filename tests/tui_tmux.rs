@@ -33,6 +33,16 @@ fn binary() -> PathBuf {
     }
 }
 
+/// Variables every explorer of these tests starts with: a data folder of the test's own (its
+/// session journals), and a harness-sqlx that is not there, so that no cargo build of it runs
+/// in the background (these tests run no sqlx bench).
+fn env(work: &Path) -> String {
+    format!(
+        "BENCHSCOPE_DATA_DIR={} BENCHSCOPE_SQLX_HARNESS=/nonexistent/harness-sqlx ",
+        work.join("data").display()
+    )
+}
+
 struct Session(String);
 
 /// A detached 120x40 session running `cmd`, killed when the returned guard drops.
@@ -96,8 +106,9 @@ fn run_two_benches_and_export_in_a_real_terminal() {
     let bin = binary();
     let session = format!("benchscope-e2e-{}", std::process::id());
     let cmd = format!(
-        "{} --rows 300 --lookups 50 --concurrency 2 --time 0.2 --warmup 0 --samples 20 --min-samples 2 \
+        "{}{} --rows 300 --lookups 50 --concurrency 2 --time 0.2 --warmup 0 --samples 20 --min-samples 2 \
          --cache-dir {} --snapshot-dir {}; echo EXITED:$?; sleep 60",
+        env(work.path()),
         bin.display(),
         cache.display(),
         snaps.display()
@@ -190,7 +201,8 @@ fn a_signal_quits_the_explorer_with_the_terminal_restored_and_no_runner_left() {
         let session = format!("benchscope-sig-{sig}-{}", std::process::id());
         // Its own measurement lock: the other terminal test may be measuring meanwhile.
         let cmd = format!(
-            "BENCHSCOPE_MEASURE_LOCK={} {} --rows 300 --time 30 --warmup 0 --cache-dir {} --snapshot-dir {}; echo EXITED:$?; sleep 60",
+            "{}BENCHSCOPE_MEASURE_LOCK={} {} --rows 300 --time 30 --warmup 0 --cache-dir {} --snapshot-dir {}; echo EXITED:$?; sleep 60",
+            env(work.path()),
             work.path().join("measure.lock").display(),
             bin.display(),
             work.path().join("cache").display(),
@@ -235,4 +247,84 @@ fn a_signal_quits_the_explorer_with_the_terminal_restored_and_no_runner_left() {
         let left = processes_with(&runners);
         assert!(left.is_empty(), "{sig}: runner left behind: {left:?}");
     }
+}
+
+/// Cancel from the catalog, quit with results no export holds (the explorer asks), start again
+/// and reopen them from the session journal.
+#[test]
+fn cancel_from_the_catalog_quit_with_unexported_results_and_reopen_them() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "tmux is required in CI (.ci/run installs it)"
+        );
+        eprintln!("SKIPPED: tmux is not installed");
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let bin = binary();
+    let cmd = format!(
+        "{}BENCHSCOPE_MEASURE_LOCK={} {} --rows 300 --lookups 50 --time 2 --warmup 0 --samples 20 --min-samples 2 \
+         --cache-dir {} --snapshot-dir {}; echo EXITED:$?; sleep 60",
+        env(work.path()),
+        work.path().join("measure.lock").display(),
+        bin.display(),
+        work.path().join("cache").display(),
+        work.path().join("snaps").display()
+    );
+    let session = format!("benchscope-journal-{}", std::process::id());
+    let s = start(&session, &cmd);
+    wait_for(&session, "Catalog", Duration::from_secs(20));
+    // Three benches (space marks and moves down), run; cancel from the catalog once the first
+    // has its result.
+    keys(&session, &["Space", "Space", "Space", "Enter"]);
+    wait_for(&session, "✓ rusqlite", Duration::from_secs(30));
+    keys(&session, &["c"]);
+    wait_for(&session, "run 1 cancelled", Duration::from_secs(10));
+    keys(&session, &["q"]);
+    let pane = wait_for(&session, "Quit anyway?", Duration::from_secs(10));
+    assert!(pane.contains("1 run has results no export holds"), "{pane}");
+    keys(&session, &["y"]);
+    let after = wait_for(&session, "EXITED:0", Duration::from_secs(10));
+    assert!(
+        after.contains("kept in") && after.contains("offers to reopen them"),
+        "{after}"
+    );
+    drop(s);
+
+    let journals: Vec<PathBuf> = std::fs::read_dir(work.path().join("data/sessions"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(journals.len(), 1, "{journals:?}");
+    let text = std::fs::read_to_string(&journals[0]).unwrap();
+    assert!(
+        text.contains(r#""kind":"run""#) && text.contains(r#""outcome":"cancelled""#),
+        "{text}"
+    );
+
+    let s = start(&session, &cmd);
+    let pane = wait_for(&session, "Last session", Duration::from_secs(20));
+    assert!(
+        pane.contains("1 run with results no export holds"),
+        "{pane}"
+    );
+    keys(&session, &["y"]);
+    let pane = wait_for(&session, "reopened 1 runs", Duration::from_secs(10));
+    assert!(pane.contains("#1 cancel"), "{pane}");
+    if let Ok(dir) = std::env::var("BENCHSCOPE_E2E_PANE") {
+        std::fs::write(format!("{dir}.reopen"), &pane).unwrap();
+    }
+    // Still not exported: quitting asks again, and the same journal goes on.
+    keys(&session, &["q"]);
+    wait_for(&session, "Quit anyway?", Duration::from_secs(10));
+    keys(&session, &["y"]);
+    wait_for(&session, "EXITED:0", Duration::from_secs(10));
+    drop(s);
+    assert_eq!(
+        std::fs::read_dir(work.path().join("data/sessions"))
+            .unwrap()
+            .count(),
+        1
+    );
 }

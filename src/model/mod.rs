@@ -76,7 +76,10 @@ pub struct Status {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Overlay {
     Help,
+    /// Runs are going, or results are not exported: quit anyway?
     ConfirmQuit,
+    /// The last session left results no export holds: reopen them?
+    Reopen,
     /// The scaling table and chart of the target's runs (a sweep or matrix).
     Scaling,
 }
@@ -108,6 +111,12 @@ pub struct State {
     pub id_prefix: String,
     /// How the sqlx harness's build stands (built in the background from the start).
     pub harness: HarnessBuild,
+    /// Runs an export holds (by id): quitting with others that have results asks first.
+    pub exported: std::collections::BTreeSet<String>,
+    /// Where this session's journal is written (shown when quitting).
+    pub journal: Option<PathBuf>,
+    /// The last session, offered for reopening at start.
+    pub offer: Option<crate::journal::Session>,
 }
 
 /// What happens to the state. (Actions are moved once into `update`; the size of the run
@@ -132,6 +141,12 @@ pub enum Effect {
     Cancel(String),
     Export,
     Quit,
+    /// Append to this session's journal.
+    Journal(crate::journal::Entry),
+    /// Go on writing the reopened session's journal.
+    ContinueJournal(PathBuf),
+    /// Mark the offered session as declined, in its own journal.
+    DismissJournal(PathBuf),
 }
 
 impl State {
@@ -156,6 +171,9 @@ impl State {
             now: Instant::now(),
             id_prefix: format!("r{}", std::process::id()),
             harness: HarnessBuild::Idle,
+            exported: Default::default(),
+            journal: None,
+            offer: None,
         }
     }
 
@@ -270,6 +288,46 @@ impl State {
             shown.iter().map(|r| r.record.clone()).collect(),
             shown.iter().map(|r| r.seq).collect(),
             baseline,
+        )
+    }
+
+    /// Runs with results that no export holds.
+    pub fn unexported(&self) -> usize {
+        self.runs
+            .iter()
+            .filter(|r| {
+                !self.exported.contains(&r.id)
+                    && r.record
+                        .benches
+                        .iter()
+                        .any(|b| b.summary.is_some() || b.scenario.is_some())
+            })
+            .count()
+    }
+
+    /// The quit question's two lines.
+    pub fn quit_question(&self) -> (String, String) {
+        let journal = self.journal.as_ref().map(|p| p.display().to_string());
+        if self.any_active() {
+            let keep = journal
+                .map(|p| format!(" (what finished stays in the session journal {p})"))
+                .unwrap_or_default();
+            return (
+                "Runs are going. Quit and stop them?".into(),
+                format!("y quits{keep}, any other key goes back"),
+            );
+        }
+        let n = self.unexported();
+        let keep = match journal {
+            Some(p) => format!("they stay in the session journal {p}; the next start offers them"),
+            None => "no data folder, so they are lost: set BENCHSCOPE_DATA_DIR".into(),
+        };
+        (
+            format!(
+                "{n} {} results no export holds. Quit anyway?",
+                if n == 1 { "run has" } else { "runs have" }
+            ),
+            format!("y quits ({keep}), e exports this target's, any other key goes back"),
         )
     }
 
@@ -395,6 +453,14 @@ pub fn update(state: &mut State, action: Action, now: Instant) -> Vec<Effect> {
         Action::Run(ev) => on_run_event(state, ev, now),
         Action::Tick => on_tick(state, now),
         Action::Exported(Ok(paths)) => {
+            let (_, numbers, _) = state.export_runs();
+            let run_ids: Vec<String> = state
+                .runs
+                .iter()
+                .filter(|r| r.target.name == state.target.name && numbers.contains(&r.seq))
+                .map(|r| r.id.clone())
+                .collect();
+            state.exported.extend(run_ids.iter().cloned());
             // Say what the files hold: this target's runs only.
             let others = state
                 .runs
@@ -410,7 +476,7 @@ pub fn update(state: &mut State, action: Action, now: Instant) -> Vec<Effect> {
                 String::new()
             };
             state.set_status(format!("exported {}{note}", paths.join(" and ")), false);
-            vec![]
+            vec![Effect::Journal(crate::journal::Entry::Exported { run_ids })]
         }
         Action::Harness(h) => {
             if let HarnessBuild::Failed(_) = &h {
@@ -433,13 +499,38 @@ fn on_key(state: &mut State, key: Key, now: Instant) -> Vec<Effect> {
     }
     match state.overlay {
         Some(Overlay::ConfirmQuit) => {
-            return if matches!(key, Key::Char('y') | Key::Char('Y') | Key::Char('q')) {
-                state.quit = true;
-                vec![Effect::Quit]
+            return match key {
+                Key::Char('y') | Key::Char('Y') | Key::Char('q') => {
+                    state.quit = true;
+                    vec![Effect::Quit]
+                }
+                Key::Char('e') if !state.any_active() => {
+                    state.overlay = None;
+                    on_global(state, Cmd::Export, now).unwrap_or_default()
+                }
+                _ => {
+                    state.overlay = None;
+                    state.set_status("quit cancelled", false);
+                    vec![]
+                }
+            };
+        }
+        Some(Overlay::Reopen) => {
+            state.overlay = None;
+            let Some(session) = state.offer.take() else {
+                return vec![];
+            };
+            return if matches!(key, Key::Char('y') | Key::Char('Y')) {
+                reopen(state, session)
             } else {
-                state.overlay = None;
-                state.set_status("quit cancelled", false);
-                vec![]
+                state.set_status(
+                    format!(
+                        "not reopened; {} stays on disk and is not offered again",
+                        session.path.display()
+                    ),
+                    false,
+                );
+                vec![Effect::DismissJournal(session.path)]
             };
         }
         Some(Overlay::Help) | Some(Overlay::Scaling) => {
@@ -494,7 +585,7 @@ fn on_global(state: &mut State, cmd: Cmd, now: Instant) -> Option<Vec<Effect>> {
         Cmd::PrevFocus => state.focus = state.focus.step(-1),
         Cmd::Help => state.overlay = Some(Overlay::Help),
         Cmd::Quit => {
-            if state.any_active() {
+            if state.any_active() || state.unexported() > 0 {
                 state.overlay = Some(Overlay::ConfirmQuit);
             } else {
                 state.quit = true;
@@ -652,6 +743,58 @@ fn on_run_event(state: &mut State, ev: RunEvent, now: Instant) -> Vec<Effect> {
             state.start_next(now)
         }
     }
+}
+
+/// Brings the runs of a journal back as columns (read from disk, measured before): their
+/// results, how each ended, and which an export holds.
+fn reopen(state: &mut State, session: crate::journal::Session) -> Vec<Effect> {
+    let mut n = 0;
+    let mut skipped = Vec::new();
+    for r in session.runs {
+        let Ok(target) = bench_core::workloads::find(&r.target) else {
+            skipped.push(r.target);
+            continue;
+        };
+        let run_state = match r.outcome.as_deref() {
+            Some(o) => RunState::from_journal(o),
+            None => RunState::Failed("interrupted: the explorer stopped while it ran".into()),
+        };
+        if session.exported.contains(&r.run_id) {
+            state.exported.insert(r.run_id.clone());
+        }
+        state.next_seq = state.next_seq.max(r.seq + 1);
+        state.runs.push(RunView {
+            id: r.run_id,
+            target,
+            seq: r.seq,
+            knobs: r.knobs,
+            trace: r.trace,
+            benches: r.benches,
+            record: r.record,
+            state: run_state,
+            started: None,
+            current: None,
+            previous: None,
+            profiled: r.profiled,
+        });
+        n += 1;
+    }
+    state.compare.col = state.target_runs().count().saturating_sub(1);
+    let skipped = if skipped.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " ({} runs of unknown targets left out: {})",
+            skipped.len(),
+            skipped.join(", ")
+        )
+    };
+    state.set_status(
+        format!("reopened {n} runs from {}{skipped}", session.path.display()),
+        false,
+    );
+    state.journal = Some(session.path.clone());
+    vec![Effect::ContinueJournal(session.path)]
 }
 
 #[cfg(test)]

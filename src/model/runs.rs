@@ -24,6 +24,23 @@ impl RunState {
         matches!(self, RunState::Queued | RunState::Running)
     }
 
+    /// How the session journal says a run ended (read back by [`RunState::from_journal`]).
+    pub fn journal(&self) -> String {
+        match self {
+            RunState::Failed(e) => format!("failed: {e}"),
+            s => s.label().to_string(),
+        }
+    }
+
+    pub fn from_journal(text: &str) -> RunState {
+        match text {
+            "finished" => RunState::Finished,
+            "cancelled" => RunState::Cancelled,
+            "knobs changed" => RunState::Superseded,
+            other => RunState::Failed(other.strip_prefix("failed: ").unwrap_or(other).to_string()),
+        }
+    }
+
     pub fn label(&self) -> &str {
         match self {
             RunState::Queued => "queued",

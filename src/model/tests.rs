@@ -307,6 +307,111 @@ fn quit_asks_while_runs_are_going() {
 }
 
 #[test]
+fn quit_asks_while_results_are_not_exported_and_e_exports_them() {
+    let mut s = state();
+    let now = Instant::now();
+    s.journal = Some("/data/sessions/session-1.jsonl".into());
+    press(&mut s, &[Key::Enter], now);
+    finish_bench(&mut s, "t-1", "rusqlite", 1500.0, now);
+    update(&mut s, exited("t-1", Outcome::Completed), now);
+    assert_eq!(s.unexported(), 1);
+    assert!(press(&mut s, &[Key::Char('q')], now).is_empty());
+    assert_eq!(s.overlay, Some(Overlay::ConfirmQuit));
+    let (question, keys) = s.quit_question();
+    assert_eq!(question, "1 run has results no export holds. Quit anyway?");
+    assert!(keys.contains("/data/sessions/session-1.jsonl"), "{keys}");
+    // e in the question exports (and the question goes away).
+    assert_eq!(press(&mut s, &[Key::Char('e')], now), vec![Effect::Export]);
+    assert_eq!(s.overlay, None);
+    let fx = update(
+        &mut s,
+        Action::Exported(Ok(vec!["snapshots/a.md".into()])),
+        now,
+    );
+    assert_eq!(
+        fx,
+        vec![Effect::Journal(crate::journal::Entry::Exported {
+            run_ids: vec!["t-1".into()]
+        })]
+    );
+    assert_eq!(s.unexported(), 0);
+    assert_eq!(press(&mut s, &[Key::Char('q')], now), vec![Effect::Quit]);
+}
+
+#[test]
+fn the_last_session_is_reopened_as_columns_or_dismissed() {
+    let session = || {
+        let mut record = bench_core::protocol::results::RunRecord::default();
+        for e in testing::bench_events("rusqlite", "b", 10, &[1500.0], None) {
+            record.apply(e);
+        }
+        crate::journal::Session {
+            path: "/data/sessions/session-0.jsonl".into(),
+            runs: vec![
+                crate::journal::Run {
+                    run_id: "old-3".into(),
+                    seq: 3,
+                    target: "single_row_lookup".into(),
+                    benches: vec!["rusqlite".into()],
+                    knobs: default_knobs(),
+                    trace: false,
+                    profiled: false,
+                    record: record.clone(),
+                    outcome: Some("cancelled".into()),
+                },
+                crate::journal::Run {
+                    run_id: "old-4".into(),
+                    seq: 4,
+                    target: "no_such_target".into(),
+                    benches: vec![],
+                    knobs: Knobs::default(),
+                    trace: false,
+                    profiled: false,
+                    record,
+                    outcome: None,
+                },
+            ],
+            ..Default::default()
+        }
+    };
+    let now = Instant::now();
+    let mut s = state();
+    s.offer = Some(session());
+    s.overlay = Some(Overlay::Reopen);
+    assert_eq!(
+        press(&mut s, &[Key::Char('y')], now),
+        vec![Effect::ContinueJournal(
+            "/data/sessions/session-0.jsonl".into()
+        )]
+    );
+    assert_eq!(s.runs.len(), 1);
+    assert_eq!(s.runs[0].state, RunState::Cancelled);
+    assert!(
+        s.runs[0]
+            .record
+            .bench("rusqlite")
+            .unwrap()
+            .summary
+            .is_some()
+    );
+    assert!(s.status.as_ref().unwrap().text.contains("no_such_target"));
+    // New runs are numbered after the reopened ones.
+    let fx = press(&mut s, &[Key::Enter], now);
+    assert!(matches!(&fx[..], [Effect::Start(r)] if r.run_id == "t-4"));
+
+    let mut s = state();
+    s.offer = Some(session());
+    s.overlay = Some(Overlay::Reopen);
+    assert_eq!(
+        press(&mut s, &[Key::Char('n')], now),
+        vec![Effect::DismissJournal(
+            "/data/sessions/session-0.jsonl".into()
+        )]
+    );
+    assert!(s.runs.is_empty() && s.offer.is_none() && s.overlay.is_none());
+}
+
+#[test]
 fn help_overlay_and_trace_toggle() {
     let mut s = state();
     let now = Instant::now();

@@ -270,9 +270,7 @@ impl Runner for ProcessRunner {
                             run_id: run_id.clone(),
                             text: "the core benches run while the sqlx harness builds: cargo shares the CPU with them, so their figures are disturbed (see the machine line); the sqlx benches follow once it is built".into(),
                         });
-                        Pending::Building(tokio::spawn(async move {
-                            sqlx.program(&|_| {}).await
-                        }))
+                        Pending::Building(tokio::spawn(async move { sqlx.program(&|_| {}).await }))
                     }
                     Harness::Sqlx => {
                         let note = |text: String| {

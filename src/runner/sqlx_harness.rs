@@ -109,7 +109,10 @@ async fn package_count(cargo: &std::ffi::OsStr, manifest: &std::path::Path) -> O
 
 /// The package cargo says it compiles on a line of its output ("   Compiling sqlx-core v0.9.0").
 fn compiling(line: &str) -> Option<&str> {
-    line.trim().strip_prefix("Compiling ")?.split_whitespace().next()
+    line.trim()
+        .strip_prefix("Compiling ")?
+        .split_whitespace()
+        .next()
 }
 
 async fn resolve(
@@ -227,7 +230,10 @@ mod tests {
 
     #[test]
     fn cargo_lines_name_the_package_compiled() {
-        assert_eq!(compiling("   Compiling sqlx-core v0.9.0"), Some("sqlx-core"));
+        assert_eq!(
+            compiling("   Compiling sqlx-core v0.9.0"),
+            Some("sqlx-core")
+        );
         assert_eq!(
             compiling("   Compiling harness-sqlx v0.1.0 (/x/harness-sqlx)"),
             Some("harness-sqlx")
@@ -258,7 +264,9 @@ mod tests {
         path
     }
 
-    async fn build_with(succeed: bool) -> (Result<PathBuf, String>, Vec<HarnessBuild>, Vec<String>) {
+    async fn build_with(
+        succeed: bool,
+    ) -> (Result<PathBuf, String>, Vec<HarnessBuild>, Vec<String>) {
         let tmp = tempfile::tempdir().unwrap();
         let src = tmp.path().join("harness-sqlx");
         std::fs::create_dir_all(&src).unwrap();
@@ -288,7 +296,11 @@ mod tests {
     async fn a_build_reports_crates_done_of_the_packages_cargo_metadata_counts() {
         let (result, seen, notes) = build_with(true).await;
         let bin = result.unwrap();
-        assert!(bin.ends_with("target/release/harness-sqlx"), "{}", bin.display());
+        assert!(
+            bin.ends_with("target/release/harness-sqlx"),
+            "{}",
+            bin.display()
+        );
         assert_eq!(
             seen.last(),
             Some(&HarnessBuild::Building {
@@ -302,7 +314,10 @@ mod tests {
             seen.last().unwrap().describe().unwrap(),
             "building the sqlx harness: 2/3 crates (beta)"
         );
-        assert!(notes.iter().any(|n| n.contains("Compiling alpha")), "{notes:?}");
+        assert!(
+            notes.iter().any(|n| n.contains("Compiling alpha")),
+            "{notes:?}"
+        );
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

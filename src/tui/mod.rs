@@ -103,6 +103,24 @@ pub fn run(args: TuiArgs) -> i32 {
         RunSettings::from_session(&args.session),
     );
     state.color = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    // The session journal: this session's file, and the last session's, offered if it left
+    // results no export holds.
+    let sessions = crate::journal::data_dir().map(|d| crate::journal::sessions_dir(&d));
+    if let Some(dir) = &sessions {
+        if let Some(last) = crate::journal::latest(dir) {
+            match crate::journal::load(&last) {
+                Ok(s) if s.worth_offering() => {
+                    state.offer = Some(s);
+                    state.overlay = Some(crate::model::Overlay::Reopen);
+                }
+                Ok(_) => {}
+                Err(e) => eprintln!("warning: {e}"),
+            }
+        }
+        let stamp = crate::format::now_rfc3339().replace([':', '-'], "");
+        state.journal = Some(crate::journal::new_path(dir, stamp.trim_end_matches('Z')));
+    }
+    let journal = state.journal.clone().map(crate::journal::Writer::new);
     let mut runner = match ProcessRunner::new() {
         Ok(r) => r,
         Err(e) => {
@@ -135,9 +153,24 @@ pub fn run(args: TuiArgs) -> i32 {
                 let _ = sqlx.program(&|_| {}).await;
             });
         }
-        event_loop(terminal, &mut state, &runner, harness, &args.snapshot_dir).await
+        event_loop(
+            terminal,
+            &mut state,
+            &runner,
+            harness,
+            journal,
+            &args.snapshot_dir,
+        )
+        .await
     });
     drop(guard);
+    let left = state.unexported();
+    if let Some(p) = state.journal.as_ref().filter(|_| left > 0) {
+        eprintln!(
+            "{left} runs with results no export holds are kept in {}; benchscope offers to reopen them at its next start",
+            p.display()
+        );
+    }
     match result {
         Ok(()) => 0,
         Err(e) => {
@@ -154,6 +187,7 @@ struct Loop<'a> {
     snapshot_dir: &'a std::path::Path,
     /// Whether perf can record here, checked on the first profiled run.
     perf: Option<Result<(), String>>,
+    journal: Option<crate::journal::Writer>,
 }
 
 impl Loop<'_> {
@@ -169,13 +203,45 @@ impl Loop<'_> {
         Ok(dir)
     }
 
+    /// Writes to the journal; the first failure is said on the status line, then the session
+    /// goes on without one.
+    fn journal(
+        &mut self,
+        state: &mut State,
+        write: impl FnOnce(&mut crate::journal::Writer) -> Result<(), String>,
+    ) {
+        if let Some(Err(e)) = self.journal.as_mut().map(write) {
+            state.status = Some(crate::model::Status {
+                text: format!("session journal: {e}; results are no longer kept on disk"),
+                error: true,
+            });
+            state.journal = None;
+        }
+    }
+
     fn apply(&mut self, state: &mut State, action: Action) {
+        if let Action::Run(RunEvent::Event { run_id, line, .. }) = &action {
+            let (id, line) = (run_id.clone(), line.clone());
+            self.journal(state, |w| w.append_event(&id, &line));
+        }
         let mut queue = vec![action];
         while let Some(action) = queue.pop() {
             for effect in update(state, action, Instant::now()) {
                 match effect {
                     Effect::Start(mut req) => {
                         let id = req.run_id.clone();
+                        if let Some(r) = state.runs.iter().find(|r| r.id == id) {
+                            let entry = crate::journal::Entry::Run {
+                                run_id: id.clone(),
+                                seq: r.seq,
+                                target: r.target.name.to_string(),
+                                benches: r.benches.clone(),
+                                knobs: r.knobs.clone(),
+                                trace: r.trace,
+                                profiled: r.profiled,
+                            };
+                            self.journal(state, |w| w.append(&entry));
+                        }
                         if let Some(sub) = req.profile.take() {
                             match self.profile_dir(&sub) {
                                 Ok(dir) => req.profile = Some(dir),
@@ -221,6 +287,19 @@ impl Loop<'_> {
                         queue.push(Action::Exported(result));
                     }
                     Effect::Quit => state.quit = true,
+                    Effect::Journal(entry) => self.journal(state, |w| w.append(&entry)),
+                    Effect::ContinueJournal(path) => {
+                        self.journal = Some(crate::journal::Writer::new(path))
+                    }
+                    Effect::DismissJournal(path) => {
+                        let mut w = crate::journal::Writer::new(path);
+                        if let Err(e) = w.append(&crate::journal::Entry::Dismissed) {
+                            state.status = Some(crate::model::Status {
+                                text: format!("cannot mark the last session as declined: {e}"),
+                                error: true,
+                            });
+                        }
+                    }
                 }
             }
         }
@@ -232,6 +311,7 @@ async fn event_loop(
     state: &mut State,
     runner: &dyn Runner,
     mut harness: tokio::sync::watch::Receiver<crate::messages::HarnessBuild>,
+    journal: Option<crate::journal::Writer>,
     snapshot_dir: &std::path::Path,
 ) -> std::io::Result<()> {
     let (tx, mut rx) = mpsc::unbounded_channel();
@@ -241,6 +321,7 @@ async fn event_loop(
         handles: HashMap::new(),
         snapshot_dir,
         perf: None,
+        journal,
     };
     let mut keys = EventStream::new();
     let mut tick = tokio::time::interval(Duration::from_millis(1000 / FPS));
@@ -266,10 +347,22 @@ async fn event_loop(
                 None => break,
             },
             Some(ev) = rx.recv() => {
-                if let RunEvent::Exited { run_id, .. } = &ev {
-                    lp.handles.remove(run_id);
-                }
+                let ended = match &ev {
+                    RunEvent::Exited { run_id, .. } => {
+                        lp.handles.remove(run_id);
+                        Some(run_id.clone())
+                    }
+                    _ => None,
+                };
                 lp.apply(state, Action::Run(ev));
+                // How the run ended, as the model decided it.
+                if let Some(r) = ended.and_then(|id| state.runs.iter().find(|r| r.id == id)) {
+                    let entry = crate::journal::Entry::End {
+                        run_id: r.id.clone(),
+                        outcome: r.state.journal(),
+                    };
+                    lp.journal(state, |w| w.append(&entry));
+                }
                 dirty = true;
             }
             _ = tick.tick() => {

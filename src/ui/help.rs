@@ -82,18 +82,60 @@ pub fn draw(theme: &Theme, frame: &mut Frame, area: Rect) {
     }
 }
 
-pub fn confirm_quit(theme: &Theme, frame: &mut Frame, area: Rect) {
-    let popup = centered(area, 44, 4);
+pub fn confirm_quit(state: &crate::model::State, theme: &Theme, frame: &mut Frame, area: Rect) {
+    let (question, keys) = state.quit_question();
+    question_box(theme, frame, area, " Quit ", &question, &keys);
+}
+
+/// The last session's unexported runs, offered at start.
+pub fn reopen(state: &crate::model::State, theme: &Theme, frame: &mut Frame, area: Rect) {
+    let Some(s) = &state.offer else {
+        return;
+    };
+    let open = s.unexported();
+    let mut targets: Vec<&str> = open.iter().map(|r| r.target.as_str()).collect();
+    targets.dedup();
+    let question = format!(
+        "The last session left {} with results no export holds ({}). Reopen its {} runs?",
+        match open.len() {
+            1 => "1 run".to_string(),
+            n => format!("{n} runs"),
+        },
+        targets.join(", "),
+        s.runs.len()
+    );
+    let keys = format!(
+        "y reopens them as columns; any other key starts empty ({} stays on disk)",
+        s.path.display()
+    );
+    question_box(theme, frame, area, " Last session ", &question, &keys);
+}
+
+/// A centred box with a question and, dimmed, the keys that answer it; wrapped to fit.
+fn question_box(
+    theme: &Theme,
+    frame: &mut Frame,
+    area: Rect,
+    title: &str,
+    question: &str,
+    keys: &str,
+) {
+    let width = area.width.saturating_sub(4).clamp(30, 72);
+    let inner = width.saturating_sub(2).max(1) as usize;
+    // Word wrapping loses a little of each row: a tenth more than the characters need.
+    let rows = |t: &str| (t.chars().count() * 11 / 10).div_ceil(inner).max(1) as u16;
+    let popup = centered(area, width, rows(question) + rows(keys) + 2);
     frame.render_widget(Clear, popup);
     frame.render_widget(
         Paragraph::new(vec![
-            Line::raw("Runs are going. Quit and stop them?"),
-            Line::styled("y quits, any other key goes back", theme.dim()),
+            Line::raw(question.to_string()),
+            Line::styled(keys.to_string(), theme.dim()),
         ])
+        .wrap(ratatui::widgets::Wrap { trim: true })
         .block(
             Block::default()
                 .borders(Borders::ALL)
-                .title(" Quit ")
+                .title(title.to_string())
                 .border_style(theme.error()),
         ),
         popup,

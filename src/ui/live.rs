@@ -14,9 +14,12 @@ use bench_core::protocol::results::BenchStatus;
 
 pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
     let Some((run, bench)) = state.live_bench() else {
-        let mut msg = "No run yet. In the catalog: space marks benches, enter runs them.".to_string();
+        let mut msg =
+            "No run yet. In the catalog: space marks benches, enter runs them.".to_string();
         if let Some(h) = state.harness.describe() {
-            msg.push_str(&format!("\n\n{h}: the sqlx benches can run once it is built; every other bench runs now."));
+            msg.push_str(&format!(
+                "\n\n{h}: the sqlx benches can run once it is built; every other bench runs now."
+            ));
         }
         frame.render_widget(
             Paragraph::new(msg)

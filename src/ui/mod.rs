@@ -74,7 +74,8 @@ pub fn render(state: &State, frame: &mut Frame) {
     draw_hints(state, &theme, frame, hints);
     match state.overlay {
         Some(Overlay::Help) => help::draw(&theme, frame, area),
-        Some(Overlay::ConfirmQuit) => help::confirm_quit(&theme, frame, area),
+        Some(Overlay::ConfirmQuit) => help::confirm_quit(state, &theme, frame, area),
+        Some(Overlay::Reopen) => help::reopen(state, &theme, frame, area),
         Some(Overlay::Scaling) => help::scaling(state, &theme, frame, area),
         None => {}
     }

@@ -434,3 +434,36 @@ fn a_run_while_the_sqlx_harness_builds() {
     finish(&mut s, "t-1", "rusqlite", 1400.0, false, t);
     insta::assert_snapshot!("harness_building_run_120x40", draw(&s, 120, 40));
 }
+
+/// The questions about results on disk: reopening the last session at start, and quitting
+/// with results no export holds.
+#[test]
+fn reopen_and_unexported_quit_questions() {
+    let mut s = base_state();
+    let t = Instant::now();
+    let mut record = bench_core::protocol::results::RunRecord::default();
+    for e in testing::bench_events("rusqlite", "b", 1000, &samples(1400.0, 10), None) {
+        record.apply(e);
+    }
+    let run = crate::journal::Run {
+        run_id: "old-1".into(),
+        seq: 1,
+        target: "single_row_lookup".into(),
+        benches: vec!["rusqlite".into()],
+        knobs: s.knobs.values.clone(),
+        trace: false,
+        profiled: false,
+        record,
+        outcome: Some("finished".into()),
+    };
+    s.offer = Some(crate::journal::Session {
+        path: "/home/u/.local/share/benchscope/sessions/session-20261123T101500-4242.jsonl".into(),
+        runs: vec![run],
+        ..Default::default()
+    });
+    s.overlay = Some(crate::model::Overlay::Reopen);
+    insta::assert_snapshot!("reopen_80x24", draw(&s, 80, 24));
+    keys(&mut s, &[Key::Char('y')], t);
+    keys(&mut s, &[Key::Char('q')], t);
+    insta::assert_snapshot!("quit_unexported_120x40", draw(&s, 120, 40));
+}

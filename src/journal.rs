@@ -1,0 +1,365 @@
+//! The explorer's session journal: every run it starts and every event its runners send,
+//! appended as JSON lines as they arrive, under the data folder. Nothing measured is lost on a
+//! quit, a Ctrl-C or a crash; the next start offers to reopen what was not exported.
+//!
+//! One file per session (`sessions/session-<time>-<pid>.jsonl`); a reopened session goes on
+//! appending to its own file.
+
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use bench_core::knobs::Knobs;
+use bench_core::protocol::results::RunRecord;
+use serde::{Deserialize, Serialize};
+
+/// The data folder: BENCHSCOPE_DATA_DIR, else $XDG_DATA_HOME/benchscope, else
+/// ~/.local/share/benchscope.
+pub fn data_dir() -> Option<PathBuf> {
+    let var = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    var("BENCHSCOPE_DATA_DIR")
+        .or_else(|| var("XDG_DATA_HOME").map(|d| d.join("benchscope")))
+        .or_else(|| var("HOME").map(|h| h.join(".local/share/benchscope")))
+}
+
+/// Where the session journals are.
+pub fn sessions_dir(data: &Path) -> PathBuf {
+    data.join("sessions")
+}
+
+/// One line of a journal.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Entry {
+    /// A run started.
+    Run {
+        run_id: String,
+        seq: usize,
+        target: String,
+        benches: Vec<String>,
+        knobs: Knobs,
+        trace: bool,
+        profiled: bool,
+    },
+    /// An event of a run, as its runner wrote it.
+    Event {
+        run_id: String,
+        event: serde_json::Value,
+    },
+    /// A run ended: "finished", "cancelled", "superseded" or "failed: why".
+    End { run_id: String, outcome: String },
+    /// These runs were exported.
+    Exported { run_ids: Vec<String> },
+    /// The user chose not to reopen this session: it is not offered again.
+    Dismissed,
+}
+
+/// A run read back from a journal.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Run {
+    pub run_id: String,
+    pub seq: usize,
+    pub target: String,
+    pub benches: Vec<String>,
+    pub knobs: Knobs,
+    pub trace: bool,
+    pub profiled: bool,
+    pub record: RunRecord,
+    /// How it ended; `None` when the session stopped while it ran.
+    pub outcome: Option<String>,
+}
+
+impl Run {
+    /// Whether any bench of it has a result.
+    pub fn has_results(&self) -> bool {
+        self.record
+            .benches
+            .iter()
+            .any(|b| b.summary.is_some() || b.scenario.is_some())
+    }
+}
+
+/// A journal read back.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Session {
+    pub path: PathBuf,
+    pub runs: Vec<Run>,
+    pub exported: BTreeSet<String>,
+    pub dismissed: bool,
+    /// Lines that did not read (a line cut short by a crash is the usual one).
+    pub bad_lines: usize,
+}
+
+impl Session {
+    /// Runs with results that no export holds.
+    pub fn unexported(&self) -> Vec<&Run> {
+        self.runs
+            .iter()
+            .filter(|r| r.has_results() && !self.exported.contains(&r.run_id))
+            .collect()
+    }
+
+    /// Whether the next start should offer it.
+    pub fn worth_offering(&self) -> bool {
+        !self.dismissed && !self.unexported().is_empty()
+    }
+}
+
+/// Reads a journal.
+pub fn load(path: &Path) -> Result<Session, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read the session journal {}: {e}", path.display()))?;
+    Ok(parse(path, &text))
+}
+
+fn parse(path: &Path, text: &str) -> Session {
+    let mut s = Session {
+        path: path.to_path_buf(),
+        ..Default::default()
+    };
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let Ok(entry) = serde_json::from_str::<Entry>(line) else {
+            s.bad_lines += 1;
+            continue;
+        };
+        match entry {
+            Entry::Run {
+                run_id,
+                seq,
+                target,
+                benches,
+                knobs,
+                trace,
+                profiled,
+            } => s.runs.push(Run {
+                run_id,
+                seq,
+                target,
+                benches,
+                knobs,
+                trace,
+                profiled,
+                record: RunRecord::default(),
+                outcome: None,
+            }),
+            Entry::Event { run_id, event } => {
+                let run = s.runs.iter_mut().find(|r| r.run_id == run_id);
+                match (run, serde_json::from_value(event)) {
+                    (Some(run), Ok(event)) => run.record.apply(event),
+                    _ => s.bad_lines += 1,
+                }
+            }
+            Entry::End { run_id, outcome } => {
+                if let Some(run) = s.runs.iter_mut().find(|r| r.run_id == run_id) {
+                    run.outcome = Some(outcome);
+                }
+            }
+            Entry::Exported { run_ids } => s.exported.extend(run_ids),
+            Entry::Dismissed => s.dismissed = true,
+        }
+    }
+    s
+}
+
+/// The most recent journal in `dir` (by name: names start with the time), if any.
+pub fn latest(dir: &Path) -> Option<PathBuf> {
+    std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.extension().is_some_and(|x| x == "jsonl")
+                && p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("session-"))
+        })
+        .max()
+}
+
+/// A new journal's path in `dir`, named by the time and process.
+pub fn new_path(dir: &Path, stamp: &str) -> PathBuf {
+    dir.join(format!("session-{stamp}-{}.jsonl", std::process::id()))
+}
+
+/// Appends entries to a journal, creating it (and its folder) on the first one. Each entry is
+/// one `write` of a whole line to a file opened for appending.
+#[derive(Debug)]
+pub struct Writer {
+    pub path: PathBuf,
+    file: Option<std::fs::File>,
+    /// Why writing stopped, once it has (said once, then the session goes on without).
+    pub failed: Option<String>,
+}
+
+impl Writer {
+    pub fn new(path: PathBuf) -> Writer {
+        Writer {
+            path,
+            file: None,
+            failed: None,
+        }
+    }
+
+    /// Appends one entry; the first failure is returned (and later ones are silent).
+    pub fn append(&mut self, entry: &Entry) -> Result<(), String> {
+        if self.failed.is_some() {
+            return Ok(());
+        }
+        let result = self.write(entry);
+        if let Err(e) = &result {
+            self.failed = Some(e.clone());
+        }
+        result
+    }
+
+    /// Appends an event line as its runner wrote it (not encoded again).
+    pub fn append_event(&mut self, run_id: &str, line: &str) -> Result<(), String> {
+        if self.failed.is_some() {
+            return Ok(());
+        }
+        let id = serde_json::to_string(run_id).expect("a string serializes");
+        let result = self.write_line(format!(
+            "{{\"kind\":\"event\",\"run_id\":{id},\"event\":{}}}\n",
+            line.trim_end()
+        ));
+        if let Err(e) = &result {
+            self.failed = Some(e.clone());
+        }
+        result
+    }
+
+    fn write(&mut self, entry: &Entry) -> Result<(), String> {
+        let mut line = serde_json::to_string(entry).expect("journal entries serialize");
+        line.push('\n');
+        self.write_line(line)
+    }
+
+    fn write_line(&mut self, line: String) -> Result<(), String> {
+        if self.file.is_none() {
+            if let Some(dir) = self.path.parent() {
+                std::fs::create_dir_all(dir)
+                    .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+            }
+            let mut f = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .read(true)
+                .open(&self.path)
+                .map_err(|e| format!("cannot open {}: {e}", self.path.display()))?;
+            // A journal whose last line was cut short (a crash mid-write) gets its line ended,
+            // so that what follows reads.
+            if ends_mid_line(&mut f) {
+                f.write_all(b"\n")
+                    .map_err(|e| format!("cannot write {}: {e}", self.path.display()))?;
+            }
+            self.file = Some(f);
+        }
+        self.file
+            .as_mut()
+            .expect("opened above")
+            .write_all(line.as_bytes())
+            .map_err(|e| format!("cannot write {}: {e}", self.path.display()))
+    }
+}
+
+fn ends_mid_line(f: &mut std::fs::File) -> bool {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut last = [0u8; 1];
+    f.seek(SeekFrom::End(-1)).is_ok() && f.read_exact(&mut last).is_ok() && last[0] != b'\n'
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{self, samples};
+
+    fn run_entry(id: &str, seq: usize) -> Entry {
+        Entry::Run {
+            run_id: id.into(),
+            seq,
+            target: "single_row_lookup".into(),
+            benches: vec!["rusqlite".into()],
+            knobs: Knobs::default(),
+            trace: false,
+            profiled: false,
+        }
+    }
+
+    /// A bench's events, the first half as entries, the rest as the raw lines runners write.
+    fn events(w: &mut Writer, id: &str) {
+        let all = testing::bench_events("rusqlite", "rusqlite", 1000, &samples(1400.0, 12), None);
+        let half = all.len() / 2;
+        for (i, e) in all.iter().enumerate() {
+            if i < half {
+                w.append(&Entry::Event {
+                    run_id: id.into(),
+                    event: serde_json::to_value(e).unwrap(),
+                })
+                .unwrap();
+            } else {
+                let line = bench_core::protocol::encode(e);
+                w.append_event(id, &line).unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn a_journal_reads_back_its_runs_results_and_exports() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = new_path(&sessions_dir(dir.path()), "20261123T100000");
+        let mut w = Writer::new(path.clone());
+        w.append(&run_entry("a-1", 1)).unwrap();
+        events(&mut w, "a-1");
+        w.append(&Entry::End {
+            run_id: "a-1".into(),
+            outcome: "finished".into(),
+        })
+        .unwrap();
+        w.append(&Entry::Exported {
+            run_ids: vec!["a-1".into()],
+        })
+        .unwrap();
+        w.append(&run_entry("a-2", 2)).unwrap();
+        events(&mut w, "a-2");
+        // A line cut short by a crash.
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap()
+            .write_all(b"{\"kind\":\"event\",\"run_id\":\"a-2\",\"ev")
+            .unwrap();
+
+        assert_eq!(latest(&sessions_dir(dir.path())), Some(path.clone()));
+        let s = load(&path).unwrap();
+        assert_eq!(s.runs.len(), 2);
+        assert_eq!(s.bad_lines, 1);
+        let r1 = &s.runs[0];
+        assert_eq!(r1.outcome.as_deref(), Some("finished"));
+        let b = r1.record.bench("rusqlite").unwrap();
+        assert_eq!(b.samples.len(), 12);
+        assert!(b.summary.is_some());
+        // The second run never ended (the session stopped) and was not exported.
+        assert_eq!(s.runs[1].outcome, None);
+        let open: Vec<&str> = s.unexported().iter().map(|r| r.run_id.as_str()).collect();
+        assert_eq!(open, ["a-2"]);
+        assert!(s.worth_offering());
+
+        let mut w = Writer::new(path.clone());
+        w.append(&Entry::Dismissed).unwrap();
+        assert!(!load(&path).unwrap().worth_offering());
+    }
+
+    #[test]
+    fn a_journal_that_cannot_be_written_says_where_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let blocker = dir.path().join("file");
+        std::fs::write(&blocker, "").unwrap();
+        let mut w = Writer::new(blocker.join("sessions/x.jsonl"));
+        let e = w.append(&Entry::Dismissed).unwrap_err();
+        assert!(e.contains("cannot create"), "{e}");
+        assert_eq!(w.append(&Entry::Dismissed), Ok(()));
+        assert!(w.failed.is_some());
+    }
+}
