@@ -137,31 +137,24 @@ pub(super) fn on_cmd(state: &mut State, cmd: Cmd, now: Instant) -> Vec<Effect> {
             return state.start_next(now);
         }
         Cmd::Sweep => {
-            if state.refuse_if_full(SWEEP.len()) {
-                return vec![];
-            }
-            let benches = state.selected_benches();
-            let queued_behind = state.active_run().is_some();
-            let mut fx = Vec::new();
-            for c in SWEEP {
-                let mut knobs = state.knobs.values.clone();
-                knobs.set(CONCURRENCY.name, c);
-                fx.extend(state.queue(benches.clone(), Some(knobs), now));
-            }
-            state.set_status(
-                format!(
-                    "sweep: {} runs queued, concurrency {}{}",
+            let runs = SWEEP
+                .iter()
+                .map(|c| {
+                    let mut knobs = state.knobs.values.clone();
+                    knobs.set(CONCURRENCY.name, *c);
+                    knobs
+                })
+                .collect();
+            let sweep = super::PendingSweep {
+                benches: state.selected_benches(),
+                runs,
+                queued: format!(
+                    "sweep: {} runs queued, concurrency {}",
                     SWEEP.len(),
-                    SWEEP.map(|c| c.to_string()).join(", "),
-                    if queued_behind {
-                        " (after the running one)"
-                    } else {
-                        ""
-                    }
+                    SWEEP.map(|c| c.to_string()).join(", ")
                 ),
-                false,
-            );
-            return fx;
+            };
+            return state.queue_sweep(sweep, now);
         }
         _ => {}
     }

@@ -235,26 +235,16 @@ pub(super) fn on_sweep_key(state: &mut State, key: Key, now: Instant) -> Vec<Eff
     }
     state.knobs.sweep = None;
     state.knobs.error = None;
-    let benches = state.selected_benches();
-    let behind = state.active_run().is_some();
-    let n = runs.len();
-    let mut fx = Vec::new();
-    for k in runs {
-        fx.extend(state.queue(benches.clone(), Some(k), now));
-    }
-    let after = if behind {
-        ", after the running one"
-    } else {
-        ""
-    };
-    state.set_status(
-        format!(
-            "sweep of {}: {n} runs queued ({text}){after}",
-            varied.join(" x ")
+    let sweep = super::PendingSweep {
+        benches: state.selected_benches(),
+        queued: format!(
+            "sweep of {}: {} runs queued ({text})",
+            varied.join(" x "),
+            runs.len()
         ),
-        false,
-    );
-    fx
+        runs,
+    };
+    state.queue_sweep(sweep, now)
 }
 
 fn knob_changed(state: &mut State, name: &str, value: KnobValue, now: Instant) -> Vec<Effect> {

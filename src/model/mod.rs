@@ -82,7 +82,21 @@ pub enum Overlay {
     Reopen,
     /// The scaling table and chart of the target's runs (a sweep or matrix).
     Scaling,
+    /// A sweep on top of a long queue: queue it anyway?
+    ConfirmSweep,
 }
+
+/// A sweep waiting for the user's yes (the queue was already long).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PendingSweep {
+    pub benches: Vec<String>,
+    pub runs: Vec<Knobs>,
+    /// The status line once queued ("sweep of rows: 5 runs queued (...)").
+    pub queued: String,
+}
+
+/// From this many waiting runs on, a sweep asks before it adds its own.
+pub const LONG_QUEUE: usize = 5;
 
 #[derive(Debug, Clone)]
 pub struct State {
@@ -117,6 +131,8 @@ pub struct State {
     pub journal: Option<PathBuf>,
     /// The last session, offered for reopening at start.
     pub offer: Option<crate::journal::Session>,
+    /// A sweep asked about (see [`LONG_QUEUE`]).
+    pub pending_sweep: Option<PendingSweep>,
 }
 
 /// What happens to the state. (Actions are moved once into `update`; the size of the run
@@ -174,6 +190,7 @@ impl State {
             exported: Default::default(),
             journal: None,
             offer: None,
+            pending_sweep: None,
         }
     }
 
@@ -411,6 +428,39 @@ impl State {
         true
     }
 
+    /// Runs waiting to start.
+    pub fn waiting(&self) -> usize {
+        self.runs
+            .iter()
+            .filter(|r| r.state == RunState::Queued)
+            .count()
+    }
+
+    /// Queues one run per knob set of a sweep: refused when the queue cannot take them, asked
+    /// about when [`LONG_QUEUE`] runs already wait.
+    fn queue_sweep(&mut self, sweep: PendingSweep, now: Instant) -> Vec<Effect> {
+        if self.refuse_if_full(sweep.runs.len()) {
+            return vec![];
+        }
+        if self.waiting() >= LONG_QUEUE {
+            self.pending_sweep = Some(sweep);
+            self.overlay = Some(Overlay::ConfirmSweep);
+            return vec![];
+        }
+        let behind = self.active_run().is_some();
+        let mut fx = Vec::new();
+        for k in sweep.runs {
+            fx.extend(self.queue(sweep.benches.clone(), Some(k), now));
+        }
+        let after = if behind {
+            ", after the running one"
+        } else {
+            ""
+        };
+        self.set_status(format!("{}{after}", sweep.queued), false);
+        fx
+    }
+
     /// Queues a run of `benches` with the current knobs (or `knobs`), and starts it when
     /// nothing else runs (refused when the queue is full).
     fn queue(&mut self, benches: Vec<String>, knobs: Option<Knobs>, now: Instant) -> Vec<Effect> {
@@ -514,6 +564,34 @@ fn on_key(state: &mut State, key: Key, now: Instant) -> Vec<Effect> {
                     vec![]
                 }
             };
+        }
+        Some(Overlay::ConfirmSweep) => {
+            state.overlay = None;
+            let Some(sweep) = state.pending_sweep.take() else {
+                return vec![];
+            };
+            if matches!(key, Key::Char('y') | Key::Char('Y')) {
+                // Asked once: queued now (the queue's bound still holds).
+                let waiting = state.waiting();
+                let n = sweep.runs.len();
+                if state.refuse_if_full(n) {
+                    return vec![];
+                }
+                let mut fx = Vec::new();
+                for k in sweep.runs {
+                    fx.extend(state.queue(sweep.benches.clone(), Some(k), now));
+                }
+                state.set_status(
+                    format!("{}, behind {waiting} waiting runs", sweep.queued),
+                    false,
+                );
+                return fx;
+            }
+            state.set_status(
+                format!("sweep not queued ({} runs)", sweep.runs.len()),
+                false,
+            );
+            return vec![];
         }
         Some(Overlay::Reopen) => {
             state.overlay = None;

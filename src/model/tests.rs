@@ -412,6 +412,36 @@ fn the_last_session_is_reopened_as_columns_or_dismissed() {
 }
 
 #[test]
+fn a_sweep_on_top_of_a_long_queue_asks_first() {
+    let mut s = state();
+    let now = Instant::now();
+    // One sweep starts one run and queues four: under the long-queue mark, no question.
+    let fx = press(&mut s, &[Key::Char('s')], now);
+    assert_eq!(fx.len(), 1);
+    assert_eq!((s.waiting(), s.overlay.clone()), (4, None));
+    press(&mut s, &[Key::Enter], now);
+    assert_eq!(s.waiting(), LONG_QUEUE);
+    // The next one asks; anything but y drops it.
+    assert!(press(&mut s, &[Key::Char('s')], now).is_empty());
+    assert_eq!(s.overlay, Some(Overlay::ConfirmSweep));
+    press(&mut s, &[Key::Char('n')], now);
+    assert_eq!((s.waiting(), s.overlay.clone()), (LONG_QUEUE, None));
+    assert_eq!(s.status.as_ref().unwrap().text, "sweep not queued (5 runs)");
+    // y queues it behind the others.
+    press(&mut s, &[Key::Char('s'), Key::Char('y')], now);
+    assert_eq!(s.waiting(), LONG_QUEUE + SWEEP.len());
+    assert!(
+        s.status
+            .as_ref()
+            .unwrap()
+            .text
+            .ends_with("behind 5 waiting runs"),
+        "{:?}",
+        s.status
+    );
+}
+
+#[test]
 fn help_overlay_and_trace_toggle() {
     let mut s = state();
     let now = Instant::now();

@@ -87,6 +87,20 @@ pub fn confirm_quit(state: &crate::model::State, theme: &Theme, frame: &mut Fram
     question_box(theme, frame, area, " Quit ", &question, &keys);
 }
 
+/// A sweep on top of a long queue.
+pub fn confirm_sweep(state: &crate::model::State, theme: &Theme, frame: &mut Frame, area: Rect) {
+    let Some(p) = &state.pending_sweep else {
+        return;
+    };
+    let question = format!(
+        "{} runs already wait. Queue this sweep's {} runs behind them?",
+        state.waiting(),
+        p.runs.len()
+    );
+    let keys = "y queues them, any other key drops the sweep (C clears the queue)";
+    question_box(theme, frame, area, " Sweep ", &question, keys);
+}
+
 /// The last session's unexported runs, offered at start.
 pub fn reopen(state: &crate::model::State, theme: &Theme, frame: &mut Frame, area: Rect) {
     let Some(s) = &state.offer else {

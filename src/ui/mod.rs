@@ -76,6 +76,7 @@ pub fn render(state: &State, frame: &mut Frame) {
         Some(Overlay::Help) => help::draw(&theme, frame, area),
         Some(Overlay::ConfirmQuit) => help::confirm_quit(state, &theme, frame, area),
         Some(Overlay::Reopen) => help::reopen(state, &theme, frame, area),
+        Some(Overlay::ConfirmSweep) => help::confirm_sweep(state, &theme, frame, area),
         Some(Overlay::Scaling) => help::scaling(state, &theme, frame, area),
         None => {}
     }

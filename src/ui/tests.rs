@@ -467,3 +467,12 @@ fn reopen_and_unexported_quit_questions() {
     keys(&mut s, &[Key::Char('q')], t);
     insta::assert_snapshot!("quit_unexported_120x40", draw(&s, 120, 40));
 }
+
+/// A sweep asked about on top of a long queue; the queue's length on the progress line.
+#[test]
+fn a_sweep_on_a_long_queue() {
+    let mut s = base_state();
+    let t = Instant::now();
+    keys(&mut s, &[Key::Char('s'), Key::Enter, Key::Char('s')], t);
+    insta::assert_snapshot!("confirm_sweep_80x24", draw(&s, 80, 24));
+}
