@@ -460,20 +460,64 @@ fn draw_detail(
         let width = area.width as usize;
         let mut bar = Vec::new();
         let mut legend = Vec::new();
+        // Cells by cumulative share, so that the bar fills the width exactly (rounding each
+        // phase on its own could overflow the line).
+        let mut before = 0.0;
+        let mut drawn = 0usize;
         for (i, p) in Phase::ALL.iter().enumerate() {
             let v = r.phases.get(p).copied().unwrap_or(0.0);
-            let n = ((v / total.max(1.0)) * width as f64).round() as usize;
+            before += v;
+            let end = ((before / total.max(1.0)) * width as f64).round() as usize;
+            let n = end.min(width).saturating_sub(drawn);
+            drawn += n;
             bar.push(Span::styled(
                 theme.phase_glyph(i).to_string().repeat(n),
                 theme.phase(i),
             ));
             legend.push(Span::styled(
-                format!("{} {} ", p.label(), format::ns(v)),
+                glue(&format!("{} {} ", p.label(), format::ns(v))).replacen(' ', "\u{a0}", 1),
                 theme.phase(i),
             ));
         }
         lines.push(Line::from(bar));
         lines.push(Line::from(legend));
     }
+    let lines: Vec<Line> = lines
+        .into_iter()
+        .map(|l| {
+            let spans: Vec<Span> = l
+                .spans
+                .into_iter()
+                .map(|sp| Span::styled(glue(&sp.content), sp.style))
+                .collect();
+            Line::from(spans).style(l.style)
+        })
+        .collect();
     frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), area);
+}
+
+/// Keeps a figure on one line when the detail wraps: a number with its unit, a ± with its
+/// error, a ratio with its interval, "p99" with its value (non-breaking spaces, which the
+/// wrapping never splits at and the terminal shows as spaces).
+fn glue(text: &str) -> String {
+    const NB: &str = "\u{a0}";
+    let mut out = text.to_string();
+    for unit in ["ns", "µs", "ms", "s", "%", "x", "cores", "switches/op"] {
+        for end in [" ", ",", ")", "]", ";", "/"] {
+            out = out.replace(&format!(" {unit}{end}"), &format!("{NB}{unit}{end}"));
+        }
+        if out.ends_with(&format!(" {unit}")) {
+            let cut = out.len() - unit.len() - 1;
+            out = format!("{}{NB}{unit}", &out[..cut]);
+        }
+    }
+    for (from, to) in [
+        (" ± ", "\u{a0}±\u{a0}"),
+        ("x [", "x\u{a0}["),
+        ("p99 ", "p99\u{a0}"),
+        ("CPU ", "CPU\u{a0}"),
+    ] {
+        out = out.replace(from, to);
+    }
+    out
 }

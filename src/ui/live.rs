@@ -442,16 +442,20 @@ fn draw_phases(
         .flat_map(|w| w.values())
         .fold(0.0f64, |a, b| a.max(*b))
         .max(1.0);
-    let rows = Layout::vertical(std::iter::repeat_n(
-        Constraint::Length(1),
-        Phase::ALL.len() + 1,
-    ))
-    .split(area);
+    // One row each, top down, as many as fit (a layout solver would drop rows anywhere).
+    let rows: Vec<Rect> = (0..=Phase::ALL.len() as u16)
+        .take_while(|i| *i < area.height)
+        .map(|i| Rect {
+            y: area.y + i,
+            height: 1,
+            ..area
+        })
+        .collect();
     frame.render_widget(
         Paragraph::new(Line::styled(
             fit(
                 &format!(
-                    "{bench}: ns/op per phase, shared scale 0–{}",
+                    "{bench}: ns/op by phase, bars per window 0–{}, figures the mean (as exported)",
                     format::ns(max)
                 ),
                 area.width as usize,
@@ -461,11 +465,7 @@ fn draw_phases(
         rows[0],
     );
     for (i, phase) in Phase::ALL.iter().enumerate() {
-        let Some(row) = rows
-            .get(i + 1)
-            .copied()
-            .filter(|r| r.y < area.y + area.height)
-        else {
+        let Some(row) = rows.get(i + 1).copied() else {
             break;
         };
         let [label, spark, value] = Layout::horizontal([
@@ -478,11 +478,8 @@ fn draw_phases(
             .iter()
             .map(|w| w.get(phase).copied().unwrap_or(0.0).round() as u64)
             .collect();
-        let last = windows
-            .last()
-            .and_then(|w| w.get(phase))
-            .copied()
-            .unwrap_or(0.0);
+        // The mean over every traced lookup so far (weighted by ops): the export's figure.
+        let mean = result.phases.get(phase).copied().unwrap_or(0.0);
         let shown = &data[data.len().saturating_sub(spark.width as usize)..];
         frame.render_widget(
             Paragraph::new(Span::styled(phase.label(), theme.phase(i))),
@@ -495,6 +492,6 @@ fn draw_phases(
                 .style(theme.phase(i)),
             spark,
         );
-        frame.render_widget(Paragraph::new(format!("{:>10}", format::ns(last))), value);
+        frame.render_widget(Paragraph::new(format!("{:>10}", format::ns(mean))), value);
     }
 }
