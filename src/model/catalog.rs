@@ -137,6 +137,14 @@ pub(super) fn on_cmd(state: &mut State, cmd: Cmd, now: Instant) -> Vec<Effect> {
             return state.start_next(now);
         }
         Cmd::Sweep => {
+            if let Some((varied, runs)) = state.cli_sweep.clone() {
+                let sweep = super::PendingSweep {
+                    benches: state.selected_benches(),
+                    queued: format!("sweep of {varied}: {} runs queued", runs.len()),
+                    runs,
+                };
+                return state.queue_sweep(sweep, now);
+            }
             let runs = SWEEP
                 .iter()
                 .map(|c| {

@@ -133,6 +133,9 @@ pub struct State {
     pub offer: Option<crate::journal::Session>,
     /// A sweep asked about (see [`LONG_QUEUE`]).
     pub pending_sweep: Option<PendingSweep>,
+    /// A sweep given on the command line (`--concurrency 1,2`): what `s` in the catalog runs
+    /// instead of the concurrency sweep; its knob sets, and what they vary.
+    pub cli_sweep: Option<(String, Vec<Knobs>)>,
 }
 
 /// What happens to the state. (Actions are moved once into `update`; the size of the run
@@ -191,6 +194,7 @@ impl State {
             journal: None,
             offer: None,
             pending_sweep: None,
+            cli_sweep: None,
         }
     }
 
@@ -426,6 +430,18 @@ impl State {
             true,
         );
         true
+    }
+
+    /// Takes the command line's lists of values as the catalog's sweep, and says so.
+    pub fn command_line_sweep(&mut self, varied: String, runs: Vec<Knobs>) {
+        self.set_status(
+            format!(
+                "the command line's lists are a sweep of {varied} ({} runs): mark benches, then s in the catalog queues it",
+                runs.len()
+            ),
+            false,
+        );
+        self.cli_sweep = Some((varied, runs));
     }
 
     /// Runs waiting to start.

@@ -442,6 +442,36 @@ fn a_sweep_on_top_of_a_long_queue_asks_first() {
 }
 
 #[test]
+fn a_command_line_sweep_is_what_s_queues() {
+    let mut s = state();
+    let now = Instant::now();
+    let runs: Vec<Knobs> = [1u64, 2]
+        .iter()
+        .map(|c| {
+            let mut k = default_knobs();
+            k.set(CONCURRENCY.name, *c);
+            k
+        })
+        .collect();
+    s.command_line_sweep("concurrency".into(), runs);
+    assert!(
+        s.status
+            .as_ref()
+            .unwrap()
+            .text
+            .contains("sweep of concurrency (2 runs)")
+    );
+    let fx = press(&mut s, &[Key::Char('s')], now);
+    assert!(matches!(&fx[..], [Effect::Start(r)] if count(&r.knobs, CONCURRENCY.name) == 1));
+    assert_eq!(s.runs.len(), 2);
+    assert_eq!(count(&s.runs[1].knobs, CONCURRENCY.name), 2);
+    assert_eq!(
+        s.status.as_ref().unwrap().text,
+        "sweep of concurrency: 2 runs queued"
+    );
+}
+
+#[test]
 fn help_overlay_and_trace_toggle() {
     let mut s = state();
     let now = Instant::now();

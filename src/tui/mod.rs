@@ -86,16 +86,20 @@ pub fn run(args: TuiArgs) -> i32 {
             return 2;
         }
     };
-    let knobs = match (
-        args.session.knobs.resolve(target),
-        args.session.budget.resolve(),
-    ) {
-        (Ok(k), Ok(_)) => k,
+    // Lists of values (`--concurrency 1,2`) are a sweep, as for `run`: the explorer opens on
+    // the first values, and `s` in the catalog queues the sweep.
+    let variants = args.session.knobs.sweep(target).and_then(|sw| {
+        let knobs: Result<Vec<_>, _> = sw.variants.iter().map(|v| v.resolve(target)).collect();
+        Ok((sw.knobs, knobs?))
+    });
+    let (varied, variants) = match (variants, args.session.budget.resolve()) {
+        (Ok(v), Ok(_)) => v,
         (Err(e), _) | (_, Err(e)) => {
             eprintln!("error: {e}");
             return 2;
         }
     };
+    let knobs = variants[0].clone();
     let mut state = State::new(
         target,
         knobs,
@@ -103,6 +107,9 @@ pub fn run(args: TuiArgs) -> i32 {
         RunSettings::from_session(&args.session),
     );
     state.color = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    if !varied.is_empty() {
+        state.command_line_sweep(varied.join(" x "), variants);
+    }
     // The session journal: this session's file, and the last session's, offered if it left
     // results no export holds.
     let sessions = crate::journal::data_dir().map(|d| crate::journal::sessions_dir(&d));
