@@ -1,7 +1,7 @@
 //! `benchscope run`: the headless front end. Spawns the runner, shows progress on stderr,
 //! prints the comparison in the chosen format.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
 use bench_core::catalog::CONCURRENCY;
@@ -20,6 +20,7 @@ pub enum Format {
     Markdown,
     Json,
     Jsonl,
+    Csv,
 }
 
 #[derive(Debug, Clone, clap::Args)]
@@ -49,6 +50,58 @@ pub struct RunArgs {
     /// include the profiler's cost: they are marked, and never compared with unprofiled runs.
     #[arg(long, value_name = "DIR")]
     pub flamegraph: Option<std::path::PathBuf>,
+    /// Write the --format output to FILE (atomically) instead of stdout.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<std::path::PathBuf>,
+    /// Also write the markdown export to FILE (atomically), whatever --format is.
+    #[arg(long, value_name = "FILE")]
+    pub export_markdown: Option<std::path::PathBuf>,
+    /// Also write the JSON export to FILE (atomically), whatever --format is.
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Option<std::path::PathBuf>,
+    /// Also write a CSV of every bench of every run to FILE (atomically).
+    #[arg(long, value_name = "FILE")]
+    pub export_csv: Option<std::path::PathBuf>,
+}
+
+impl RunArgs {
+    /// Every file the run writes its exports to, with its format.
+    fn exports(&self) -> Vec<(Format, &std::path::Path)> {
+        [
+            (Format::Markdown, &self.export_markdown),
+            (Format::Json, &self.export_json),
+            (Format::Csv, &self.export_csv),
+        ]
+        .into_iter()
+        .filter_map(|(f, p)| Some((f, p.as_deref()?)))
+        .chain(self.output.as_deref().map(|p| (self.format, p)))
+        .collect()
+    }
+}
+
+/// Refuses an export path whose folder does not exist, before anything runs.
+fn check_export_path(p: &std::path::Path) -> Result<(), String> {
+    let dir = p.parent().filter(|d| !d.as_os_str().is_empty());
+    match dir {
+        Some(d) if !d.is_dir() => Err(format!(
+            "cannot write {}: the folder {} does not exist",
+            p.display(),
+            d.display()
+        )),
+        _ if p.is_dir() => Err(format!("cannot write {}: it is a folder", p.display())),
+        _ => Ok(()),
+    }
+}
+
+/// A report in one format (jsonl is the event stream itself: nothing to render).
+fn render(format: Format, report: &Report<'_>) -> String {
+    match format {
+        Format::Table => export::table::render(report),
+        Format::Markdown => export::markdown::render(report),
+        Format::Json => export::json::render(report),
+        Format::Csv => export::csv::render(report),
+        Format::Jsonl => String::new(),
+    }
 }
 
 /// The most runs `--repeat` takes.
@@ -69,6 +122,18 @@ pub fn env_pad(i: usize) -> Vec<(String, String)> {
 }
 
 pub fn run(args: RunArgs) -> i32 {
+    if args.format == Format::Jsonl && args.output.is_some() {
+        eprintln!(
+            "error: --output takes the table, markdown, json or csv format; jsonl is the live event stream on stdout"
+        );
+        return 2;
+    }
+    for (_, p) in args.exports() {
+        if let Err(e) = check_export_path(p) {
+            eprintln!("error: {e}");
+            return 2;
+        }
+    }
     if let Some(dir) = &args.flamegraph {
         if let Err(e) = crate::profile::check() {
             eprintln!("error: {e}");
@@ -206,13 +271,24 @@ pub fn run(args: RunArgs) -> i32 {
             && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
         ..Report::new(&records, baseline, &generated_at)
     };
-    let text = match args.format {
-        Format::Table => export::table::render(&report),
-        Format::Markdown => export::markdown::render(&report),
-        Format::Json => export::json::render(&report),
-        Format::Jsonl => String::new(),
+    let mut write_failed = false;
+    if args.output.is_none() {
+        print!("{}", render(args.format, &report));
+    }
+    // Files get no colour codes.
+    let plain = Report {
+        color: false,
+        ..report
     };
-    print!("{text}");
+    for (format, path) in args.exports() {
+        match crate::files::write_atomic(path, &render(format, &plain)) {
+            Ok(()) => eprintln!("wrote {}", path.display()),
+            Err(e) => {
+                eprintln!("error: {e}");
+                write_failed = true;
+            }
+        }
+    }
     for r in &records {
         for b in &r.benches {
             if let Some(e) = &b.error {
@@ -226,7 +302,7 @@ pub fn run(args: RunArgs) -> i32 {
     match interrupted {
         // The conventional status of a process ended by a signal, once what finished is out.
         Some(sig) => 128 + sig,
-        None if failed => 1,
+        None if failed || write_failed => 1,
         None => 0,
     }
 }
@@ -332,45 +408,66 @@ async fn collect(
     (record, interrupted)
 }
 
-/// Progress on stderr: a live line on a terminal, a line per bench otherwise; silent for the
-/// first second.
+/// Progress on stderr: on a terminal a bar with the ETA the budget gives (indicatif), silent
+/// for the first second; each bench's result as a line when it finishes, terminal or not.
 struct Progress {
     start: Instant,
     tty: bool,
+    bar: indicatif::ProgressBar,
     benches: usize,
     index: usize,
     bench: String,
+    bench_started: Instant,
     samples: u64,
     status: String,
-    shown: bool,
+    budget: Option<bench_core::protocol::Budget>,
     printed_bench: usize,
 }
 
 impl Progress {
     fn new(benches: usize) -> Self {
+        let tty = std::io::stderr().is_terminal();
+        let bar = if tty {
+            indicatif::ProgressBar::with_draw_target(
+                Some(benches as u64),
+                indicatif::ProgressDrawTarget::stderr(),
+            )
+        } else {
+            indicatif::ProgressBar::hidden()
+        };
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("[{elapsed:>4}] {bar:24} {pos}/{len} {msg}")
+                .expect("a valid template")
+                .progress_chars("=> "),
+        );
         Progress {
             start: Instant::now(),
-            tty: std::io::stderr().is_terminal(),
+            tty,
+            bar,
             benches,
             index: 0,
             bench: String::new(),
+            bench_started: Instant::now(),
             samples: 0,
             status: "starting".into(),
-            shown: false,
+            budget: None,
             printed_bench: 0,
         }
     }
 
     fn see(&mut self, e: &Event) {
         match e {
+            Event::Start(s) => self.budget = Some(s.budget),
             Event::Dataset { status, rows, .. } => {
                 self.status = format!("dataset {rows} rows: {status:?}").to_lowercase()
             }
             Event::BenchStart { bench, .. } => {
                 self.index += 1;
                 self.bench = bench.clone();
+                self.bench_started = Instant::now();
                 self.samples = 0;
                 self.status = "warming up".into();
+                self.bar.set_position(self.index.saturating_sub(1) as u64);
             }
             Event::Sample { .. } => {
                 self.samples += 1;
@@ -385,49 +482,125 @@ impl Progress {
                     w.canary_ratio * 100.0
                 );
             }
+            Event::Summary { bench, stats } => {
+                let line = result_line(bench, stats, self.budget.as_ref());
+                self.print(&line);
+                self.bar.set_position(self.index as u64);
+            }
+            Event::Error { bench, message } => {
+                let line = format!(
+                    "✗ {}: {}",
+                    bench.as_deref().unwrap_or("run"),
+                    message.lines().next().unwrap_or("")
+                );
+                self.print(&line);
+            }
             _ => {}
         }
+    }
+
+    /// The time the rest of the run should take by its budget: warm-up and timed samples of
+    /// each bench left, and what is left of the current one (benches may take longer when
+    /// they need more time for their minimum of samples).
+    fn eta(&self) -> Option<Duration> {
+        let b = self.budget?;
+        let per = b.warmup_s + b.time_s;
+        let left = self.benches.saturating_sub(self.index) as f64 * per
+            + (per - self.bench_started.elapsed().as_secs_f64()).max(0.0);
+        Some(Duration::from_secs_f64(left))
     }
 
     fn show(&mut self) {
         if self.start.elapsed() < Duration::from_secs(1) {
             return;
         }
-        let elapsed = self.start.elapsed().as_secs_f64();
-        let msg = if self.index == 0 {
-            format!("[{elapsed:5.1}s] {}", self.status)
-        } else {
-            format!(
-                "[{elapsed:5.1}s] {}/{} {}  {}",
-                self.index, self.benches, self.bench, self.status
-            )
-        };
-        let mut err = std::io::stderr().lock();
+        let eta = self
+            .eta()
+            .map(|d| format!(" · ETA ~{:.0} s", d.as_secs_f64().ceil()))
+            .unwrap_or_default();
         if self.tty {
-            let _ = write!(err, "\r\x1b[K{msg}");
-            self.shown = true;
+            let what = if self.index == 0 {
+                self.status.clone()
+            } else {
+                format!("{}  {}", self.bench, self.status)
+            };
+            self.bar.set_message(format!("{what}{eta}"));
+            self.bar.tick();
         } else if self.printed_bench != self.index {
             self.printed_bench = self.index;
-            let _ = writeln!(err, "{msg}");
+            let elapsed = self.start.elapsed().as_secs_f64();
+            eprintln!(
+                "[{elapsed:5.1}s] {}/{} {}{eta}",
+                self.index, self.benches, self.bench
+            );
         }
-        let _ = err.flush();
     }
 
-    /// A line of its own (e.g. cargo building harness-sqlx), always shown.
+    /// A line of its own (a bench's result, cargo building harness-sqlx), always shown, above
+    /// the bar.
     fn note(&mut self, text: &str) {
-        let mut err = std::io::stderr().lock();
-        if self.shown {
-            let _ = write!(err, "\r\x1b[K");
-            self.shown = false;
+        self.print(text);
+    }
+
+    fn print(&self, text: &str) {
+        if self.tty {
+            self.bar.suspend(|| eprintln!("{text}"));
+        } else {
+            eprintln!("{text}");
         }
-        let _ = writeln!(err, "{text}");
     }
 
     fn finish(&mut self) {
-        if self.shown {
-            let _ = write!(std::io::stderr(), "\r\x1b[K");
-        }
+        self.bar.finish_and_clear();
     }
+}
+
+/// One finished bench, as the anchors print it: median and interval, mean ± sd, range, samples
+/// after the warm-up, and any outliers or warnings.
+fn result_line(
+    bench: &str,
+    s: &bench_core::measure::stats::Summary,
+    budget: Option<&bench_core::protocol::Budget>,
+) -> String {
+    use crate::format::ns;
+    let o = &s.outliers;
+    let outliers = o.total();
+    let warmup = budget
+        .map(|b| format!(" after {} s warm-up", b.warmup_s))
+        .unwrap_or_default();
+    let mut line = format!(
+        "✓ {bench}: {} [{} – {}] · mean {} ± {} · min {} max {} · {} samples{warmup}",
+        ns(s.median),
+        ns(s.ci95_median[0]),
+        ns(s.ci95_median[1]),
+        ns(s.mean),
+        ns(s.std_dev),
+        ns(s.min),
+        ns(s.max),
+        s.samples
+    );
+    if outliers > 0 {
+        let kinds: Vec<String> = [
+            (o.low_severe, "low severe"),
+            (o.low_mild, "low mild"),
+            (o.high_mild, "high mild"),
+            (o.high_severe, "high severe"),
+        ]
+        .into_iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, k)| format!("{n} {k}"))
+        .collect();
+        line.push_str(&format!(
+            " · Tukey outliers: {outliers} of {} ({:.0}%: {})",
+            s.samples,
+            outliers as f64 * 100.0 / s.samples.max(1) as f64,
+            kinds.join(", ")
+        ));
+    }
+    for w in &s.warnings {
+        line.push_str(&format!("\n    ! {w}"));
+    }
+    line
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! time go? Headless subcommands over the same runner layer the explorer uses.
 
 mod export;
+mod files;
 mod format;
 mod headless;
 mod journal;

@@ -13,6 +13,7 @@ pub enum ShowFormat {
     Table,
     Markdown,
     Json,
+    Csv,
 }
 
 #[derive(Debug, Clone, clap::Args)]
@@ -78,6 +79,7 @@ pub fn run(args: ShowArgs) -> i32 {
             ShowFormat::Table => export::table::render(&report),
             ShowFormat::Markdown => export::markdown::render(&report),
             ShowFormat::Json => export::json::render(&report),
+            ShowFormat::Csv => export::csv::render(&report),
         }
     );
     0

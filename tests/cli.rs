@@ -164,6 +164,63 @@ fn run_table_and_markdown_flag_debug_builds() {
     );
 }
 
+/// hyperfine's convention: one run writes markdown, JSON and CSV files beside the table it
+/// prints; each bench's result is printed on stderr as it finishes.
+#[test]
+fn one_run_writes_every_export_and_prints_results_as_they_finish() {
+    let cache = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let p = |n: &str| out.path().join(n);
+    let run = tiny_run(cache.path(), "table")
+        .args(["--bench", "rusqlite", "--bench", "middleware/spin"])
+        .arg("--export-markdown")
+        .arg(p("r.md"))
+        .arg("--export-json")
+        .arg(p("r.json"))
+        .arg("--export-csv")
+        .arg(p("r.csv"))
+        .assert()
+        .success();
+    let o = run.get_output();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stdout.contains("mean ± sd") && stdout.contains("each bench: 0 s warm-up"),
+        "{stdout}"
+    );
+    for b in ["✓ rusqlite: ", "✓ middleware/spin: "] {
+        assert!(stderr.contains(b), "{b} in {stderr}");
+    }
+    assert!(stderr.contains(" samples after 0 s warm-up"), "{stderr}");
+    let md = std::fs::read_to_string(p("r.md")).unwrap();
+    assert!(md.contains("| middleware/spin |"), "{md}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p("r.json")).unwrap()).unwrap();
+    assert_eq!(json["comparison"][0].as_array().unwrap().len(), 2);
+    let csv = std::fs::read_to_string(p("r.csv")).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 3, "{csv}");
+    assert!(lines[0].starts_with("run,target,bench,backend"), "{csv}");
+    assert!(
+        lines[2].starts_with("1,single_row_lookup,middleware/spin,"),
+        "{csv}"
+    );
+    // --output: the chosen format into a file, nothing on stdout.
+    let run = tiny_run(cache.path(), "csv")
+        .args(["--bench", "rusqlite", "-o"])
+        .arg(p("only.csv"))
+        .assert()
+        .success();
+    assert!(run.get_output().stdout.is_empty());
+    assert!(
+        std::fs::read_to_string(p("only.csv"))
+            .unwrap()
+            .contains(",rusqlite,")
+    );
+    // Only the files asked for, and no temp file left.
+    assert_eq!(std::fs::read_dir(out.path()).unwrap().count(), 4);
+}
+
 #[test]
 fn run_jsonl_passes_the_stream_through() {
     let cache = tempfile::tempdir().unwrap();
@@ -229,6 +286,18 @@ fn bad_values_are_refused_with_the_allowed_range() {
         }
         c.assert().code(2).stderr(predicate::str::contains(msg));
     }
+    benchscope()
+        .args([
+            "run",
+            "single_row_lookup",
+            "--export-json",
+            "/no/such/dir/r.json",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "cannot write /no/such/dir/r.json: the folder /no/such/dir does not exist",
+        ));
     benchscope()
         .args(["run", "no_such_target"])
         .assert()

@@ -1,6 +1,8 @@
 //! Exporters: pure functions from results to text. Each format in its own file.
 
 pub mod crud;
+pub mod csv;
+pub mod histogram;
 pub mod json;
 pub mod kv;
 pub mod markdown;
@@ -127,6 +129,17 @@ mod snapshot_tests {
     }
 
     const AT: &str = "2026-11-21T23:00:00Z";
+
+    #[test]
+    fn csv_side_by_side() {
+        let runs = [run(1000, false, 4700.0), run(2000, false, 4900.0)];
+        let text = csv::render(&Report::new(&runs, "rusqlite", AT));
+        // Every row has every column, and reads back with a CSV reader.
+        let mut r = ::csv::Reader::from_reader(text.as_bytes());
+        let widths: Vec<usize> = r.records().map(|x| x.unwrap().len()).collect();
+        assert_eq!(widths, vec![22; 4]);
+        insta::assert_snapshot!(text);
+    }
 
     #[test]
     fn markdown_one_run() {

@@ -26,6 +26,8 @@ pub fn comparison_cells(report: &Report<'_>, index: usize) -> (Vec<String>, Vec<
         "median/op",
         "95% CI (median)",
         "p99/op",
+        "mean ± sd",
+        "min … max",
         &format!("vs {} (95% CI)", baseline_label(report)),
         "samples",
     ]
@@ -40,7 +42,7 @@ pub fn comparison_cells(report: &Report<'_>, index: usize) -> (Vec<String>, Vec<
     let compared = comparison(run, &baselines);
     // Runs recorded before protocol 1.3 carry no cost: no empty columns for them.
     let with_cost = compared.iter().any(|r| r.cost.is_some());
-    let cost_at = headers.iter().position(|h| h == "p99/op").unwrap_or(0) + 1;
+    let cost_at = headers.iter().position(|h| h == "min … max").unwrap_or(0) + 1;
     if with_cost {
         for (i, h) in format::COST_HEADERS.iter().enumerate() {
             headers.insert(cost_at + i, h.to_string());
@@ -58,6 +60,7 @@ pub fn comparison_cells(report: &Report<'_>, index: usize) -> (Vec<String>, Vec<
             };
             // A bench whose connections could not take the run's SQLite settings is marked.
             let differs = !settings_differences(run, &r.bench).is_empty();
+            let summary = run.bench(&r.bench).and_then(|b| b.summary.as_ref());
             let mut row = vec![
                 r.bench.clone(),
                 if differs {
@@ -69,6 +72,12 @@ pub fn comparison_cells(report: &Report<'_>, index: usize) -> (Vec<String>, Vec<
                 format::ci(r.ci95_ns),
                 r.p99_ns
                     .map(|p| format::ns(p as f64))
+                    .unwrap_or_else(|| "-".into()),
+                summary
+                    .map(|s| format!("{} ± {}", format::ns(s.mean), format::ns(s.std_dev)))
+                    .unwrap_or_else(|| "-".into()),
+                summary
+                    .map(|s| format!("{} … {}", format::ns(s.min), format::ns(s.max)))
                     .unwrap_or_else(|| "-".into()),
                 ratio,
                 r.samples.to_string(),
@@ -153,6 +162,14 @@ pub fn notes(run: &RunRecord) -> Vec<String> {
     out
 }
 
+/// How each bench was sampled: warm-up, time budget and sample bounds.
+pub fn budget_line(b: &bench_core::protocol::Budget) -> String {
+    format!(
+        "each bench: {} s warm-up, then samples for {} s (at least {}, at most {}); per-op figures are per sample",
+        b.warmup_s, b.time_s, b.min_samples, b.max_samples
+    )
+}
+
 /// Left-aligns text columns, right-aligns the rest, two spaces apart.
 pub fn align(headers: &[String], rows: &[Vec<String>], left: usize) -> String {
     let width = |i: usize| {
@@ -212,8 +229,11 @@ pub fn render(report: &Report<'_>) -> String {
                 ""
             };
             out.push_str(&format!(
-                "{}  {}  (SQLite {sqlite}, {} build{profiled})\n",
-                s.target, s.knobs, s.env.profile
+                "{}  {}  (SQLite {sqlite}, {} build{profiled})\n{}\n",
+                s.target,
+                s.knobs,
+                s.env.profile,
+                budget_line(&s.budget)
             ));
         }
         let (headers, rows) = if super::scenario::is_scenario(run) {

@@ -58,6 +58,17 @@ pub(super) fn on_cmd(state: &mut State, cmd: Cmd) -> Vec<Effect> {
                 state.set_status(format!("verdicts are now against run {seq}"), false);
             }
         }
+        Cmd::Histogram => {
+            let run = state
+                .target_runs()
+                .nth(state.compare.col)
+                .map(|r| (r.id.clone(), r.seq));
+            let bench = state
+                .compare_rows()
+                .get(state.compare.row)
+                .map(|b| b.to_string());
+            state.show_histogram(run, bench);
+        }
         Cmd::Scaling => {
             if state.scaling().is_some() {
                 state.overlay = Some(super::Overlay::Scaling);

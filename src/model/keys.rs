@@ -35,6 +35,7 @@ pub enum Cmd {
     Cancel,
     ClearQueue,
     Scaling,
+    Histogram,
     ToggleTrace,
     BaselineBench,
     BaselineRun,
@@ -174,6 +175,13 @@ pub const LIVE: &[Binding] = &[
         Cmd::Cancel,
     )
     .hint("c", "cancel run"),
+    b(
+        &[Key::Char('d')],
+        "d",
+        "distribution of the selected bench (histogram)",
+        Cmd::Histogram,
+    )
+    .hint("d", "histogram"),
 ];
 
 pub const COMPARE: &[Binding] = &[
@@ -208,6 +216,13 @@ pub const COMPARE: &[Binding] = &[
         Cmd::Scaling,
     )
     .hint("g", "scaling"),
+    b(
+        &[Key::Char('d')],
+        "d",
+        "distribution of the selected cell (histogram)",
+        Cmd::Histogram,
+    )
+    .hint("d", "histogram"),
 ];
 
 pub const GLOBAL: &[Binding] = &[

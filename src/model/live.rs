@@ -21,6 +21,13 @@ pub(super) fn on_cmd(state: &mut State, cmd: Cmd, now: Instant) -> Vec<Effect> {
             move_cursor(&mut state.live.row, n, cmd == Cmd::Down);
         }
         Cmd::Cancel => return state.cancel_running(now),
+        Cmd::Histogram => {
+            let picked = state
+                .live_bench()
+                .map(|(r, b)| ((r.id.clone(), r.seq), b.to_string()));
+            let (run, bench) = picked.unzip();
+            state.show_histogram(run, bench);
+        }
         _ => {}
     }
     vec![]

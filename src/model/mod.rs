@@ -84,6 +84,11 @@ pub enum Overlay {
     Scaling,
     /// A sweep on top of a long queue: queue it anyway?
     ConfirmSweep,
+    /// The distribution of one bench of one run.
+    Histogram {
+        run_id: String,
+        bench: String,
+    },
 }
 
 /// A sweep waiting for the user's yes (the queue was already long).
@@ -432,6 +437,25 @@ impl State {
         true
     }
 
+    /// Shows the histogram of `bench` in `run`, or says why there is none.
+    fn show_histogram(&mut self, run: Option<(String, usize)>, bench: Option<String>) {
+        let (Some((run_id, seq)), Some(bench)) = (run, bench) else {
+            self.set_status("no bench selected", true);
+            return;
+        };
+        let has = self
+            .runs
+            .iter()
+            .find(|r| r.id == run_id)
+            .and_then(|r| r.record.bench(&bench))
+            .is_some_and(|b| !b.samples.is_empty());
+        if has {
+            self.overlay = Some(Overlay::Histogram { run_id, bench });
+        } else {
+            self.set_status(format!("{bench} has no samples in run {seq} yet"), true);
+        }
+    }
+
     /// Takes the command line's lists of values as the catalog's sweep, and says so.
     pub fn command_line_sweep(&mut self, varied: String, runs: Vec<Knobs>) {
         self.set_status(
@@ -627,7 +651,7 @@ fn on_key(state: &mut State, key: Key, now: Instant) -> Vec<Effect> {
                 vec![Effect::DismissJournal(session.path)]
             };
         }
-        Some(Overlay::Help) | Some(Overlay::Scaling) => {
+        Some(Overlay::Help) | Some(Overlay::Scaling) | Some(Overlay::Histogram { .. }) => {
             state.overlay = None;
             return vec![];
         }

@@ -85,24 +85,38 @@ impl Drop for GroupKill {
 }
 
 /// How many packages a build of the harness compiles on this host, from cargo metadata (an
-/// estimate for the progress line: crates already built are not compiled again).
+/// estimate for the progress line: crates already built are not compiled again). Runs beside
+/// the build in a process group of its own, killed with it when not needed any more, and
+/// given at most 30 s.
 async fn package_count(cargo: &std::ffi::OsStr, manifest: &std::path::Path) -> Option<usize> {
     let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
-    let vv = Command::new(rustc).arg("-vV").output().await.ok()?;
+    let vv = Command::new(rustc)
+        .arg("-vV")
+        .kill_on_drop(true)
+        .output()
+        .await
+        .ok()?;
     let host = String::from_utf8_lossy(&vv.stdout)
         .lines()
         .find_map(|l| l.strip_prefix("host: ").map(str::to_string))?;
-    let out = Command::new(cargo)
+    let child = Command::new(cargo)
         .args(["metadata", "--format-version", "1", "--filter-platform"])
         .arg(&host)
         .arg("--manifest-path")
         .arg(manifest)
         .stdin(Stdio::null())
+        .stdout(Stdio::piped())
         .stderr(Stdio::null())
+        .process_group(0)
         .kill_on_drop(true)
-        .output()
-        .await
+        .spawn()
         .ok()?;
+    let mut group = GroupKill(child.id());
+    let out = tokio::time::timeout(std::time::Duration::from_secs(30), child.wait_with_output())
+        .await
+        .ok()?
+        .ok()?;
+    group.0 = None;
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).ok()?;
     Some(v["resolve"]["nodes"].as_array()?.len())
 }
@@ -150,7 +164,6 @@ async fn resolve(
         };
     }
     status.send_replace(HarnessBuild::Checking);
-    let total = package_count(cargo, &manifest).await;
     let spawned = Command::new(cargo)
         .args(["build", "--release", "--manifest-path"])
         .arg(&manifest)
@@ -187,7 +200,28 @@ async fn resolve(
     let mut lines = BufReader::new(child.stderr.take().expect("piped")).lines();
     let mut tail = Vec::new();
     let mut done = 0;
-    while let Ok(Some(line)) = lines.next_line().await {
+    // The count of packages arrives while cargo works (or never: then the line has no total).
+    let count = package_count(cargo, &manifest);
+    tokio::pin!(count);
+    let mut total = None;
+    let mut counted = false;
+    loop {
+        let line = tokio::select! {
+            t = &mut count, if !counted => {
+                counted = true;
+                total = t;
+                status.send_modify(|s| {
+                    if let HarnessBuild::Building { total: at, .. } = s {
+                        *at = t;
+                    }
+                });
+                continue;
+            }
+            line = lines.next_line() => match line {
+                Ok(Some(line)) => line,
+                _ => break,
+            },
+        };
         if let Some(name) = compiling(&line) {
             done += 1;
             status.send_replace(HarnessBuild::Building {
@@ -248,6 +282,7 @@ mod tests {
         let path = dir.join("fake-cargo");
         let build = if succeed {
             r#"for a; do last="$a"; done
+  sleep 0.5
   echo "   Compiling alpha v1.0.0" >&2
   echo "   Compiling beta v0.2.0 (/src/beta)" >&2
   mkdir -p "$last/release" && touch "$last/release/harness-sqlx""#

@@ -1,8 +1,6 @@
 //! The explorer's main loop: one `tokio::select!` over key presses, run events and a fixed
 //! render tick. State changes only in `model::update`; drawing only in `ui::render`.
 
-mod files;
-
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -285,7 +283,7 @@ impl Loop<'_> {
                             state.target.name,
                             stamp.trim_end_matches('Z')
                         );
-                        let result = files::write_new(
+                        let result = crate::files::write_new(
                             self.snapshot_dir,
                             &stem,
                             &[("md", &md), ("json", &json)],

@@ -161,17 +161,39 @@ pub fn scaling(state: &crate::model::State, theme: &Theme, frame: &mut Frame, ar
     let Some(sc) = state.scaling() else {
         return;
     };
-    let mut lines: Vec<Line> = sc
-        .text()
-        .lines()
-        .map(|l| Line::raw(l.to_string()))
-        .collect();
+    text_box(theme, frame, area, " Scaling ", &sc.text());
+}
+
+/// The distribution of one bench of one run.
+pub fn histogram(
+    state: &crate::model::State,
+    theme: &Theme,
+    frame: &mut Frame,
+    area: Rect,
+    run_id: &str,
+    bench: &str,
+) {
+    let Some(run) = state.runs.iter().find(|r| r.id == run_id) else {
+        return;
+    };
+    let Some(b) = run.record.bench(bench) else {
+        return;
+    };
+    let bar = (area.width as usize).saturating_sub(30).clamp(10, 50);
+    let title = format!("{bench} · run {}", run.seq);
+    let text = crate::export::histogram::text(&title, b, bar);
+    text_box(theme, frame, area, " Distribution ", &text);
+}
+
+/// A centred box of preformatted text, closed by any key.
+fn text_box(theme: &Theme, frame: &mut Frame, area: Rect, title: &str, text: &str) {
+    let mut lines: Vec<Line> = text.lines().map(|l| Line::raw(l.to_string())).collect();
     lines.push(Line::styled("any key closes this", theme.dim()));
     let width = lines.iter().map(|l| l.width()).max().unwrap_or(20) as u16 + 2;
     let popup = centered(area, width.max(30), lines.len() as u16 + 2);
     let block = Block::default()
         .borders(Borders::ALL)
-        .title(" Scaling ")
+        .title(title.to_string())
         .border_style(theme.title());
     frame.render_widget(Clear, popup);
     frame.render_widget(Paragraph::new(lines).block(block), popup);

@@ -72,11 +72,14 @@ pub fn render(state: &State, frame: &mut Frame) {
     }
     draw_status(state, &theme, frame, status);
     draw_hints(state, &theme, frame, hints);
-    match state.overlay {
+    match &state.overlay {
         Some(Overlay::Help) => help::draw(&theme, frame, area),
         Some(Overlay::ConfirmQuit) => help::confirm_quit(state, &theme, frame, area),
         Some(Overlay::Reopen) => help::reopen(state, &theme, frame, area),
         Some(Overlay::ConfirmSweep) => help::confirm_sweep(state, &theme, frame, area),
+        Some(Overlay::Histogram { run_id, bench }) => {
+            help::histogram(state, &theme, frame, area, run_id, bench)
+        }
         Some(Overlay::Scaling) => help::scaling(state, &theme, frame, area),
         None => {}
     }

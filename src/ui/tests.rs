@@ -476,3 +476,17 @@ fn a_sweep_on_a_long_queue() {
     keys(&mut s, &[Key::Char('s'), Key::Enter, Key::Char('s')], t);
     insta::assert_snapshot!("confirm_sweep_80x24", draw(&s, 80, 24));
 }
+
+/// `d` on a comparison cell: the bench's distribution.
+#[test]
+fn a_histogram_overlay() {
+    let mut s = base_state();
+    let t = Instant::now();
+    keys(&mut s, &[Key::Enter], t);
+    let k = s.knobs.values.clone();
+    ev(&mut s, "t-1", start(false, &k), t);
+    finish(&mut s, "t-1", "rusqlite", 1400.0, false, t);
+    exited(&mut s, "t-1", Outcome::Completed, t);
+    keys(&mut s, &[Key::BackTab, Key::Char('d')], t);
+    insta::assert_snapshot!("histogram_120x40", draw(&s, 120, 40));
+}

@@ -1,5 +1,6 @@
-//! Writing snapshot files: atomically (temp file, then linked into place) and never over an
-//! existing file (a numbered suffix is added instead).
+//! Writing result files atomically: snapshots (temp file, then linked into place, never over
+//! an existing file: a numbered suffix is added instead), and exports to a path the user named
+//! (temp file, then renamed over it).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -43,6 +44,33 @@ pub fn write_new(dir: &Path, stem: &str, files: &[(&str, &str)]) -> Result<Vec<P
     Err(format!("no free file name for {stem} in {}", dir.display()))
 }
 
+/// Writes `contents` to `path` through a synced temp file beside it renamed into place: a
+/// reader sees the old file or the new one, never half of it.
+pub fn write_atomic(path: &Path, contents: &str) -> Result<(), String> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .ok_or_else(|| format!("{} names no file", path.display()))?;
+    let tmp = dir.join(format!(
+        ".{}.tmp{}",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(contents.as_bytes())?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result.map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
 /// Writes a temp file, syncs it, and hard-links it to `path`, which fails if `path` exists.
 /// Returns Ok(false) when `path` already exists.
 fn write_no_clobber(path: &Path, contents: &str) -> Result<bool, String> {
@@ -64,6 +92,18 @@ fn write_no_clobber(path: &Path, contents: &str) -> Result<bool, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_atomic_write_replaces_the_file_and_leaves_no_temp_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("report.md");
+        write_atomic(&p, "one").unwrap();
+        write_atomic(&p, "two").unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "two");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+        let e = write_atomic(&dir.path().join("no/such/dir/x.md"), "x").unwrap_err();
+        assert!(e.starts_with("cannot write") && e.contains("x.md"), "{e}");
+    }
 
     #[test]
     fn never_overwrites_and_keeps_pairs_together() {

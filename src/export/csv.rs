@@ -1,0 +1,87 @@
+//! CSV: one row per bench of each run, for spreadsheets and scripts. Times in nanoseconds per
+//! operation; empty cells where a figure does not exist (no baseline, no latency recording).
+
+use bench_core::compare::comparison;
+
+use super::Report;
+
+const HEADERS: [&str; 22] = [
+    "run",
+    "target",
+    "bench",
+    "backend",
+    "strategy",
+    "samples",
+    "median_ns",
+    "median_ci95_lo_ns",
+    "median_ci95_hi_ns",
+    "mean_ns",
+    "sd_ns",
+    "min_ns",
+    "max_ns",
+    "p99_ns",
+    "ops_per_s",
+    "ratio",
+    "ratio_ci95_lo",
+    "ratio_ci95_hi",
+    "ratio_against",
+    "cpu_ns_per_op",
+    "switches_per_op",
+    "knobs",
+];
+
+pub fn render(report: &Report<'_>) -> String {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(HEADERS).expect("writing to memory");
+    let baselines = report.baselines();
+    // Three decimals are below any figure's resolution and keep float noise out.
+    let num = |x: f64| format!("{}", (x * 1000.0).round() / 1000.0);
+    for (i, run) in report.runs.iter().enumerate() {
+        let (target, knobs) = run
+            .start
+            .as_ref()
+            .map(|s| (s.target.clone(), s.knobs.to_string()))
+            .unwrap_or_default();
+        for r in comparison(run, &baselines) {
+            let s = run.bench(&r.bench).and_then(|b| b.summary.as_ref());
+            let pick = |f: fn(&bench_core::measure::stats::Summary) -> f64| {
+                s.map(|s| num(f(s))).unwrap_or_default()
+            };
+            let base = baselines.base_of(run, &r.bench);
+            let (ratio, lo, hi, against) = match &r.ratio {
+                Some(x) if r.bench != base => {
+                    let [lo, hi] = x.ci95.unwrap_or([x.value - x.err, x.value + x.err]);
+                    (num(x.value), num(lo), num(hi), base.to_string())
+                }
+                _ => Default::default(),
+            };
+            let cost = r.cost.as_ref();
+            let record = [
+                report.number(i).to_string(),
+                target.clone(),
+                r.bench.clone(),
+                r.backend.clone(),
+                r.strategy.clone().unwrap_or_default(),
+                r.samples.to_string(),
+                num(r.median_ns),
+                num(r.ci95_ns[0]),
+                num(r.ci95_ns[1]),
+                pick(|s| s.mean),
+                pick(|s| s.std_dev),
+                pick(|s| s.min),
+                pick(|s| s.max),
+                r.p99_ns.map(|p| p.to_string()).unwrap_or_default(),
+                num(r.ops_per_s),
+                ratio,
+                lo,
+                hi,
+                against,
+                cost.map(|c| num(c.cpu_ns_per_op)).unwrap_or_default(),
+                cost.map(|c| num(c.switches_per_op())).unwrap_or_default(),
+                knobs.clone(),
+            ];
+            w.write_record(&record).expect("writing to memory");
+        }
+    }
+    String::from_utf8(w.into_inner().expect("flushing to memory")).expect("CSV of UTF-8 text")
+}
