@@ -131,9 +131,27 @@ pub fn ratio_short(value: f64) -> String {
     format!("{value:.*}x", decimals(value).min(2))
 }
 
-/// A change against a baseline run with its verdict, `-6.0% ▼`.
+/// A change against a baseline run with its verdict, `-6.0% ▼`; `-6.0% ≠` when the runs were
+/// not made the same way (no verdict then: [`differs`] says what).
 pub fn change(c: &Change) -> String {
-    format!("{:+.1}% {}", c.pct, c.verdict.mark())
+    if c.differs.is_empty() {
+        format!("{:+.1}% {}", c.pct, c.verdict.mark())
+    } else {
+        format!("{:+.1}% ≠", c.pct)
+    }
+}
+
+/// A change in words: `regressed (+6.0%)`, or what differs instead of a verdict.
+pub fn verdict(c: &Change) -> String {
+    if c.differs.is_empty() {
+        format!("{} ({:+.1}%)", c.verdict.label(), c.pct)
+    } else {
+        format!(
+            "{:+.1}%, no verdict ({} differ)",
+            c.pct,
+            c.differs.join(", ")
+        )
+    }
 }
 
 /// The first `width` characters of `s`, with an ellipsis if cut.
@@ -216,9 +234,24 @@ mod tests {
         assert_eq!(
             change(&Change {
                 pct: -6.04,
-                verdict: Verdict::Improved
+                verdict: Verdict::Improved,
+                ci95_pct: None,
+                basis: String::new(),
+                differs: vec![],
             }),
             "-6.0% ▼"
+        );
+        let c = Change {
+            pct: -6.04,
+            verdict: Verdict::Improved,
+            ci95_pct: None,
+            basis: String::new(),
+            differs: vec!["rows 20000 vs 40000".into()],
+        };
+        assert_eq!(change(&c), "-6.0% ≠");
+        assert_eq!(
+            verdict(&c),
+            "-6.0%, no verdict (rows 20000 vs 40000 differ)"
         );
     }
 

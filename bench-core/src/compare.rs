@@ -54,6 +54,9 @@ pub enum Verdict {
     Improved,
     Regressed,
     WithinNoise,
+    /// The samples differ, but the evidence cannot separate that from run-to-run variation
+    /// (one run each, and a change smaller than a run can move by).
+    CannotTell,
 }
 
 impl Verdict {
@@ -62,6 +65,7 @@ impl Verdict {
             Verdict::Improved => "improved",
             Verdict::Regressed => "regressed",
             Verdict::WithinNoise => "within noise",
+            Verdict::CannotTell => "cannot tell",
         }
     }
 
@@ -71,6 +75,7 @@ impl Verdict {
             Verdict::Improved => "▼",
             Verdict::Regressed => "▲",
             Verdict::WithinNoise => "≈",
+            Verdict::CannotTell => "?",
         }
     }
 }
@@ -78,41 +83,269 @@ impl Verdict {
 /// How changes are judged.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Settings {
-    /// Relative changes up to this are "within noise" whatever the intervals say (0.02 = 2%).
+    /// Relative changes up to this are "within noise" whatever the tests say (0.02 = 2%).
     pub noise: f64,
+    /// Significance level of the tests (two-sided).
+    #[serde(default = "default_alpha")]
+    pub alpha: f64,
+    /// With one run a side, how far a run's median can move from run to run when nothing
+    /// measured says (0.25 = 25%: three runs of rusqlite in a row on one machine read 2.90,
+    /// 3.65 and 3.85 µs). Larger changes get a verdict; smaller ones "cannot tell".
+    #[serde(default = "default_single_run_margin")]
+    pub single_run_margin: f64,
+}
+
+fn default_alpha() -> f64 {
+    0.01
+}
+
+fn default_single_run_margin() -> f64 {
+    0.25
 }
 
 impl Default for Settings {
     fn default() -> Self {
-        Settings { noise: 0.02 }
+        Settings {
+            noise: 0.02,
+            alpha: default_alpha(),
+            single_run_margin: default_single_run_margin(),
+        }
     }
 }
 
-/// A bench's median against the same bench in a baseline run.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+/// A bench's median against the same bench in a baseline run (or runs).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Change {
     /// Relative change of the median, in percent (negative is faster).
     pub pct: f64,
     pub verdict: Verdict,
+    /// 95% interval of the change in percent, from what decided the verdict.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ci95_pct: Option<[f64; 2]>,
+    /// What decided: the evidence, in words.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub basis: String,
+    /// What differs between the runs compared (knobs, trace, build, SQLite, CPU): flagged
+    /// beside the verdict, never silently compared.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub differs: Vec<String>,
 }
 
-/// A change counts only when the median CIs do not overlap and the relative change exceeds the
-/// noise threshold.
-pub fn change(current: &Summary, baseline: &Summary, settings: &Settings) -> Change {
-    let rel = current.median / baseline.median - 1.0;
-    let overlap = current.ci95_median[0] <= baseline.ci95_median[1]
-        && baseline.ci95_median[0] <= current.ci95_median[1];
-    let verdict = if overlap || rel.abs() <= settings.noise {
-        Verdict::WithinNoise
-    } else if rel < 0.0 {
+/// One run's change against one baseline run, on their samples alone (see [`judge`]).
+pub fn change(
+    current: &BenchResult,
+    baseline: &BenchResult,
+    settings: &Settings,
+) -> Option<Change> {
+    judge(&[current], &[baseline], settings)
+}
+
+fn median_of(mut xs: Vec<f64>) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    let n = xs.len();
+    if n % 2 == 1 {
+        xs[n / 2]
+    } else {
+        (xs[n / 2 - 1] + xs[n / 2]) / 2.0
+    }
+}
+
+/// Two-sided p-value of the Mann-Whitney U test (normal approximation with the tie
+/// correction): do two sets of samples come from the same distribution?
+pub fn mann_whitney(a: &[f64], b: &[f64]) -> Option<f64> {
+    let (n1, n2) = (a.len() as f64, b.len() as f64);
+    if a.len() < 3 || b.len() < 3 {
+        return None;
+    }
+    let mut all: Vec<(f64, bool)> = a
+        .iter()
+        .map(|x| (*x, true))
+        .chain(b.iter().map(|x| (*x, false)))
+        .collect();
+    all.sort_by(|x, y| x.0.total_cmp(&y.0));
+    let n = all.len();
+    let (mut rank_a, mut ties) = (0.0, 0.0);
+    let mut i = 0;
+    while i < n {
+        let mut j = i;
+        while j + 1 < n && all[j + 1].0 == all[i].0 {
+            j += 1;
+        }
+        let rank = (i + j) as f64 / 2.0 + 1.0;
+        let t = (j - i + 1) as f64;
+        ties += t * t * t - t;
+        rank_a += all[i..=j].iter().filter(|x| x.1).count() as f64 * rank;
+        i = j + 1;
+    }
+    let u = rank_a - n1 * (n1 + 1.0) / 2.0;
+    let mean = n1 * n2 / 2.0;
+    let nn = n1 + n2;
+    let var = n1 * n2 / 12.0 * ((nn + 1.0) - ties / (nn * (nn - 1.0)));
+    if var <= 0.0 {
+        return Some(1.0);
+    }
+    let z = (u - mean).abs() / var.sqrt();
+    Some(2.0 * normal_tail(z))
+}
+
+/// P(Z > z) for a standard normal (Abramowitz and Stegun 7.1.26, error below 1.5e-7).
+fn normal_tail(z: f64) -> f64 {
+    let t = 1.0 / (1.0 + 0.3275911 * z / std::f64::consts::SQRT_2);
+    let poly = t
+        * (0.254829592
+            + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))));
+    0.5 * poly * (-(z * z) / 2.0).exp()
+}
+
+/// Two-sided critical value of Student's t for `df` degrees of freedom at 99% (alpha 0.01)
+/// or 95% (anything else).
+fn t_critical(df: usize, alpha: f64) -> f64 {
+    const T99: [f64; 10] = [
+        63.66, 9.925, 5.841, 4.604, 4.032, 3.707, 3.499, 3.355, 3.250, 3.169,
+    ];
+    const T95: [f64; 10] = [
+        12.71, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+    ];
+    let (table, inf, thirty) = if alpha <= 0.01 {
+        (T99, 2.576, 2.750)
+    } else {
+        (T95, 1.960, 2.042)
+    };
+    match df {
+        0 => f64::INFINITY,
+        1..=10 => table[df - 1],
+        11..=30 => thirty,
+        _ => inf,
+    }
+}
+
+/// The change of a bench between runs and its verdict. `current` and `baseline` are the
+/// bench's results in runs made the same way on each side (one or more each).
+///
+/// - Within the noise threshold: within noise, whatever else.
+/// - With three runs or more on a side (or two on each), the run-to-run variation is measured:
+///   Welch's comparison of the runs' log medians against Student's t (at `alpha`) decides,
+///   and gives the interval. One run's samples say nothing about the next run, so they do
+///   not decide here.
+/// - With less, the samples are tested (Mann-Whitney): samples that do not differ are within
+///   noise; samples that differ by more than a run can move (`single_run_margin`) are a
+///   change; less than that, the verdict is "cannot tell".
+pub fn judge(
+    current: &[&BenchResult],
+    baseline: &[&BenchResult],
+    settings: &Settings,
+) -> Option<Change> {
+    let medians = |rs: &[&BenchResult]| -> Vec<f64> {
+        rs.iter()
+            .filter_map(|r| r.summary.as_ref().map(|s| s.median))
+            .filter(|m| *m > 0.0)
+            .collect()
+    };
+    let (cm, bm) = (medians(current), medians(baseline));
+    if cm.is_empty() || bm.is_empty() {
+        return None;
+    }
+    let (c, b) = (median_of(cm.clone()), median_of(bm.clone()));
+    let rel = c / b - 1.0;
+    let direction = if rel < 0.0 {
         Verdict::Improved
     } else {
         Verdict::Regressed
     };
-    Change {
+    let mut out = Change {
         pct: rel * 100.0,
-        verdict,
+        verdict: Verdict::WithinNoise,
+        ci95_pct: None,
+        basis: String::new(),
+        differs: Vec::new(),
+    };
+    let (nc, nb) = (cm.len(), bm.len());
+    let logs = |xs: &[f64]| xs.iter().map(|x| x.ln()).collect::<Vec<f64>>();
+    let (lc, lb) = (logs(&cm), logs(&bm));
+    let mean = |xs: &[f64]| xs.iter().sum::<f64>() / xs.len() as f64;
+    let ss = |xs: &[f64]| {
+        let m = mean(xs);
+        xs.iter().map(|x| (x - m).powi(2)).sum::<f64>()
+    };
+    let df = (nc - 1) + (nb - 1);
+    if nc.max(nb) >= 3 || (nc >= 2 && nb >= 2) {
+        // Pooled run-to-run variance of log medians.
+        let sd = ((ss(&lc) + ss(&lb)) / df as f64).sqrt();
+        let se = sd * (1.0 / nc as f64 + 1.0 / nb as f64).sqrt();
+        let d = mean(&lc) - mean(&lb);
+        let w95 = t_critical(df, 0.05) * se;
+        out.ci95_pct = Some([
+            ((d - w95).exp() - 1.0) * 100.0,
+            ((d + w95).exp() - 1.0) * 100.0,
+        ]);
+        let significant =
+            se > 0.0 && d.abs() / se > t_critical(df, settings.alpha) || se == 0.0 && d != 0.0;
+        out.basis = format!(
+            "{nb} baseline runs, {nc} current: run-to-run sd {:.1}%",
+            sd * 100.0
+        );
+        if rel.abs() > settings.noise && significant {
+            out.verdict = direction;
+        }
+        return Some(out);
     }
+    // One run a side (or one and two): their samples, and what a run can move by.
+    let samples = |rs: &[&BenchResult]| -> Vec<f64> {
+        rs.iter().flat_map(|r| r.samples.iter().copied()).collect()
+    };
+    let (sc, sb) = (samples(current), samples(baseline));
+    if let (Some(cs), Some(bs)) = (
+        current.first().and_then(|r| r.summary.as_ref()),
+        baseline.first().and_then(|r| r.summary.as_ref()),
+    ) {
+        out.ci95_pct = Some([
+            (cs.ci95_median[0] / bs.ci95_median[1] - 1.0) * 100.0,
+            (cs.ci95_median[1] / bs.ci95_median[0] - 1.0) * 100.0,
+        ]);
+    }
+    if rel.abs() <= settings.noise {
+        out.basis = format!("within the {:.0}% noise threshold", settings.noise * 100.0);
+        return Some(out);
+    }
+    let p = mann_whitney(&sc, &sb);
+    match p {
+        Some(p) if p >= settings.alpha => {
+            out.basis = format!("one run a side: their samples do not differ (p = {p:.2})");
+        }
+        _ if rel.abs() > settings.single_run_margin => {
+            out.verdict = direction;
+            out.basis = format!(
+                "one run a side: beyond the {:.0}% a run can move by",
+                settings.single_run_margin * 100.0
+            );
+        }
+        _ => {
+            out.verdict = Verdict::CannotTell;
+            out.basis = format!(
+                "one run a side: their samples differ, but runs can move by up to {:.0}%; repeat runs (--repeat 3) to measure how much",
+                settings.single_run_margin * 100.0
+            );
+        }
+    }
+    Some(out)
+}
+
+/// What differs between two runs beyond their knobs that makes their timings incomparable:
+/// trace, profiling, build profile, SQLite versions, CPU model.
+pub fn setup_differences(a: &RunRecord, b: &RunRecord) -> Vec<String> {
+    let mut d = run_differences(a, b);
+    if let (Some(x), Some(y)) = (&a.start, &b.start) {
+        if x.env.profile != y.env.profile {
+            d.push(format!("build {} vs {}", x.env.profile, y.env.profile));
+        }
+        if x.env.sqlite != y.env.sqlite {
+            d.push(format!("SQLite {} vs {}", x.env.sqlite, y.env.sqlite));
+        }
+        if x.env.cpu != y.env.cpu {
+            d.push(format!("CPU {} vs {}", x.env.cpu, y.env.cpu));
+        }
+    }
+    d
 }
 
 /// One row of a comparison: a bench's figures, its ratio to the baseline bench and, when a
@@ -141,13 +374,16 @@ pub struct ComparisonRow {
 }
 
 /// What a comparison is made against.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Baselines<'a> {
     /// The bench every ratio is relative to.
     pub bench: &'a str,
     /// The run every change is relative to (none for a single run).
     pub run: Option<&'a RunRecord>,
     pub settings: Settings,
+    /// Every run on hand: those made the same way as the baseline run (or as the run judged)
+    /// are its repeats, and measure how far a run moves from run to run.
+    pub peers: Vec<&'a RunRecord>,
 }
 
 impl<'a> Baselines<'a> {
@@ -156,6 +392,7 @@ impl<'a> Baselines<'a> {
             bench,
             run: None,
             settings: Settings::default(),
+            peers: Vec::new(),
         }
     }
 
@@ -193,19 +430,40 @@ impl<'a> Baselines<'a> {
         (s.median > 0.0 && base.median > 0.0).then(|| s.median / base.median)
     }
 
-    /// The change of `bench` in `run` against the baseline run, unless `run` is that run.
+    /// `bench` in `of` and in the peers made the same way as `of` but not as `other`.
+    fn repeats<'r>(
+        &'r self,
+        of: &'r RunRecord,
+        other: &RunRecord,
+        bench: &str,
+    ) -> Vec<&'r BenchResult> {
+        let mut g: Vec<&BenchResult> = of.bench(bench).into_iter().collect();
+        for p in &self.peers {
+            if std::ptr::eq(*p, of) || std::ptr::eq(*p, other) || p.profiled {
+                continue;
+            }
+            if setup_differences(of, p).is_empty() && !setup_differences(other, p).is_empty() {
+                g.extend(p.bench(bench));
+            }
+        }
+        g
+    }
+
+    /// The change of `bench` in `run` against the baseline run, unless `run` is that run:
+    /// judged with the repeats of each among the peers, and flagged with what differs.
     pub fn change(&self, run: &RunRecord, bench: &str) -> Option<Change> {
         let base = self.run.filter(|b| !std::ptr::eq(*b, run))?;
         // A profiled run's timings include the profiler: no verdict either way.
         if base.profiled || run.profiled {
             return None;
         }
-        let s = run.bench(bench)?.summary.as_ref()?;
-        Some(change(
-            s,
-            base.bench(bench)?.summary.as_ref()?,
-            &self.settings,
-        ))
+        let (current, baseline) = (
+            self.repeats(run, base, bench),
+            self.repeats(base, run, bench),
+        );
+        let mut c = judge(&current, &baseline, &self.settings)?;
+        c.differs = setup_differences(base, run);
+        Some(c)
     }
 }
 
@@ -334,23 +592,81 @@ mod tests {
         assert_eq!(r.ci95, None);
     }
 
+    /// A bench result of `n` samples spread ±`spread` around `m` (deterministic).
+    fn result(m: f64, spread: f64, n: usize) -> BenchResult {
+        let xs: Vec<f64> = (0..n)
+            .map(|i| m * (1.0 + spread * (((i * 37) % n) as f64 / n as f64 - 0.5) * 2.0))
+            .collect();
+        let mut r = RunRecord::default();
+        for x in &xs {
+            r.apply(Event::Sample {
+                bench: "b".into(),
+                iter: 0,
+                ops: 1,
+                elapsed_ns: *x as u64,
+                work: None,
+                cost: None,
+            });
+        }
+        r.apply(Event::Summary {
+            bench: "b".into(),
+            stats: summarize(&xs, None).unwrap(),
+        });
+        r.bench("b").unwrap().clone()
+    }
+
     #[test]
-    fn verdicts() {
-        let base = with_ci(100.0, 98.0, 102.0);
+    fn mann_whitney_tells_shifted_samples_from_the_same() {
+        let a: Vec<f64> = (0..50).map(|i| 100.0 + (i % 10) as f64).collect();
+        let b: Vec<f64> = (0..50).map(|i| 100.0 + ((i * 7) % 10) as f64).collect();
+        let c: Vec<f64> = a.iter().map(|x| x + 8.0).collect();
+        assert!(mann_whitney(&a, &b).unwrap() > 0.9);
+        assert!(mann_whitney(&a, &c).unwrap() < 1e-6);
+        assert_eq!(mann_whitney(&a[..2], &b), None);
+        assert!((normal_tail(1.959964) - 0.025).abs() < 1e-6);
+    }
+
+    #[test]
+    fn one_run_a_side_gives_a_verdict_only_beyond_what_a_run_can_move() {
         let s = Settings::default();
-        let v = |m, lo, hi| change(&with_ci(m, lo, hi), &base, &s).verdict;
-        assert_eq!(v(80.0, 79.0, 81.0), Verdict::Improved);
-        assert_eq!(v(120.0, 119.0, 121.0), Verdict::Regressed);
-        assert_eq!(v(101.0, 99.0, 103.0), Verdict::WithinNoise);
+        let base = result(100.0, 0.01, 40);
+        let v = |m: f64| change(&result(m, 0.01, 40), &base, &s).unwrap();
+        // Tight samples 10% apart: they differ, but a run can move that much.
+        let c = v(110.0);
+        assert_eq!(c.verdict, Verdict::CannotTell);
+        assert!(c.basis.contains("repeat runs"), "{}", c.basis);
         assert_eq!(
-            v(101.5, 102.5, 102.6),
+            v(101.5).verdict,
             Verdict::WithinNoise,
             "under the threshold"
         );
-        assert!(close(
-            change(&with_ci(80.0, 79.0, 81.0), &base, &s).pct,
-            -20.0
-        ));
+        assert_eq!(v(140.0).verdict, Verdict::Regressed);
+        assert_eq!(v(60.0).verdict, Verdict::Improved);
+        assert!(close(v(60.0).pct, -40.0));
+        // Wide samples whose medians are 5% apart do not differ.
+        let wide = change(&result(105.0, 0.5, 20), &result(100.0, 0.5, 20), &s).unwrap();
+        assert_eq!(wide.verdict, Verdict::WithinNoise, "{}", wide.basis);
+    }
+
+    #[test]
+    fn repeated_runs_judge_by_their_run_to_run_variation() {
+        let s = Settings::default();
+        let runs = |ms: &[f64]| ms.iter().map(|m| result(*m, 0.01, 30)).collect::<Vec<_>>();
+        fn refs(v: &[BenchResult]) -> Vec<&BenchResult> {
+            v.iter().collect()
+        }
+        // Runs that move ±1% from run to run: a 5% change is called, with its interval.
+        let base = runs(&[100.0, 101.0, 99.0, 100.5]);
+        let slower = runs(&[105.0, 104.5, 106.0]);
+        let c = judge(&refs(&slower), &refs(&base), &s).unwrap();
+        assert_eq!(c.verdict, Verdict::Regressed, "{}", c.basis);
+        let [lo, hi] = c.ci95_pct.unwrap();
+        assert!(lo > 2.0 && hi < 8.0, "{lo} {hi}");
+        // Runs that move ±20%: the same 5% is within noise.
+        let noisy = runs(&[100.0, 120.0, 80.0, 110.0]);
+        let c = judge(&refs(&slower), &refs(&noisy), &s).unwrap();
+        assert_eq!(c.verdict, Verdict::WithinNoise, "{}", c.basis);
+        assert!(c.basis.contains("run-to-run sd"), "{}", c.basis);
     }
 
     fn record(benches: &[(&str, f64, f64, f64)]) -> RunRecord {
@@ -455,8 +771,11 @@ mod tests {
             "not against itself"
         );
         let rows = comparison(&run, &b);
-        assert_eq!(rows[1].change.unwrap().verdict, Verdict::Improved);
-        assert_eq!(rows[0].change.unwrap().verdict, Verdict::WithinNoise);
+        assert_eq!(rows[1].change.as_ref().unwrap().verdict, Verdict::Improved);
+        assert_eq!(
+            rows[0].change.as_ref().unwrap().verdict,
+            Verdict::WithinNoise
+        );
         assert!(
             comparison(&run, &Baselines::bench("missing"))
                 .iter()

@@ -51,6 +51,7 @@ impl<'a> Report<'a> {
             bench: self.baseline,
             run: self.baseline_run.and_then(|i| self.runs.get(i)),
             settings: self.settings,
+            peers: self.runs.iter().collect(),
         }
     }
 
@@ -170,7 +171,15 @@ mod snapshot_tests {
         assert_eq!(v["baseline_run"], 3);
         let spin = &v["comparison"][1][1];
         assert_eq!(spin["bench"], "middleware/spin");
-        assert_eq!(spin["change"]["verdict"], "regressed");
+        // One run a side, 7.5% apart: less than a run can move by.
+        assert_eq!(spin["change"]["verdict"], "cannot_tell");
+        assert!(
+            spin["change"]["basis"]
+                .as_str()
+                .unwrap()
+                .contains("repeat runs"),
+            "{spin}"
+        );
         assert!(
             v["comparison"][0][1].get("change").is_none(),
             "not against itself"

@@ -93,7 +93,13 @@ pub fn comparison_cells(report: &Report<'_>, index: usize) -> (Vec<String>, Vec<
             if against.is_some() {
                 row.push(
                     r.change
-                        .map(|c| format!("{} {}", format::change(&c), c.verdict.label()))
+                        .map(|c| {
+                            if c.differs.is_empty() {
+                                format!("{} {}", format::change(&c), c.verdict.label())
+                            } else {
+                                format::verdict(&c)
+                            }
+                        })
                         .unwrap_or_else(|| "-".into()),
                 );
             }

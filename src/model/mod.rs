@@ -264,6 +264,7 @@ impl State {
             bench: self.compare.baseline_bench,
             run: self.baseline_run().map(|r| &r.record),
             settings: Default::default(),
+            peers: self.target_runs().map(|r| &r.record).collect(),
         }
     }
 

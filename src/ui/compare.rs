@@ -302,7 +302,14 @@ fn cell(state: &State, run: &RunView, bench: &str) -> String {
             };
             let mark = baselines
                 .change(&run.record, bench)
-                .map(|c| format!(" {}", c.verdict.mark()))
+                .map(|c| {
+                    let mark = if c.differs.is_empty() {
+                        c.verdict.mark()
+                    } else {
+                        "≠"
+                    };
+                    format!(" {mark}")
+                })
                 .unwrap_or_default();
             format!("{} {ratio}{mark}", format::ns(s.median))
         }
@@ -370,11 +377,13 @@ fn draw_detail(
                 }
                 if let Some(c) = baselines.change(&run.record, bench) {
                     t.push_str(&format!(
-                        " · {} ({:+.1}%) vs run {}",
-                        c.verdict.label(),
-                        c.pct,
+                        " · {} vs run {}",
+                        format::verdict(&c),
                         baseline_run.map(|b| b.seq).unwrap_or(0)
                     ));
+                    if c.differs.is_empty() && !c.basis.is_empty() {
+                        t.push_str(&format!(" ({})", c.basis));
+                    }
                 }
                 t
             }
