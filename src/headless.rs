@@ -62,6 +62,16 @@ pub struct RunArgs {
     /// Also write a CSV of every bench of every run to FILE (atomically).
     #[arg(long, value_name = "FILE")]
     pub export_csv: Option<std::path::PathBuf>,
+    /// Save the runs (every repeat and sweep value) as baseline NAME, replacing one of that
+    /// name. Repeats (--repeat 3) let later comparisons measure run-to-run variation.
+    #[arg(long, value_name = "NAME")]
+    pub save_baseline: Option<String>,
+    /// Compare the runs with baseline NAME (or a baseline or report file) after they finish;
+    /// the exit status is 3 when any bench regressed.
+    #[arg(long, value_name = "NAME")]
+    pub baseline: Option<String>,
+    #[command(flatten)]
+    pub verdicts: crate::baseline::VerdictArgs,
 }
 
 impl RunArgs {
@@ -134,6 +144,35 @@ pub fn run(args: RunArgs) -> i32 {
             return 2;
         }
     }
+    // Baselines are checked before anything runs: a bad name or a missing baseline.
+    let verdict_settings = match args.verdicts.settings() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return 2;
+        }
+    };
+    let baselines_dir = args.verdicts.dir(&args.session.cache_dir());
+    if let Some(Err(e)) = args
+        .save_baseline
+        .as_deref()
+        .map(crate::baseline::check_name)
+    {
+        eprintln!("error: {e}");
+        return 2;
+    }
+    let against = match args
+        .baseline
+        .as_deref()
+        .map(|b| crate::baseline::load(&baselines_dir, b))
+    {
+        Some(Ok(b)) => Some(b),
+        Some(Err(e)) => {
+            eprintln!("error: {e}");
+            return 2;
+        }
+        None => None,
+    };
     if let Some(dir) = &args.flamegraph {
         if let Err(e) = crate::profile::check() {
             eprintln!("error: {e}");
@@ -275,6 +314,35 @@ pub fn run(args: RunArgs) -> i32 {
     if args.output.is_none() {
         print!("{}", render(args.format, &report));
     }
+    let mut regressed = false;
+    if let Some(b) = &against {
+        let rows = crate::baseline::compare(&b.runs, &records, &verdict_settings);
+        regressed = crate::baseline::any_regressed(&rows);
+        let text = crate::baseline::text(&b.name, &rows, &verdict_settings);
+        // Beside a table on stdout; on stderr when stdout carries a document.
+        if args.format == Format::Table && args.output.is_none() {
+            print!("\n{text}");
+        } else {
+            eprint!("{text}");
+        }
+    }
+    if let Some(name) = &args.save_baseline {
+        if interrupted.is_some() || failed {
+            eprintln!("baseline {name} not saved: the run did not complete");
+        } else {
+            match crate::baseline::save(&baselines_dir, name, &records, &generated_at) {
+                Ok(p) => eprintln!(
+                    "saved baseline {name} ({} runs) to {}",
+                    records.len(),
+                    p.display()
+                ),
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    write_failed = true;
+                }
+            }
+        }
+    }
     // Files get no colour codes.
     let plain = Report {
         color: false,
@@ -303,6 +371,7 @@ pub fn run(args: RunArgs) -> i32 {
         // The conventional status of a process ended by a signal, once what finished is out.
         Some(sig) => 128 + sig,
         None if failed || write_failed => 1,
+        None if regressed => 3,
         None => 0,
     }
 }

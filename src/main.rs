@@ -1,6 +1,7 @@
 //! benchscope: what does it really cost to reach SQLite from async Rust, and where does the
 //! time go? Headless subcommands over the same runner layer the explorer uses.
 
+mod baseline;
 mod export;
 mod files;
 mod format;
@@ -45,6 +46,9 @@ enum Command {
     Run(headless::RunArgs),
     /// Render a saved JSON report again (table, markdown or JSON), running nothing.
     Show(show::ShowArgs),
+    /// Judge one saved baseline (or report) against another: a verdict per bench; exit
+    /// status 3 when any bench regressed.
+    Compare(baseline::CompareArgs),
     /// The runner itself (spawned by `run`): writes the event stream on stdout.
     #[command(hide = true)]
     Runner(bench_core::service::args::RunnerArgs),
@@ -64,6 +68,7 @@ fn main() {
         }
         Some(Command::Run(args)) => headless::run(args),
         Some(Command::Show(args)) => show::run(args),
+        Some(Command::Compare(args)) => baseline::run(args),
         Some(Command::Runner(args)) => {
             bench_core::service::init_logging();
             bench_core::workloads::core_main(args)

@@ -565,3 +565,98 @@ fn a_second_measurement_waits_for_the_first() {
     let first: serde_json::Value = serde_json::from_slice(&first.stdout).unwrap();
     assert!(first["runs"][0]["machine"]["load_start"].as_f64().is_some());
 }
+
+/// A run saved as a baseline, judged against itself (nothing regressed, exit 0) and against a
+/// copy of its report whose middleware/spin samples are all twice as slow (regressed, exit 3);
+/// bad names and missing baselines are refused before anything runs.
+#[test]
+fn baselines_are_saved_and_a_regression_fails_the_comparison() {
+    let cache = tempfile::tempdir().unwrap();
+    let dir = cache.path().join("bl");
+    let out = tiny_run(cache.path(), "json")
+        .args(["--bench", "rusqlite", "--bench", "middleware/spin"])
+        .args(["--save-baseline", "main", "--baseline-dir"])
+        .arg(&dir)
+        .assert()
+        .success();
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(stderr.contains("saved baseline main (1 runs)"), "{stderr}");
+    let mut report: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    for b in report["runs"][0]["benches"].as_array_mut().unwrap() {
+        if b["name"] == "middleware/spin" {
+            for x in b["samples"].as_array_mut().unwrap() {
+                *x = (x.as_f64().unwrap() * 2.0).into();
+            }
+            let s = &mut b["summary"];
+            for k in ["median", "mean", "min", "max"] {
+                s[k] = (s[k].as_f64().unwrap() * 2.0).into();
+            }
+            for i in 0..2 {
+                s["ci95_median"][i] = (s["ci95_median"][i].as_f64().unwrap() * 2.0).into();
+            }
+        }
+    }
+    let slower = cache.path().join("slower.json");
+    std::fs::write(&slower, report.to_string()).unwrap();
+
+    let compare = |current: &std::path::Path| {
+        let mut c = benchscope();
+        c.args(["compare", "main"])
+            .arg(current)
+            .arg("--baseline-dir")
+            .arg(&dir);
+        c
+    };
+    let same = compare(&dir.join("main.json")).assert().code(0);
+    let text = String::from_utf8_lossy(&same.get_output().stdout).into_owned();
+    assert!(
+        text.contains("0 regressed, 0 improved, 2 within noise"),
+        "{text}"
+    );
+    let worse = compare(&slower).assert().code(3);
+    let text = String::from_utf8_lossy(&worse.get_output().stdout).into_owned();
+    let spin = text
+        .lines()
+        .find(|l| l.starts_with("middleware/spin"))
+        .unwrap();
+    assert!(
+        spin.contains("+100.0%") && spin.contains("regressed"),
+        "{text}"
+    );
+
+    benchscope()
+        .args(["run", "single_row_lookup", "--save-baseline", "a/b"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("invalid baseline name \"a/b\""));
+    benchscope()
+        .args([
+            "run",
+            "single_row_lookup",
+            "--baseline",
+            "nope",
+            "--baseline-dir",
+        ])
+        .arg(&dir)
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("no baseline \"nope\"")
+                .and(predicate::str::contains("saved: main")),
+        );
+    benchscope()
+        .args([
+            "compare",
+            "main",
+            "main",
+            "--noise",
+            "abc",
+            "--baseline-dir",
+        ])
+        .arg(&dir)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "invalid value \"abc\" for --noise",
+        ));
+}

@@ -1,0 +1,437 @@
+//! Saved baselines: the runs of a `benchscope run` (repeats and sweeps included) kept as a
+//! named JSON file, and the comparison of later runs against them with a verdict per bench a
+//! CI job can gate on.
+
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+use bench_core::compare::{Settings, Verdict, judge, setup_differences};
+use bench_core::protocol::results::{BenchResult, RunRecord};
+use serde::{Deserialize, Serialize};
+
+use crate::format;
+
+pub const SCHEMA: &str = "benchscope.baseline";
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Baseline {
+    pub schema: String,
+    pub schema_version: u32,
+    pub name: String,
+    pub saved_at: String,
+    pub runs: Vec<RunRecord>,
+}
+
+/// How verdicts are made and where baselines are, for `run` and `compare`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct VerdictArgs {
+    /// Folder of saved baselines (default: `baselines` in the dataset cache folder).
+    #[arg(long, value_name = "DIR")]
+    pub baseline_dir: Option<PathBuf>,
+    /// Changes up to this many percent are within noise, whatever the tests say.
+    #[arg(long, value_name = "PCT", default_value = "2")]
+    pub noise: String,
+}
+
+impl VerdictArgs {
+    pub fn settings(&self) -> Result<Settings, String> {
+        let t = self.noise.trim().trim_end_matches('%');
+        match t.parse::<f64>() {
+            Ok(p) if (0.0..=50.0).contains(&p) => Ok(Settings {
+                noise: p / 100.0,
+                ..Settings::default()
+            }),
+            _ => Err(format!(
+                "invalid value {:?} for --noise: expected a percentage (allowed: 0 to 50, e.g. 2 or 2%)",
+                self.noise
+            )),
+        }
+    }
+
+    pub fn dir(&self, cache_dir: &Path) -> PathBuf {
+        dir(self.baseline_dir.as_deref(), cache_dir)
+    }
+}
+
+/// `benchscope compare BASELINE [CURRENT]`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct CompareArgs {
+    /// The baseline: a saved name, or a baseline or report JSON file.
+    pub baseline: String,
+    /// What to judge against it: a saved name, or a baseline or report JSON file (a fresh run:
+    /// `benchscope run ... --baseline NAME`).
+    pub current: String,
+    #[command(flatten)]
+    pub verdicts: VerdictArgs,
+    /// Dataset cache folder, where the baselines folder is by default.
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+}
+
+/// Runs `compare`: 0 when nothing regressed, 3 when something did, 2 on bad input.
+pub fn run(args: CompareArgs) -> i32 {
+    let settings = match args.verdicts.settings() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return 2;
+        }
+    };
+    let cache = args
+        .cache_dir
+        .clone()
+        .unwrap_or_else(bench_core::dataset::default_cache_dir);
+    let dir = args.verdicts.dir(&cache);
+    let (base, cur) = match (load(&dir, &args.baseline), load(&dir, &args.current)) {
+        (Ok(b), Ok(c)) => (b, c),
+        (Err(e), _) | (_, Err(e)) => {
+            eprintln!("error: {e}");
+            return 2;
+        }
+    };
+    let rows = compare(&base.runs, &cur.runs, &settings);
+    if rows.is_empty() {
+        eprintln!(
+            "error: nothing to compare: {} and {} have no bench of a target in common",
+            base.name, cur.name
+        );
+        return 2;
+    }
+    print!("{}", text(&base.name, &rows, &settings));
+    if any_regressed(&rows) { 3 } else { 0 }
+}
+
+/// The baselines folder: `--baseline-dir`, else `baselines` in the dataset cache folder.
+pub fn dir(baseline_dir: Option<&Path>, cache_dir: &Path) -> PathBuf {
+    baseline_dir
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| cache_dir.join("baselines"))
+}
+
+/// A name is a file name: letters, digits, `.`, `_` and `-`, not starting with a dot.
+pub fn check_name(name: &str) -> Result<(), String> {
+    let ok = !name.is_empty()
+        && name.len() <= 64
+        && !name.starts_with('.')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "invalid baseline name {name:?}: use up to 64 letters, digits, '.', '_' or '-', not starting with '.'"
+        ))
+    }
+}
+
+pub fn path(dir: &Path, name: &str) -> PathBuf {
+    dir.join(format!("{name}.json"))
+}
+
+/// Saves `runs` as baseline `name` (replacing one of that name), atomically.
+pub fn save(dir: &Path, name: &str, runs: &[RunRecord], saved_at: &str) -> Result<PathBuf, String> {
+    check_name(name)?;
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let b = Baseline {
+        schema: SCHEMA.into(),
+        schema_version: SCHEMA_VERSION,
+        name: name.into(),
+        saved_at: saved_at.into(),
+        runs: runs.to_vec(),
+    };
+    let p = path(dir, name);
+    let text = serde_json::to_string_pretty(&b).expect("a baseline serializes");
+    crate::files::write_atomic(&p, &text)?;
+    Ok(p)
+}
+
+/// The names of the baselines in `dir`.
+pub fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| {
+            let p = e.ok()?.path();
+            if p.extension()? != "json" {
+                return None;
+            }
+            Some(p.file_stem()?.to_string_lossy().into_owned())
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// Loads a baseline by name from `dir`, or from a file: a baseline, or a report written by
+/// `run --format json` or the explorer's export (its runs are taken as they are).
+pub fn load(dir: &Path, what: &str) -> Result<Baseline, String> {
+    let as_file = Path::new(what);
+    let p = if what.ends_with(".json") && as_file.is_file() {
+        as_file.to_path_buf()
+    } else {
+        check_name(what)?;
+        let p = path(dir, what);
+        if !p.is_file() {
+            let known = names(dir);
+            return Err(format!(
+                "no baseline {what:?} in {} ({})",
+                dir.display(),
+                if known.is_empty() {
+                    "none saved yet: `benchscope run ... --save-baseline NAME` saves one"
+                        .to_string()
+                } else {
+                    format!("saved: {}", known.join(", "))
+                }
+            ));
+        }
+        p
+    };
+    let text =
+        std::fs::read_to_string(&p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+    let v: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("{} is not JSON: {e}", p.display()))?;
+    match v["schema"].as_str() {
+        Some(SCHEMA) => serde_json::from_value(v)
+            .map_err(|e| format!("{} does not read as a baseline: {e}", p.display())),
+        Some("benchscope.report") => {
+            let saved = crate::show::read(&text).map_err(|e| format!("{}: {e}", p.display()))?;
+            Ok(Baseline {
+                schema: SCHEMA.into(),
+                schema_version: SCHEMA_VERSION,
+                name: p.display().to_string(),
+                saved_at: saved.generated_at,
+                runs: saved.runs,
+            })
+        }
+        other => Err(format!(
+            "{} is neither a baseline nor a report (schema {})",
+            p.display(),
+            other
+                .map(|s| format!("{s:?}"))
+                .unwrap_or_else(|| "missing".into())
+        )),
+    }
+}
+
+/// One bench compared.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    pub target: String,
+    pub bench: String,
+    pub baseline_ns: f64,
+    pub current_ns: f64,
+    pub baseline_runs: usize,
+    pub current_runs: usize,
+    pub change: bench_core::compare::Change,
+}
+
+/// Every bench of `current` against the same bench of the baseline: the current runs made the
+/// same way are judged together against the baseline's runs made the same way as them (or,
+/// when none is, against the baseline's runs of the target, with what differs flagged).
+pub fn compare(baseline: &[RunRecord], current: &[RunRecord], settings: &Settings) -> Vec<Row> {
+    let mut seen = vec![false; current.len()];
+    let mut rows = Vec::new();
+    for i in 0..current.len() {
+        if seen[i] || current[i].start.is_none() {
+            continue;
+        }
+        let first = &current[i];
+        let group: Vec<&RunRecord> = (i..current.len())
+            .filter(|&j| setup_differences(first, &current[j]).is_empty())
+            .map(|j| {
+                seen[j] = true;
+                &current[j]
+            })
+            .collect();
+        let target = first
+            .start
+            .as_ref()
+            .map(|s| s.target.clone())
+            .unwrap_or_default();
+        let same: Vec<&RunRecord> = baseline
+            .iter()
+            .filter(|b| setup_differences(first, b).is_empty())
+            .collect();
+        let base: Vec<&RunRecord> = if same.is_empty() {
+            baseline
+                .iter()
+                .filter(|b| b.start.as_ref().is_some_and(|s| s.target == target))
+                .collect()
+        } else {
+            same
+        };
+        let Some(base_first) = base.first() else {
+            continue;
+        };
+        let differs = setup_differences(base_first, first);
+        for b in &first.benches {
+            let pick = |runs: &[&RunRecord]| -> Vec<BenchResult> {
+                runs.iter()
+                    .filter_map(|r| r.bench(&b.name).cloned())
+                    .collect()
+            };
+            let (cur, bas) = (pick(&group), pick(&base));
+            let (cr, br): (Vec<&BenchResult>, Vec<&BenchResult>) =
+                (cur.iter().collect(), bas.iter().collect());
+            let Some(mut change) = judge(&cr, &br, settings) else {
+                continue;
+            };
+            change.differs = differs.clone();
+            let median = |v: &[BenchResult]| {
+                let mut m: Vec<f64> = v
+                    .iter()
+                    .filter_map(|r| r.summary.as_ref().map(|s| s.median))
+                    .collect();
+                m.sort_by(f64::total_cmp);
+                m.get(m.len() / 2).copied().unwrap_or(0.0)
+            };
+            rows.push(Row {
+                target: target.clone(),
+                bench: b.name.clone(),
+                baseline_ns: median(&bas),
+                current_ns: median(&cur),
+                baseline_runs: bas.len(),
+                current_runs: cur.len(),
+                change,
+            });
+        }
+    }
+    rows
+}
+
+/// Whether any bench regressed (what the exit status says).
+pub fn any_regressed(rows: &[Row]) -> bool {
+    rows.iter().any(|r| r.change.verdict == Verdict::Regressed)
+}
+
+/// The comparison as a text table, with the rule it followed and a count of verdicts.
+pub fn text(name: &str, rows: &[Row], settings: &Settings) -> String {
+    let headers: Vec<String> = [
+        "bench", "baseline", "current", "change", "95% CI", "verdict", "runs", "why",
+    ]
+    .map(String::from)
+    .to_vec();
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            let c = &r.change;
+            vec![
+                r.bench.clone(),
+                format::ns(r.baseline_ns),
+                format::ns(r.current_ns),
+                format!("{:+.1}%", c.pct),
+                c.ci95_pct
+                    .map(|[lo, hi]| format!("[{lo:+.1}%, {hi:+.1}%]"))
+                    .unwrap_or_else(|| "-".into()),
+                format!("{} {}", c.verdict.mark(), c.verdict.label()),
+                format!("{}/{}", r.baseline_runs, r.current_runs),
+                c.basis.clone(),
+            ]
+        })
+        .collect();
+    let mut out = format!("against baseline {name}\n");
+    out.push_str(&crate::export::table::align(&headers, &cells, 1));
+    let mut flagged: Vec<String> = Vec::new();
+    for r in rows {
+        let d = r.change.differs.join(", ");
+        if !d.is_empty() && !flagged.contains(&d) {
+            flagged.push(d);
+        }
+    }
+    for d in flagged {
+        let _ = writeln!(
+            out,
+            "! not made the same way as the baseline ({d}): the verdicts compare different set-ups"
+        );
+    }
+    let count = |v: Verdict| rows.iter().filter(|r| r.change.verdict == v).count();
+    let _ = writeln!(
+        out,
+        "{} regressed, {} improved, {} within noise, {} cannot tell (noise threshold {:.0}%, alpha {}; runs = baseline/current)",
+        count(Verdict::Regressed),
+        count(Verdict::Improved),
+        count(Verdict::WithinNoise),
+        count(Verdict::CannotTell),
+        settings.noise * 100.0,
+        settings.alpha
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing;
+
+    fn run(knobs: &[(&str, u64)], medians: &[(&str, f64)]) -> RunRecord {
+        let mut k = bench_core::knobs::Knobs::default();
+        for (n, v) in knobs {
+            k.set(n, *v);
+        }
+        let mut r = RunRecord::default();
+        r.apply(testing::start(&k, false, false, testing::BUDGET));
+        for (bench, m) in medians {
+            for e in testing::bench_events(bench, "b", 1000, &testing::samples(*m, 30), None) {
+                r.apply(e);
+            }
+        }
+        r
+    }
+
+    #[test]
+    fn names_are_file_names() {
+        assert!(check_name("main-2026.11").is_ok());
+        for bad in ["", ".hidden", "a/b", "x y", &"n".repeat(65)] {
+            let e = check_name(bad).unwrap_err();
+            assert!(e.starts_with("invalid baseline name"), "{e}");
+        }
+    }
+
+    #[test]
+    fn saved_baselines_load_by_name_and_say_what_exists() {
+        let dir = tempfile::tempdir().unwrap();
+        let runs = [run(&[("rows", 100)], &[("rusqlite", 1400.0)])];
+        let p = save(dir.path(), "main", &runs, "2026-11-23T10:00:00Z").unwrap();
+        assert_eq!(p, dir.path().join("main.json"));
+        let b = load(dir.path(), "main").unwrap();
+        assert_eq!((b.name.as_str(), b.runs.len()), ("main", 1));
+        assert_eq!(b.runs[0].bench("rusqlite").unwrap().samples.len(), 30);
+        let e = load(dir.path(), "other").unwrap_err();
+        assert!(
+            e.contains("no baseline \"other\"") && e.contains("saved: main"),
+            "{e}"
+        );
+        let e = load(&dir.path().join("none"), "x").unwrap_err();
+        assert!(e.contains("none saved yet"), "{e}");
+    }
+
+    #[test]
+    fn a_large_regression_is_caught_and_a_different_set_up_flagged() {
+        let base = [run(
+            &[("spin_us", 50)],
+            &[("rusqlite", 1400.0), ("spin", 4600.0)],
+        )];
+        let cur = [run(
+            &[("spin_us", 0)],
+            &[("rusqlite", 1410.0), ("spin", 25000.0)],
+        )];
+        let s = Settings::default();
+        let rows = compare(&base, &cur, &s);
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].change.verdict, Verdict::WithinNoise);
+        assert_eq!(rows[1].change.verdict, Verdict::Regressed);
+        assert!(any_regressed(&rows));
+        assert_eq!(rows[1].change.differs, vec!["spin_us 50 vs 0".to_string()]);
+        let t = text("main", &rows, &s);
+        assert!(
+            t.contains("! not made the same way as the baseline (spin_us 50 vs 0)"),
+            "{t}"
+        );
+        assert!(
+            t.contains("1 regressed, 0 improved, 1 within noise, 0 cannot tell"),
+            "{t}"
+        );
+    }
+}
