@@ -43,7 +43,7 @@ enum Command {
         format: list::ListFormat,
     },
     /// Run a target headless and print a comparison table.
-    Run(headless::RunArgs),
+    Run(Box<headless::RunArgs>),
     /// Render a saved JSON report again (table, markdown or JSON), running nothing.
     Show(show::ShowArgs),
     /// Judge one saved baseline (or report) against another: a verdict per bench; exit
@@ -66,7 +66,7 @@ fn main() {
             print!("{}", list::render(format));
             0
         }
-        Some(Command::Run(args)) => headless::run(args),
+        Some(Command::Run(args)) => headless::run(*args),
         Some(Command::Show(args)) => show::run(args),
         Some(Command::Compare(args)) => baseline::run(args),
         Some(Command::Runner(args)) => {
