@@ -51,7 +51,7 @@ enum Command {
     Compare(baseline::CompareArgs),
     /// The runner itself (spawned by `run`): writes the event stream on stdout.
     #[command(hide = true)]
-    Runner(bench_core::service::args::RunnerArgs),
+    Runner(Box<bench_core::service::args::RunnerArgs>),
 }
 
 fn main() {
@@ -71,7 +71,7 @@ fn main() {
         Some(Command::Compare(args)) => baseline::run(args),
         Some(Command::Runner(args)) => {
             bench_core::service::init_logging();
-            bench_core::workloads::core_main(args)
+            bench_core::workloads::core_main(*args)
         }
     };
     std::process::exit(code);
