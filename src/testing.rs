@@ -12,6 +12,7 @@ pub const BUDGET: Budget = Budget {
     time_s: 2.0,
     max_samples: 100,
     min_samples: 10,
+    paired: false,
 };
 
 /// A core harness's start event for `single_row_lookup`, release or debug.

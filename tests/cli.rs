@@ -660,3 +660,59 @@ fn baselines_are_saved_and_a_regression_fails_the_comparison() {
             "invalid value \"abc\" for --noise",
         ));
 }
+
+/// --paired: the benches take turns in one runner; each ratio is the median of per-round
+/// ratios, carried in the report and used by the comparison.
+#[test]
+fn paired_rounds_give_each_bench_a_per_round_ratio() {
+    let cache = tempfile::tempdir().unwrap();
+    let out = benchscope()
+        .args([
+            "run",
+            "single_row_lookup",
+            "--rows",
+            "50",
+            "--lookups",
+            "10",
+        ])
+        .args([
+            "--bench",
+            "rusqlite",
+            "--bench",
+            "middleware/spin",
+            "--paired",
+        ])
+        .args([
+            "--time",
+            "0.05",
+            "--warmup",
+            "0",
+            "--samples",
+            "12",
+            "--min-samples",
+            "8",
+        ])
+        .args(["--format", "json", "--cache-dir"])
+        .arg(cache.path())
+        .assert()
+        .success();
+    let v: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let run = &v["runs"][0];
+    assert_eq!(run["start"]["budget"]["paired"], true);
+    let spin = &run["benches"][1];
+    assert_eq!(spin["name"], "middleware/spin");
+    let (against, p) = (&spin["paired"][0], &spin["paired"][1]);
+    assert_eq!(against, "rusqlite");
+    let pairs = p["pairs"].as_u64().unwrap();
+    assert!(pairs >= 8, "{p}");
+    // Both benches took the same number of turns.
+    let n = |b: &serde_json::Value| b["samples"].as_array().unwrap().len() as u64;
+    assert_eq!(n(&run["benches"][0]), n(spin));
+    assert_eq!(pairs, n(spin));
+    let row = &v["comparison"][0][1];
+    assert_eq!(row["ratio"]["value"], p["median"], "{row}");
+    assert!(
+        run["benches"][0].get("paired").is_none(),
+        "the baseline bench has no pair of its own"
+    );
+}

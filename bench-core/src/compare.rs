@@ -335,6 +335,13 @@ pub fn judge(
 pub fn setup_differences(a: &RunRecord, b: &RunRecord) -> Vec<String> {
     let mut d = run_differences(a, b);
     if let (Some(x), Some(y)) = (&a.start, &b.start) {
+        if x.budget.paired != y.budget.paired {
+            d.push(format!(
+                "paired rounds {} vs {}",
+                if x.budget.paired { "on" } else { "off" },
+                if y.budget.paired { "on" } else { "off" }
+            ));
+        }
         if x.env.profile != y.env.profile {
             d.push(format!("build {} vs {}", x.env.profile, y.env.profile));
         }
@@ -420,12 +427,28 @@ impl<'a> Baselines<'a> {
                 ci95: Some([1.0, 1.0]),
             });
         }
+        // Paired rounds measured this ratio pair by pair: that is the figure.
+        if let Some((against, p)) = &b.paired
+            && against == base
+        {
+            return Some(Ratio {
+                value: p.median,
+                err: (p.ci95[1] - p.ci95[0]) / 2.0,
+                ci95: Some(p.ci95),
+            });
+        }
         ratio_of(b, run.bench(base)?)
     }
 
     /// The ratio's value alone (no resampling: cheap enough for every cell of every frame).
     pub fn ratio_value(&self, run: &RunRecord, bench: &str) -> Option<f64> {
-        let s = run.bench(bench)?.summary.as_ref()?;
+        let b = run.bench(bench)?;
+        if let Some((against, p)) = &b.paired
+            && against == self.base_of(run, bench)
+        {
+            return Some(p.median);
+        }
+        let s = b.summary.as_ref()?;
         let base = run.bench(self.base_of(run, bench))?.summary.as_ref()?;
         (s.median > 0.0 && base.median > 0.0).then(|| s.median / base.median)
     }
@@ -719,6 +742,7 @@ mod tests {
                 time_s: 0.0,
                 max_samples: 1,
                 min_samples: 1,
+                paired: false,
             },
             env: Default::default(),
         }));

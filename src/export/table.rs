@@ -152,6 +152,21 @@ pub fn notes(run: &RunRecord) -> Vec<String> {
             ));
         }
     }
+    let pairs: Vec<usize> = run
+        .benches
+        .iter()
+        .filter_map(|b| b.paired.as_ref().map(|(_, p)| p.pairs))
+        .collect();
+    if let (Some(lo), Some(hi)) = (pairs.iter().min(), pairs.iter().max()) {
+        let n = if lo == hi {
+            lo.to_string()
+        } else {
+            format!("{lo}-{hi}")
+        };
+        out.push(format!(
+            "paired rounds: the benches took turns sample by sample; each ratio is the median of {n} per-round ratios, with its 95% interval"
+        ));
+    }
     if let Some(e) = &run.error {
         out.push(format!("run failed: {e}"));
     }

@@ -37,6 +37,7 @@ pub enum Cmd {
     Scaling,
     Histogram,
     ToggleTrace,
+    TogglePaired,
     BaselineBench,
     BaselineRun,
     Sweep,
@@ -178,7 +179,7 @@ pub const LIVE: &[Binding] = &[
     b(
         &[Key::Char('d')],
         "d",
-        "distribution of the selected bench (histogram)",
+        "histogram of the bench",
         Cmd::Histogram,
     )
     .hint("d", "histogram"),
@@ -219,7 +220,7 @@ pub const COMPARE: &[Binding] = &[
     b(
         &[Key::Char('d')],
         "d",
-        "distribution of the selected cell (histogram)",
+        "histogram of the cell",
         Cmd::Histogram,
     )
     .hint("d", "histogram"),
@@ -241,6 +242,12 @@ pub const GLOBAL: &[Binding] = &[
         Cmd::ToggleTrace,
     )
     .hint("t", "trace"),
+    b(
+        &[Key::Char('P')],
+        "P",
+        "paired rounds on/off",
+        Cmd::TogglePaired,
+    ),
     b(
         &[Key::Char('c')],
         "c",

@@ -112,6 +112,8 @@ pub struct State {
     pub live: LivePanel,
     pub compare: ComparePanel,
     pub trace: bool,
+    /// Runs from now on measure in paired rounds (`--paired`).
+    pub paired: bool,
     pub runs: Vec<RunView>,
     pub next_seq: usize,
     pub restart_at: Option<Instant>,
@@ -183,6 +185,7 @@ impl State {
             live: LivePanel::default(),
             compare: ComparePanel::new(target),
             trace,
+            paired: settings.budget_args.iter().any(|a| a == "--paired"),
             runs: Vec::new(),
             next_seq: 1,
             restart_at: None,
@@ -381,6 +384,7 @@ impl State {
             current: None,
             previous,
             profiled: false,
+            paired: self.paired,
         }
     }
 
@@ -394,6 +398,11 @@ impl State {
             &self.settings,
         );
         req.profile = run.profiled.then(|| PathBuf::from(PROFILE_DIR));
+        let args = &mut req.settings.budget_args;
+        args.retain(|a| a != "--paired");
+        if run.paired {
+            args.push("--paired".into());
+        }
         req
     }
 
@@ -711,6 +720,17 @@ fn on_global(state: &mut State, cmd: Cmd, now: Instant) -> Option<Vec<Effect>> {
                 return Some(vec![Effect::Quit]);
             }
         }
+        Cmd::TogglePaired => {
+            state.paired = !state.paired;
+            state.set_status(
+                if state.paired {
+                    "paired rounds on from the next run: its benches take turns sample by sample, ratios pair by pair"
+                } else {
+                    "paired rounds off from the next run"
+                },
+                false,
+            );
+        }
         Cmd::ToggleTrace => {
             state.trace = !state.trace;
             state.set_status(
@@ -882,6 +902,7 @@ fn reopen(state: &mut State, session: crate::journal::Session) -> Vec<Effect> {
             state.exported.insert(r.run_id.clone());
         }
         state.next_seq = state.next_seq.max(r.seq + 1);
+        let paired = r.record.start.as_ref().is_some_and(|s| s.budget.paired);
         state.runs.push(RunView {
             id: r.run_id,
             target,
@@ -895,6 +916,7 @@ fn reopen(state: &mut State, session: crate::journal::Session) -> Vec<Effect> {
             current: None,
             previous: None,
             profiled: r.profiled,
+            paired,
         });
         n += 1;
     }

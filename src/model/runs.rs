@@ -72,6 +72,8 @@ pub struct RunView {
     pub previous: Option<String>,
     /// Each bench runs under perf (flamegraph + CPU by layer); its timings include perf.
     pub profiled: bool,
+    /// Its benches take turns sample by sample (paired rounds).
+    pub paired: bool,
 }
 
 impl RunView {

@@ -68,6 +68,7 @@ fn start_event(debug: bool) -> Event {
             time_s: 1.0,
             max_samples: 10,
             min_samples: 2,
+            paired: false,
         },
     )
 }

@@ -126,6 +126,27 @@ impl Guard {
                 finite(&format!("{bench}: elapsed"), stats.elapsed_s)?;
             }
             Event::Skipped { bench, .. } | Event::Profile { bench, .. } => self.asked(bench)?,
+            Event::Paired {
+                bench,
+                against,
+                ratio,
+            } => {
+                self.asked(bench)?;
+                self.asked(against)?;
+                for (what, v) in [
+                    ("median", ratio.median),
+                    ("low", ratio.ci95[0]),
+                    ("high", ratio.ci95[1]),
+                ] {
+                    finite(&format!("{bench}: paired ratio {what}"), v)?;
+                }
+                if !(ratio.ci95[0] <= ratio.median && ratio.median <= ratio.ci95[1]) {
+                    return Err(format!(
+                        "{bench}: paired ratio {} outside its interval {:?}",
+                        ratio.median, ratio.ci95
+                    ));
+                }
+            }
             Event::Error {
                 bench: Some(bench), ..
             } => self.asked(bench)?,

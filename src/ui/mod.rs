@@ -108,9 +108,10 @@ fn draw_title(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
     let mut spans = vec![
         Span::styled("benchscope", theme.title()),
         Span::raw(format!(
-            " · {} · trace {}",
+            " · {} · trace {}{}",
             state.target.name,
-            if state.trace { "on" } else { "off" }
+            if state.trace { "on" } else { "off" },
+            if state.paired { " · paired" } else { "" }
         )),
     ];
     if let Some(d) = state.datasets.get(state.target.name) {

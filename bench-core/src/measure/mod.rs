@@ -98,17 +98,36 @@ pub fn passes_per_sample(budget: &Budget, pass_ns: f64) -> u64 {
     ((target / pass_ns.max(1.0)).ceil() as u64).clamp(1, 10_000_000)
 }
 
-/// Runs one bench: warm-up (which also sizes the samples), then samples of one or more passes
-/// until the time budget is spent (within the sample count bounds). Every sample's work is
-/// checked. Every sample, phase window and the summary go to `emit`.
-pub fn run(
-    budget: &Budget,
-    name: &str,
+/// One bench's measurement under way: how many passes make a sample, and what its samples
+/// gathered so far.
+struct Sampler<'n> {
+    name: &'n str,
     ops: u64,
-    bench: &mut Bench<'_>,
-    emit: &mut dyn FnMut(Event),
-) -> Result<Summary, BenchError> {
-    let check = |work: u64, passes: u64| {
+    passes: u64,
+    latencies: LatencyHistogram,
+    samples: Vec<f64>,
+    costs: Vec<(u64, u64, cost::SampleCost)>,
+    window: PhaseTotals,
+    window_start: Instant,
+    iter: u64,
+}
+
+impl<'n> Sampler<'n> {
+    fn new(name: &'n str, ops: u64) -> Self {
+        Sampler {
+            name,
+            ops,
+            passes: 1,
+            latencies: LatencyHistogram::new(),
+            samples: Vec::new(),
+            costs: Vec::new(),
+            window: PhaseTotals::default(),
+            window_start: Instant::now(),
+            iter: 0,
+        }
+    }
+
+    fn check(bench: &Bench<'_>, work: u64, passes: u64) -> Result<(), BenchError> {
         let expected = bench.work.per_pass.wrapping_mul(passes);
         if work == expected {
             Ok(())
@@ -119,82 +138,174 @@ pub fn run(
                 got: work,
             })
         }
-    };
-    let mut scratch = LatencyHistogram::new();
-    let warm_start = Instant::now();
-    // Each warm-up pass's wall time: a pass may do untimed work besides what it times (a
-    // fresh table, the rest of a replayed mix), and a sample must fit the budget in wall time.
-    let mut warm = Vec::new();
-    loop {
-        let pass_start = Instant::now();
-        let it = (bench.iter)(&mut scratch)?;
-        check(it.work, 1)?;
-        warm.push(trace::ns_between(pass_start, Instant::now()).max(it.elapsed_ns) as f64);
-        if warm_start.elapsed().as_secs_f64() >= budget.warmup_s {
-            break;
-        }
     }
-    // The last half of the warm-up passes, past their cold start.
-    let settled = &warm[warm.len() / 2..];
-    let passes = passes_per_sample(budget, settled.iter().sum::<f64>() / settled.len() as f64);
 
-    let mut latencies = LatencyHistogram::new();
-    let mut samples = Vec::new();
-    let mut costs = Vec::new();
-    let mut window = PhaseTotals::default();
-    let mut window_start = Instant::now();
-    let start = Instant::now();
-    let mut iter = 0u64;
-    while samples.len() < budget.max_samples
-        && (start.elapsed().as_secs_f64() < budget.time_s || samples.len() < budget.min_samples)
-    {
+    /// Warms the bench up for the budget's warm-up time, and sizes its samples.
+    fn warm_up(&mut self, budget: &Budget, bench: &mut Bench<'_>) -> Result<(), BenchError> {
+        let mut scratch = LatencyHistogram::new();
+        let warm_start = Instant::now();
+        // Each warm-up pass's wall time: a pass may do untimed work besides what it times (a
+        // fresh table, the rest of a replayed mix), and a sample must fit the budget in wall
+        // time.
+        let mut warm = Vec::new();
+        loop {
+            let pass_start = Instant::now();
+            let it = (bench.iter)(&mut scratch)?;
+            Self::check(bench, it.work, 1)?;
+            warm.push(trace::ns_between(pass_start, Instant::now()).max(it.elapsed_ns) as f64);
+            if warm_start.elapsed().as_secs_f64() >= budget.warmup_s {
+                break;
+            }
+        }
+        // The last half of the warm-up passes, past their cold start.
+        let settled = &warm[warm.len() / 2..];
+        self.passes = passes_per_sample(budget, settled.iter().sum::<f64>() / settled.len() as f64);
+        self.window_start = Instant::now();
+        Ok(())
+    }
+
+    /// Takes one sample (its passes, its work checked) and emits it.
+    fn sample(
+        &mut self,
+        bench: &mut Bench<'_>,
+        emit: &mut dyn FnMut(Event),
+    ) -> Result<(), BenchError> {
         let (mut elapsed_ns, mut work) = (0u64, 0u64);
         // Usage is read at the sample's edges only: the passes run untouched.
         let (usage_before, wall_before) = (cost::Usage::now(), Instant::now());
-        for _ in 0..passes {
-            let it = (bench.iter)(&mut latencies)?;
+        for _ in 0..self.passes {
+            let it = (bench.iter)(&mut self.latencies)?;
             elapsed_ns += it.elapsed_ns;
             work = work.wrapping_add(it.work);
             if let Some(p) = it.phases {
-                window.merge(&p);
+                self.window.merge(&p);
             }
         }
         let wall_ns = trace::ns_between(wall_before, Instant::now());
         let spent = usage_before
             .zip(cost::Usage::now())
             .map(|(before, after)| after.since(&before, wall_ns));
-        check(work, passes)?;
-        let sample_ops = ops * passes;
+        Self::check(bench, work, self.passes)?;
+        let sample_ops = self.ops * self.passes;
         if let Some(c) = spent {
-            costs.push((sample_ops, elapsed_ns, c));
+            self.costs.push((sample_ops, elapsed_ns, c));
         }
         emit(Event::Sample {
-            bench: name.to_string(),
-            iter,
+            bench: self.name.to_string(),
+            iter: self.iter,
             ops: sample_ops,
             elapsed_ns,
             work: Some(work),
             cost: spent,
         });
-        samples.push(elapsed_ns as f64 / sample_ops as f64);
-        if window.ops > 0 && window_start.elapsed() >= PHASE_WINDOW {
-            emit(phases_event(name, iter, &window));
-            window = PhaseTotals::default();
-            window_start = Instant::now();
+        self.samples.push(elapsed_ns as f64 / sample_ops as f64);
+        if self.window.ops > 0 && self.window_start.elapsed() >= PHASE_WINDOW {
+            emit(phases_event(self.name, self.iter, &self.window));
+            self.window = PhaseTotals::default();
+            self.window_start = Instant::now();
         }
-        iter += 1;
+        self.iter += 1;
+        Ok(())
     }
-    if window.ops > 0 {
-        emit(phases_event(name, iter.saturating_sub(1), &window));
+
+    /// The summary of the samples taken, emitted.
+    fn finish(self, emit: &mut dyn FnMut(Event)) -> Result<Summary, BenchError> {
+        if self.window.ops > 0 {
+            emit(phases_event(
+                self.name,
+                self.iter.saturating_sub(1),
+                &self.window,
+            ));
+        }
+        let mut summary = summarize(&self.samples, self.latencies.percentiles())
+            .ok_or(BenchError::Other("no samples taken".into()))?;
+        summary.cost = cost::CostSummary::of(&self.costs);
+        emit(Event::Summary {
+            bench: self.name.to_string(),
+            stats: summary.clone(),
+        });
+        Ok(summary)
     }
-    let mut summary = summarize(&samples, latencies.percentiles())
-        .ok_or(BenchError::Other("no samples taken".into()))?;
-    summary.cost = cost::CostSummary::of(&costs);
-    emit(Event::Summary {
-        bench: name.to_string(),
-        stats: summary.clone(),
-    });
-    Ok(summary)
+}
+
+/// Runs one bench: warm-up (which also sizes the samples), then samples of one or more passes
+/// until the time budget is spent (within the sample count bounds). Every sample's work is
+/// checked. Every sample, phase window and the summary go to `emit`.
+pub fn run(
+    budget: &Budget,
+    name: &str,
+    ops: u64,
+    bench: &mut Bench<'_>,
+    emit: &mut dyn FnMut(Event),
+) -> Result<Summary, BenchError> {
+    let mut s = Sampler::new(name, ops);
+    s.warm_up(budget, bench)?;
+    let start = Instant::now();
+    while s.samples.len() < budget.max_samples
+        && (start.elapsed().as_secs_f64() < budget.time_s || s.samples.len() < budget.min_samples)
+    {
+        s.sample(bench, emit)?;
+    }
+    s.finish(emit)
+}
+
+/// Paired rounds: every bench is warmed up, then the benches take turns, one sample each per
+/// round (in reverse order every other round, so neither side always goes first), for the time
+/// budget of all of them together and within the sample bounds per bench. The samples of one
+/// round are a pair: what drifts slowly (clock speed, the neighbours on the machine) hits
+/// both alike. Returns each bench's summary (a bench that fails drops out; the others go on).
+pub fn run_paired(
+    budget: &Budget,
+    benches: &mut [(&str, u64, &mut Bench<'_>)],
+    emit: &mut dyn FnMut(Event),
+) -> Vec<Result<(Summary, Vec<f64>), BenchError>> {
+    let mut samplers: Vec<Result<Sampler<'_>, BenchError>> = Vec::new();
+    for (name, ops, bench) in benches.iter_mut() {
+        let mut s = Sampler::new(name, *ops);
+        samplers.push(s.warm_up(budget, bench).map(|()| s));
+    }
+    let total_s = budget.time_s * benches.len() as f64;
+    let start = Instant::now();
+    let mut round = 0usize;
+    loop {
+        let live: Vec<usize> = (0..samplers.len())
+            .filter(|&i| samplers[i].is_ok())
+            .collect();
+        let Some(fewest) = live
+            .iter()
+            .map(|&i| samplers[i].as_ref().map(|s| s.samples.len()).unwrap_or(0))
+            .min()
+        else {
+            break;
+        };
+        if fewest >= budget.max_samples
+            || (start.elapsed().as_secs_f64() >= total_s && fewest >= budget.min_samples)
+        {
+            break;
+        }
+        let order: Vec<usize> = if round.is_multiple_of(2) {
+            live
+        } else {
+            live.into_iter().rev().collect()
+        };
+        for i in order {
+            let bench = &mut *benches[i].2;
+            if let Ok(s) = &mut samplers[i]
+                && let Err(e) = s.sample(bench, emit)
+            {
+                samplers[i] = Err(e);
+            }
+        }
+        round += 1;
+    }
+    samplers
+        .into_iter()
+        .map(|s| {
+            let s = s?;
+            let samples = s.samples.clone();
+            Ok((s.finish(emit)?, samples))
+        })
+        .collect()
 }
 
 fn phases_event(bench: &str, iter: u64, totals: &PhaseTotals) -> Event {
@@ -231,6 +342,7 @@ mod tests {
             time_s,
             max_samples: max,
             min_samples: min,
+            paired: false,
         }
     }
 
@@ -258,6 +370,29 @@ mod tests {
             settings: Default::default(),
             ops: None,
         }
+    }
+
+    #[test]
+    fn paired_rounds_alternate_the_benches_and_pair_their_samples() {
+        let (mut a_calls, mut b_calls) = (0, 0);
+        let mut a = fixed(1000, 7, &mut a_calls);
+        let mut b = fixed(3000, 7, &mut b_calls);
+        let mut order = Vec::new();
+        let mut emit = |e: Event| {
+            if let Event::Sample { bench, .. } = e {
+                order.push(bench);
+            }
+        };
+        let mut turns = [("a", 10u64, &mut a), ("b", 10u64, &mut b)];
+        let out = run_paired(&budget(0.0, 6, 6), &mut turns, &mut emit);
+        let out: Vec<(Summary, Vec<f64>)> = out.into_iter().map(Result::unwrap).collect();
+        assert_eq!(
+            order,
+            ["a", "b", "b", "a", "a", "b", "b", "a", "a", "b", "b", "a"]
+        );
+        assert_eq!((out[0].1.len(), out[1].1.len()), (6, 6));
+        let r = stats::paired_ratio(&out[1].1, &out[0].1).unwrap();
+        assert!((r.median - 3.0).abs() < 1e-9, "{r:?}");
     }
 
     #[test]

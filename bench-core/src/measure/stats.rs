@@ -496,3 +496,66 @@ mod tests {
         assert!((p.max as f64 - 1_000_000.0).abs() / 1_000_000.0 < 0.002);
     }
 }
+
+/// A ratio from paired rounds: the median of the per-round ratios of two benches' samples, with
+/// a distribution-free 95% interval of that median (order statistics of the ratios).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PairedRatio {
+    pub pairs: usize,
+    pub median: f64,
+    pub ci95: [f64; 2],
+}
+
+/// Pairs `num[i]` with `den[i]` (samples of the same round) and summarizes their ratios.
+/// `None` with fewer than 6 pairs (no 95% interval from order statistics below that).
+pub fn paired_ratio(num: &[f64], den: &[f64]) -> Option<PairedRatio> {
+    let mut r: Vec<f64> = num
+        .iter()
+        .zip(den)
+        .filter(|(_, d)| **d > 0.0)
+        .map(|(n, d)| n / d)
+        .collect();
+    let n = r.len();
+    if n < 6 {
+        return None;
+    }
+    r.sort_by(f64::total_cmp);
+    // The median's interval from the binomial(n, 1/2) law of how many ratios fall below it
+    // (normal approximation, rounded outwards).
+    let half = 1.96 * (n as f64).sqrt() / 2.0;
+    let lo = ((n as f64 / 2.0 - half).floor().max(0.0)) as usize;
+    let hi = ((n as f64 / 2.0 + half).ceil() as usize).min(n - 1);
+    Some(PairedRatio {
+        pairs: n,
+        median: median_sorted(&r),
+        ci95: [r[lo], r[hi]],
+    })
+}
+
+#[cfg(test)]
+mod paired_tests {
+    use super::*;
+
+    #[test]
+    fn paired_ratios_cancel_drift_that_hits_both_sides() {
+        // Both benches drift together by up to 40%; the second is always 3x the first.
+        let den: Vec<f64> = (0..40)
+            .map(|i| 100.0 * (1.0 + (i % 10) as f64 * 0.04))
+            .collect();
+        let num: Vec<f64> = den.iter().map(|d| d * 3.0).collect();
+        let p = paired_ratio(&num, &den).unwrap();
+        assert_eq!(p.pairs, 40);
+        assert!((p.median - 3.0).abs() < 1e-12);
+        assert_eq!(p.ci95, [3.0, 3.0]);
+        assert_eq!(paired_ratio(&num[..5], &den[..5]), None);
+        // Noisy pairs: the interval holds the median and is ordered.
+        let num: Vec<f64> = den
+            .iter()
+            .enumerate()
+            .map(|(i, d)| d * (3.0 + ((i * 7) % 5) as f64 * 0.05))
+            .collect();
+        let p = paired_ratio(&num, &den).unwrap();
+        assert!(p.ci95[0] <= p.median && p.median <= p.ci95[1], "{p:?}");
+        assert!(p.ci95[0] >= 3.0 && p.ci95[1] <= 3.2, "{p:?}");
+    }
+}

@@ -62,6 +62,11 @@ pub struct Budget {
     pub max_samples: usize,
     /// Keep sampling past the time budget until this many samples exist.
     pub min_samples: usize,
+    /// Paired rounds (since 1.5): the benches take turns, one sample each per round, in one
+    /// runner, and each bench's ratio to the baseline bench is the median of its per-round
+    /// ratios (machine drift hits both sides of a pair alike).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub paired: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -140,6 +145,12 @@ pub enum Event {
     Scenario {
         bench: String,
         stats: crate::measure::scenario::ScenarioStats,
+    },
+    /// A bench's ratio to the baseline bench from paired rounds (since 1.5).
+    Paired {
+        bench: String,
+        against: String,
+        ratio: crate::measure::stats::PairedRatio,
     },
     /// Where a profiled bench spent its CPU (since 1.4). Written by the front end that ran
     /// the bench's runner under a profiler, after the runner ended; never by a runner.
@@ -326,6 +337,7 @@ mod tests {
                     time_s: 1.0,
                     max_samples: 10,
                     min_samples: 3,
+                    paired: false,
                 },
                 env: RunEnv {
                     profile: "release".into(),

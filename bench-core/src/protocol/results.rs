@@ -38,6 +38,9 @@ pub struct BenchResult {
     phase_ops: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summary: Option<Summary>,
+    /// Its ratio to the baseline bench from paired rounds (`against` names that bench).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paired: Option<(String, crate::measure::stats::PairedRatio)>,
     /// Where the bench spent its CPU, when it ran under a profiler.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile: Option<crate::profile::Profile>,
@@ -195,6 +198,13 @@ impl RunRecord {
             }
             Event::Summary { bench, stats } => self.bench_mut(&bench).summary = Some(stats),
             Event::Machine { machine } => self.machine = Some(machine),
+            Event::Paired {
+                bench,
+                against,
+                ratio,
+            } => {
+                self.bench_mut(&bench).paired = Some((against, ratio));
+            }
             Event::Profile { bench, profile } => {
                 self.profiled = true;
                 self.bench_mut(&bench).profile = Some(profile);

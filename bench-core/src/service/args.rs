@@ -46,6 +46,10 @@ pub struct BudgetArgs {
         allow_hyphen_values = true
     )]
     pub min_samples: String,
+    /// Paired rounds: the benches take turns, one sample each per round, in one runner; each
+    /// bench's ratio to the baseline bench is the median of its per-round ratios.
+    #[arg(long)]
+    pub paired: bool,
 }
 
 fn parse_seconds(name: &str, text: &str, min: f64, max: f64) -> Result<f64, BenchError> {
@@ -73,6 +77,7 @@ impl Default for BudgetArgs {
             warmup_s: "0.3".into(),
             max_samples: "100".into(),
             min_samples: "10".into(),
+            paired: false,
         }
     }
 }
@@ -84,6 +89,7 @@ impl BudgetArgs {
             warmup_s: parse_seconds("warmup", &self.warmup_s, 0.0, 600.0)?,
             max_samples: parse_count("samples", &self.max_samples, 1, 1_000_000)?,
             min_samples: parse_count("min-samples", &self.min_samples, 1, 1_000_000)?,
+            paired: self.paired,
         };
         if b.min_samples > b.max_samples {
             return Err(BenchError::Invalid(format!(
@@ -96,7 +102,7 @@ impl BudgetArgs {
 
     /// The same settings as command-line arguments, to pass on to a child runner.
     pub fn to_args(&self) -> Vec<String> {
-        vec![
+        let mut a: Vec<String> = vec![
             "--time".into(),
             self.time_s.clone(),
             "--warmup".into(),
@@ -105,7 +111,11 @@ impl BudgetArgs {
             self.max_samples.clone(),
             "--min-samples".into(),
             self.min_samples.clone(),
-        ]
+        ];
+        if self.paired {
+            a.push("--paired".into());
+        }
+        a
     }
 }
 

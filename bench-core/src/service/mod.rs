@@ -144,6 +144,12 @@ pub fn serve(args: &RunnerArgs, registry: Registry, env: &DescribeEnv<'_>) -> i3
 /// when the session says it cannot run here; or an `error` for that bench alone (the others
 /// go on).
 pub fn run_benches(plan: &Plan, session: &dyn Session, emit: &mut dyn FnMut(Event)) {
+    if plan.budget.paired
+        && plan.target.measure != crate::catalog::Measure::Scenario
+        && plan.benches.len() > 1
+    {
+        return run_paired(plan, session, emit);
+    }
     let ops = session.ops();
     for spec in &plan.benches {
         if let Some(reason) = session.skip(spec) {
@@ -153,17 +159,7 @@ pub fn run_benches(plan: &Plan, session: &dyn Session, emit: &mut dyn FnMut(Even
             });
             continue;
         }
-        let start = |bench: Option<&crate::measure::Bench<'_>>| Event::BenchStart {
-            bench: spec.name.to_string(),
-            backend: spec.backend().to_string(),
-            strategy: spec.strategy().map(|s| s.name().to_string()),
-            ops: bench.and_then(|b| b.ops).unwrap_or(ops),
-            work: bench.map(|b| crate::protocol::WorkCheck {
-                per_pass: b.work.per_pass,
-                what: b.work.what.to_string(),
-            }),
-            sqlite: bench.map(|b| b.settings.clone()).unwrap_or_default(),
-        };
+        let start = |bench: Option<&crate::measure::Bench<'_>>| bench_start(spec, ops, bench);
         if plan.target.measure == crate::catalog::Measure::Scenario {
             let prepared = session.scenario(spec);
             emit(Event::BenchStart {
@@ -202,11 +198,89 @@ pub fn run_benches(plan: &Plan, session: &dyn Session, emit: &mut dyn FnMut(Even
             }
         };
         if let Err(e) = result {
-            let message = e.to_string();
-            tracing::error!(bench = spec.name, %message, "bench failed");
-            emit(Event::Error {
-                bench: Some(spec.name.to_string()),
-                message,
+            bench_error(spec.name, &e, emit);
+        }
+    }
+}
+
+/// The event that opens a bench.
+fn bench_start(
+    spec: &crate::catalog::BenchSpec,
+    ops: u64,
+    bench: Option<&crate::measure::Bench<'_>>,
+) -> Event {
+    Event::BenchStart {
+        bench: spec.name.to_string(),
+        backend: spec.backend().to_string(),
+        strategy: spec.strategy().map(|s| s.name().to_string()),
+        ops: bench.and_then(|b| b.ops).unwrap_or(ops),
+        work: bench.map(|b| crate::protocol::WorkCheck {
+            per_pass: b.work.per_pass,
+            what: b.work.what.to_string(),
+        }),
+        sqlite: bench.map(|b| b.settings.clone()).unwrap_or_default(),
+    }
+}
+
+fn bench_error(name: &str, e: &crate::error::BenchError, emit: &mut dyn FnMut(Event)) {
+    let message = e.to_string();
+    tracing::error!(bench = name, %message, "bench failed");
+    emit(Event::Error {
+        bench: Some(name.to_string()),
+        message,
+    });
+}
+
+/// Paired rounds ([`crate::measure::run_paired`]): every bench is set up at once, they take
+/// turns sample by sample, and each bench gets its ratio to its baseline bench as the median
+/// of the per-round ratios (`paired` events after the summaries).
+fn run_paired(plan: &Plan, session: &dyn Session, emit: &mut dyn FnMut(Event)) {
+    let ops = session.ops();
+    let mut ready = Vec::new();
+    for spec in &plan.benches {
+        if let Some(reason) = session.skip(spec) {
+            emit(Event::Skipped {
+                bench: spec.name.to_string(),
+                reason,
+            });
+            continue;
+        }
+        match session.bench(spec) {
+            Ok(bench) => {
+                emit(bench_start(spec, ops, Some(&bench)));
+                ready.push((spec, bench));
+            }
+            Err(e) => {
+                emit(bench_start(spec, ops, None));
+                bench_error(spec.name, &e, emit);
+            }
+        }
+    }
+    let mut turns: Vec<(&str, u64, &mut crate::measure::Bench<'_>)> = ready
+        .iter_mut()
+        .map(|(spec, bench)| (spec.name, bench.ops.unwrap_or(ops), bench))
+        .collect();
+    let results = crate::measure::run_paired(&plan.budget, &mut turns, emit);
+    let mut samples: Vec<(&str, Vec<f64>)> = Vec::new();
+    for ((spec, _), result) in ready.iter().zip(results) {
+        match result {
+            Ok((_, xs)) => samples.push((spec.name, xs)),
+            Err(e) => bench_error(spec.name, &e, emit),
+        }
+    }
+    let of = |name: &str| samples.iter().find(|(n, _)| *n == name).map(|(_, x)| x);
+    for (spec, _) in &ready {
+        let against = spec.vs.unwrap_or(plan.target.baseline);
+        if against == spec.name {
+            continue;
+        }
+        if let (Some(num), Some(den)) = (of(spec.name), of(against))
+            && let Some(ratio) = crate::measure::stats::paired_ratio(num, den)
+        {
+            emit(Event::Paired {
+                bench: spec.name.to_string(),
+                against: against.to_string(),
+                ratio,
             });
         }
     }
