@@ -72,6 +72,11 @@ pub struct RunArgs {
     pub baseline: Option<String>,
     #[command(flatten)]
     pub verdicts: crate::baseline::VerdictArgs,
+    /// Show the results of a Criterion folder (target/criterion or any CRITERION_HOME) beside
+    /// the live runs, as read-only runs: each benchmark's raw samples, with Criterion's own
+    /// estimates noted.
+    #[arg(long, value_name = "DIR")]
+    pub import_criterion: Option<std::path::PathBuf>,
 }
 
 impl RunArgs {
@@ -161,6 +166,18 @@ pub fn run(args: RunArgs) -> i32 {
         eprintln!("error: {e}");
         return 2;
     }
+    let imported = match args
+        .import_criterion
+        .as_deref()
+        .map(crate::import::criterion)
+    {
+        Some(Ok(runs)) => runs,
+        Some(Err(e)) => {
+            eprintln!("error: {e}");
+            return 2;
+        }
+        None => Vec::new(),
+    };
     let against = match args
         .baseline
         .as_deref()
@@ -304,6 +321,9 @@ pub fn run(args: RunArgs) -> i32 {
     let failed = records
         .iter()
         .any(|r| r.error.is_some() || r.benches.iter().any(|b| b.error.is_some()));
+    // Read-only runs go after the live ones: in the report, never in a baseline or verdict.
+    let live = records.len();
+    records.extend(imported);
     let generated_at = crate::format::now_rfc3339();
     let report = Report {
         color: std::io::stdout().is_terminal()
@@ -316,7 +336,7 @@ pub fn run(args: RunArgs) -> i32 {
     }
     let mut regressed = false;
     if let Some(b) = &against {
-        let rows = crate::baseline::compare(&b.runs, &records, &verdict_settings);
+        let rows = crate::baseline::compare(&b.runs, &records[..live], &verdict_settings);
         regressed = crate::baseline::any_regressed(&rows);
         let text = crate::baseline::text(&b.name, &rows, &verdict_settings);
         // Beside a table on stdout; on stderr when stdout carries a document.

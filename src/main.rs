@@ -6,6 +6,7 @@ mod export;
 mod files;
 mod format;
 mod headless;
+mod import;
 mod journal;
 mod list;
 mod messages;
@@ -46,6 +47,13 @@ enum Command {
     Run(Box<headless::RunArgs>),
     /// Render a saved JSON report again (table, markdown or JSON), running nothing.
     Show(show::ShowArgs),
+    /// Open the explorer on saved results, read-only beside new runs: a report or snapshot,
+    /// a baseline, a session journal or a Criterion folder.
+    Open {
+        path: std::path::PathBuf,
+        #[command(flatten)]
+        tui: tui::TuiArgs,
+    },
     /// Judge one saved baseline (or report) against another: a verdict per bench; exit
     /// status 3 when any bench regressed.
     Compare(baseline::CompareArgs),
@@ -57,7 +65,8 @@ enum Command {
 fn main() {
     let cli = Cli::parse();
     let code = match cli.command {
-        None if std::io::IsTerminal::is_terminal(&std::io::stdout()) => tui::run(cli.tui),
+        None if std::io::IsTerminal::is_terminal(&std::io::stdout()) => tui::run(cli.tui, None),
+        Some(Command::Open { path, tui }) => tui::run(tui, Some(&path)),
         None => {
             print!("{}", list::welcome());
             0

@@ -18,7 +18,8 @@ pub enum ShowFormat {
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct ShowArgs {
-    /// A JSON report written by `benchscope run --format json` or the explorer's export.
+    /// A JSON report (`benchscope run --format json`, the explorer's export), a baseline, a
+    /// session journal (.jsonl) or a Criterion folder (target/criterion).
     pub file: PathBuf,
     #[arg(long, value_enum, default_value_t = ShowFormat::Table)]
     pub format: ShowFormat,
@@ -52,18 +53,39 @@ pub fn read(text: &str) -> Result<Saved, String> {
     })
 }
 
-pub fn run(args: ShowArgs) -> i32 {
-    let text = match std::fs::read_to_string(&args.file) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("error: cannot read {}: {e}", args.file.display());
-            return 2;
+/// Reads anything benchscope can show: a report as it was saved (its baseline bench and run
+/// numbers kept), or a baseline, a session journal or a Criterion folder as runs.
+pub fn load(path: &std::path::Path) -> Result<Saved, String> {
+    if path.is_file() && path.extension().is_some_and(|x| x == "json") {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let v: serde_json::Value = serde_json::from_str(&text)
+            .map_err(|e| format!("{}: not JSON: {e}", path.display()))?;
+        if v["schema"] == "benchscope.report" {
+            return read(&text).map_err(|e| format!("{}: {e}", path.display()));
         }
-    };
-    let saved = match read(&text) {
+    }
+    let runs = crate::import::open(path)?;
+    let baseline = runs
+        .iter()
+        .find_map(|r| r.start.as_ref())
+        .and_then(|s| bench_core::workloads::find(&s.target).ok())
+        .map(|t| t.baseline)
+        .unwrap_or("rusqlite")
+        .to_string();
+    Ok(Saved {
+        runs,
+        baseline,
+        generated_at: String::new(),
+        run_numbers: None,
+    })
+}
+
+pub fn run(args: ShowArgs) -> i32 {
+    let saved = match load(&args.file) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("error: {}: {e}", args.file.display());
+            eprintln!("error: {e}");
             return 2;
         }
     };

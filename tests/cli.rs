@@ -716,3 +716,46 @@ fn paired_rounds_give_each_bench_a_per_round_ratio() {
         "the baseline bench has no pair of its own"
     );
 }
+
+/// A Criterion folder (files of a real `cargo bench` of bench-core's lookup bench) shown on its
+/// own and beside a live run of the same benches.
+#[test]
+fn criterion_results_are_shown_beside_a_live_run() {
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/criterion");
+    let shown = benchscope()
+        .args(["show", "--format", "csv"])
+        .arg(&fixture)
+        .assert()
+        .success();
+    let csv = String::from_utf8_lossy(&shown.get_output().stdout).into_owned();
+    assert!(
+        csv.contains("1,single_row_lookup,rusqlite,Criterion,"),
+        "{csv}"
+    );
+    assert!(
+        csv.contains("1,single_row_lookup,turso_raw,Criterion,"),
+        "{csv}"
+    );
+    let cache = tempfile::tempdir().unwrap();
+    let out = tiny_run(cache.path(), "table")
+        .args([
+            "--bench",
+            "rusqlite",
+            "--bench",
+            "turso_raw",
+            "--import-criterion",
+        ])
+        .arg(&fixture)
+        .assert()
+        .success();
+    let table = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert_eq!(table.matches("\nrusqlite ").count(), 2, "{table}");
+    assert!(table.contains("! read from Criterion folder"), "{table}");
+    benchscope()
+        .args(["show", "/no/such/criterion"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "cannot read /no/such/criterion: no such file or folder",
+        ));
+}

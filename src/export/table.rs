@@ -134,6 +134,9 @@ pub fn baseline_label(report: &Report<'_>) -> String {
 /// connections run with other SQLite settings than the run asked for.
 pub fn notes(run: &RunRecord) -> Vec<String> {
     let mut out = Vec::new();
+    if let Some(src) = &run.source {
+        out.push(format!("read from {src}"));
+    }
     for b in &run.benches {
         match (&b.error, &b.skipped, &b.summary) {
             (Some(e), _, _) => out.push(format!("{}: failed: {e}", b.name)),

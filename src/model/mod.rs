@@ -466,6 +466,71 @@ impl State {
         }
     }
 
+    /// Adds saved runs (a file's, a Criterion folder's) as finished columns that are shown,
+    /// never measured again; runs of targets not in the catalog are left out and said so.
+    pub fn show_saved(&mut self, runs: Vec<RunRecord>, numbers: Option<Vec<usize>>, from: &str) {
+        let mut left_out = Vec::new();
+        let mut n = 0;
+        for (i, mut record) in runs.into_iter().enumerate() {
+            let Some(target) = record
+                .start
+                .as_ref()
+                .and_then(|s| bench_core::workloads::find(&s.target).ok())
+            else {
+                left_out.push(
+                    record
+                        .start
+                        .as_ref()
+                        .map(|s| s.target.clone())
+                        .unwrap_or_else(|| "?".into()),
+                );
+                continue;
+            };
+            record.source.get_or_insert_with(|| from.to_string());
+            let seq = numbers
+                .as_ref()
+                .and_then(|ns| ns.get(i).copied())
+                .unwrap_or(self.next_seq);
+            self.next_seq = self.next_seq.max(seq + 1);
+            let start = record.start.as_ref().expect("found above");
+            let paired = start.budget.paired;
+            let (knobs, trace) = (start.knobs.clone(), start.trace);
+            self.runs.push(RunView {
+                id: format!("saved-{seq}-{i}"),
+                target,
+                seq,
+                knobs,
+                trace,
+                benches: record.benches.iter().map(|b| b.name.clone()).collect(),
+                state: RunState::Finished,
+                started: None,
+                current: None,
+                previous: None,
+                profiled: record.profiled,
+                paired,
+                record,
+            });
+            // Shown from a file: nothing to export before quitting.
+            self.exported.insert(format!("saved-{seq}-{i}"));
+            n += 1;
+        }
+        self.compare.col = self.target_runs().count().saturating_sub(1);
+        let left = if left_out.is_empty() {
+            String::new()
+        } else {
+            left_out.dedup();
+            format!(
+                " ({} left out: not benchscope targets: {})",
+                left_out.len(),
+                left_out.join(", ")
+            )
+        };
+        self.set_status(
+            format!("{n} saved runs from {from}, read-only{left}"),
+            false,
+        );
+    }
+
     /// Takes the command line's lists of values as the catalog's sweep, and says so.
     pub fn command_line_sweep(&mut self, varied: String, runs: Vec<Knobs>) {
         self.set_status(

@@ -76,8 +76,24 @@ pub fn export_contents(state: &State, generated_at: &str) -> (String, String) {
     )
 }
 
-pub fn run(args: TuiArgs) -> i32 {
-    let target = match bench_core::workloads::find(&args.target) {
+pub fn run(args: TuiArgs, open: Option<&std::path::Path>) -> i32 {
+    // Saved results to show beside new runs, read before the terminal is taken.
+    let opened = match open.map(crate::show::load) {
+        Some(Ok(saved)) => Some(saved),
+        Some(Err(e)) => {
+            eprintln!("error: {e}");
+            return 2;
+        }
+        None => None,
+    };
+    // The explorer opens on the target of what it shows.
+    let first_target = opened
+        .as_ref()
+        .and_then(|s| s.runs.iter().find_map(|r| r.start.as_ref()))
+        .map(|s| s.target.clone())
+        .filter(|t| bench_core::workloads::find(t).is_ok());
+    let target_name = first_target.unwrap_or_else(|| args.target.clone());
+    let target = match bench_core::workloads::find(&target_name) {
         Ok(t) => t,
         Err(e) => {
             eprintln!("error: {e}");
@@ -107,6 +123,9 @@ pub fn run(args: TuiArgs) -> i32 {
     state.color = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     if !varied.is_empty() {
         state.command_line_sweep(varied.join(" x "), variants);
+    }
+    if let (Some(saved), Some(path)) = (opened, open) {
+        state.show_saved(saved.runs, saved.run_numbers, &path.display().to_string());
     }
     // The session journal: this session's file, and the last session's, offered if it left
     // results no export holds.

@@ -31,7 +31,13 @@ pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
     let name_w = (w / 3).clamp(14, 26);
     let cols_fit = (w.saturating_sub(name_w) / COL_W).max(1);
     let runs: Vec<&RunView> = state.target_runs().collect();
-    let varied = varied_knobs(&runs);
+    // Runs read from outside with no knobs (Criterion's) say where they come from instead.
+    let measured: Vec<&RunView> = runs
+        .iter()
+        .copied()
+        .filter(|r| !r.knobs.0.is_empty())
+        .collect();
+    let varied = varied_knobs(&measured);
     let col_range = window(runs.len(), cols_fit, state.compare.col);
     let focused = state.focus == Focus::Compare;
     let baseline_run = state.baseline_run();
@@ -52,6 +58,12 @@ pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
             "DEBUG".to_string()
         } else if r.profiled {
             "perf".to_string()
+        } else if r.knobs.0.is_empty() && r.record.source.is_some() {
+            r.record
+                .start
+                .as_ref()
+                .map(|s| s.harness.clone())
+                .unwrap_or_else(|| "saved".into())
         } else if r.state == RunState::Finished && !varied.is_empty() {
             let named = varied_values(r, &varied, true);
             // Too long to read whole: the values alone (`exclusive`, `20000`).
@@ -453,6 +465,12 @@ fn draw_detail(
         ),
         theme.dim(),
     ));
+    if let Some(src) = &run.record.source {
+        lines.push(Line::styled(
+            format!("run {} read from {src}", run.seq),
+            theme.dim(),
+        ));
+    }
     if let Some(r) = result.filter(|r| !r.phases.is_empty()) {
         let total: f64 = r.phases.values().sum();
         if let Some(s) = &r.summary {

@@ -490,3 +490,41 @@ fn a_histogram_overlay() {
     keys(&mut s, &[Key::BackTab, Key::Char('d')], t);
     insta::assert_snapshot!("histogram_120x40", draw(&s, 120, 40));
 }
+
+/// `benchscope open target/criterion`: a Criterion folder's results as a read-only column.
+#[test]
+fn a_criterion_folder_opened_beside_a_run() {
+    let mut s = base_state();
+    let t = Instant::now();
+    keys(&mut s, &[Key::Enter], t);
+    let k = s.knobs.values.clone();
+    ev(&mut s, "t-1", start(false, &k), t);
+    finish(&mut s, "t-1", "rusqlite", 1400.0, false, t);
+    exited(&mut s, "t-1", Outcome::Completed, t);
+    let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/criterion");
+    let runs = crate::import::criterion(&dir).unwrap();
+    s.show_saved(runs, None, "tests/fixtures/criterion");
+    s.status.as_mut().unwrap().text = s
+        .status
+        .as_ref()
+        .unwrap()
+        .text
+        .replace(env!("CARGO_MANIFEST_DIR"), "");
+    for r in &mut s.runs {
+        if let Some(src) = &mut r.record.source {
+            *src = src
+                .replace(env!("CARGO_MANIFEST_DIR"), "")
+                .split(", results of")
+                .next()
+                .unwrap()
+                .to_string()
+                + &src
+                    .split("; knobs")
+                    .nth(1)
+                    .map(|x| format!("; knobs{x}"))
+                    .unwrap_or_default();
+        }
+    }
+    keys(&mut s, &[Key::BackTab], t);
+    insta::assert_snapshot!("criterion_opened_120x40", draw(&s, 120, 40));
+}

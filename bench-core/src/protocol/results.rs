@@ -115,6 +115,10 @@ pub struct RunRecord {
     /// How busy the machine was while the run measured (front ends record it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub machine: Option<super::Machine>,
+    /// Where a run read from outside came from (a Criterion folder, a file): such a run is
+    /// shown, never measured again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
 }
 
 impl RunRecord {

@@ -1,0 +1,320 @@
+//! Results from outside a live run, as read-only runs: a Criterion folder (`target/criterion`
+//! or any CRITERION_HOME), and the files benchscope writes itself (a report, a baseline, a
+//! session journal).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use bench_core::knobs::Knobs;
+use bench_core::measure::stats::summarize;
+use bench_core::protocol::results::RunRecord;
+use bench_core::protocol::{Budget, Event, RunEnv, Start};
+use serde::Deserialize;
+
+/// `new/benchmark.json` of a Criterion benchmark (the fields read here).
+#[derive(Debug, Deserialize)]
+struct CriterionId {
+    group_id: String,
+    function_id: Option<String>,
+    value_str: Option<String>,
+    #[serde(default)]
+    throughput: Option<BTreeMap<String, u64>>,
+}
+
+/// `new/sample.json`: per sample, the iterations and their total time in ns.
+#[derive(Debug, Deserialize)]
+struct CriterionSample {
+    iters: Vec<f64>,
+    times: Vec<f64>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Estimate {
+    point_estimate: f64,
+    confidence_interval: Interval,
+}
+
+#[derive(Debug, Deserialize)]
+struct Interval {
+    lower_bound: f64,
+    upper_bound: f64,
+}
+
+#[derive(Debug, Deserialize)]
+struct CriterionEstimates {
+    median: Estimate,
+    mean: Estimate,
+}
+
+/// One imported Criterion benchmark, and what Criterion itself estimated (per operation).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Imported {
+    pub group: String,
+    pub bench: String,
+    pub ops_per_iter: u64,
+    /// ns per operation of each sample.
+    pub samples: Vec<f64>,
+    /// Each sample as Criterion recorded it: iterations, and their time in ns.
+    pub raw: Vec<(u64, u64)>,
+    /// Criterion's median and its 95% interval, per operation.
+    pub median: (f64, [f64; 2]),
+    pub mean: f64,
+}
+
+fn read_json<T: serde::de::DeserializeOwned>(p: &Path) -> Result<T, String> {
+    let text =
+        std::fs::read_to_string(p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+    serde_json::from_str(&text).map_err(|e| format!("{} does not read: {e}", p.display()))
+}
+
+/// Every `new/` folder under `root` (Criterion keeps the latest results of a benchmark there).
+fn new_dirs(root: &Path, depth: usize, out: &mut Vec<PathBuf>) {
+    if depth > 6 {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return;
+    };
+    let mut dirs: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    for d in dirs {
+        if d.file_name().is_some_and(|n| n == "new") && d.join("benchmark.json").is_file() {
+            out.push(d);
+        } else if d.file_name().is_none_or(|n| n != "report") {
+            new_dirs(&d, depth + 1, out);
+        }
+    }
+}
+
+/// Reads one benchmark from its `new/` folder.
+pub fn read_benchmark(new: &Path) -> Result<Imported, String> {
+    let id: CriterionId = read_json(&new.join("benchmark.json"))?;
+    let sample: CriterionSample = read_json(&new.join("sample.json"))?;
+    let est: CriterionEstimates = read_json(&new.join("estimates.json"))?;
+    if sample.iters.len() != sample.times.len() || sample.iters.is_empty() {
+        return Err(format!(
+            "{}: {} iteration counts for {} times",
+            new.join("sample.json").display(),
+            sample.iters.len(),
+            sample.times.len()
+        ));
+    }
+    // A throughput in elements makes an iteration that many operations: per-op figures then
+    // read like the runner's.
+    let ops = id
+        .throughput
+        .as_ref()
+        .and_then(|t| t.get("Elements").copied())
+        .filter(|n| *n > 0)
+        .unwrap_or(1);
+    let mut bench = id.function_id.clone().unwrap_or_default();
+    if let Some(v) = &id.value_str {
+        bench = if bench.is_empty() {
+            v.clone()
+        } else {
+            format!("{bench}/{v}")
+        };
+    }
+    let per_op = |ns: f64| ns / ops as f64;
+    Ok(Imported {
+        group: id.group_id,
+        bench,
+        ops_per_iter: ops,
+        samples: sample
+            .iters
+            .iter()
+            .zip(&sample.times)
+            .map(|(i, t)| per_op(t / i.max(1.0)))
+            .collect(),
+        raw: sample
+            .iters
+            .iter()
+            .zip(&sample.times)
+            .map(|(i, t)| (i.max(1.0) as u64, t.round() as u64))
+            .collect(),
+        median: (
+            per_op(est.median.point_estimate),
+            [
+                per_op(est.median.confidence_interval.lower_bound),
+                per_op(est.median.confidence_interval.upper_bound),
+            ],
+        ),
+        mean: per_op(est.mean.point_estimate),
+    })
+}
+
+/// A Criterion folder as runs: one per group, each benchmark a bench with its raw samples
+/// (summarized as benchscope summarizes its own) and Criterion's estimate beside them.
+pub fn criterion(root: &Path) -> Result<Vec<RunRecord>, String> {
+    let mut dirs = Vec::new();
+    new_dirs(root, 0, &mut dirs);
+    if dirs.is_empty() {
+        return Err(format!(
+            "{} holds no Criterion results (no */new/benchmark.json under it)",
+            root.display()
+        ));
+    }
+    let mut groups: BTreeMap<String, Vec<Imported>> = BTreeMap::new();
+    for d in dirs {
+        let b = read_benchmark(&d)?;
+        groups.entry(b.group.clone()).or_default().push(b);
+    }
+    let modified = |p: &Path| {
+        std::fs::metadata(p)
+            .and_then(|m| m.modified())
+            .ok()
+            .map(|t| time::OffsetDateTime::from(t).date().to_string())
+    };
+    Ok(groups
+        .into_iter()
+        .map(|(group, benches)| {
+            let mut r = RunRecord::default();
+            let max = benches.iter().map(|b| b.samples.len()).max().unwrap_or(0);
+            r.apply(Event::Start(Start {
+                run: format!("criterion:{group}"),
+                target: group.clone(),
+                benches: benches.iter().map(|b| b.bench.clone()).collect(),
+                harness: "criterion".into(),
+                knobs: Knobs::default(),
+                seed: 0,
+                trace: false,
+                budget: Budget {
+                    warmup_s: 0.0,
+                    time_s: 0.0,
+                    max_samples: max,
+                    min_samples: 0,
+                    paired: false,
+                },
+                env: RunEnv {
+                    profile: "release".into(),
+                    ..Default::default()
+                },
+            }));
+            let mut notes = Vec::new();
+            for b in &benches {
+                r.apply(Event::BenchStart {
+                    bench: b.bench.clone(),
+                    backend: "Criterion".into(),
+                    strategy: None,
+                    ops: b.ops_per_iter,
+                    work: None,
+                    sqlite: Default::default(),
+                });
+                for (i, (iters, ns)) in b.raw.iter().enumerate() {
+                    r.apply(Event::Sample {
+                        bench: b.bench.clone(),
+                        iter: i as u64,
+                        ops: iters * b.ops_per_iter,
+                        elapsed_ns: *ns,
+                        work: None,
+                        cost: None,
+                    });
+                }
+                if let Some(stats) = summarize(&b.samples, None) {
+                    r.apply(Event::Summary {
+                        bench: b.bench.clone(),
+                        stats,
+                    });
+                }
+                notes.push(format!(
+                    "{}: Criterion's median {} [{}–{}]",
+                    b.bench,
+                    crate::format::ns(b.median.0),
+                    crate::format::ns(b.median.1[0]),
+                    crate::format::ns(b.median.1[1])
+                ));
+            }
+            r.done = true;
+            let when = modified(&root.join(&group))
+                .map(|d| format!(", results of {d}"))
+                .unwrap_or_default();
+            r.source = Some(format!(
+                "Criterion folder {}{when}; knobs unknown; {}",
+                root.display(),
+                notes.join("; ")
+            ));
+            r
+        })
+        .collect())
+}
+
+/// Runs from any file or folder benchscope reads: a Criterion folder, a session journal, a
+/// baseline or a report. Each run is marked with where it came from.
+pub fn open(path: &Path) -> Result<Vec<RunRecord>, String> {
+    if !path.exists() {
+        return Err(format!(
+            "cannot read {}: no such file or folder",
+            path.display()
+        ));
+    }
+    if path.is_dir() {
+        return criterion(path);
+    }
+    let mut runs = if path.extension().is_some_and(|x| x == "jsonl") {
+        let s = crate::journal::load(path)?;
+        s.runs.into_iter().map(|r| r.record).collect()
+    } else {
+        crate::baseline::load(Path::new("."), &path.display().to_string())?.runs
+    };
+    for r in &mut runs {
+        r.source.get_or_insert_with(|| path.display().to_string());
+    }
+    Ok(runs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A Criterion folder in Criterion's layout: the files of a real `cargo bench` of
+    /// bench-core's lookup bench (its `new/` folders as Criterion 0.8 wrote them), trimmed to
+    /// what is read.
+    fn fixture() -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/criterion")
+    }
+
+    #[test]
+    fn a_criterion_folder_becomes_a_run_per_group_with_raw_samples() {
+        let runs = criterion(&fixture()).unwrap();
+        assert_eq!(runs.len(), 1);
+        let r = &runs[0];
+        let s = r.start.as_ref().unwrap();
+        assert_eq!(
+            (s.target.as_str(), s.harness.as_str()),
+            ("single_row_lookup", "criterion")
+        );
+        let names: Vec<&str> = r.benches.iter().map(|b| b.name.as_str()).collect();
+        assert_eq!(names, ["rusqlite", "turso_raw"]);
+        let b = r.bench("rusqlite").unwrap();
+        assert_eq!(b.samples.len(), 100);
+        // Our median of Criterion's raw samples is Criterion's own median estimate.
+        let ours = b.summary.as_ref().unwrap().median;
+        let theirs = read_benchmark(&fixture().join("single_row_lookup/rusqlite/new"))
+            .unwrap()
+            .median
+            .0;
+        assert!((ours / theirs - 1.0).abs() < 0.005, "{ours} vs {theirs}");
+        assert!(
+            ours > 100.0 && ours < 100_000.0,
+            "per lookup, not per iteration: {ours}"
+        );
+        let src = r.source.as_deref().unwrap();
+        assert!(
+            src.contains("Criterion folder") && src.contains("knobs unknown"),
+            "{src}"
+        );
+        // The comparison's ratio works within the imported run.
+        let b = bench_core::compare::Baselines::bench("rusqlite");
+        assert!(b.ratio(r, "turso_raw").unwrap().value > 0.0);
+    }
+
+    #[test]
+    fn a_folder_without_criterion_results_is_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let e = criterion(d.path()).unwrap_err();
+        assert!(e.contains("holds no Criterion results"), "{e}");
+    }
+}
