@@ -52,7 +52,7 @@ enum Command {
     Open {
         path: std::path::PathBuf,
         #[command(flatten)]
-        tui: tui::TuiArgs,
+        tui: Box<tui::TuiArgs>,
     },
     /// Judge one saved baseline (or report) against another: a verdict per bench; exit
     /// status 3 when any bench regressed.
@@ -66,7 +66,7 @@ fn main() {
     let cli = Cli::parse();
     let code = match cli.command {
         None if std::io::IsTerminal::is_terminal(&std::io::stdout()) => tui::run(cli.tui, None),
-        Some(Command::Open { path, tui }) => tui::run(tui, Some(&path)),
+        Some(Command::Open { path, tui }) => tui::run(*tui, Some(&path)),
         None => {
             print!("{}", list::welcome());
             0
