@@ -44,6 +44,20 @@ pub fn write_new(dir: &Path, stem: &str, files: &[(&str, &str)]) -> Result<Vec<P
     Err(format!("no free file name for {stem} in {}", dir.display()))
 }
 
+/// The first of `stem`, `stem-2`, `stem-3`... for which no `dir/<stem>.<ext>` exists.
+pub fn free_stem(dir: &Path, stem: &str, exts: &[&str]) -> String {
+    (1..1000)
+        .map(|n| {
+            if n == 1 {
+                stem.to_string()
+            } else {
+                format!("{stem}-{n}")
+            }
+        })
+        .find(|s| exts.iter().all(|e| !dir.join(format!("{s}.{e}")).exists()))
+        .unwrap_or_else(|| stem.to_string())
+}
+
 /// Writes `contents` to `path` through a synced temp file beside it renamed into place: a
 /// reader sees the old file or the new one, never half of it.
 pub fn write_atomic(path: &Path, contents: &str) -> Result<(), String> {

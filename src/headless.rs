@@ -369,7 +369,35 @@ pub fn run(args: RunArgs) -> i32 {
         ..report
     };
     for (format, path) in args.exports() {
-        match crate::files::write_atomic(path, &render(format, &plain)) {
+        // Markdown in a file gets its SVG charts beside it, linked.
+        let text = if format == Format::Markdown {
+            let dir = path
+                .parent()
+                .filter(|d| !d.as_os_str().is_empty())
+                .unwrap_or(std::path::Path::new("."));
+            let stem = path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "report".into());
+            let charts = export::charts::write_all(&plain, dir, &stem);
+            match &charts {
+                Ok(c) if !c.is_empty() => {
+                    eprintln!("wrote {} SVG charts beside {}", c.len(), path.display())
+                }
+                Ok(_) => {}
+                Err(e) => eprintln!("{e}"),
+            }
+            render(
+                format,
+                &Report {
+                    charts: Some(charts),
+                    ..plain
+                },
+            )
+        } else {
+            render(format, &plain)
+        };
+        match crate::files::write_atomic(path, &text) {
             Ok(()) => eprintln!("wrote {}", path.display()),
             Err(e) => {
                 eprintln!("error: {e}");

@@ -217,8 +217,35 @@ fn one_run_writes_every_export_and_prints_results_as_they_finish() {
             .unwrap()
             .contains(",rusqlite,")
     );
-    // Only the files asked for, and no temp file left.
-    assert_eq!(std::fs::read_dir(out.path()).unwrap().count(), 4);
+    // The markdown's SVG charts beside it (with gnuplot; CI installs it), linked from it.
+    let svgs: Vec<String> = std::fs::read_dir(out.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".svg"))
+        .collect();
+    if std::process::Command::new("gnuplot")
+        .arg("--version")
+        .output()
+        .is_ok()
+    {
+        assert_eq!(svgs, ["r-run1-distribution.svg"], "{svgs:?}");
+        assert!(
+            md.contains("![Run 1 (single_row_lookup)") && md.contains("(r-run1-distribution.svg)"),
+            "{md}"
+        );
+        assert!(stderr.contains("wrote 1 SVG charts beside"), "{stderr}");
+    } else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "gnuplot is required in CI"
+        );
+        assert!(md.contains("gnuplot is not available"), "{md}");
+    }
+    // Only the files asked for (and the charts), and no temp file left.
+    assert_eq!(
+        std::fs::read_dir(out.path()).unwrap().count(),
+        4 + svgs.len()
+    );
 }
 
 #[test]

@@ -227,6 +227,18 @@ pub fn render(report: &Report<'_>) -> String {
     if let Some(sc) = super::scaling::scaling(report.runs) {
         out.push_str(&sc.markdown());
     }
+    match &report.charts {
+        Some(Ok(charts)) if !charts.is_empty() => {
+            let _ = writeln!(out, "\n### Charts\n");
+            for (caption, file) in charts {
+                let _ = writeln!(out, "![{caption}]({file})\n");
+            }
+        }
+        Some(Err(why)) => {
+            let _ = writeln!(out, "\n_{why}_");
+        }
+        _ => {}
+    }
     out
 }
 

@@ -1,5 +1,6 @@
 //! Exporters: pure functions from results to text. Each format in its own file.
 
+pub mod charts;
 pub mod crud;
 pub mod csv;
 pub mod histogram;
@@ -30,6 +31,9 @@ pub struct Report<'a> {
     pub generated_at: &'a str,
     /// Whether the text table may colour overheads (a terminal, NO_COLOR unset).
     pub color: bool,
+    /// SVG charts written beside the markdown (caption, file name), which it links; or why
+    /// there are none.
+    pub charts: Option<Result<Vec<(String, String)>, String>>,
 }
 
 impl<'a> Report<'a> {
@@ -42,6 +46,7 @@ impl<'a> Report<'a> {
             settings: Settings::default(),
             generated_at,
             color: false,
+            charts: None,
         }
     }
 

@@ -62,17 +62,33 @@ fn key_of(k: KeyEvent) -> Option<Key> {
     })
 }
 
-/// The export of everything with results, through the same exporters as `benchscope run`.
-pub fn export_contents(state: &State, generated_at: &str) -> (String, String) {
+/// The export of everything with results, through the same exporters as `benchscope run`;
+/// with a folder and stem, the SVG charts are drawn there first and the markdown links them.
+pub fn export_contents(
+    state: &State,
+    generated_at: &str,
+    charts_at: Option<(&std::path::Path, &str)>,
+) -> (String, String, Option<String>) {
     let (runs, numbers, baseline_run) = state.export_runs();
-    let report = Report {
+    let mut report = Report {
         baseline_run,
         run_numbers: Some(&numbers),
         ..Report::new(&runs, state.compare.baseline_bench, generated_at)
     };
+    let mut note = None;
+    if let Some((dir, stem)) = charts_at {
+        let charts = export::charts::write_all(&report, dir, stem);
+        note = match &charts {
+            Ok(c) if !c.is_empty() => Some(format!("{} SVG charts", c.len())),
+            Ok(_) => None,
+            Err(e) => Some(e.clone()),
+        };
+        report.charts = Some(charts);
+    }
     (
         export::markdown::render(&report),
         export::json::render(&report),
+        note,
     )
 }
 
@@ -295,19 +311,31 @@ impl Loop<'_> {
                     }
                     Effect::Export => {
                         let generated_at = crate::format::now_rfc3339();
-                        let (md, json) = export_contents(state, &generated_at);
                         let stamp = generated_at.replace([':', '-'], "");
-                        let stem = format!(
-                            "benchscope-{}-{}",
-                            state.target.name,
-                            stamp.trim_end_matches('Z')
+                        let stem = crate::files::free_stem(
+                            self.snapshot_dir,
+                            &format!(
+                                "benchscope-{}-{}",
+                                state.target.name,
+                                stamp.trim_end_matches('Z')
+                            ),
+                            &["md", "json"],
                         );
+                        let charts_dir = std::fs::create_dir_all(self.snapshot_dir)
+                            .ok()
+                            .map(|()| (self.snapshot_dir, stem.as_str()));
+                        let (md, json, note) = export_contents(state, &generated_at, charts_dir);
                         let result = crate::files::write_new(
                             self.snapshot_dir,
                             &stem,
                             &[("md", &md), ("json", &json)],
                         )
-                        .map(|ps| ps.iter().map(|p| p.display().to_string()).collect());
+                        .map(|ps| {
+                            ps.iter()
+                                .map(|p| p.display().to_string())
+                                .chain(note)
+                                .collect()
+                        });
                         queue.push(Action::Exported(result));
                     }
                     Effect::Quit => state.quit = true,
