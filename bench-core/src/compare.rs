@@ -289,6 +289,32 @@ pub fn judge(
         }
         return Some(out);
     }
+    // One run a side measured in paired rounds against the same bench: the change of that
+    // ratio, whose drift within each run cancels pair by pair.
+    if let ([c1], [b1]) = (current, baseline)
+        && let (Some((ca, cp)), Some((ba, bp))) = (&c1.paired, &b1.paired)
+        && ca == ba
+        && cp.median > 0.0
+        && bp.median > 0.0
+    {
+        let d = (cp.median / bp.median).ln();
+        let half = |p: &crate::measure::stats::PairedRatio| {
+            ((p.ci95[1] / p.median).ln() - (p.ci95[0] / p.median).ln()) / 2.0
+        };
+        let w = (half(cp).powi(2) + half(bp).powi(2)).sqrt();
+        let rel = d.exp() - 1.0;
+        out.pct = rel * 100.0;
+        out.ci95_pct = Some([((d - w).exp() - 1.0) * 100.0, ((d + w).exp() - 1.0) * 100.0]);
+        out.basis = format!("paired rounds: the ratio to {ca} of each run, pair by pair");
+        if rel.abs() > settings.noise && d.abs() > w {
+            out.verdict = if rel < 0.0 {
+                Verdict::Improved
+            } else {
+                Verdict::Regressed
+            };
+        }
+        return Some(out);
+    }
     // One run a side (or one and two): their samples, and what a run can move by.
     let samples = |rs: &[&BenchResult]| -> Vec<f64> {
         rs.iter().flat_map(|r| r.samples.iter().copied()).collect()
@@ -669,6 +695,36 @@ mod tests {
         // Wide samples whose medians are 5% apart do not differ.
         let wide = change(&result(105.0, 0.5, 20), &result(100.0, 0.5, 20), &s).unwrap();
         assert_eq!(wide.verdict, Verdict::WithinNoise, "{}", wide.basis);
+    }
+
+    #[test]
+    fn paired_runs_judge_the_change_of_their_paired_ratio() {
+        let s = Settings::default();
+        let with = |m: f64, ratio: f64, half: f64| {
+            let mut r = result(m, 0.01, 30);
+            r.paired = Some((
+                "rusqlite".into(),
+                crate::measure::stats::PairedRatio {
+                    pairs: 30,
+                    median: ratio,
+                    ci95: [ratio * (1.0 - half), ratio * (1.0 + half)],
+                },
+            ));
+            r
+        };
+        // The machine ran 20% slower in the second run (both benches alike): the medians
+        // moved, the paired ratio did not.
+        let c = change(&with(120.0, 3.0, 0.01), &with(100.0, 3.0, 0.01), &s).unwrap();
+        assert_eq!(c.verdict, Verdict::WithinNoise, "{}", c.basis);
+        assert!(c.pct.abs() < 1e-9 && c.basis.starts_with("paired rounds"));
+        // A 5% change of the ratio, with tight intervals: called.
+        let c = change(&with(100.0, 3.15, 0.01), &with(100.0, 3.0, 0.01), &s).unwrap();
+        assert_eq!(c.verdict, Verdict::Regressed);
+        let [lo, hi] = c.ci95_pct.unwrap();
+        assert!(lo > 3.0 && hi < 7.0, "{lo} {hi}");
+        // The same 5% inside wide intervals: within noise.
+        let c = change(&with(100.0, 3.15, 0.08), &with(100.0, 3.0, 0.08), &s).unwrap();
+        assert_eq!(c.verdict, Verdict::WithinNoise);
     }
 
     #[test]
