@@ -144,7 +144,14 @@ pub fn change(c: &Change) -> String {
 /// A change in words: `regressed (+6.0%)`, or what differs instead of a verdict.
 pub fn verdict(c: &Change) -> String {
     if c.differs.is_empty() {
-        format!("{} ({:+.1}%)", c.verdict.label(), c.pct)
+        match c.ci95_pct {
+            Some([lo, hi]) => format!(
+                "{} ({:+.1}%, 95% CI {lo:+.1}% to {hi:+.1}%)",
+                c.verdict.label(),
+                c.pct
+            ),
+            None => format!("{} ({:+.1}%)", c.verdict.label(), c.pct),
+        }
     } else {
         format!(
             "{:+.1}%, no verdict ({} differ)",

@@ -98,6 +98,13 @@ fn environment(out: &mut String, run: &RunRecord) {
 
 fn environment_of(out: &mut String, s: &bench_core::protocol::Start, several: bool) {
     let e = &s.env;
+    if s.harness == "criterion" {
+        let _ = writeln!(
+            out,
+            "\nRead from a Criterion folder: its environment, knobs and budget are not recorded there."
+        );
+        return;
+    }
     if several {
         let _ = writeln!(out, "\nEnvironment ({} harness):\n", s.harness);
     } else {

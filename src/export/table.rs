@@ -252,13 +252,20 @@ pub fn render(report: &Report<'_>) -> String {
             } else {
                 ""
             };
-            out.push_str(&format!(
-                "{}  {}  (SQLite {sqlite}, {} build{profiled})\n{}\n",
-                s.target,
-                s.knobs,
-                s.env.profile,
-                budget_line(&s.budget)
-            ));
+            if s.harness == "criterion" {
+                out.push_str(&format!(
+                    "{}  (Criterion results: knobs, SQLite and budget not recorded)\n",
+                    s.target
+                ));
+            } else {
+                out.push_str(&format!(
+                    "{}  {}  (SQLite {sqlite}, {} build{profiled})\n{}\n",
+                    s.target,
+                    s.knobs,
+                    s.env.profile,
+                    budget_line(&s.budget)
+                ));
+            }
         }
         let (headers, rows) = if super::scenario::is_scenario(run) {
             super::scenario::cells(run)

@@ -58,6 +58,25 @@ pub(super) fn on_cmd(state: &mut State, cmd: Cmd) -> Vec<Effect> {
                 state.set_status(format!("verdicts are now against run {seq}"), false);
             }
         }
+        Cmd::SaveBaseline => {
+            let measured = state
+                .target_runs()
+                .filter(|r| r.record.source.is_none() && !r.profiled)
+                .any(|r| r.record.benches.iter().any(|b| b.summary.is_some()));
+            if !measured {
+                state.set_status(
+                    format!(
+                        "no finished run of {} to save as a baseline",
+                        state.target.name
+                    ),
+                    true,
+                );
+                return vec![];
+            }
+            let stamp = crate::format::now_rfc3339().replace([':', '-'], "");
+            let name = format!("{}-{}", state.target.name, stamp.trim_end_matches('Z'));
+            return vec![Effect::SaveBaseline(name)];
+        }
         Cmd::Histogram => {
             let run = state
                 .target_runs()

@@ -35,6 +35,7 @@ pub enum Cmd {
     Cancel,
     ClearQueue,
     Scaling,
+    SaveBaseline,
     Histogram,
     ToggleTrace,
     TogglePaired,
@@ -217,6 +218,13 @@ pub const COMPARE: &[Binding] = &[
         Cmd::Scaling,
     )
     .hint("g", "scaling"),
+    b(
+        &[Key::Char('S')],
+        "S",
+        "save these runs as a baseline",
+        Cmd::SaveBaseline,
+    )
+    .hint("S", "save"),
     b(
         &[Key::Char('d')],
         "d",

@@ -158,6 +158,8 @@ pub enum Action {
     Exported(Result<Vec<String>, String>),
     /// The sqlx harness's build moved on.
     Harness(HarnessBuild),
+    /// A baseline was saved: where, or why not.
+    BaselineSaved(Result<String, String>),
 }
 
 /// What the main loop must do.
@@ -173,6 +175,8 @@ pub enum Effect {
     ContinueJournal(PathBuf),
     /// Mark the offered session as declined, in its own journal.
     DismissJournal(PathBuf),
+    /// Save the target's runs with results as a named baseline.
+    SaveBaseline(String),
 }
 
 impl State {
@@ -642,6 +646,14 @@ pub fn update(state: &mut State, action: Action, now: Instant) -> Vec<Effect> {
             };
             state.set_status(format!("exported {}{note}", paths.join(" and ")), false);
             vec![Effect::Journal(crate::journal::Entry::Exported { run_ids })]
+        }
+        Action::BaselineSaved(Ok(text)) => {
+            state.set_status(text, false);
+            vec![]
+        }
+        Action::BaselineSaved(Err(e)) => {
+            state.set_status(format!("baseline not saved: {e}"), true);
+            vec![]
         }
         Action::Harness(h) => {
             if let HarnessBuild::Failed(_) = &h {

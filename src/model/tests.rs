@@ -473,6 +473,27 @@ fn a_command_line_sweep_is_what_s_queues() {
 }
 
 #[test]
+fn s_in_the_comparison_saves_the_finished_runs_as_a_baseline() {
+    let mut s = state();
+    let now = Instant::now();
+    s.focus = Focus::Compare;
+    assert!(press(&mut s, &[Key::Char('S')], now).is_empty());
+    assert!(s.status.as_ref().unwrap().error);
+    press(&mut s, &[Key::Enter], now);
+    finish_bench(&mut s, "t-1", "rusqlite", 1500.0, now);
+    let fx = press(&mut s, &[Key::Char('S')], now);
+    assert!(
+        matches!(&fx[..], [Effect::SaveBaseline(n)] if n.starts_with("single_row_lookup-")),
+        "{fx:?}"
+    );
+    update(&mut s, Action::BaselineSaved(Err("disk full".into())), now);
+    assert_eq!(
+        s.status.as_ref().unwrap().text,
+        "baseline not saved: disk full"
+    );
+}
+
+#[test]
 fn help_overlay_and_trace_toggle() {
     let mut s = state();
     let now = Instant::now();

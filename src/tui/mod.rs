@@ -340,6 +340,36 @@ impl Loop<'_> {
                     }
                     Effect::Quit => state.quit = true,
                     Effect::Journal(entry) => self.journal(state, |w| w.append(&entry)),
+                    Effect::SaveBaseline(name) => {
+                        // The target's measured runs (not read from files, not profiled).
+                        let runs: Vec<bench_core::protocol::results::RunRecord> = state
+                            .target_runs()
+                            .filter(|r| r.record.source.is_none() && !r.profiled)
+                            .filter(|r| r.record.benches.iter().any(|b| b.summary.is_some()))
+                            .map(|r| r.record.clone())
+                            .collect();
+                        let cache = state
+                            .settings
+                            .cache_dir
+                            .clone()
+                            .unwrap_or_else(bench_core::dataset::default_cache_dir);
+                        let dir = crate::baseline::dir(None, &cache);
+                        let result = crate::baseline::save(
+                            &dir,
+                            &name,
+                            &runs,
+                            &crate::format::now_rfc3339(),
+                        )
+                        .map(|p| {
+                            format!(
+                                "saved {} runs as baseline {name} ({}); `benchscope run {} --baseline {name}` judges later runs against it",
+                                runs.len(),
+                                p.display(),
+                                state.target.name
+                            )
+                        });
+                        queue.push(Action::BaselineSaved(result));
+                    }
                     Effect::ContinueJournal(path) => {
                         self.journal = Some(crate::journal::Writer::new(path))
                     }
