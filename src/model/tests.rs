@@ -479,8 +479,10 @@ fn s_in_the_comparison_saves_the_finished_runs_as_a_baseline() {
     s.focus = Focus::Compare;
     assert!(press(&mut s, &[Key::Char('S')], now).is_empty());
     assert!(s.status.as_ref().unwrap().error);
+    s.focus = Focus::Catalog;
     press(&mut s, &[Key::Enter], now);
     finish_bench(&mut s, "t-1", "rusqlite", 1500.0, now);
+    s.focus = Focus::Compare;
     let fx = press(&mut s, &[Key::Char('S')], now);
     assert!(
         matches!(&fx[..], [Effect::SaveBaseline(n)] if n.starts_with("single_row_lookup-")),
