@@ -43,6 +43,21 @@ fn env(work: &Path) -> String {
     )
 }
 
+/// Whether tmux is here; without it the test is skipped, except in CI (which installs it).
+fn tmux_here() -> bool {
+    if Command::new("tmux").arg("-V").output().is_ok() {
+        return true;
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "tmux is required in CI (.ci/run installs it)"
+    );
+    eprintln!(
+        "SKIPPED: tmux is not installed (apt-get install tmux); this test needs a real terminal"
+    );
+    false
+}
+
 struct Session(String);
 
 /// A detached 120x40 session running `cmd`, killed when the returned guard drops.
@@ -90,14 +105,7 @@ fn keys(session: &str, keys: &[&str]) {
 
 #[test]
 fn run_two_benches_and_export_in_a_real_terminal() {
-    if Command::new("tmux").arg("-V").output().is_err() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "tmux is required in CI (.ci/run installs it)"
-        );
-        eprintln!(
-            "SKIPPED: tmux is not installed (apt-get install tmux); this test needs a real terminal"
-        );
+    if !tmux_here() {
         return;
     }
     let work = tempfile::tempdir().unwrap();
@@ -186,12 +194,7 @@ fn run_two_benches_and_export_in_a_real_terminal() {
 /// the alternate screen, exits, and leaves no runner behind.
 #[test]
 fn a_signal_quits_the_explorer_with_the_terminal_restored_and_no_runner_left() {
-    if Command::new("tmux").arg("-V").output().is_err() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "tmux is required in CI (.ci/run installs it)"
-        );
-        eprintln!("SKIPPED: tmux is not installed");
+    if !tmux_here() {
         return;
     }
     for sig in ["TERM", "HUP"] {
@@ -253,12 +256,7 @@ fn a_signal_quits_the_explorer_with_the_terminal_restored_and_no_runner_left() {
 /// and reopen them from the session journal.
 #[test]
 fn cancel_from_the_catalog_quit_with_unexported_results_and_reopen_them() {
-    if Command::new("tmux").arg("-V").output().is_err() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "tmux is required in CI (.ci/run installs it)"
-        );
-        eprintln!("SKIPPED: tmux is not installed");
+    if !tmux_here() {
         return;
     }
     let work = tempfile::tempdir().unwrap();

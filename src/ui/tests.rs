@@ -468,6 +468,18 @@ fn reopen_and_unexported_quit_questions() {
     insta::assert_snapshot!("quit_unexported_120x40", draw(&s, 120, 40));
 }
 
+/// Run 1 of rusqlite, finished.
+fn one_finished_run() -> (State, Instant) {
+    let mut s = base_state();
+    let t = Instant::now();
+    keys(&mut s, &[Key::Enter], t);
+    let k = s.knobs.values.clone();
+    ev(&mut s, "t-1", start(false, &k), t);
+    finish(&mut s, "t-1", "rusqlite", 1400.0, false, t);
+    exited(&mut s, "t-1", Outcome::Completed, t);
+    (s, t)
+}
+
 /// A sweep asked about on top of a long queue; the queue's length on the progress line.
 #[test]
 fn a_sweep_on_a_long_queue() {
@@ -480,13 +492,7 @@ fn a_sweep_on_a_long_queue() {
 /// `d` on a comparison cell: the bench's distribution.
 #[test]
 fn a_histogram_overlay() {
-    let mut s = base_state();
-    let t = Instant::now();
-    keys(&mut s, &[Key::Enter], t);
-    let k = s.knobs.values.clone();
-    ev(&mut s, "t-1", start(false, &k), t);
-    finish(&mut s, "t-1", "rusqlite", 1400.0, false, t);
-    exited(&mut s, "t-1", Outcome::Completed, t);
+    let (mut s, t) = one_finished_run();
     keys(&mut s, &[Key::BackTab, Key::Char('d')], t);
     insta::assert_snapshot!("histogram_120x40", draw(&s, 120, 40));
 }
@@ -494,13 +500,7 @@ fn a_histogram_overlay() {
 /// `benchscope open target/criterion`: a Criterion folder's results as a read-only column.
 #[test]
 fn a_criterion_folder_opened_beside_a_run() {
-    let mut s = base_state();
-    let t = Instant::now();
-    keys(&mut s, &[Key::Enter], t);
-    let k = s.knobs.values.clone();
-    ev(&mut s, "t-1", start(false, &k), t);
-    finish(&mut s, "t-1", "rusqlite", 1400.0, false, t);
-    exited(&mut s, "t-1", Outcome::Completed, t);
+    let (mut s, t) = one_finished_run();
     let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/criterion");
     let runs = crate::import::criterion(&dir).unwrap();
     s.show_saved(runs, None, "tests/fixtures/criterion");

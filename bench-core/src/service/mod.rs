@@ -152,11 +152,7 @@ pub fn run_benches(plan: &Plan, session: &dyn Session, emit: &mut dyn FnMut(Even
     }
     let ops = session.ops();
     for spec in &plan.benches {
-        if let Some(reason) = session.skip(spec) {
-            emit(Event::Skipped {
-                bench: spec.name.to_string(),
-                reason,
-            });
+        if skipped(session, spec, emit) {
             continue;
         }
         let start = |bench: Option<&crate::measure::Bench<'_>>| bench_start(spec, ops, bench);
@@ -203,6 +199,22 @@ pub fn run_benches(plan: &Plan, session: &dyn Session, emit: &mut dyn FnMut(Even
     }
 }
 
+/// Says `skipped` when the session cannot run `spec` here.
+fn skipped(
+    session: &dyn Session,
+    spec: &crate::catalog::BenchSpec,
+    emit: &mut dyn FnMut(Event),
+) -> bool {
+    let Some(reason) = session.skip(spec) else {
+        return false;
+    };
+    emit(Event::Skipped {
+        bench: spec.name.to_string(),
+        reason,
+    });
+    true
+}
+
 /// The event that opens a bench.
 fn bench_start(
     spec: &crate::catalog::BenchSpec,
@@ -238,11 +250,7 @@ fn run_paired(plan: &Plan, session: &dyn Session, emit: &mut dyn FnMut(Event)) {
     let ops = session.ops();
     let mut ready = Vec::new();
     for spec in &plan.benches {
-        if let Some(reason) = session.skip(spec) {
-            emit(Event::Skipped {
-                bench: spec.name.to_string(),
-                reason,
-            });
+        if skipped(session, spec, emit) {
             continue;
         }
         match session.bench(spec) {
