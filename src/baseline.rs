@@ -206,7 +206,7 @@ pub fn load(dir: &Path, what: &str) -> Result<Baseline, String> {
             })
         }
         other => Err(format!(
-            "{} is neither a baseline nor a report (schema {})",
+            "{}: not a benchscope report or baseline (schema {}; expected \"benchscope.report\" or \"benchscope.baseline\")",
             p.display(),
             other
                 .map(|s| format!("{s:?}"))

@@ -36,6 +36,7 @@ pub enum Cmd {
     ClearQueue,
     Scaling,
     SaveBaseline,
+    OpenFile,
     Histogram,
     ToggleTrace,
     TogglePaired,
@@ -269,6 +270,12 @@ pub const GLOBAL: &[Binding] = &[
         Cmd::ClearQueue,
     ),
     b(&[Key::Char('e')], "e", "export .md + .json", Cmd::Export).hint("e", "export"),
+    b(
+        &[Key::Char('o')],
+        "o",
+        "open saved results (a path)",
+        Cmd::OpenFile,
+    ),
     b(&[Key::Char('?')], "?", "help", Cmd::Help),
     b(&[Key::Char('q'), Key::CtrlC], "q", "quit", Cmd::Quit).hint("q", "quit"),
 ];

@@ -94,7 +94,7 @@ pub(super) fn on_cmd(state: &mut State, cmd: Cmd, now: Instant) -> Vec<Effect> {
 }
 
 /// A line being typed: what a key did to it.
-enum Typed {
+pub(super) enum Typed {
     /// Enter: the text to act on.
     Submitted(String),
     /// Esc: the line is gone.
@@ -104,7 +104,12 @@ enum Typed {
 }
 
 /// One key on a line being typed (at most `max` bytes); esc clears the panel's error too.
-fn type_key(line: &mut Option<String>, error: &mut Option<String>, key: Key, max: usize) -> Typed {
+pub(super) fn type_key(
+    line: &mut Option<String>,
+    error: &mut Option<String>,
+    key: Key,
+    max: usize,
+) -> Typed {
     let Some(buf) = line.as_mut() else {
         return Typed::Cancelled;
     };

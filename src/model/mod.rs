@@ -140,6 +140,9 @@ pub struct State {
     pub offer: Option<crate::journal::Session>,
     /// A sweep asked about (see [`LONG_QUEUE`]).
     pub pending_sweep: Option<PendingSweep>,
+    /// The path being typed after `o` (saved results to open), and why the last one failed.
+    pub open_input: Option<String>,
+    pub open_error: Option<String>,
     /// A sweep given on the command line (`--concurrency 1,2`): what `s` in the catalog runs
     /// instead of the concurrency sweep; its knob sets, and what they vary.
     pub cli_sweep: Option<(String, Vec<Knobs>)>,
@@ -160,7 +163,12 @@ pub enum Action {
     Harness(HarnessBuild),
     /// A baseline was saved: where, or why not.
     BaselineSaved(Result<String, String>),
+    /// Saved results were read, or why not.
+    Opened(Result<OpenedRuns, String>),
 }
+
+/// Saved runs read from a file: the runs, their numbers (a report's), and the path.
+pub type OpenedRuns = (Vec<RunRecord>, Option<Vec<usize>>, String);
 
 /// What the main loop must do.
 #[derive(Debug, Clone, PartialEq)]
@@ -177,6 +185,8 @@ pub enum Effect {
     DismissJournal(PathBuf),
     /// Save the target's runs with results as a named baseline.
     SaveBaseline(String),
+    /// Read saved results (a report, baseline, journal or Criterion folder) to show.
+    OpenFile(PathBuf),
 }
 
 impl State {
@@ -207,6 +217,8 @@ impl State {
             offer: None,
             pending_sweep: None,
             cli_sweep: None,
+            open_input: None,
+            open_error: None,
         }
     }
 
@@ -647,6 +659,17 @@ pub fn update(state: &mut State, action: Action, now: Instant) -> Vec<Effect> {
             state.set_status(format!("exported {}{note}", paths.join(" and ")), false);
             vec![Effect::Journal(crate::journal::Entry::Exported { run_ids })]
         }
+        Action::Opened(Ok((runs, numbers, path))) => {
+            state.open_input = None;
+            state.open_error = None;
+            state.show_saved(runs, numbers, &path);
+            vec![]
+        }
+        Action::Opened(Err(e)) => {
+            // The line stays open with the reason, for another try.
+            state.open_error = Some(e);
+            vec![]
+        }
         Action::BaselineSaved(Ok(text)) => {
             state.set_status(text, false);
             vec![]
@@ -744,6 +767,14 @@ fn on_key(state: &mut State, key: Key, now: Instant) -> Vec<Effect> {
         }
         None => {}
     }
+    if state.open_input.is_some() {
+        return match knobs::type_key(&mut state.open_input, &mut state.open_error, key, 400) {
+            knobs::Typed::Submitted(path) if !path.trim().is_empty() => {
+                vec![Effect::OpenFile(PathBuf::from(path.trim()))]
+            }
+            _ => vec![],
+        };
+    }
     if state.knobs.editing.is_some() {
         return knobs::on_edit_key(state, key, now);
     }
@@ -796,6 +827,10 @@ fn on_global(state: &mut State, cmd: Cmd, now: Instant) -> Option<Vec<Effect>> {
                 state.quit = true;
                 return Some(vec![Effect::Quit]);
             }
+        }
+        Cmd::OpenFile => {
+            state.open_input = Some(String::new());
+            state.open_error = None;
         }
         Cmd::TogglePaired => {
             state.paired = !state.paired;

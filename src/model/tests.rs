@@ -496,6 +496,61 @@ fn s_in_the_comparison_saves_the_finished_runs_as_a_baseline() {
 }
 
 #[test]
+fn o_opens_saved_results_from_a_typed_path() {
+    let mut s = state();
+    let now = Instant::now();
+    assert!(press(&mut s, &[Key::Char('o')], now).is_empty());
+    assert_eq!(s.open_input.as_deref(), Some(""));
+    let mut keys = chars("r.jsx");
+    keys.extend([Key::Backspace, Key::Char('o'), Key::Char('n'), Key::Enter]);
+    let fx = press(&mut s, &keys, now);
+    assert_eq!(fx, vec![Effect::OpenFile("r.json".into())]);
+    // Unreadable: the line stays with the reason.
+    update(
+        &mut s,
+        Action::Opened(Err("cannot read r.json".into())),
+        now,
+    );
+    assert_eq!(s.open_error.as_deref(), Some("cannot read r.json"));
+    assert!(s.open_input.is_some());
+    press(&mut s, &[Key::Esc], now);
+    assert_eq!((s.open_input.clone(), s.open_error.clone()), (None, None));
+    // Read: its runs are columns, read-only.
+    let mut record = bench_core::protocol::results::RunRecord::default();
+    record.apply(testing::start(
+        &default_knobs(),
+        false,
+        false,
+        testing::BUDGET,
+    ));
+    for e in testing::bench_events("rusqlite", "b", 10, &[1500.0], None) {
+        record.apply(e);
+    }
+    update(
+        &mut s,
+        Action::Opened(Ok((vec![record], Some(vec![7]), "r.json".into()))),
+        now,
+    );
+    assert_eq!(s.runs.len(), 1);
+    assert_eq!(
+        (s.runs[0].seq, s.runs[0].record.source.as_deref()),
+        (7, Some("r.json"))
+    );
+    assert_eq!(
+        s.unexported(),
+        0,
+        "read from a file: nothing to export before quitting"
+    );
+    assert!(
+        s.status
+            .as_ref()
+            .unwrap()
+            .text
+            .starts_with("1 saved runs from r.json")
+    );
+}
+
+#[test]
 fn help_overlay_and_trace_toggle() {
     let mut s = state();
     let now = Instant::now();

@@ -370,6 +370,11 @@ impl Loop<'_> {
                         });
                         queue.push(Action::BaselineSaved(result));
                     }
+                    Effect::OpenFile(path) => {
+                        let result = crate::show::load(&path)
+                            .map(|s| (s.runs, s.run_numbers, path.display().to_string()));
+                        queue.push(Action::Opened(result));
+                    }
                     Effect::ContinueJournal(path) => {
                         self.journal = Some(crate::journal::Writer::new(path))
                     }

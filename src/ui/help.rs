@@ -87,6 +87,31 @@ pub fn confirm_quit(state: &crate::model::State, theme: &Theme, frame: &mut Fram
     question_box(theme, frame, area, " Quit ", &question, &keys);
 }
 
+/// The line where a path to open is typed, in place of the status line (with the reason the
+/// last one could not be read).
+pub fn open_line(
+    state: &crate::model::State,
+    text: &str,
+    theme: &Theme,
+    frame: &mut Frame,
+    area: Rect,
+) {
+    let line = match &state.open_error {
+        Some(e) => Line::from(vec![
+            Span::styled(format!("open: {text}▏ "), theme.accent()),
+            Span::styled(e.clone(), theme.error()),
+        ]),
+        None => Line::from(vec![
+            Span::styled(format!("open: {text}▏ "), theme.accent()),
+            Span::styled(
+                "a report, snapshot, baseline, journal (.jsonl) or Criterion folder; enter opens, esc cancels",
+                theme.dim(),
+            ),
+        ]),
+    };
+    frame.render_widget(Paragraph::new(line), area);
+}
+
 /// A sweep on top of a long queue.
 pub fn confirm_sweep(state: &crate::model::State, theme: &Theme, frame: &mut Frame, area: Rect) {
     let Some(p) = &state.pending_sweep else {

@@ -528,3 +528,22 @@ fn a_criterion_folder_opened_beside_a_run() {
     keys(&mut s, &[Key::BackTab], t);
     insta::assert_snapshot!("criterion_opened_120x40", draw(&s, 120, 40));
 }
+
+/// `o`: the path of saved results typed on the status line, with the reason a path failed.
+#[test]
+fn the_open_line() {
+    let mut s = base_state();
+    let t = Instant::now();
+    let mut k = vec![Key::Char('o')];
+    k.extend("snapshots/old.json".chars().map(Key::Char));
+    keys(&mut s, &k, t);
+    insta::assert_snapshot!("open_line_120x40", draw(&s, 120, 40));
+    update(
+        &mut s,
+        Action::Opened(Err(
+            "cannot read snapshots/old.json: no such file or folder".into(),
+        )),
+        t,
+    );
+    insta::assert_snapshot!("open_line_error_80x24", draw(&s, 80, 24));
+}
