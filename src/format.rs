@@ -146,9 +146,10 @@ pub fn verdict(c: &Change) -> String {
     if c.differs.is_empty() {
         match c.ci95_pct {
             Some([lo, hi]) => format!(
-                "{} ({:+.1}%, 95% CI {lo:+.1}% to {hi:+.1}%)",
+                "{} ({:+.1}%, {:.0}% CI {lo:+.1}% to {hi:+.1}%)",
                 c.verdict.label(),
-                c.pct
+                c.pct,
+                c.ci_level * 100.0
             ),
             None => format!("{} ({:+.1}%)", c.verdict.label(), c.pct),
         }
@@ -243,6 +244,7 @@ mod tests {
                 pct: -6.04,
                 verdict: Verdict::Improved,
                 ci95_pct: None,
+                ci_level: 0.95,
                 basis: String::new(),
                 differs: vec![],
             }),
@@ -252,6 +254,7 @@ mod tests {
             pct: -6.04,
             verdict: Verdict::Improved,
             ci95_pct: None,
+            ci_level: 0.95,
             basis: String::new(),
             differs: vec!["rows 20000 vs 40000".into()],
         };
