@@ -96,7 +96,14 @@ impl RunView {
                     .and_then(|k| self.knobs.count_if(k))
             })
             .flatten();
-        let current = match (&self.current, budget) {
+        // The bench under way, unless it has already finished (the next one has not started:
+        // a sqlx harness still building, say), which `done` counts.
+        let under_way = self.current.as_ref().filter(|(name, _)| {
+            self.record
+                .bench(name)
+                .is_none_or(|b| b.status() == BenchStatus::Running)
+        });
+        let current = match (under_way, budget) {
             (Some((_, since)), Some(_)) if scenario.is_some() => {
                 let d = scenario.unwrap_or(1).max(1) as f64;
                 (now.saturating_duration_since(*since).as_secs_f64() / d).min(1.0)

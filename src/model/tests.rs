@@ -551,6 +551,34 @@ fn o_opens_saved_results_from_a_typed_path() {
 }
 
 #[test]
+fn progress_counts_a_finished_bench_once_while_the_next_has_not_started() {
+    let mut s = state();
+    let now = Instant::now();
+    // rusqlite and sqlx: rusqlite done, sqlx not started (its harness still builds).
+    let sqlx = s
+        .catalog_benches()
+        .iter()
+        .position(|b| b.name == "sqlx")
+        .unwrap();
+    let mut keys = vec![Key::Char(' ')];
+    keys.extend(std::iter::repeat_n(Key::Down, sqlx - 1));
+    keys.extend([Key::Char(' '), Key::Enter]);
+    press(&mut s, &keys, now);
+    update(
+        &mut s,
+        ev(
+            "t-1",
+            testing::start(&default_knobs(), false, false, testing::BUDGET),
+        ),
+        now,
+    );
+    finish_bench(&mut s, "t-1", "rusqlite", 1500.0, now);
+    let later = now + std::time::Duration::from_secs(30);
+    let (fraction, _) = s.runs[0].progress(later);
+    assert!((fraction - 0.5).abs() < 1e-9, "{fraction}");
+}
+
+#[test]
 fn help_overlay_and_trace_toggle() {
     let mut s = state();
     let now = Instant::now();
