@@ -268,7 +268,7 @@ impl Runner for ProcessRunner {
                         let sqlx = sqlx.clone();
                         let _ = events.send(RunEvent::Note {
                             run_id: run_id.clone(),
-                            text: "the core benches run while the sqlx harness builds: cargo shares the CPU with them, so their figures are disturbed (see the machine line); the sqlx benches follow once it is built".into(),
+                            text: "core benches run while the sqlx harness builds: cargo shares their CPU (the machine line says how much)".into(),
                         });
                         Pending::Building(tokio::spawn(async move { sqlx.program(&|_| {}).await }))
                     }

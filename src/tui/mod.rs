@@ -207,8 +207,11 @@ pub fn run(args: TuiArgs, open: Option<&std::path::Path>) -> i32 {
     let left = state.unexported();
     if let Some(p) = state.journal.as_ref().filter(|_| left > 0) {
         eprintln!(
-            "{left} runs with results no export holds are kept in {}; benchscope offers to reopen them at its next start",
-            p.display()
+            "{left} {} with results no export holds {} kept in {}; benchscope offers to reopen {} at its next start",
+            if left == 1 { "run" } else { "runs" },
+            if left == 1 { "is" } else { "are" },
+            p.display(),
+            if left == 1 { "it" } else { "them" }
         );
     }
     match result {
