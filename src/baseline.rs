@@ -279,13 +279,17 @@ pub fn compare(baseline: &[RunRecord], current: &[RunRecord], settings: &Setting
                 continue;
             };
             change.differs = differs.clone();
+            // The same median of run medians the verdict's change is taken between.
             let median = |v: &[BenchResult]| {
-                let mut m: Vec<f64> = v
+                let m: Vec<f64> = v
                     .iter()
                     .filter_map(|r| r.summary.as_ref().map(|s| s.median))
                     .collect();
-                m.sort_by(f64::total_cmp);
-                m.get(m.len() / 2).copied().unwrap_or(0.0)
+                if m.is_empty() {
+                    0.0
+                } else {
+                    bench_core::compare::median_of(m)
+                }
             };
             rows.push(Row {
                 target: target.clone(),

@@ -204,36 +204,30 @@ impl Writer {
 
     /// Appends one entry; the first failure is returned (and later ones are silent).
     pub fn append(&mut self, entry: &Entry) -> Result<(), String> {
-        if self.failed.is_some() {
-            return Ok(());
-        }
-        let result = self.write(entry);
-        if let Err(e) = &result {
-            self.failed = Some(e.clone());
-        }
-        result
+        let mut line = serde_json::to_string(entry).expect("journal entries serialize");
+        line.push('\n');
+        self.append_line(line)
     }
 
     /// Appends an event line as its runner wrote it (not encoded again).
     pub fn append_event(&mut self, run_id: &str, line: &str) -> Result<(), String> {
+        let id = serde_json::to_string(run_id).expect("a string serializes");
+        self.append_line(format!(
+            "{{\"kind\":\"event\",\"run_id\":{id},\"event\":{}}}\n",
+            line.trim_end()
+        ))
+    }
+
+    /// Writes a whole line unless writing has already failed; remembers the first failure.
+    fn append_line(&mut self, line: String) -> Result<(), String> {
         if self.failed.is_some() {
             return Ok(());
         }
-        let id = serde_json::to_string(run_id).expect("a string serializes");
-        let result = self.write_line(format!(
-            "{{\"kind\":\"event\",\"run_id\":{id},\"event\":{}}}\n",
-            line.trim_end()
-        ));
+        let result = self.write_line(line);
         if let Err(e) = &result {
             self.failed = Some(e.clone());
         }
         result
-    }
-
-    fn write(&mut self, entry: &Entry) -> Result<(), String> {
-        let mut line = serde_json::to_string(entry).expect("journal entries serialize");
-        line.push('\n');
-        self.write_line(line)
     }
 
     fn write_line(&mut self, line: String) -> Result<(), String> {

@@ -152,7 +152,8 @@ fn default_level() -> f64 {
     0.95
 }
 
-fn median_of(mut xs: Vec<f64>) -> f64 {
+/// The median of `xs` (the mean of the two middle values for an even count).
+pub fn median_of(mut xs: Vec<f64>) -> f64 {
     xs.sort_by(f64::total_cmp);
     let n = xs.len();
     if n % 2 == 1 {
@@ -593,14 +594,9 @@ pub fn spread<'a>(runs: impl IntoIterator<Item = &'a RunRecord>, bench: &str) ->
     }
     medians.sort_by(f64::total_cmp);
     let n = medians.len();
-    let median = if n % 2 == 1 {
-        medians[n / 2]
-    } else {
-        (medians[n / 2 - 1] + medians[n / 2]) / 2.0
-    };
     Some(Spread {
         runs: n,
-        median,
+        median: median_of(medians.clone()),
         min: medians[0],
         max: medians[n - 1],
     })
