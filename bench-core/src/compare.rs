@@ -211,24 +211,44 @@ fn normal_tail(z: f64) -> f64 {
 }
 
 /// Two-sided critical value of Student's t for `df` degrees of freedom at 99% (alpha 0.01)
-/// or 95% (anything else).
+/// or 95% (anything else). Beyond 30 degrees of freedom, the value of the next tabulated
+/// count below (40, 60, 120) is taken, which errs on the side of "within noise".
 fn t_critical(df: usize, alpha: f64) -> f64 {
-    const T99: [f64; 10] = [
-        63.66, 9.925, 5.841, 4.604, 4.032, 3.707, 3.499, 3.355, 3.250, 3.169,
+    const T99: [f64; 30] = [
+        63.657, 9.925, 5.841, 4.604, 4.032, 3.707, 3.499, 3.355, 3.250, 3.169, 3.106, 3.055, 3.012,
+        2.977, 2.947, 2.921, 2.898, 2.878, 2.861, 2.845, 2.831, 2.819, 2.807, 2.797, 2.787, 2.779,
+        2.771, 2.763, 2.756, 2.750,
     ];
-    const T95: [f64; 10] = [
-        12.71, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+    const T95: [f64; 30] = [
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+        2.052, 2.048, 2.045, 2.042,
     ];
-    let (table, inf, thirty) = if alpha <= 0.01 {
-        (T99, 2.576, 2.750)
-    } else {
-        (T95, 1.960, 2.042)
-    };
+    // (degrees of freedom from, value at 99%, at 95%) past the table.
+    const TAIL: [(usize, f64, f64); 4] = [
+        (120, 2.617, 1.980),
+        (60, 2.660, 2.000),
+        (40, 2.704, 2.021),
+        (30, 2.750, 2.042),
+    ];
+    let strict = alpha <= 0.01;
     match df {
         0 => f64::INFINITY,
-        1..=10 => table[df - 1],
-        11..=30 => thirty,
-        _ => inf,
+        1..=30 => {
+            if strict {
+                T99[df - 1]
+            } else {
+                T95[df - 1]
+            }
+        }
+        _ => {
+            let (_, t99, t95) = TAIL
+                .iter()
+                .find(|(from, _, _)| df >= *from)
+                .copied()
+                .unwrap_or(TAIL[3]);
+            if strict { t99 } else { t95 }
+        }
     }
 }
 
@@ -389,6 +409,57 @@ pub fn judge(
         }
     }
     Some(out)
+}
+
+/// The change of a bench measured in interleaved rounds: each round is one run of the
+/// baseline's set-up and one of the current, made one after the other (in alternating order),
+/// given here as `(current, baseline)`. The change is judged round by round: a paired t-test
+/// on the log ratio of each round's medians, at `alpha`, with its interval at the same level.
+/// What moves the machine between minutes moves both runs of a round alike and cancels; what
+/// is left is how far the two runs of one round can differ, which the rounds measure.
+pub fn judge_rounds(
+    rounds: &[(&BenchResult, &BenchResult)],
+    settings: &Settings,
+) -> Option<Change> {
+    let median = |r: &BenchResult| r.summary.as_ref().map(|s| s.median).filter(|m| *m > 0.0);
+    let d: Vec<f64> = rounds
+        .iter()
+        .filter_map(|(c, b)| Some((median(c)? / median(b)?).ln()))
+        .collect();
+    let n = d.len();
+    if n < 2 {
+        return None;
+    }
+    let mean = d.iter().sum::<f64>() / n as f64;
+    let sd = (d.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt();
+    let se = sd / (n as f64).sqrt();
+    let t = t_critical(n - 1, settings.alpha);
+    let rel = mean.exp() - 1.0;
+    let significant = if se > 0.0 {
+        mean.abs() / se > t
+    } else {
+        mean != 0.0
+    };
+    let verdict = match (rel.abs() > settings.noise && significant, rel < 0.0) {
+        (false, _) => Verdict::WithinNoise,
+        (true, true) => Verdict::Improved,
+        (true, false) => Verdict::Regressed,
+    };
+    let level = if settings.alpha <= 0.01 { 0.99 } else { 0.95 };
+    Some(Change {
+        pct: rel * 100.0,
+        verdict,
+        ci95_pct: Some([
+            ((mean - t * se).exp() - 1.0) * 100.0,
+            ((mean + t * se).exp() - 1.0) * 100.0,
+        ]),
+        ci_level: level,
+        basis: format!(
+            "{n} interleaved rounds: the change moves {:.1}% (sd) from round to round",
+            sd * 100.0
+        ),
+        differs: Vec::new(),
+    })
 }
 
 /// What differs between two runs beyond their knobs that makes their timings incomparable:
@@ -725,6 +796,62 @@ mod tests {
         // Wide samples whose medians are 5% apart do not differ.
         let wide = change(&result(105.0, 0.5, 20), &result(100.0, 0.5, 20), &s).unwrap();
         assert_eq!(wide.verdict, Verdict::WithinNoise, "{}", wide.basis);
+    }
+
+    #[test]
+    fn interleaved_rounds_judge_round_by_round() {
+        let s = Settings::default();
+        let rounds = |pairs: &[(f64, f64)]| -> Vec<(BenchResult, BenchResult)> {
+            pairs
+                .iter()
+                .map(|(c, b)| (result(*c, 0.01, 20), result(*b, 0.01, 20)))
+                .collect()
+        };
+        let judge = |v: &[(BenchResult, BenchResult)]| {
+            let refs: Vec<(&BenchResult, &BenchResult)> = v.iter().map(|(c, b)| (c, b)).collect();
+            judge_rounds(&refs, &s).unwrap()
+        };
+        // The machine drifts 10% over the rounds; each round's current run is 5% faster than
+        // its baseline run: called, although the runs of the two sides overlap in time.
+        let drift = rounds(&[
+            (95.0, 100.0),
+            (99.5, 105.0),
+            (104.0, 110.0),
+            (97.6, 103.0),
+            (101.0, 106.0),
+            (94.6, 99.5),
+        ]);
+        let c = judge(&drift);
+        assert_eq!(c.verdict, Verdict::Improved, "{}", c.basis);
+        assert!((c.pct + 5.2).abs() < 0.5, "{}", c.pct);
+        let [lo, hi] = c.ci95_pct.unwrap();
+        assert!(lo < c.pct && c.pct < hi && hi < -2.0, "{lo} {hi}");
+        assert_eq!(c.ci_level, 0.99);
+        assert!(c.basis.starts_with("6 interleaved rounds"), "{}", c.basis);
+        // The same drift with nothing changed: within noise.
+        let same = rounds(&[
+            (100.5, 100.0),
+            (104.0, 105.0),
+            (110.8, 110.0),
+            (102.0, 103.0),
+            (106.3, 106.0),
+            (99.0, 99.5),
+        ]);
+        assert_eq!(judge(&same).verdict, Verdict::WithinNoise);
+        // A 5% change that swings from round to round cannot be told from it.
+        let swings = rounds(&[(95.0, 100.0), (120.0, 100.0), (98.0, 100.0), (108.0, 100.0)]);
+        let c = judge(&swings);
+        assert!(c.pct > 4.0, "{}", c.pct);
+        assert_eq!(c.verdict, Verdict::WithinNoise);
+        // Student's t at the level the rounds are judged, for their degrees of freedom.
+        assert_eq!(t_critical(5, 0.01), 4.032);
+        assert_eq!(t_critical(11, 0.01), 3.106);
+        assert_eq!(t_critical(50, 0.05), 2.021);
+        assert!((1..200).all(|df| t_critical(df + 1, 0.01) <= t_critical(df, 0.01)));
+        // One round says nothing about the next.
+        let one: Vec<(BenchResult, BenchResult)> = rounds(&[(50.0, 100.0)]);
+        let refs: Vec<(&BenchResult, &BenchResult)> = one.iter().map(|(c, b)| (c, b)).collect();
+        assert_eq!(judge_rounds(&refs, &s), None);
     }
 
     #[test]
