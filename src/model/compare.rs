@@ -73,9 +73,15 @@ pub(super) fn on_cmd(state: &mut State, cmd: Cmd) -> Vec<Effect> {
                 );
                 return vec![];
             }
+            // A name is asked for, offered as `<target>-<UTC time>`.
             let stamp = crate::format::now_rfc3339().replace([':', '-'], "");
-            let name = format!("{}-{}", state.target.name, stamp.trim_end_matches('Z'));
-            return vec![Effect::SaveBaseline(name)];
+            state.typed = Some(format!(
+                "{}-{}",
+                state.target.name,
+                stamp.trim_end_matches('Z')
+            ));
+            state.typed_for = super::TypedFor::BaselineName;
+            state.typed_error = None;
         }
         Cmd::Histogram => {
             let run = state

@@ -91,6 +91,15 @@ pub enum Overlay {
     },
 }
 
+/// What the typed line is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TypedFor {
+    /// A path of saved results to open (`o`).
+    Open,
+    /// The name to save the target's runs under as a baseline (`S`).
+    BaselineName,
+}
+
 /// A sweep waiting for the user's yes (the queue was already long).
 #[derive(Debug, Clone, PartialEq)]
 pub struct PendingSweep {
@@ -140,9 +149,11 @@ pub struct State {
     pub offer: Option<crate::journal::Session>,
     /// A sweep asked about (see [`LONG_QUEUE`]).
     pub pending_sweep: Option<PendingSweep>,
-    /// The path being typed after `o` (saved results to open), and why the last one failed.
-    pub open_input: Option<String>,
-    pub open_error: Option<String>,
+    /// The line being typed in place of the status line (a path to open after `o`, a baseline
+    /// name after `S`), what it is for, and why the last try failed.
+    pub typed: Option<String>,
+    pub typed_for: TypedFor,
+    pub typed_error: Option<String>,
     /// A sweep given on the command line (`--concurrency 1,2`): what `s` in the catalog runs
     /// instead of the concurrency sweep; its knob sets, and what they vary.
     pub cli_sweep: Option<(String, Vec<Knobs>)>,
@@ -217,8 +228,9 @@ impl State {
             offer: None,
             pending_sweep: None,
             cli_sweep: None,
-            open_input: None,
-            open_error: None,
+            typed: None,
+            typed_for: TypedFor::Open,
+            typed_error: None,
         }
     }
 
@@ -660,14 +672,14 @@ pub fn update(state: &mut State, action: Action, now: Instant) -> Vec<Effect> {
             vec![Effect::Journal(crate::journal::Entry::Exported { run_ids })]
         }
         Action::Opened(Ok((runs, numbers, path))) => {
-            state.open_input = None;
-            state.open_error = None;
+            state.typed = None;
+            state.typed_error = None;
             state.show_saved(runs, numbers, &path);
             vec![]
         }
         Action::Opened(Err(e)) => {
             // The line stays open with the reason, for another try.
-            state.open_error = Some(e);
+            state.typed_error = Some(e);
             vec![]
         }
         Action::BaselineSaved(Ok(text)) => {
@@ -767,12 +779,31 @@ fn on_key(state: &mut State, key: Key, now: Instant) -> Vec<Effect> {
         }
         None => {}
     }
-    if state.open_input.is_some() {
-        return match knobs::type_key(&mut state.open_input, &mut state.open_error, key, 400) {
-            knobs::Typed::Submitted(path) if !path.trim().is_empty() => {
-                vec![Effect::OpenFile(PathBuf::from(path.trim()))]
-            }
-            _ => vec![],
+    if state.typed.is_some() {
+        let max = match state.typed_for {
+            TypedFor::Open => 400,
+            TypedFor::BaselineName => 64,
+        };
+        let knobs::Typed::Submitted(text) =
+            knobs::type_key(&mut state.typed, &mut state.typed_error, key, max)
+        else {
+            return vec![];
+        };
+        let text = text.trim();
+        return match state.typed_for {
+            TypedFor::Open if !text.is_empty() => vec![Effect::OpenFile(PathBuf::from(text))],
+            TypedFor::Open => vec![],
+            TypedFor::BaselineName => match crate::baseline::check_name(text) {
+                Ok(()) => {
+                    state.typed = None;
+                    state.typed_error = None;
+                    vec![Effect::SaveBaseline(text.to_string())]
+                }
+                Err(e) => {
+                    state.typed_error = Some(e);
+                    vec![]
+                }
+            },
         };
     }
     if state.knobs.editing.is_some() {
@@ -829,8 +860,9 @@ fn on_global(state: &mut State, cmd: Cmd, now: Instant) -> Option<Vec<Effect>> {
             }
         }
         Cmd::OpenFile => {
-            state.open_input = Some(String::new());
-            state.open_error = None;
+            state.typed = Some(String::new());
+            state.typed_for = TypedFor::Open;
+            state.typed_error = None;
         }
         Cmd::TogglePaired => {
             state.paired = !state.paired;

@@ -483,11 +483,29 @@ fn s_in_the_comparison_saves_the_finished_runs_as_a_baseline() {
     press(&mut s, &[Key::Enter], now);
     finish_bench(&mut s, "t-1", "rusqlite", 1500.0, now);
     s.focus = Focus::Compare;
-    let fx = press(&mut s, &[Key::Char('S')], now);
+    // A name is asked for, offered as <target>-<UTC time>; a bad one is refused in place.
+    assert!(press(&mut s, &[Key::Char('S')], now).is_empty());
+    assert_eq!(s.typed_for, crate::model::TypedFor::BaselineName);
+    let offered = s.typed.clone().unwrap();
+    assert!(offered.starts_with("single_row_lookup-2"), "{offered}");
+    let mut keys = vec![Key::Backspace; offered.len()];
+    keys.extend(chars("a/b"));
+    keys.push(Key::Enter);
+    assert!(press(&mut s, &keys, now).is_empty());
     assert!(
-        matches!(&fx[..], [Effect::SaveBaseline(n)] if n.starts_with("single_row_lookup-")),
-        "{fx:?}"
+        s.typed_error
+            .as_deref()
+            .unwrap()
+            .starts_with("invalid baseline name \"a/b\""),
+        "{:?}",
+        s.typed_error
     );
+    let mut keys = vec![Key::Backspace; 3];
+    keys.extend(chars("main"));
+    keys.push(Key::Enter);
+    let fx = press(&mut s, &keys, now);
+    assert_eq!(fx, vec![Effect::SaveBaseline("main".into())]);
+    assert_eq!((s.typed.clone(), s.typed_error.clone()), (None, None));
     update(&mut s, Action::BaselineSaved(Err("disk full".into())), now);
     assert_eq!(
         s.status.as_ref().unwrap().text,
@@ -500,7 +518,7 @@ fn o_opens_saved_results_from_a_typed_path() {
     let mut s = state();
     let now = Instant::now();
     assert!(press(&mut s, &[Key::Char('o')], now).is_empty());
-    assert_eq!(s.open_input.as_deref(), Some(""));
+    assert_eq!(s.typed.as_deref(), Some(""));
     let mut keys = chars("r.jsx");
     keys.extend([Key::Backspace, Key::Char('o'), Key::Char('n'), Key::Enter]);
     let fx = press(&mut s, &keys, now);
@@ -511,10 +529,10 @@ fn o_opens_saved_results_from_a_typed_path() {
         Action::Opened(Err("cannot read r.json".into())),
         now,
     );
-    assert_eq!(s.open_error.as_deref(), Some("cannot read r.json"));
-    assert!(s.open_input.is_some());
+    assert_eq!(s.typed_error.as_deref(), Some("cannot read r.json"));
+    assert!(s.typed.is_some());
     press(&mut s, &[Key::Esc], now);
-    assert_eq!((s.open_input.clone(), s.open_error.clone()), (None, None));
+    assert_eq!((s.typed.clone(), s.typed_error.clone()), (None, None));
     // Read: its runs are columns, read-only.
     let mut record = bench_core::protocol::results::RunRecord::default();
     record.apply(testing::start(

@@ -87,28 +87,32 @@ pub fn confirm_quit(state: &crate::model::State, theme: &Theme, frame: &mut Fram
     question_box(theme, frame, area, " Quit ", &question, &keys);
 }
 
-/// The line where a path to open is typed, in place of the status line (with the reason the
-/// last one could not be read).
-pub fn open_line(
+/// The line where a path to open or a baseline name is typed, in place of the status line
+/// (with the reason the last try failed).
+pub fn typed_line(
     state: &crate::model::State,
     text: &str,
     theme: &Theme,
     frame: &mut Frame,
     area: Rect,
 ) {
-    let line = match &state.open_error {
-        Some(e) => Line::from(vec![
-            Span::styled(format!("open: {text}▏ "), theme.accent()),
-            Span::styled(e.clone(), theme.error()),
-        ]),
-        None => Line::from(vec![
-            Span::styled(format!("open: {text}▏ "), theme.accent()),
-            Span::styled(
-                "a report, snapshot, baseline, journal (.jsonl) or Criterion folder; enter opens, esc cancels",
-                theme.dim(),
-            ),
-        ]),
+    let (prompt, hint) = match state.typed_for {
+        crate::model::TypedFor::Open => (
+            "open",
+            "a report, snapshot, baseline, journal (.jsonl) or Criterion folder; enter opens, esc cancels",
+        ),
+        crate::model::TypedFor::BaselineName => (
+            "save baseline",
+            "the target's finished runs, under this name; enter saves, esc cancels",
+        ),
     };
+    let line = Line::from(vec![
+        Span::styled(format!("{prompt}: {text}▏ "), theme.accent()),
+        match &state.typed_error {
+            Some(e) => Span::styled(e.clone(), theme.error()),
+            None => Span::styled(hint, theme.dim()),
+        },
+    ]);
     frame.render_widget(Paragraph::new(line), area);
 }
 

@@ -547,3 +547,23 @@ fn the_open_line() {
     );
     insta::assert_snapshot!("open_line_error_80x24", draw(&s, 80, 24));
 }
+
+/// `S` in the comparison: the baseline's name typed on the status line (offered as the
+/// target and the time, here replaced), then a name refused with the reason.
+#[test]
+fn the_baseline_name_line() {
+    let (mut s, t) = one_finished_run();
+    keys(&mut s, &[Key::BackTab, Key::Char('S')], t);
+    let offered = s.typed.clone().unwrap_or_default();
+    let mut k = vec![Key::Backspace; offered.len()];
+    k.extend("main".chars().map(Key::Char));
+    keys(&mut s, &k, t);
+    let screen = draw(&s, 120, 40);
+    let status = screen.lines().rev().nth(1).unwrap_or_default().to_string();
+    insta::assert_snapshot!("baseline_name_line", status);
+    k = vec![Key::Char('/'), Key::Enter];
+    keys(&mut s, &k, t);
+    let screen = draw(&s, 120, 40);
+    let status = screen.lines().rev().nth(1).unwrap_or_default().to_string();
+    insta::assert_snapshot!("baseline_name_refused", status);
+}
