@@ -5,7 +5,7 @@
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
-use bench_core::compare::{Settings, Verdict, judge, setup_differences};
+use bench_core::compare::{Settings, Verdict, judge, judge_rounds, setup_differences};
 use bench_core::protocol::results::{BenchResult, RunRecord};
 use serde::{Deserialize, Serialize};
 
@@ -98,7 +98,10 @@ pub fn run(args: CompareArgs) -> i32 {
         );
         return 2;
     }
-    print!("{}", text(&base.name, &rows, &settings));
+    print!(
+        "{}",
+        text(&format!("against baseline {}", base.name), &rows, &settings)
+    );
     if any_regressed(&rows) { 3 } else { 0 }
 }
 
@@ -305,15 +308,146 @@ pub fn compare(baseline: &[RunRecord], current: &[RunRecord], settings: &Setting
     rows
 }
 
+/// Every bench of the current runs of interleaved rounds against the baseline's set-up
+/// re-measured in the same rounds: `rounds` holds each round's `(baseline, current)` runs.
+/// Judged round by round ([`judge_rounds`]); what differs between the set-ups is flagged as
+/// for any comparison.
+pub fn compare_rounds(rounds: &[(RunRecord, RunRecord)], settings: &Settings) -> Vec<Row> {
+    let Some((base_first, first)) = rounds.first() else {
+        return Vec::new();
+    };
+    let target = first
+        .start
+        .as_ref()
+        .map(|s| s.target.clone())
+        .unwrap_or_default();
+    let differs = setup_differences(base_first, first);
+    let median = |v: Vec<f64>| {
+        if v.is_empty() {
+            0.0
+        } else {
+            bench_core::compare::median_of(v)
+        }
+    };
+    let mut rows = Vec::new();
+    for b in &first.benches {
+        let pairs: Vec<(&BenchResult, &BenchResult)> = rounds
+            .iter()
+            .filter_map(|(base, cur)| Some((cur.bench(&b.name)?, base.bench(&b.name)?)))
+            .collect();
+        let Some(mut change) = judge_rounds(&pairs, settings) else {
+            continue;
+        };
+        change.differs = differs.clone();
+        let side = |current: bool| {
+            median(
+                pairs
+                    .iter()
+                    .filter_map(|(c, b)| {
+                        let r = if current { c } else { b };
+                        r.summary.as_ref().map(|s| s.median)
+                    })
+                    .collect(),
+            )
+        };
+        rows.push(Row {
+            target: target.clone(),
+            bench: b.name.clone(),
+            baseline_ns: side(false),
+            current_ns: side(true),
+            baseline_runs: pairs.len(),
+            current_runs: pairs.len(),
+            change,
+        });
+    }
+    rows
+}
+
+/// The one set-up of `target` among a baseline's runs, to measure again beside a new run:
+/// its knobs and trace setting. A baseline holding several (a sweep) is refused, naming them.
+pub fn setup_of(
+    baseline: &Baseline,
+    target: &str,
+) -> Result<(bench_core::knobs::Knobs, bool), String> {
+    let mut setups: Vec<(bench_core::knobs::Knobs, bool)> = Vec::new();
+    for r in &baseline.runs {
+        let Some(s) = &r.start else { continue };
+        if s.target != target || r.source.is_some() || r.profiled {
+            continue;
+        }
+        let setup = (s.knobs.clone(), s.trace);
+        if !setups.contains(&setup) {
+            setups.push(setup);
+        }
+    }
+    match setups.len() {
+        1 => Ok(setups.remove(0)),
+        0 => Err(format!(
+            "baseline {} has no measured run of {target} to measure again",
+            baseline.name
+        )),
+        n => {
+            let first = baseline
+                .runs
+                .iter()
+                .find(|r| r.start.as_ref().is_some_and(|s| s.target == target));
+            let varied: Vec<String> = baseline
+                .runs
+                .iter()
+                .filter(|r| r.start.as_ref().is_some_and(|s| s.target == target))
+                .flat_map(|r| first.map(|f| setup_differences(f, r)).unwrap_or_default())
+                .collect();
+            Err(format!(
+                "baseline {} holds {n} set-ups of {target} ({}): --interleave measures one again; save each as its own baseline",
+                baseline.name,
+                varied.first().cloned().unwrap_or_default()
+            ))
+        }
+    }
+}
+
+/// How far the baseline's set-up moved between the saved runs and the same set-up measured
+/// again now (`moved`: [`compare`] of the saved runs with the new ones), one line.
+pub fn moved_since(saved_at: &str, moved: &[Row]) -> String {
+    if moved.is_empty() {
+        return String::new();
+    }
+    let each: Vec<String> = moved
+        .iter()
+        .map(|r| {
+            format!(
+                "{} {:+.1}% ({})",
+                r.bench,
+                r.change.pct,
+                r.change.verdict.label()
+            )
+        })
+        .collect();
+    let mut line = format!(
+        "since the baseline was saved ({saved_at}), its set-up moved: {}",
+        each.join(", ")
+    );
+    if let Some(d) = moved.iter().find(|r| !r.change.differs.is_empty()) {
+        let _ = write!(
+            line,
+            "; measured again with {}",
+            d.change.differs.join(", ")
+        );
+    }
+    line.push('\n');
+    line
+}
+
 /// Whether any bench regressed (what the exit status says).
 pub fn any_regressed(rows: &[Row]) -> bool {
     rows.iter().any(|r| r.change.verdict == Verdict::Regressed)
 }
 
-/// The comparison as a text table, with the rule it followed and a count of verdicts.
-pub fn text(name: &str, rows: &[Row], settings: &Settings) -> String {
+/// The comparison as a text table under `title`, with the rule it followed and a count of
+/// verdicts.
+pub fn text(title: &str, rows: &[Row], settings: &Settings) -> String {
     let headers: Vec<String> = [
-        "bench", "baseline", "current", "change", "95% CI", "verdict", "runs", "why",
+        "bench", "baseline", "current", "change", "interval", "verdict", "runs", "why",
     ]
     .map(String::from)
     .to_vec();
@@ -335,7 +469,7 @@ pub fn text(name: &str, rows: &[Row], settings: &Settings) -> String {
             ]
         })
         .collect();
-    let mut out = format!("against baseline {name}\n");
+    let mut out = format!("{title}\n");
     out.push_str(&crate::export::table::align(&headers, &cells, 1));
     let mut flagged: Vec<String> = Vec::new();
     for r in rows {

@@ -70,6 +70,13 @@ pub struct RunArgs {
     /// the exit status is 3 when any bench regressed.
     #[arg(long, value_name = "NAME")]
     pub baseline: Option<String>,
+    /// With --baseline: measure the baseline's set-up again in this run, ROUNDS rounds of one
+    /// fresh run of its knobs and one of these, in alternating order (A B, B A, ...). The
+    /// verdicts compare the two runs of each round (a paired t-test), so what moves the
+    /// machine over minutes moves both alike and cancels; the saved runs are compared with the
+    /// new ones of their set-up to show how far the machine moved since.
+    #[arg(long, value_name = "ROUNDS", requires = "baseline")]
+    pub interleave: Option<String>,
     #[command(flatten)]
     pub verdicts: crate::baseline::VerdictArgs,
     /// Show the results of a Criterion folder (target/criterion or any CRITERION_HOME) beside
@@ -123,12 +130,26 @@ fn render(format: Format, report: &Report<'_>) -> String {
 pub const MAX_REPEAT: usize = 100;
 
 fn repeat_count(text: &str) -> Result<usize, String> {
+    count_in(text, "--repeat", 1)
+}
+
+/// A whole number from `low` to [`MAX_REPEAT`] given to `flag`.
+fn count_in(text: &str, flag: &str, low: usize) -> Result<usize, String> {
     match text.trim().parse::<usize>() {
-        Ok(n) if (1..=MAX_REPEAT).contains(&n) => Ok(n),
+        Ok(n) if (low..=MAX_REPEAT).contains(&n) => Ok(n),
         _ => Err(format!(
-            "invalid value {text:?} for --repeat: expected a whole number (allowed: 1..={MAX_REPEAT})"
+            "invalid value {text:?} for {flag}: expected a whole number (allowed: {low}..={MAX_REPEAT})"
         )),
     }
+}
+
+/// Which side of an interleaved comparison a run measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Side {
+    /// The baseline's set-up, measured again.
+    Baseline,
+    /// What was asked for.
+    Current,
 }
 
 /// The padding a repeat's runner gets in its environment: repeat `i` carries `i` KiB more.
@@ -213,6 +234,38 @@ pub fn run(args: RunArgs) -> i32 {
             return 2;
         }
     };
+    // Interleaved rounds: the baseline's one set-up against this run's one set-up.
+    let interleave = match args.interleave.as_deref() {
+        None => None,
+        Some(text) => {
+            let checked = count_in(text, "--interleave", 2).and_then(|rounds| {
+                if repeat > 1 {
+                    return Err(format!(
+                        "--interleave {rounds} already runs each side {rounds} times: leave out --repeat {repeat}"
+                    ));
+                }
+                if sweep.variants.len() > 1 {
+                    return Err(format!(
+                        "--interleave compares one set-up with the baseline's; this run sweeps {} ({} values): run each value on its own",
+                        sweep.knobs.join(", "),
+                        sweep.variants.len()
+                    ));
+                }
+                let b = against.as_ref().expect("clap requires --baseline");
+                let target = bench_core::workloads::find(&args.target)
+                    .map(|t| t.name)
+                    .unwrap_or_default();
+                Ok((rounds, crate::baseline::setup_of(b, target)?))
+            });
+            match checked {
+                Ok(c) => Some(c),
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return 2;
+                }
+            }
+        }
+    };
     // One run per value (or pair of values) of a sweep, else one run.
     let variants: Vec<RunArgs> = sweep
         .variants
@@ -239,24 +292,48 @@ pub fn run(args: RunArgs) -> i32 {
                 return 2;
             }
         };
-        for r in 0..repeat {
+        let request = |id: String, knobs, trace, r| {
             let mut request = RunRequest::new(
-                format!(
-                    "{}-{}-{}-{}",
-                    plan.target.name,
-                    std::process::id(),
-                    i + 1,
-                    r + 1
-                ),
+                format!("{}-{}-{}", plan.target.name, std::process::id(), id),
                 plan.target.name,
                 plan.benches.iter().map(|b| b.name.to_string()).collect(),
-                plan.knobs.clone(),
-                plan.trace,
+                knobs,
+                trace,
                 &RunSettings::from_session(&a.session),
             );
             request.env = env_pad(r);
             request.profile = a.flamegraph.clone();
-            planned.push((plan.clone(), request, r));
+            request
+        };
+        match &interleave {
+            None => {
+                for r in 0..repeat {
+                    let req = request(
+                        format!("{}-{}", i + 1, r + 1),
+                        plan.knobs.clone(),
+                        plan.trace,
+                        r,
+                    );
+                    planned.push((plan.clone(), req, r, Side::Current));
+                }
+            }
+            // Round r runs both sides with the same environment, the baseline's first in
+            // even rounds and second in odd ones, so a steady drift weighs on both alike.
+            Some((rounds, (knobs, trace))) => {
+                for r in 0..*rounds {
+                    // Ids of one length: the runner's arguments take the same room.
+                    let base = request(format!("base-{}", r + 1), knobs.clone(), *trace, r);
+                    let cur = request(format!("this-{}", r + 1), plan.knobs.clone(), plan.trace, r);
+                    let (first, second) = if r % 2 == 0 {
+                        ((base, Side::Baseline), (cur, Side::Current))
+                    } else {
+                        ((cur, Side::Current), (base, Side::Baseline))
+                    };
+                    for (req, side) in [first, second] {
+                        planned.push((plan.clone(), req, r, side));
+                    }
+                }
+            }
         }
     }
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -283,9 +360,17 @@ pub fn run(args: RunArgs) -> i32 {
         }
     };
     let mut interrupted = None;
-    for (plan, request, r) in planned {
-        if repeat > 1 {
-            eprintln!("repeat {}/{repeat}", r + 1);
+    let mut sides = Vec::new();
+    for (plan, request, r, side) in planned {
+        match (&interleave, side) {
+            (Some((rounds, _)), Side::Baseline) => {
+                eprintln!("round {}/{rounds}: the baseline's set-up", r + 1)
+            }
+            (Some((rounds, _)), Side::Current) => {
+                eprintln!("round {}/{rounds}: this run's set-up", r + 1)
+            }
+            (None, _) if repeat > 1 => eprintln!("repeat {}/{repeat}", r + 1),
+            (None, _) => {}
         }
         if !sweep.knobs.is_empty() && r == 0 {
             let values: Vec<String> = sweep
@@ -313,6 +398,7 @@ pub fn run(args: RunArgs) -> i32 {
             &mut signals,
         ));
         records.push(record);
+        sides.push((r, side));
         if signal.is_some() {
             interrupted = signal;
             break;
@@ -336,9 +422,35 @@ pub fn run(args: RunArgs) -> i32 {
     }
     let mut regressed = false;
     if let Some(b) = &against {
-        let rows = crate::baseline::compare(&b.runs, &records[..live], &verdict_settings);
-        regressed = crate::baseline::any_regressed(&rows);
-        let text = crate::baseline::text(&b.name, &rows, &verdict_settings);
+        let text = match &interleave {
+            None => {
+                let rows = crate::baseline::compare(&b.runs, &records[..live], &verdict_settings);
+                regressed = crate::baseline::any_regressed(&rows);
+                crate::baseline::text(
+                    &format!("against baseline {}", b.name),
+                    &rows,
+                    &verdict_settings,
+                )
+            }
+            Some(_) => {
+                let rounds = interleaved(&records[..live], &sides);
+                let rows = crate::baseline::compare_rounds(&rounds, &verdict_settings);
+                regressed = crate::baseline::any_regressed(&rows);
+                let mut text = crate::baseline::text(
+                    &format!(
+                        "against baseline {}, its set-up measured again in {} interleaved rounds",
+                        b.name,
+                        rounds.len()
+                    ),
+                    &rows,
+                    &verdict_settings,
+                );
+                let again: Vec<RunRecord> = rounds.iter().map(|(base, _)| base.clone()).collect();
+                let moved = crate::baseline::compare(&b.runs, &again, &verdict_settings);
+                text.push_str(&crate::baseline::moved_since(&b.saved_at, &moved));
+                text
+            }
+        };
         // Beside a table on stdout; on stderr when stdout carries a document.
         if args.format == Format::Table && args.output.is_none() {
             print!("\n{text}");
@@ -350,10 +462,19 @@ pub fn run(args: RunArgs) -> i32 {
         if interrupted.is_some() || failed {
             eprintln!("baseline {name} not saved: the run did not complete");
         } else {
-            match crate::baseline::save(&baselines_dir, name, &records, &generated_at) {
+            // With interleaved rounds, the runs of this run's set-up (not the baseline's).
+            // Runs read from elsewhere (after the live ones) are never saved.
+            let mine: Vec<RunRecord> = records[..live]
+                .iter()
+                .zip(&sides)
+                .filter(|(_, (_, side))| *side == Side::Current)
+                .map(|(r, _)| r.clone())
+                .collect();
+            match crate::baseline::save(&baselines_dir, name, &mine, &generated_at) {
                 Ok(p) => eprintln!(
-                    "saved baseline {name} ({} runs) to {}",
-                    records.len(),
+                    "saved baseline {name} ({} run{}) to {}",
+                    mine.len(),
+                    if mine.len() == 1 { "" } else { "s" },
                     p.display()
                 ),
                 Err(e) => {
@@ -422,6 +543,25 @@ pub fn run(args: RunArgs) -> i32 {
         None if regressed => 3,
         None => 0,
     }
+}
+
+/// The complete rounds of an interleaved comparison, as `(baseline, current)` runs: both runs
+/// of a round finished without a failure of the whole run.
+fn interleaved(records: &[RunRecord], sides: &[(usize, Side)]) -> Vec<(RunRecord, RunRecord)> {
+    let mut rounds = Vec::new();
+    for (i, (r, side)) in sides.iter().enumerate() {
+        let Some(j) = (i + 1..sides.len()).find(|&j| sides[j].0 == *r) else {
+            continue;
+        };
+        let ok = |k: usize| records.get(k).filter(|x| x.error.is_none());
+        if let (Some(a), Some(b)) = (ok(i), ok(j)) {
+            rounds.push(match side {
+                Side::Baseline => (a.clone(), b.clone()),
+                Side::Current => (b.clone(), a.clone()),
+            });
+        }
+    }
+    rounds
 }
 
 /// The signals that end a headless run early: the run in progress is cancelled (its runner

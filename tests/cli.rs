@@ -607,7 +607,7 @@ fn baselines_are_saved_and_a_regression_fails_the_comparison() {
         .assert()
         .success();
     let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
-    assert!(stderr.contains("saved baseline main (1 runs)"), "{stderr}");
+    assert!(stderr.contains("saved baseline main (1 run)"), "{stderr}");
     let mut report: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
     for b in report["runs"][0]["benches"].as_array_mut().unwrap() {
         if b["name"] == "middleware/spin" {
@@ -686,6 +686,115 @@ fn baselines_are_saved_and_a_regression_fails_the_comparison() {
         .stderr(predicate::str::contains(
             "invalid value \"abc\" for --noise",
         ));
+}
+
+/// --interleave: the baseline's set-up is measured again beside this one, round by round in
+/// alternating order; the verdicts come from the rounds, the saved runs show how far the set-up
+/// moved, only this run's set-up is saved; bad combinations are refused before anything runs.
+#[test]
+fn interleaved_rounds_measure_the_baseline_again_beside_the_run() {
+    let cache = tempfile::tempdir().unwrap();
+    let dir = cache.path().join("bl");
+    tiny_run(cache.path(), "json")
+        .args([
+            "--bench",
+            "rusqlite",
+            "--save-baseline",
+            "main",
+            "--baseline-dir",
+        ])
+        .arg(&dir)
+        .assert()
+        .success();
+    let out = tiny_run(cache.path(), "json")
+        .args(["--bench", "rusqlite", "--knob", "cache_size=500"])
+        .args(["--baseline", "main", "--interleave", "3"])
+        .args(["--save-baseline", "candidate", "--baseline-dir"])
+        .arg(&dir)
+        .assert()
+        .success();
+    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    let rounds: Vec<&str> = err.lines().filter(|l| l.starts_with("round ")).collect();
+    assert_eq!(
+        rounds,
+        [
+            "round 1/3: the baseline's set-up",
+            "round 1/3: this run's set-up",
+            "round 2/3: this run's set-up",
+            "round 2/3: the baseline's set-up",
+            "round 3/3: the baseline's set-up",
+            "round 3/3: this run's set-up",
+        ],
+        "{err}"
+    );
+    assert!(
+        err.contains("against baseline main, its set-up measured again in 3 interleaved rounds"),
+        "{err}"
+    );
+    let row = err.lines().find(|l| l.starts_with("rusqlite ")).unwrap();
+    assert!(
+        row.contains("3/3") && row.contains("3 interleaved rounds: the change moves"),
+        "{row}"
+    );
+    assert!(
+        err.contains("! not made the same way as the baseline (cache_size 2000 vs 500)"),
+        "{err}"
+    );
+    assert!(
+        err.contains("since the baseline was saved (")
+            && err.contains("its set-up moved: rusqlite"),
+        "{err}"
+    );
+    // The report holds every run of both sides, in the order they ran.
+    let doc: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let cache_sizes: Vec<u64> = doc["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["start"]["knobs"]["cache_size"].as_u64().unwrap())
+        .collect();
+    assert_eq!(cache_sizes, [2000, 500, 500, 2000, 2000, 500]);
+    // The saved baseline holds this run's set-up only.
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("candidate.json")).unwrap())
+            .unwrap();
+    let runs = saved["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 3);
+    assert!(
+        runs.iter()
+            .all(|r| r["start"]["knobs"]["cache_size"] == 500)
+    );
+
+    let refused = |extra: &[&str], message: &str| {
+        benchscope()
+            .args(["run", "single_row_lookup", "--bench", "rusqlite"])
+            .args(extra)
+            .arg("--baseline-dir")
+            .arg(&dir)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(message.to_string()));
+    };
+    refused(
+        &["--baseline", "main", "--interleave", "1"],
+        "invalid value \"1\" for --interleave: expected a whole number (allowed: 2..=100)",
+    );
+    refused(
+        &["--baseline", "main", "--interleave", "3", "--repeat", "2"],
+        "--interleave 3 already runs each side 3 times: leave out --repeat 2",
+    );
+    refused(
+        &[
+            "--baseline",
+            "main",
+            "--interleave",
+            "3",
+            "--rows",
+            "50,100",
+        ],
+        "this run sweeps rows (2 values)",
+    );
+    refused(&["--interleave", "3"], "--baseline <NAME>");
 }
 
 /// --paired: the benches take turns in one runner; each ratio is the median of per-round
@@ -770,6 +879,8 @@ fn criterion_results_are_shown_beside_a_live_run() {
             "rusqlite",
             "--bench",
             "turso_raw",
+            "--save-baseline",
+            "live",
             "--import-criterion",
         ])
         .arg(&fixture)
@@ -778,6 +889,9 @@ fn criterion_results_are_shown_beside_a_live_run() {
     let table = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
     assert_eq!(table.matches("\nrusqlite ").count(), 2, "{table}");
     assert!(table.contains("! read from Criterion folder"), "{table}");
+    // The baseline keeps the live run only: what was read from elsewhere is shown, not saved.
+    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(err.contains("saved baseline live (1 run)"), "{err}");
     benchscope()
         .args(["show", "/no/such/criterion"])
         .assert()
