@@ -4,33 +4,7 @@
 
 use bench_core::compare::{Change, Ratio};
 
-/// Decimals for a value shown with three significant digits (at least two below 1 for ratios).
-pub fn decimals(v: f64) -> usize {
-    let v = v.abs();
-    if v >= 100.0 {
-        0
-    } else if v >= 10.0 {
-        1
-    } else if v >= 1.0 || v == 0.0 {
-        2
-    } else {
-        (1 - v.log10().floor() as i32).max(2) as usize
-    }
-}
-
-/// Nanoseconds in a readable unit (ns, µs, ms, s) with three significant digits.
-pub fn ns(ns: f64) -> String {
-    let (v, unit) = if ns < 1e3 {
-        (ns, "ns")
-    } else if ns < 1e6 {
-        (ns / 1e3, "µs")
-    } else if ns < 1e9 {
-        (ns / 1e6, "ms")
-    } else {
-        (ns / 1e9, "s")
-    };
-    format!("{v:.*} {unit}", decimals(v).min(2))
-}
+pub use bench_core::units::{decimals, ns};
 
 /// A count per operation or a factor with three significant digits (`0.0012`, `2.00`, `31.4`).
 pub fn count(v: f64) -> String {

@@ -28,6 +28,7 @@ pub mod redact;
 pub mod service;
 pub mod settings;
 pub mod testing;
+pub mod units;
 pub mod workload;
 pub mod workloads;
 

@@ -175,10 +175,10 @@ fn warnings(s: &[f64], outliers: &Outliers) -> Vec<String> {
     }
     if let Some((k, gap)) = bimodal_split(s) {
         out.push(format!(
-            "bimodal: {k} samples around {:.4} and {} around {:.4} (gap {:.1}% of the median)",
-            median_sorted(&s[..k]),
+            "bimodal: {k} samples around {} and {} around {} (gap {:.1}% of the median)",
+            crate::units::ns(median_sorted(&s[..k])),
             n - k,
-            median_sorted(&s[k..]),
+            crate::units::ns(median_sorted(&s[k..])),
             gap * 100.0
         ));
     }
@@ -396,7 +396,7 @@ mod tests {
         assert!(
             s.warnings
                 .iter()
-                .any(|w| w.starts_with("bimodal: 60 samples around 3053")),
+                .any(|w| w == "bimodal: 60 samples around 3.05 µs and 40 around 4.04 µs (gap 32.2% of the median)"),
             "{:?}",
             s.warnings
         );
