@@ -252,6 +252,11 @@ fn t_critical(df: usize, alpha: f64) -> f64 {
     }
 }
 
+/// The confidence level `t_critical` gives its values at for `alpha`.
+fn level(alpha: f64) -> f64 {
+    if alpha <= 0.01 { 0.99 } else { 0.95 }
+}
+
 /// The change of a bench between runs and its verdict. `current` and `baseline` are the
 /// bench's results in runs made the same way on each side (one or more each).
 ///
@@ -307,13 +312,14 @@ pub fn judge(
         let sd = ((ss(&lc) + ss(&lb)) / df as f64).sqrt();
         let se = sd * (1.0 / nc as f64 + 1.0 / nb as f64).sqrt();
         let d = mean(&lc) - mean(&lb);
-        let w95 = t_critical(df, 0.05) * se;
+        // The interval at the level the verdict is made at, so the two always agree.
+        let t = t_critical(df, settings.alpha);
         out.ci95_pct = Some([
-            ((d - w95).exp() - 1.0) * 100.0,
-            ((d + w95).exp() - 1.0) * 100.0,
+            ((d - t * se).exp() - 1.0) * 100.0,
+            ((d + t * se).exp() - 1.0) * 100.0,
         ]);
-        let significant =
-            se > 0.0 && d.abs() / se > t_critical(df, settings.alpha) || se == 0.0 && d != 0.0;
+        out.ci_level = level(settings.alpha);
+        let significant = se > 0.0 && d.abs() / se > t || se == 0.0 && d != 0.0;
         out.basis = format!(
             "{nb} baseline runs, {nc} current: run-to-run sd {:.1}%",
             sd * 100.0
@@ -445,7 +451,6 @@ pub fn judge_rounds(
         (true, true) => Verdict::Improved,
         (true, false) => Verdict::Regressed,
     };
-    let level = if settings.alpha <= 0.01 { 0.99 } else { 0.95 };
     Some(Change {
         pct: rel * 100.0,
         verdict,
@@ -453,7 +458,7 @@ pub fn judge_rounds(
             ((mean - t * se).exp() - 1.0) * 100.0,
             ((mean + t * se).exp() - 1.0) * 100.0,
         ]),
-        ci_level: level,
+        ci_level: level(settings.alpha),
         basis: format!(
             "{n} interleaved rounds: the change moves {:.1}% (sd) from round to round",
             sd * 100.0
@@ -902,6 +907,7 @@ mod tests {
         assert_eq!(c.verdict, Verdict::Regressed, "{}", c.basis);
         let [lo, hi] = c.ci95_pct.unwrap();
         assert!(lo > 2.0 && hi < 8.0, "{lo} {hi}");
+        assert_eq!(c.ci_level, 0.99, "the interval at the verdict's level");
         // Runs that move ±20%: the same 5% is within noise.
         let noisy = runs(&[100.0, 120.0, 80.0, 110.0]);
         let c = judge(&refs(&slower), &refs(&noisy), &s).unwrap();
