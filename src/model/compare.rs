@@ -59,11 +59,7 @@ pub(super) fn on_cmd(state: &mut State, cmd: Cmd) -> Vec<Effect> {
             }
         }
         Cmd::SaveBaseline => {
-            let measured = state
-                .target_runs()
-                .filter(|r| r.record.source.is_none() && !r.profiled)
-                .any(|r| r.record.benches.iter().any(|b| b.summary.is_some()));
-            if !measured {
+            if state.baseline_candidates().next().is_none() {
                 state.set_status(
                     format!(
                         "no finished run of {} to save as a baseline",

@@ -282,6 +282,14 @@ impl State {
             .filter(|r| r.target.name == self.target.name)
     }
 
+    /// The target's runs a saved baseline is made of (`S`): measured here (not read from a
+    /// file), not profiled, with at least one finished bench.
+    pub fn baseline_candidates(&self) -> impl Iterator<Item = &RunView> {
+        self.target_runs()
+            .filter(|r| r.record.source.is_none() && !r.profiled)
+            .filter(|r| r.record.benches.iter().any(|b| b.summary.is_some()))
+    }
+
     /// The run verdicts are against, if one is picked.
     pub fn baseline_run(&self) -> Option<&RunView> {
         let id = self.compare.baseline_run.as_ref()?;

@@ -344,11 +344,8 @@ impl Loop<'_> {
                     Effect::Quit => state.quit = true,
                     Effect::Journal(entry) => self.journal(state, |w| w.append(&entry)),
                     Effect::SaveBaseline(name) => {
-                        // The target's measured runs (not read from files, not profiled).
                         let runs: Vec<bench_core::protocol::results::RunRecord> = state
-                            .target_runs()
-                            .filter(|r| r.record.source.is_none() && !r.profiled)
-                            .filter(|r| r.record.benches.iter().any(|b| b.summary.is_some()))
+                            .baseline_candidates()
                             .map(|r| r.record.clone())
                             .collect();
                         let cache = state
