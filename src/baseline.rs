@@ -282,23 +282,11 @@ pub fn compare(baseline: &[RunRecord], current: &[RunRecord], settings: &Setting
                 continue;
             };
             change.differs = differs.clone();
-            // The same median of run medians the verdict's change is taken between.
-            let median = |v: &[BenchResult]| {
-                let m: Vec<f64> = v
-                    .iter()
-                    .filter_map(|r| r.summary.as_ref().map(|s| s.median))
-                    .collect();
-                if m.is_empty() {
-                    0.0
-                } else {
-                    bench_core::compare::median_of(m)
-                }
-            };
             rows.push(Row {
                 target: target.clone(),
                 bench: b.name.clone(),
-                baseline_ns: median(&bas),
-                current_ns: median(&cur),
+                baseline_ns: median_of_runs(&bas),
+                current_ns: median_of_runs(&cur),
                 baseline_runs: bas.len(),
                 current_runs: cur.len(),
                 change,
@@ -312,7 +300,7 @@ pub fn compare(baseline: &[RunRecord], current: &[RunRecord], settings: &Setting
 /// re-measured in the same rounds: `rounds` holds each round's `(baseline, current)` runs.
 /// Judged round by round ([`judge_rounds`]); what differs between the set-ups is flagged as
 /// for any comparison.
-pub fn compare_rounds(rounds: &[(RunRecord, RunRecord)], settings: &Settings) -> Vec<Row> {
+pub fn compare_rounds(rounds: &[(&RunRecord, &RunRecord)], settings: &Settings) -> Vec<Row> {
     let Some((base_first, first)) = rounds.first() else {
         return Vec::new();
     };
@@ -322,13 +310,6 @@ pub fn compare_rounds(rounds: &[(RunRecord, RunRecord)], settings: &Settings) ->
         .map(|s| s.target.clone())
         .unwrap_or_default();
     let differs = setup_differences(base_first, first);
-    let median = |v: Vec<f64>| {
-        if v.is_empty() {
-            0.0
-        } else {
-            bench_core::compare::median_of(v)
-        }
-    };
     let mut rows = Vec::new();
     for b in &first.benches {
         let pairs: Vec<(&BenchResult, &BenchResult)> = rounds
@@ -339,22 +320,12 @@ pub fn compare_rounds(rounds: &[(RunRecord, RunRecord)], settings: &Settings) ->
             continue;
         };
         change.differs = differs.clone();
-        let side = |current: bool| {
-            median(
-                pairs
-                    .iter()
-                    .filter_map(|(c, b)| {
-                        let r = if current { c } else { b };
-                        r.summary.as_ref().map(|s| s.median)
-                    })
-                    .collect(),
-            )
-        };
+        let (cur, bas): (Vec<&BenchResult>, Vec<&BenchResult>) = pairs.iter().copied().unzip();
         rows.push(Row {
             target: target.clone(),
             bench: b.name.clone(),
-            baseline_ns: side(false),
-            current_ns: side(true),
+            baseline_ns: median_of_runs(&bas),
+            current_ns: median_of_runs(&cur),
             baseline_runs: pairs.len(),
             current_runs: pairs.len(),
             change,
@@ -363,46 +334,57 @@ pub fn compare_rounds(rounds: &[(RunRecord, RunRecord)], settings: &Settings) ->
     rows
 }
 
+/// The median of a bench's run medians (0 without any): the figure each side of a
+/// comparison shows, the one its change is taken between.
+fn median_of_runs<R: std::borrow::Borrow<BenchResult>>(runs: &[R]) -> f64 {
+    let medians: Vec<f64> = runs
+        .iter()
+        .filter_map(|r| r.borrow().summary.as_ref().map(|s| s.median))
+        .collect();
+    if medians.is_empty() {
+        0.0
+    } else {
+        bench_core::compare::median_of(medians)
+    }
+}
+
 /// The one set-up of `target` among a baseline's runs, to measure again beside a new run:
 /// its knobs and trace setting. A baseline holding several (a sweep) is refused, naming them.
 pub fn setup_of(
     baseline: &Baseline,
     target: &str,
 ) -> Result<(bench_core::knobs::Knobs, bool), String> {
-    let mut setups: Vec<(bench_core::knobs::Knobs, bool)> = Vec::new();
+    // One measured run of each set-up, in the order saved.
+    let mut setups: Vec<&RunRecord> = Vec::new();
     for r in &baseline.runs {
         let Some(s) = &r.start else { continue };
         if s.target != target || r.source.is_some() || r.profiled {
             continue;
         }
-        let setup = (s.knobs.clone(), s.trace);
-        if !setups.contains(&setup) {
-            setups.push(setup);
+        let new = setups.iter().all(|o| {
+            o.start
+                .as_ref()
+                .is_none_or(|x| (&x.knobs, x.trace) != (&s.knobs, s.trace))
+        });
+        if new {
+            setups.push(r);
         }
     }
-    match setups.len() {
-        1 => Ok(setups.remove(0)),
-        0 => Err(format!(
+    match setups[..] {
+        [one] => {
+            let s = one.start.as_ref().expect("kept runs have a start");
+            Ok((s.knobs.clone(), s.trace))
+        }
+        [] => Err(format!(
             "baseline {} has no measured run of {target} to measure again",
             baseline.name
         )),
-        n => {
-            let first = baseline
-                .runs
-                .iter()
-                .find(|r| r.start.as_ref().is_some_and(|s| s.target == target));
-            let varied: Vec<String> = baseline
-                .runs
-                .iter()
-                .filter(|r| r.start.as_ref().is_some_and(|s| s.target == target))
-                .flat_map(|r| first.map(|f| setup_differences(f, r)).unwrap_or_default())
-                .collect();
-            Err(format!(
-                "baseline {} holds {n} set-ups of {target} ({}): --interleave measures one again; save each as its own baseline",
-                baseline.name,
-                varied.first().cloned().unwrap_or_default()
-            ))
-        }
+        [a, b, ..] => Err(format!(
+            "baseline {} holds {} set-ups of {target} ({}): --interleave measures one again; save each as its own baseline",
+            baseline.name,
+            setups.len(),
+            setup_differences(a, b).join(", ")
+        )),
     }
 }
 
@@ -543,6 +525,40 @@ mod tests {
         );
         let e = load(&dir.path().join("none"), "x").unwrap_err();
         assert!(e.contains("none saved yet"), "{e}");
+    }
+
+    #[test]
+    fn interleaving_measures_a_baseline_of_one_set_up_again() {
+        let b = |runs: Vec<RunRecord>| Baseline {
+            schema: SCHEMA.into(),
+            schema_version: SCHEMA_VERSION,
+            name: "main".into(),
+            saved_at: String::new(),
+            runs,
+        };
+        let target = "single_row_lookup"; // what testing::start names
+        // Repeats of one set-up: that one.
+        let one = b(vec![
+            run(&[("rows", 100)], &[("rusqlite", 1400.0)]),
+            run(&[("rows", 100)], &[("rusqlite", 1410.0)]),
+        ]);
+        let (knobs, trace) = setup_of(&one, target).unwrap();
+        assert_eq!(
+            (knobs.get("rows").map(|v| v.to_string()), trace),
+            (Some("100".into()), false)
+        );
+        // A sweep: refused, naming what varies.
+        let sweep = b(vec![
+            run(&[("rows", 100)], &[("rusqlite", 1400.0)]),
+            run(&[("rows", 200)], &[("rusqlite", 1500.0)]),
+        ]);
+        let e = setup_of(&sweep, target).unwrap_err();
+        assert!(
+            e.contains("holds 2 set-ups") && e.contains("(rows 100 vs 200)"),
+            "{e}"
+        );
+        let e = setup_of(&one, "key_value").unwrap_err();
+        assert!(e.contains("has no measured run of key_value"), "{e}");
     }
 
     #[test]

@@ -445,7 +445,8 @@ pub fn run(args: RunArgs) -> i32 {
                     &rows,
                     &verdict_settings,
                 );
-                let again: Vec<RunRecord> = rounds.iter().map(|(base, _)| base.clone()).collect();
+                let again: Vec<RunRecord> =
+                    rounds.iter().map(|(base, _)| (*base).clone()).collect();
                 let moved = crate::baseline::compare(&b.runs, &again, &verdict_settings);
                 text.push_str(&crate::baseline::moved_since(&b.saved_at, &moved));
                 text
@@ -547,7 +548,10 @@ pub fn run(args: RunArgs) -> i32 {
 
 /// The complete rounds of an interleaved comparison, as `(baseline, current)` runs: both runs
 /// of a round finished without a failure of the whole run.
-fn interleaved(records: &[RunRecord], sides: &[(usize, Side)]) -> Vec<(RunRecord, RunRecord)> {
+fn interleaved<'a>(
+    records: &'a [RunRecord],
+    sides: &[(usize, Side)],
+) -> Vec<(&'a RunRecord, &'a RunRecord)> {
     let mut rounds = Vec::new();
     for (i, (r, side)) in sides.iter().enumerate() {
         let Some(j) = (i + 1..sides.len()).find(|&j| sides[j].0 == *r) else {
@@ -556,8 +560,8 @@ fn interleaved(records: &[RunRecord], sides: &[(usize, Side)]) -> Vec<(RunRecord
         let ok = |k: usize| records.get(k).filter(|x| x.error.is_none());
         if let (Some(a), Some(b)) = (ok(i), ok(j)) {
             rounds.push(match side {
-                Side::Baseline => (a.clone(), b.clone()),
-                Side::Current => (b.clone(), a.clone()),
+                Side::Baseline => (a, b),
+                Side::Current => (b, a),
             });
         }
     }
