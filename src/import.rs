@@ -46,6 +46,10 @@ struct CriterionEstimates {
     mean: Estimate,
 }
 
+/// What a run read from a Criterion folder names as its harness: the exports say the
+/// environment, knobs and budget are not recorded for it.
+pub const HARNESS: &str = "criterion";
+
 /// One imported Criterion benchmark, and what Criterion itself estimated (per operation).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Imported {
@@ -177,7 +181,7 @@ pub fn criterion(root: &Path) -> Result<Vec<RunRecord>, String> {
                 run: format!("criterion:{group}"),
                 target: group.clone(),
                 benches: benches.iter().map(|b| b.bench.clone()).collect(),
-                harness: "criterion".into(),
+                harness: HARNESS.into(),
                 knobs: Knobs::default(),
                 seed: 0,
                 trace: false,

@@ -98,7 +98,7 @@ fn environment(out: &mut String, run: &RunRecord) {
 
 fn environment_of(out: &mut String, s: &bench_core::protocol::Start, several: bool) {
     let e = &s.env;
-    if s.harness == "criterion" {
+    if s.harness == crate::import::HARNESS {
         let _ = writeln!(
             out,
             "\nRead from a Criterion folder: its environment, knobs and budget are not recorded there."

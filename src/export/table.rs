@@ -252,7 +252,7 @@ pub fn render(report: &Report<'_>) -> String {
             } else {
                 ""
             };
-            if s.harness == "criterion" {
+            if s.harness == crate::import::HARNESS {
                 out.push_str(&format!(
                     "{}  (Criterion results: knobs, SQLite and budget not recorded)\n",
                     s.target
