@@ -240,3 +240,18 @@ pub fn kv_run() -> bench_core::protocol::results::RunRecord {
     r.apply(Event::Done);
     r
 }
+
+/// The catalog keys that mark the first bench (rusqlite) and the sqlx bench and run them:
+/// a run whose sqlx bench waits for its harness.
+pub fn keys_to_run_rusqlite_and_sqlx(state: &crate::model::State) -> Vec<crate::model::keys::Key> {
+    use crate::model::keys::Key;
+    let sqlx = state
+        .catalog_benches()
+        .iter()
+        .position(|b| b.name == "sqlx")
+        .expect("the catalog has sqlx");
+    let mut keys = vec![Key::Char(' ')];
+    keys.extend(std::iter::repeat_n(Key::Down, sqlx - 1));
+    keys.extend([Key::Char(' '), Key::Enter]);
+    keys
+}

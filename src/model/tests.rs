@@ -573,14 +573,7 @@ fn progress_counts_a_finished_bench_once_while_the_next_has_not_started() {
     let mut s = state();
     let now = Instant::now();
     // rusqlite and sqlx: rusqlite done, sqlx not started (its harness still builds).
-    let sqlx = s
-        .catalog_benches()
-        .iter()
-        .position(|b| b.name == "sqlx")
-        .unwrap();
-    let mut keys = vec![Key::Char(' ')];
-    keys.extend(std::iter::repeat_n(Key::Down, sqlx - 1));
-    keys.extend([Key::Char(' '), Key::Enter]);
+    let keys = testing::keys_to_run_rusqlite_and_sqlx(&s);
     press(&mut s, &keys, now);
     update(
         &mut s,

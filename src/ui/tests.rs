@@ -420,14 +420,7 @@ fn a_run_while_the_sqlx_harness_builds() {
         t,
     );
     insta::assert_snapshot!("harness_building_idle_80x24", draw(&s, 80, 24));
-    let sqlx = s
-        .catalog_benches()
-        .iter()
-        .position(|b| b.name == "sqlx")
-        .unwrap();
-    let mut k = vec![Key::Char(' ')];
-    k.extend(std::iter::repeat_n(Key::Down, sqlx - 1));
-    k.extend([Key::Char(' '), Key::Enter]);
+    let k = crate::testing::keys_to_run_rusqlite_and_sqlx(&s);
     keys(&mut s, &k, t);
     let k1 = s.knobs.values.clone();
     ev(&mut s, "t-1", start(false, &k1), t);
