@@ -362,8 +362,9 @@ impl Loop<'_> {
                         )
                         .map(|p| {
                             format!(
-                                "saved {} runs as baseline {name} ({}); `benchscope run {} --baseline {name}` judges later runs against it",
+                                "saved {} run{} as baseline {name} ({}); `benchscope run {} --baseline {name}` judges later runs against it",
                                 runs.len(),
+                                if runs.len() == 1 { "" } else { "s" },
                                 p.display(),
                                 state.target.name
                             )
