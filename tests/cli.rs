@@ -235,9 +235,9 @@ fn one_run_writes_every_export_and_prints_results_as_they_finish() {
         );
         assert!(stderr.contains("wrote 1 SVG charts beside"), "{stderr}");
     } else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "gnuplot is required in CI"
+        bench_core::testing::skip(
+            "the SVG charts of run_exports_every_format_at_once",
+            "gnuplot is not installed (apt-get install gnuplot-nox); the markdown says so",
         );
         assert!(md.contains("gnuplot is not available"), "{md}");
     }

@@ -21,11 +21,10 @@ fn perf_works() -> bool {
         .output()
         .is_ok_and(|o| o.status.success());
     if !ok {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "perf is required in CI (.ci/run installs it)"
+        bench_core::testing::skip(
+            "flamegraph",
+            "perf cannot record here (apt-get install linux-perf; kernel.perf_event_paranoid)",
         );
-        eprintln!("SKIPPED: perf cannot record here; this test needs the real profiler");
     }
     ok
 }

@@ -154,3 +154,17 @@ pub fn check_bench(events: &[Event], bench: &str) -> Result<BenchCheck, String> 
         sqlite: sqlite.clone(),
     })
 }
+
+/// Says on the test output that `test` is skipped and why, where `cargo test` shows it: on
+/// the process's stderr itself, past the capture that hides a passing test's prints. A test
+/// calls it and returns when what it needs (tmux, perf, gnuplot, a PostgreSQL server) is not
+/// there. With `BENCHSCOPE_TEST_NO_SKIP` set (CI's second pass, after it installed all of
+/// them) that is a failure instead.
+pub fn skip(test: &str, reason: &str) {
+    use std::io::Write as _;
+    assert!(
+        std::env::var_os("BENCHSCOPE_TEST_NO_SKIP").is_none(),
+        "{test} cannot run, and BENCHSCOPE_TEST_NO_SKIP is set: {reason}"
+    );
+    let _ = writeln!(std::io::stderr(), "SKIPPED {test}: {reason}");
+}
