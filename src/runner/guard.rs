@@ -12,10 +12,15 @@ use crate::messages::RunRequest;
 /// Checks each event of one runner against what was asked of it.
 pub struct Guard {
     asked: BTreeSet<String>,
+    /// The most samples the budget allows a bench (`--samples`).
+    max_samples: u64,
     next_sample: HashMap<String, u64>,
     /// The bench the runner is measuring (its last `bench_start`).
     pub current: Option<String>,
 }
+
+/// The runner's own default for `--samples`.
+const DEFAULT_MAX_SAMPLES: u64 = 100;
 
 fn finite(what: &str, v: f64) -> Result<(), String> {
     if v.is_finite() && v >= 0.0 {
@@ -26,9 +31,17 @@ fn finite(what: &str, v: f64) -> Result<(), String> {
 }
 
 impl Guard {
-    pub fn new(benches: &[String]) -> Guard {
+    /// A guard for the `benches` asked for, with the budget's flags (`--samples N`).
+    pub fn new(benches: &[String], budget_args: &[String]) -> Guard {
+        let max_samples = budget_args
+            .iter()
+            .position(|a| a == "--samples")
+            .and_then(|i| budget_args.get(i + 1))
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(DEFAULT_MAX_SAMPLES);
         Guard {
             asked: benches.iter().cloned().collect(),
+            max_samples,
             next_sample: HashMap::new(),
             current: None,
         }
@@ -67,6 +80,12 @@ impl Guard {
                     ));
                 }
                 *want += 1;
+                if *iter >= self.max_samples {
+                    return Err(format!(
+                        "{bench}: sample {iter} is past the {} samples the budget allows (--samples)",
+                        self.max_samples
+                    ));
+                }
                 if *ops == 0 || *elapsed_ns == 0 {
                     return Err(format!(
                         "{bench}: sample {iter} of {ops} operations in {elapsed_ns} ns (allowed: both above 0)"
@@ -234,7 +253,7 @@ mod tests {
 
     #[test]
     fn events_nobody_asked_for_or_that_cannot_be_are_refused() {
-        let mut g = Guard::new(&["rusqlite".to_string()]);
+        let mut g = Guard::new(&["rusqlite".to_string()], &[]);
         let events = testing::bench_events("rusqlite", "rusqlite", 10, &[100.0, 110.0], None);
         for e in &events {
             g.check(e).unwrap();
@@ -246,7 +265,7 @@ mod tests {
             "an event for bench \"sqlx\", which was not asked for (asked: rusqlite)"
         );
         // A negative median.
-        let mut g = Guard::new(&["rusqlite".to_string()]);
+        let mut g = Guard::new(&["rusqlite".to_string()], &[]);
         let mut bad = testing::bench_events("rusqlite", "rusqlite", 10, &[100.0], None);
         if let Some(Event::Summary { stats, .. }) = bad.last_mut() {
             stats.median = -5.0;
@@ -257,7 +276,7 @@ mod tests {
             ["rusqlite: summary median is -5 (allowed: a finite number >= 0)"]
         );
         // A counter that jumps.
-        let mut g = Guard::new(&["rusqlite".to_string()]);
+        let mut g = Guard::new(&["rusqlite".to_string()], &[]);
         let mut jump = testing::bench_events("rusqlite", "rusqlite", 10, &[1.0, 2.0], None);
         if let Event::Sample { iter, .. } = &mut jump[2] {
             *iter = 5;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;
 
-use super::Program;
+use super::{GroupKill, Program};
 use crate::messages::HarnessBuild;
 
 /// Resolves the harness once per process and remembers it; how its build stands can be
@@ -68,19 +68,6 @@ impl Locator {
             program: cached.clone().expect("just resolved"),
             prefix_args: vec![],
         })
-    }
-}
-
-/// Kills a process group when dropped (a build that is no longer wanted: cargo and the
-/// compilers it started).
-struct GroupKill(Option<u32>);
-
-impl Drop for GroupKill {
-    fn drop(&mut self) {
-        if let Some(pgid) = self.0 {
-            // SAFETY: kill(2) on the process group our own unreaped child leads.
-            unsafe { libc::kill(-(pgid as libc::pid_t), libc::SIGKILL) };
-        }
     }
 }
 
