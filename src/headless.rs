@@ -418,7 +418,7 @@ pub fn run(args: RunArgs) -> i32 {
     };
     let mut write_failed = false;
     if args.output.is_none() {
-        print!("{}", render(args.format, &report));
+        crate::out::print(&render(args.format, &report));
     }
     let mut regressed = false;
     if let Some(b) = &against {
@@ -454,7 +454,7 @@ pub fn run(args: RunArgs) -> i32 {
         };
         // Beside a table on stdout; on stderr when stdout carries a document.
         if args.format == Format::Table && args.output.is_none() {
-            print!("\n{text}");
+            crate::out::print(&format!("\n{text}"));
         } else {
             eprint!("{text}");
         }
@@ -630,7 +630,7 @@ async fn collect(
             ev = rx.recv() => match ev {
                 Some(RunEvent::Event { event, line, .. }) => {
                     if passthrough {
-                        println!("{line}");
+                        crate::out::print(&format!("{line}\n"));
                     }
                     progress.see(&event);
                     record.apply(event);

@@ -11,6 +11,7 @@ mod journal;
 mod list;
 mod messages;
 mod model;
+mod out;
 mod profile;
 mod runner;
 mod show;
@@ -68,11 +69,11 @@ fn main() {
         None if std::io::IsTerminal::is_terminal(&std::io::stdout()) => tui::run(cli.tui, None),
         Some(Command::Open { path, tui }) => tui::run(*tui, Some(&path)),
         None => {
-            print!("{}", list::welcome());
+            out::print(&list::welcome());
             0
         }
         Some(Command::List { format }) => {
-            print!("{}", list::render(format));
+            out::print(&list::render(format));
             0
         }
         Some(Command::Run(args)) => headless::run(*args),
@@ -83,5 +84,5 @@ fn main() {
             bench_core::workloads::core_main(*args)
         }
     };
-    std::process::exit(code);
+    out::exit(code);
 }
