@@ -260,3 +260,9 @@ mod tests {
         assert_eq!(fit("abc", 0), "");
     }
 }
+
+/// A catalog text (a target's, a bench's or a knob's description, written with markdown code
+/// spans for the README and the exports) as a terminal shows it: without the backticks.
+pub fn plain(s: &str) -> String {
+    s.replace('`', "")
+}

@@ -3,7 +3,7 @@
 use std::fmt::Write;
 
 use bench_core::catalog::{BenchKind, Strategy};
-use bench_core::workloads::{PLANNED, targets};
+use bench_core::workloads::targets;
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 pub enum ListFormat {
@@ -24,7 +24,6 @@ pub fn render(format: ListFormat) -> String {
         ListFormat::Json => {
             let doc = serde_json::json!({
                 "targets": targets(),
-                "planned": PLANNED,
                 "strategies": strategies(),
             });
             format!(
@@ -37,9 +36,7 @@ pub fn render(format: ListFormat) -> String {
 }
 
 /// Descriptions as plain text: the catalog marks names with backticks for markdown.
-fn plain(s: &str) -> String {
-    s.replace('`', "")
-}
+use crate::format::plain;
 
 /// Rows of cells, each column as wide as its widest cell, two spaces apart.
 fn columns(out: &mut String, indent: &str, rows: &[Vec<String>]) {
@@ -124,14 +121,6 @@ fn text() -> String {
         .map(|(n, a)| vec![n.to_string(), a.to_string()])
         .collect();
     columns(&mut out, "    ", &rows);
-    if !PLANNED.is_empty() {
-        let _ = writeln!(out, "planned targets (not implemented yet):");
-        let rows: Vec<Vec<String>> = PLANNED
-            .iter()
-            .map(|p| vec![p.name.to_string(), plain(p.about)])
-            .collect();
-        columns(&mut out, "    ", &rows);
-    }
     out
 }
 

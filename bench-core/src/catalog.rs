@@ -432,14 +432,6 @@ impl Target {
     }
 }
 
-/// A workload that the catalog names but no runner implements yet. Listed so the docs and the
-/// explorer say so instead of hiding it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct Planned {
-    pub name: &'static str,
-    pub about: &'static str,
-}
-
 /// Where the databases of a target live.
 pub const STORAGE: KnobSpec = KnobSpec::choice(
     "storage",
@@ -510,8 +502,6 @@ pub const SPIN_US: KnobSpec = KnobSpec::count(
 pub enum CatalogError {
     #[error("unknown target {name:?} (known: {known})")]
     UnknownTarget { name: String, known: String },
-    #[error("target {0:?} is planned but not implemented yet")]
-    NotImplemented(String),
     #[error("unknown bench {name:?} in target {target} (known: {known})")]
     UnknownBench {
         target: String,

@@ -48,7 +48,10 @@ impl State {
             ..super::ComparePanel::new(next)
         };
         self.compare.col = self.target_runs().count().saturating_sub(1);
-        self.set_status(format!("target {}: {}", next.name, next.about), false);
+        self.set_status(
+            format!("target {}: {}", next.name, crate::format::plain(next.about)),
+            false,
+        );
     }
 }
 

@@ -7,7 +7,6 @@ use super::theme::Theme;
 use super::{fit, window};
 use crate::model::State;
 use bench_core::catalog::BenchKind;
-use bench_core::workloads::PLANNED;
 
 /// What a bench row shows beside its name: its phase, strategy or backend.
 fn detail(b: &bench_core::catalog::BenchSpec) -> String {
@@ -50,7 +49,13 @@ pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
         .unwrap_or(0);
     let head = format!("◀ {} ▶ {}/{}", state.target.name, i + 1, targets.len());
     rows.push((None, Line::styled(fit(&head, w), theme.title())));
-    rows.push((None, Line::styled(fit(state.target.about, w), theme.dim())));
+    rows.push((
+        None,
+        Line::styled(
+            fit(&crate::format::plain(state.target.about), w),
+            theme.dim(),
+        ),
+    ));
     let mut last_kind = None;
     for (i, b) in benches.iter().enumerate() {
         if last_kind != Some(b.kind) {
@@ -87,16 +92,6 @@ pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
             line = line.style(theme.selected());
         }
         rows.push((Some(i), line));
-    }
-    rows.push((
-        None,
-        Line::styled("planned (not implemented yet)", theme.dim()),
-    ));
-    for p in PLANNED {
-        rows.push((
-            None,
-            Line::styled(fit(&format!("    {}", p.name), w), theme.dim()),
-        ));
     }
     let cursor_row = rows
         .iter()

@@ -53,7 +53,7 @@ pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
         ),
         (true, None, None) => {
             let k = state.target.knobs[state.knobs.cursor];
-            format!("{} ({})", k.help, k.allowed())
+            format!("{} ({})", crate::format::plain(k.help), k.allowed())
         }
         _ => String::new(),
     };

@@ -14,7 +14,7 @@ pub mod single_row_lookup;
 
 use std::sync::LazyLock;
 
-use crate::catalog::{CatalogError, Planned, Target};
+use crate::catalog::{CatalogError, Target};
 
 /// Every target of the catalog, in the order the front ends show them.
 pub fn targets() -> &'static [&'static Target] {
@@ -31,28 +31,19 @@ pub fn targets() -> &'static [&'static Target] {
     &ALL
 }
 
-/// Workloads named in the design that no runner implements yet.
-pub const PLANNED: &[Planned] = &[];
-
-/// The target named `name`, or an error that tells an unknown target from a planned one.
+/// The target named `name`, or an error naming the targets there are.
 pub fn find(name: &str) -> Result<&'static Target, CatalogError> {
     targets()
         .iter()
         .copied()
         .find(|t| t.name == name)
-        .ok_or_else(|| {
-            if PLANNED.iter().any(|p| p.name == name) {
-                CatalogError::NotImplemented(name.to_string())
-            } else {
-                CatalogError::UnknownTarget {
-                    name: name.to_string(),
-                    known: targets()
-                        .iter()
-                        .map(|t| t.name)
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                }
-            }
+        .ok_or_else(|| CatalogError::UnknownTarget {
+            name: name.to_string(),
+            known: targets()
+                .iter()
+                .map(|t| t.name)
+                .collect::<Vec<_>>()
+                .join(", "),
         })
 }
 
@@ -128,7 +119,7 @@ mod tests {
     }
 
     #[test]
-    fn unknown_and_planned_targets_are_told_apart() {
+    fn unknown_targets_and_benches_name_what_there_is() {
         assert_eq!(
             find("nope").unwrap_err().to_string(),
             "unknown target \"nope\" (known: single_row_lookup, multithread_pool_checkout, bulk_insert, async_contention, crud_overhead, key_value)"
