@@ -98,10 +98,11 @@ pub fn run(args: CompareArgs) -> i32 {
         );
         return 2;
     }
-    print!(
-        "{}",
-        text(&format!("against baseline {}", base.name), &rows, &settings)
-    );
+    crate::out::print(&text(
+        &format!("against baseline {}", base.name),
+        &rows,
+        &settings,
+    ));
     if any_regressed(&rows) { 3 } else { 0 }
 }
 
@@ -191,13 +192,14 @@ pub fn load(dir: &Path, what: &str) -> Result<Baseline, String> {
         }
         p
     };
-    let text =
-        std::fs::read_to_string(&p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
-    let v: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| format!("{} is not JSON: {e}", p.display()))?;
+    let (text, v) = crate::files::read_document(&p)?;
     match v["schema"].as_str() {
-        Some(SCHEMA) => serde_json::from_value(v)
-            .map_err(|e| format!("{} does not read as a baseline: {e}", p.display())),
+        Some(SCHEMA) => {
+            crate::files::check_version(&v, SCHEMA, SCHEMA_VERSION)
+                .map_err(|e| format!("{}: {e}", p.display()))?;
+            serde_json::from_value(v)
+                .map_err(|e| format!("{} does not read as a baseline: {e}", p.display()))
+        }
         Some("benchscope.report") => {
             let saved = crate::show::read(&text).map_err(|e| format!("{}: {e}", p.display()))?;
             Ok(Baseline {

@@ -5,6 +5,51 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+/// The largest JSON document benchscope reads back (a report, a baseline, a Criterion
+/// file): a saved run of 180 benches with all its samples is a few MiB.
+pub const MAX_DOCUMENT: u64 = 64 << 20;
+
+/// Reads a JSON document benchscope saved (or Criterion did), refusing a folder, a file larger
+/// than [`MAX_DOCUMENT`] and what is not JSON, each with the path and what is allowed.
+pub fn read_document(path: &Path) -> Result<(String, serde_json::Value), String> {
+    let meta =
+        std::fs::metadata(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    if meta.is_dir() {
+        return Err(format!(
+            "cannot read {}: it is a folder (allowed here: a JSON file)",
+            path.display()
+        ));
+    }
+    if meta.len() > MAX_DOCUMENT {
+        return Err(format!(
+            "{} is {} MiB (allowed: a JSON document of at most {} MiB)",
+            path.display(),
+            meta.len() >> 20,
+            MAX_DOCUMENT >> 20
+        ));
+    }
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let v =
+        serde_json::from_str(&text).map_err(|e| format!("{} is not JSON: {e}", path.display()))?;
+    Ok((text, v))
+}
+
+/// Refuses a document whose `schema_version` this build cannot read: missing, 0, or newer
+/// than `known` (written by a newer benchscope).
+pub fn check_version(v: &serde_json::Value, schema: &str, known: u32) -> Result<(), String> {
+    match v.get("schema_version").and_then(serde_json::Value::as_u64) {
+        Some(n) if (1..=u64::from(known)).contains(&n) => Ok(()),
+        Some(n) if n > u64::from(known) => Err(format!(
+            "{schema} schema_version {n} is newer than this benchscope reads (allowed: 1 to {known}); read it with the benchscope that wrote it, or a newer one"
+        )),
+        _ => Err(format!(
+            "{schema} without a valid schema_version (found {}; allowed: a whole number from 1 to {known})",
+            v.get("schema_version").unwrap_or(&serde_json::Value::Null)
+        )),
+    }
+}
+
 /// Writes `contents` as `dir/stem{-n}.ext` for each `(ext, contents)`, choosing the first `n`
 /// for which none of the files exist. Returns the paths written.
 pub fn write_new(dir: &Path, stem: &str, files: &[(&str, &str)]) -> Result<Vec<PathBuf>, String> {
@@ -59,8 +104,21 @@ pub fn free_stem(dir: &Path, stem: &str, exts: &[&str]) -> String {
 }
 
 /// Writes `contents` to `path` through a synced temp file beside it renamed into place: a
-/// reader sees the old file or the new one, never half of it.
+/// reader sees the old file or the new one, never half of it. A path that is a device, a pipe
+/// or a socket (`/dev/stdout`, `/dev/full`, a FIFO) is written in place, never replaced.
 pub fn write_atomic(path: &Path, contents: &str) -> Result<(), String> {
+    if let Ok(meta) = std::fs::metadata(path) {
+        if meta.is_dir() {
+            return Err(format!("cannot write {}: it is a folder", path.display()));
+        }
+        if !meta.is_file() {
+            return std::fs::OpenOptions::new()
+                .write(true)
+                .open(path)
+                .and_then(|mut f| f.write_all(contents.as_bytes()).and_then(|()| f.flush()))
+                .map_err(|e| format!("cannot write {}: {e}", path.display()));
+        }
+    }
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())

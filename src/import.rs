@@ -66,9 +66,8 @@ pub struct Imported {
 }
 
 fn read_json<T: serde::de::DeserializeOwned>(p: &Path) -> Result<T, String> {
-    let text =
-        std::fs::read_to_string(p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
-    serde_json::from_str(&text).map_err(|e| format!("{} does not read: {e}", p.display()))
+    let (_, v) = crate::files::read_document(p)?;
+    serde_json::from_value(v).map_err(|e| format!("{} does not read: {e}", p.display()))
 }
 
 /// Every `new/` folder under `root` (Criterion keeps the latest results of a benchmark there).
@@ -105,6 +104,39 @@ pub fn read_benchmark(new: &Path) -> Result<Imported, String> {
             sample.iters.len(),
             sample.times.len()
         ));
+    }
+    let bad = |what: &str, i: usize, v: f64, allowed: &str| {
+        format!(
+            "{}: {what}[{i}] is {v} (allowed: {allowed})",
+            new.join("sample.json").display()
+        )
+    };
+    for (i, (&n, &t)) in sample.iters.iter().zip(&sample.times).enumerate() {
+        if !(n.is_finite() && n >= 1.0 && n <= 1e15) {
+            return Err(bad("iters", i, n, "a whole count of iterations from 1"));
+        }
+        if !(t.is_finite() && t > 0.0 && t <= 1e15) {
+            return Err(bad("times", i, t, "a finite time in ns above 0"));
+        }
+    }
+    for (what, v) in [
+        ("median", est.median.point_estimate),
+        (
+            "median lower bound",
+            est.median.confidence_interval.lower_bound,
+        ),
+        (
+            "median upper bound",
+            est.median.confidence_interval.upper_bound,
+        ),
+        ("mean", est.mean.point_estimate),
+    ] {
+        if !(v.is_finite() && v >= 0.0) {
+            return Err(format!(
+                "{}: the {what} estimate is {v} (allowed: a finite time in ns, 0 or more)",
+                new.join("estimates.json").display()
+            ));
+        }
     }
     // A throughput in elements makes an iteration that many operations: per-op figures then
     // read like the runner's.

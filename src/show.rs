@@ -43,6 +43,7 @@ pub fn read(text: &str) -> Result<Saved, String> {
             v["schema"]
         ));
     }
+    crate::files::check_version(&v, "benchscope.report", export::json::SCHEMA_VERSION)?;
     let runs: Vec<RunRecord> = serde_json::from_value(v["runs"].clone())
         .map_err(|e| format!("its runs do not read: {e}"))?;
     Ok(Saved {
@@ -57,10 +58,7 @@ pub fn read(text: &str) -> Result<Saved, String> {
 /// numbers kept), or a baseline, a session journal or a Criterion folder as runs.
 pub fn load(path: &std::path::Path) -> Result<Saved, String> {
     if path.is_file() && path.extension().is_some_and(|x| x == "json") {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        let v: serde_json::Value = serde_json::from_str(&text)
-            .map_err(|e| format!("{}: not JSON: {e}", path.display()))?;
+        let (text, v) = crate::files::read_document(path)?;
         if v["schema"] == "benchscope.report" {
             return read(&text).map_err(|e| format!("{}: {e}", path.display()));
         }
@@ -95,15 +93,12 @@ pub fn run(args: ShowArgs) -> i32 {
             && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
         ..Report::new(&saved.runs, &saved.baseline, &saved.generated_at)
     };
-    print!(
-        "{}",
-        match args.format {
-            ShowFormat::Table => export::table::render(&report),
-            ShowFormat::Markdown => export::markdown::render(&report),
-            ShowFormat::Json => export::json::render(&report),
-            ShowFormat::Csv => export::csv::render(&report),
-        }
-    );
+    crate::out::print(&match args.format {
+        ShowFormat::Table => export::table::render(&report),
+        ShowFormat::Markdown => export::markdown::render(&report),
+        ShowFormat::Json => export::json::render(&report),
+        ShowFormat::Csv => export::csv::render(&report),
+    });
     0
 }
 
