@@ -5,6 +5,46 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+/// Whether a file can be written at `p` (by [`write_atomic`]), checked before a run measures
+/// rather than found out after: its folder exists and takes a new file, and `p` is no folder.
+pub fn check_writable(p: &Path) -> Result<(), String> {
+    let dir = p
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if dir.exists() && !dir.is_dir() {
+        return Err(format!(
+            "cannot write {}: {} is a file, not a folder",
+            p.display(),
+            dir.display()
+        ));
+    }
+    if !dir.is_dir() {
+        return Err(format!(
+            "cannot write {}: the folder {} does not exist",
+            p.display(),
+            dir.display()
+        ));
+    }
+    if p.is_dir() {
+        return Err(format!("cannot write {}: it is a folder", p.display()));
+    }
+    // A regular file goes through a temp file beside it: the folder must take one now, not
+    // after the run has measured for minutes.
+    if !p.exists() || std::fs::metadata(p).is_ok_and(|m| m.is_file()) {
+        let probe = dir.join(format!(".benchscope-probe-{}", std::process::id()));
+        std::fs::File::create(&probe).map_err(|e| {
+            format!(
+                "cannot write {}: the folder {} takes no new file: {e}",
+                p.display(),
+                dir.display()
+            )
+        })?;
+        let _ = std::fs::remove_file(&probe);
+    }
+    Ok(())
+}
+
 /// The largest JSON document benchscope reads back (a report, a baseline, a Criterion
 /// file): a saved run of 180 benches with all its samples is a few MiB.
 pub const MAX_DOCUMENT: u64 = 64 << 20;

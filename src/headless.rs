@@ -101,20 +101,6 @@ impl RunArgs {
     }
 }
 
-/// Refuses an export path whose folder does not exist, before anything runs.
-fn check_export_path(p: &std::path::Path) -> Result<(), String> {
-    let dir = p.parent().filter(|d| !d.as_os_str().is_empty());
-    match dir {
-        Some(d) if !d.is_dir() => Err(format!(
-            "cannot write {}: the folder {} does not exist",
-            p.display(),
-            d.display()
-        )),
-        _ if p.is_dir() => Err(format!("cannot write {}: it is a folder", p.display())),
-        _ => Ok(()),
-    }
-}
-
 /// A report in one format (jsonl is the event stream itself: nothing to render).
 fn render(format: Format, report: &Report<'_>) -> String {
     match format {
@@ -128,6 +114,9 @@ fn render(format: Format, report: &Report<'_>) -> String {
 
 /// The most runs `--repeat` takes.
 pub const MAX_REPEAT: usize = 100;
+
+/// The most runs one `run` command makes (set-ups of a sweep times repeats).
+const MAX_RUNS: usize = 200;
 
 fn repeat_count(text: &str) -> Result<usize, String> {
     count_in(text, "--repeat", 1)
@@ -165,10 +154,14 @@ pub fn run(args: RunArgs) -> i32 {
         return 2;
     }
     for (_, p) in args.exports() {
-        if let Err(e) = check_export_path(p) {
+        if let Err(e) = crate::files::check_writable(p) {
             eprintln!("error: {e}");
             return 2;
         }
+    }
+    if let Err(e) = bench_core::dataset::ensure_cache_dir(&args.session.cache_dir()) {
+        eprintln!("error: {e}");
+        return 2;
     }
     // Baselines are checked before anything runs: a bad name or a missing baseline.
     let verdict_settings = match args.verdicts.settings() {
@@ -179,11 +172,12 @@ pub fn run(args: RunArgs) -> i32 {
         }
     };
     let baselines_dir = args.verdicts.dir(&args.session.cache_dir());
-    if let Some(Err(e)) = args
-        .save_baseline
-        .as_deref()
-        .map(crate::baseline::check_name)
-    {
+    if let Some(Err(e)) = args.save_baseline.as_deref().map(|name| {
+        crate::baseline::check_name(name)?;
+        std::fs::create_dir_all(&baselines_dir)
+            .map_err(|e| format!("cannot create {}: {e}", baselines_dir.display()))?;
+        crate::files::check_writable(&crate::baseline::path(&baselines_dir, name))
+    }) {
         eprintln!("error: {e}");
         return 2;
     }
@@ -234,6 +228,14 @@ pub fn run(args: RunArgs) -> i32 {
             return 2;
         }
     };
+    let runs = sweep.variants.len().max(1) * repeat;
+    if runs > MAX_RUNS {
+        eprintln!(
+            "error: {} set-ups x {repeat} repeats make {runs} runs (allowed: at most {MAX_RUNS} in one command)",
+            sweep.variants.len().max(1)
+        );
+        return 2;
+    }
     // Interleaved rounds: the baseline's one set-up against this run's one set-up.
     let interleave = match args.interleave.as_deref() {
         None => None,

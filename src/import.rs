@@ -289,14 +289,31 @@ pub fn open(path: &Path) -> Result<Vec<RunRecord>, String> {
     if path.is_dir() {
         return criterion(path);
     }
-    let mut runs = if path.extension().is_some_and(|x| x == "jsonl") {
+    let mut note = String::new();
+    let mut runs: Vec<RunRecord> = if path.extension().is_some_and(|x| x == "jsonl") {
         let s = crate::journal::load(path)?;
+        if s.runs.is_empty() {
+            return Err(format!(
+                "{}: a session journal with no run in it ({} line{} did not read; allowed: the JSON lines an explorer writes)",
+                path.display(),
+                s.bad_lines,
+                if s.bad_lines == 1 { "" } else { "s" }
+            ));
+        }
+        if s.bad_lines > 0 {
+            note = format!(
+                " ({} line{} of it did not read: cut short or not a journal's)",
+                s.bad_lines,
+                if s.bad_lines == 1 { "" } else { "s" }
+            );
+        }
         s.runs.into_iter().map(|r| r.record).collect()
     } else {
         crate::baseline::load(Path::new("."), &path.display().to_string())?.runs
     };
     for r in &mut runs {
-        r.source.get_or_insert_with(|| path.display().to_string());
+        r.source
+            .get_or_insert_with(|| format!("{}{note}", path.display()));
     }
     Ok(runs)
 }

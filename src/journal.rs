@@ -165,9 +165,11 @@ fn parse(path: &Path, text: &str) -> Session {
     s
 }
 
-/// The most recent journal in `dir` (by name: names start with the time), if any.
+/// The most recent journal in `dir` (by name: names start with the time) that no running
+/// explorer holds, if any: a second explorer in the same folder never offers the first one's
+/// live session.
 pub fn latest(dir: &Path) -> Option<PathBuf> {
-    std::fs::read_dir(dir)
+    let mut all: Vec<PathBuf> = std::fs::read_dir(dir)
         .ok()?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| {
@@ -175,7 +177,21 @@ pub fn latest(dir: &Path) -> Option<PathBuf> {
                 && p.file_name()
                     .is_some_and(|n| n.to_string_lossy().starts_with("session-"))
         })
-        .max()
+        .collect();
+    all.sort();
+    all.into_iter().rev().find(|p| !in_use(p))
+}
+
+/// Whether a running explorer holds the journal at `path` (it keeps an exclusive `flock` on
+/// the file while it writes it).
+pub fn in_use(path: &Path) -> bool {
+    use std::os::fd::AsRawFd;
+    let Ok(f) = std::fs::File::open(path) else {
+        return false;
+    };
+    // SAFETY: flock(2) on a descriptor this function owns; released when `f` closes.
+    let r = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) };
+    r != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EWOULDBLOCK)
 }
 
 /// A new journal's path in `dir`, named by the time and process.
@@ -242,6 +258,16 @@ impl Writer {
                 .read(true)
                 .open(&self.path)
                 .map_err(|e| format!("cannot open {}: {e}", self.path.display()))?;
+            // Held for as long as this explorer writes it: no other explorer offers or
+            // appends to it meanwhile.
+            use std::os::fd::AsRawFd;
+            // SAFETY: flock(2) on the descriptor just opened, owned by `f`.
+            if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+                return Err(format!(
+                    "{} is held by another running explorer (one explorer writes a session journal at a time)",
+                    self.path.display()
+                ));
+            }
             // A journal whose last line was cut short (a crash mid-write) gets its line ended,
             // so that what follows reads.
             if ends_mid_line(&mut f) {
@@ -324,6 +350,8 @@ mod tests {
             .unwrap()
             .write_all(b"{\"kind\":\"event\",\"run_id\":\"a-2\",\"ev")
             .unwrap();
+        // The session has ended: its explorer no longer holds the journal.
+        drop(w);
 
         assert_eq!(latest(&sessions_dir(dir.path())), Some(path.clone()));
         let s = load(&path).unwrap();
@@ -355,5 +383,26 @@ mod tests {
         assert!(e.contains("cannot create"), "{e}");
         assert_eq!(w.append(&Entry::Dismissed), Ok(()));
         assert!(w.failed.is_some());
+    }
+
+    /// Two explorers in one data folder: the second is not offered the first one's live
+    /// session (it is offered the one before), and cannot append to it.
+    #[test]
+    fn a_journal_a_running_explorer_holds_is_not_offered_to_another() {
+        let dir = tempfile::tempdir().unwrap();
+        let older = dir.path().join("session-20261101T000000-1.jsonl");
+        let mut w = Writer::new(older.clone());
+        w.append(&run_entry("a-1", 1)).unwrap();
+        drop(w);
+        let live = dir.path().join("session-20261124T000000-2.jsonl");
+        let mut first = Writer::new(live.clone());
+        first.append(&run_entry("b-1", 1)).unwrap();
+        assert!(in_use(&live) && !in_use(&older));
+        assert_eq!(latest(dir.path()), Some(older.clone()));
+        let mut second = Writer::new(live.clone());
+        let e = second.append(&run_entry("c-1", 1)).unwrap_err();
+        assert!(e.contains("held by another running explorer"), "{e}");
+        drop(first);
+        assert_eq!(latest(dir.path()), Some(live));
     }
 }

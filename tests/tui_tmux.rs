@@ -330,3 +330,61 @@ fn cancel_from_the_catalog_quit_with_unexported_results_and_reopen_them() {
         1
     );
 }
+
+/// TERM=dumb cannot draw the explorer: it says so and exits 2 instead of drawing garbage.
+#[test]
+fn a_dumb_terminal_is_refused_with_what_is_allowed() {
+    if !tmux_here() {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let session = format!("benchscope-dumb-{}", std::process::id());
+    let cmd = format!(
+        "{}TERM=dumb {} --cache-dir {}; echo EXITED:$?; sleep 60",
+        env(work.path()),
+        binary().display(),
+        work.path().join("cache").display()
+    );
+    let _s = start(&session, &cmd);
+    let pane = wait_for(&session, "EXITED:", Duration::from_secs(20));
+    let text = pane.replace('\n', "");
+    assert!(
+        text.contains("EXITED:2")
+            && text.contains("TERM=dumb: the explorer draws with cursor movement"),
+        "{pane}"
+    );
+}
+
+/// The terminal shrunk to 20x5 while a run measures, then grown back: the explorer says it is
+/// too small meanwhile, the run goes on, and its results are there afterwards.
+#[test]
+fn resizing_to_20x5_during_a_run_keeps_the_run() {
+    if !tmux_here() {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let session = format!("benchscope-resize-{}", std::process::id());
+    let cmd = format!(
+        "{}BENCHSCOPE_MEASURE_LOCK={} {} --rows 300 --lookups 50 --time 1 --warmup 0 --samples 20 --min-samples 2 \
+         --cache-dir {} --snapshot-dir {}; echo EXITED:$?; sleep 60",
+        env(work.path()),
+        work.path().join("measure.lock").display(),
+        binary().display(),
+        work.path().join("cache").display(),
+        work.path().join("snaps").display()
+    );
+    let _s = start(&session, &cmd);
+    wait_for(&session, "Catalog", Duration::from_secs(20));
+    keys(&session, &["Space", "Enter"]);
+    wait_for(&session, "running", Duration::from_secs(20));
+    tmux(&["resize-window", "-t", &session, "-x", "20", "-y", "5"]);
+    wait_for(&session, "terminal too small", Duration::from_secs(5));
+    tmux(&["resize-window", "-t", &session, "-x", "120", "-y", "40"]);
+    let pane = wait_for(&session, "run 1 finished", Duration::from_secs(60));
+    assert!(pane.contains("✓ rusqlite"), "{pane}");
+    keys(&session, &["q"]);
+    let pane = wait_for(&session, "Quit anyway?", Duration::from_secs(10));
+    assert!(pane.contains("1 run has results no export holds"), "{pane}");
+    keys(&session, &["y"]);
+    wait_for(&session, "EXITED:0", Duration::from_secs(10));
+}

@@ -135,6 +135,25 @@ pub fn default_cache_dir() -> PathBuf {
     std::env::temp_dir().join("benchscope-cache")
 }
 
+/// Makes the cache folder `dir` if it is not there, or says why it cannot be one (it is a
+/// file; it cannot be made), naming where the path came from.
+pub fn ensure_cache_dir(dir: &Path) -> Result<(), String> {
+    let from = "from --cache-dir, BENCHSCOPE_CACHE_DIR, XDG_CACHE_HOME or HOME";
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(_) => Err(format!(
+            "the dataset cache folder {} is a file ({from}; allowed: a folder, or a path where one can be made)",
+            dir.display()
+        )),
+        Err(_) => std::fs::create_dir_all(dir).map_err(|e| {
+            format!(
+                "cannot make the dataset cache folder {} ({from}): {e}",
+                dir.display()
+            )
+        }),
+    }
+}
+
 /// What a valid dataset file's `benchscope_meta` table holds.
 pub const META_TABLE: &str =
     "CREATE TABLE benchscope_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)";

@@ -93,6 +93,16 @@ pub fn export_contents(
 }
 
 pub fn run(args: TuiArgs, open: Option<&std::path::Path>) -> i32 {
+    if std::env::var_os("TERM").is_some_and(|t| t == "dumb") {
+        eprintln!(
+            "error: TERM=dumb: the explorer draws with cursor movement, which a dumb terminal has not (allowed: any other TERM, e.g. xterm-256color); `benchscope run TARGET` works anywhere"
+        );
+        return 2;
+    }
+    if let Err(e) = bench_core::dataset::ensure_cache_dir(&args.session.cache_dir()) {
+        eprintln!("error: {e}");
+        return 2;
+    }
     // Saved results to show beside new runs, read before the terminal is taken.
     let opened = match open.map(crate::show::load) {
         Some(Ok(saved)) => Some(saved),

@@ -13,6 +13,16 @@ pub fn benchscope() -> Command {
     c
 }
 
+/// The same, as a `std::process::Command`: for what assert_cmd does not set (stdout).
+pub fn benchscope_std() -> std::process::Command {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_benchscope"));
+    for v in bench_core::testing::INHERITED_VARS {
+        c.env_remove(v);
+    }
+    c.env_remove("BENCHSCOPE_SQLX_HARNESS");
+    c
+}
+
 /// The smallest budget that still gives two samples per bench.
 pub const QUICK: &[&str] = &[
     "--time",

@@ -211,6 +211,19 @@ impl KnobArgs {
                 lists.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
             )));
         }
+        let runs = lists
+            .iter()
+            .fold(1u64, |n, (_, v)| n.saturating_mul(v.len() as u64));
+        if runs > MAX_SWEEP_RUNS {
+            return Err(BenchError::Invalid(format!(
+                "{} make {runs} runs (allowed: at most {MAX_SWEEP_RUNS} in one sweep or matrix; split it)",
+                lists
+                    .iter()
+                    .map(|(n, v)| format!("{} values of {n}", v.len()))
+                    .collect::<Vec<_>>()
+                    .join(" x ")
+            )));
+        }
         let mut variants = vec![fixed];
         for (name, values) in &lists {
             variants = variants
@@ -236,6 +249,9 @@ impl KnobArgs {
         })
     }
 }
+
+/// The most runs one sweep or matrix may make (each is a runner process with its budget).
+pub const MAX_SWEEP_RUNS: u64 = 100;
 
 /// The runs of a sweep: which knobs vary, and the knob settings of each run.
 #[derive(Debug, Clone)]
