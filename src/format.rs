@@ -172,6 +172,12 @@ pub fn now_rfc3339() -> String {
         .unwrap_or_else(|_| "unknown time".into())
 }
 
+/// A catalog text (a target's, a bench's or a knob's description, written with markdown code
+/// spans for the README and the exports) as a terminal shows it: without the backticks.
+pub fn plain(s: &str) -> String {
+    s.replace('`', "")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -259,10 +265,4 @@ mod tests {
         assert_eq!(fit("abc", 4), "abc");
         assert_eq!(fit("abc", 0), "");
     }
-}
-
-/// A catalog text (a target's, a bench's or a knob's description, written with markdown code
-/// spans for the README and the exports) as a terminal shows it: without the backticks.
-pub fn plain(s: &str) -> String {
-    s.replace('`', "")
 }

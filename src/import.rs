@@ -112,7 +112,7 @@ pub fn read_benchmark(new: &Path) -> Result<Imported, String> {
         )
     };
     for (i, (&n, &t)) in sample.iters.iter().zip(&sample.times).enumerate() {
-        if !(n.is_finite() && n >= 1.0 && n <= 1e15) {
+        if !(n.is_finite() && (1.0..=1e15).contains(&n)) {
             return Err(bad("iters", i, n, "a whole count of iterations from 1"));
         }
         if !(t.is_finite() && t > 0.0 && t <= 1e15) {

@@ -560,3 +560,19 @@ fn the_baseline_name_line() {
     let status = screen.lines().rev().nth(1).unwrap_or_default().to_string();
     insta::assert_snapshot!("baseline_name_refused", status);
 }
+
+/// Every target's catalog, knobs and status line as drawn: no markdown code span's backticks
+/// (the catalog's texts are written for the README), and no heading with nothing under it.
+#[test]
+fn catalog_texts_are_drawn_without_markdown() {
+    let mut s = base_state();
+    let now = Instant::now();
+    for _ in bench_core::workloads::targets() {
+        // Right in the catalog switches to the next target and says its description.
+        keys(&mut s, &[Key::Right], now);
+        let screen = draw(&s, 200, 60);
+        assert!(s.status.is_some(), "{screen}");
+        assert!(!screen.contains('`'), "{}:\n{screen}", s.target.name);
+        assert!(!screen.contains("planned"), "{}:\n{screen}", s.target.name);
+    }
+}
