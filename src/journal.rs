@@ -14,8 +14,9 @@ use bench_core::protocol::results::RunRecord;
 use serde::{Deserialize, Serialize};
 
 /// The data folder: BENCHSCOPE_DATA_DIR, else $XDG_DATA_HOME/benchscope, else
-/// ~/.local/share/benchscope.
-pub fn data_dir() -> Option<PathBuf> {
+/// ~/.local/share/benchscope, else (no HOME) a folder under the system temp dir: the session
+/// is journaled wherever the explorer runs.
+pub fn data_dir() -> PathBuf {
     let var = |k: &str| {
         std::env::var_os(k)
             .filter(|v| !v.is_empty())
@@ -24,6 +25,7 @@ pub fn data_dir() -> Option<PathBuf> {
     var("BENCHSCOPE_DATA_DIR")
         .or_else(|| var("XDG_DATA_HOME").map(|d| d.join("benchscope")))
         .or_else(|| var("HOME").map(|h| h.join(".local/share/benchscope")))
+        .unwrap_or_else(|| std::env::temp_dir().join("benchscope-data"))
 }
 
 /// Where the session journals are.

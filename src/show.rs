@@ -57,6 +57,17 @@ pub fn read(text: &str) -> Result<Saved, String> {
 /// Reads anything benchscope can show: a report as it was saved (its baseline bench and run
 /// numbers kept), or a baseline, a session journal or a Criterion folder as runs.
 pub fn load(path: &std::path::Path) -> Result<Saved, String> {
+    let saved = load_any(path)?;
+    if saved.runs.is_empty() {
+        return Err(format!(
+            "{} holds no run: nothing to show (allowed: a report, baseline or journal with at least one run)",
+            path.display()
+        ));
+    }
+    Ok(saved)
+}
+
+fn load_any(path: &std::path::Path) -> Result<Saved, String> {
     if path.is_file() && path.extension().is_some_and(|x| x == "json") {
         let (text, v) = crate::files::read_document(path)?;
         if v["schema"] == "benchscope.report" {

@@ -280,6 +280,25 @@ fn saved_files_that_cannot_be_read_are_refused_with_what_is_allowed() {
         &["show", report.to_str().unwrap()],
         "benchscope.report schema_version 7 is newer than this benchscope reads",
     );
+    // A report and a baseline that hold no run.
+    std::fs::write(
+        dir.join("norun.json"),
+        r#"{"schema":"benchscope.report","schema_version":1,"runs":[]}"#,
+    )
+    .unwrap();
+    refused(
+        &["show", dir.join("norun.json").to_str().unwrap()],
+        "norun.json holds no run: nothing to show",
+    );
+    std::fs::write(
+        dir.join("nob.json"),
+        r#"{"schema":"benchscope.baseline","schema_version":1,"name":"x","saved_at":"","runs":[]}"#,
+    )
+    .unwrap();
+    refused(
+        &["show", dir.join("nob.json").to_str().unwrap()],
+        "nob.json holds no run: nothing to show",
+    );
     // 100 MB: refused by its size, not read whole.
     let big = dir.join("big.json");
     std::fs::File::create(&big)

@@ -388,3 +388,39 @@ fn resizing_to_20x5_during_a_run_keeps_the_run() {
     keys(&session, &["y"]);
     wait_for(&session, "EXITED:0", Duration::from_secs(10));
 }
+
+/// With no HOME (and no XDG or benchscope data variable) the session is still journaled, in
+/// the temp folder: quitting with results no export holds keeps them there.
+#[test]
+fn without_home_the_session_is_journaled_in_the_temp_folder() {
+    if !tmux_here() {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let session = format!("benchscope-nohome-{}", std::process::id());
+    let cmd = format!(
+        "env -u HOME -u XDG_DATA_HOME -u BENCHSCOPE_DATA_DIR TMPDIR={} BENCHSCOPE_SQLX_HARNESS=/nonexistent/harness-sqlx \
+         BENCHSCOPE_MEASURE_LOCK={} {} --rows 300 --lookups 50 --time 0.2 --warmup 0 --samples 5 --min-samples 2 \
+         --cache-dir {}; echo EXITED:$?; sleep 60",
+        work.path().display(),
+        work.path().join("measure.lock").display(),
+        binary().display(),
+        work.path().join("cache").display()
+    );
+    let _s = start(&session, &cmd);
+    wait_for(&session, "Catalog", Duration::from_secs(20));
+    keys(&session, &["Space", "Enter"]);
+    wait_for(&session, "run 1 finished", Duration::from_secs(60));
+    keys(&session, &["q"]);
+    wait_for(&session, "Quit anyway?", Duration::from_secs(10));
+    keys(&session, &["y"]);
+    wait_for(&session, "EXITED:0", Duration::from_secs(10));
+    let sessions = work.path().join("benchscope-data/sessions");
+    let journals: Vec<PathBuf> = std::fs::read_dir(&sessions)
+        .unwrap_or_else(|e| panic!("{}: {e}", sessions.display()))
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(journals.len(), 1, "{journals:?}");
+    let text = std::fs::read_to_string(&journals[0]).unwrap();
+    assert!(text.contains(r#""kind":"run""#), "{text}");
+}

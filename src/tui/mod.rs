@@ -155,21 +155,19 @@ pub fn run(args: TuiArgs, open: Option<&std::path::Path>) -> i32 {
     }
     // The session journal: this session's file, and the last session's, offered if it left
     // results no export holds.
-    let sessions = crate::journal::data_dir().map(|d| crate::journal::sessions_dir(&d));
-    if let Some(dir) = &sessions {
-        if let Some(last) = crate::journal::latest(dir) {
-            match crate::journal::load(&last) {
-                Ok(s) if s.worth_offering() => {
-                    state.offer = Some(s);
-                    state.overlay = Some(crate::model::Overlay::Reopen);
-                }
-                Ok(_) => {}
-                Err(e) => eprintln!("warning: {e}"),
+    let dir = crate::journal::sessions_dir(&crate::journal::data_dir());
+    if let Some(last) = crate::journal::latest(&dir) {
+        match crate::journal::load(&last) {
+            Ok(s) if s.worth_offering() => {
+                state.offer = Some(s);
+                state.overlay = Some(crate::model::Overlay::Reopen);
             }
+            Ok(_) => {}
+            Err(e) => eprintln!("warning: {e}"),
         }
-        let stamp = crate::format::now_rfc3339().replace([':', '-'], "");
-        state.journal = Some(crate::journal::new_path(dir, stamp.trim_end_matches('Z')));
     }
+    let stamp = crate::format::now_rfc3339().replace([':', '-'], "");
+    state.journal = Some(crate::journal::new_path(&dir, stamp.trim_end_matches('Z')));
     let journal = state.journal.clone().map(crate::journal::Writer::new);
     let mut runner = match ProcessRunner::new() {
         Ok(r) => r,
