@@ -1,50 +1,18 @@
-//! Records the resolved versions of the crates a measurement depends on, read from the
-//! Cargo.lock of whichever workspace is building this crate (benchscope's or harness-sqlx's).
+//! Records the resolved versions of the crates a measurement depends on, from the Cargo.lock
+//! of the workspace bench-core belongs to (found from its manifest, so wherever the target
+//! folder is: CARGO_TARGET_DIR may point anywhere). A harness crate in a workspace of its own
+//! records its own lockfile's versions with the same code (`lockfile.rs`).
 
-use std::path::PathBuf;
-
-const CRATES: &[&str] = &[
-    "rusqlite",
-    "libsqlite3-sys",
-    "deadpool-sqlite",
-    "deadpool",
-    "tokio",
-    "sqlx",
-    "sqlx-sqlite",
-    "turso",
-];
+include!("lockfile.rs");
 
 fn main() {
-    let out = PathBuf::from(std::env::var("OUT_DIR").unwrap());
-    let lock = out
+    let manifest = std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
+    let lock = manifest
         .ancestors()
         .map(|d| d.join("Cargo.lock"))
-        .find(|p| p.exists());
-    let mut found = Vec::new();
-    if let Some(lock) = &lock {
-        println!("cargo:rerun-if-changed={}", lock.display());
-        let text = std::fs::read_to_string(lock).unwrap_or_default();
-        let mut name: Option<String> = None;
-        for line in text.lines() {
-            if let Some(n) = line.strip_prefix("name = ") {
-                name = Some(n.trim_matches('"').to_string());
-            } else if let Some(v) = line.strip_prefix("version = ")
-                && let Some(n) = name.take()
-                && CRATES.contains(&n.as_str())
-                && !found.iter().any(|(f, _): &(String, String)| *f == n)
-            {
-                found.push((n, v.trim_matches('"').to_string()));
-            }
-        }
-    }
-    let body: String = found
-        .iter()
-        .map(|(n, v)| format!("    ({n:?}, {v:?}),\n"))
-        .collect();
-    std::fs::write(
-        out.join("crate_versions.rs"),
-        format!("/// Crate versions resolved in the building workspace's Cargo.lock.\npub const CRATE_VERSIONS: &[(&str, &str)] = &[\n{body}];\n"),
-    )
-    .unwrap();
+        .find(|p| p.exists())
+        .unwrap_or_else(|| manifest.join("Cargo.lock"));
+    write_crate_versions(&lock);
     println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=lockfile.rs");
 }

@@ -28,6 +28,8 @@ const SQLX: Registry = Registry {
     ],
 };
 
+include!(concat!(env!("OUT_DIR"), "/crate_versions.rs"));
+
 fn main() {
     bench_core::service::init_logging();
     let args = RunnerArgs::parse();
@@ -41,6 +43,11 @@ fn describe(timer_ns: f64, plan: &Plan) -> RunEnv {
         .and_then(|rt| rt.block_on(dataset::sqlite_version()))
         .unwrap_or_else(|e| format!("unknown ({e})"));
     let mut env = bench_core::protocol::env::collect(&sqlite, timer_ns);
+    // This workspace's versions (sqlx's), not the core workspace's bench-core was built with.
+    env.crates = CRATE_VERSIONS
+        .iter()
+        .map(|(n, v)| (n.to_string(), v.to_string()))
+        .collect();
     let k = &plan.knobs;
     env.settings.insert(
         "sqlite settings".into(),
