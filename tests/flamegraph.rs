@@ -6,7 +6,7 @@ mod common;
 use common::benchscope;
 
 /// Whether perf can record here; in CI it must (`.ci/run` installs it).
-fn perf_works() -> bool {
+fn perf_works(test: &str) -> bool {
     let ok = std::process::Command::new("perf")
         .args([
             "record",
@@ -22,7 +22,7 @@ fn perf_works() -> bool {
         .is_ok_and(|o| o.status.success());
     if !ok {
         bench_core::testing::skip(
-            "flamegraph",
+            test,
             "perf cannot record here (apt-get install linux-perf; kernel.perf_event_paranoid)",
         );
     }
@@ -31,7 +31,7 @@ fn perf_works() -> bool {
 
 #[test]
 fn each_bench_gets_a_flamegraph_and_a_breakdown() {
-    if !perf_works() {
+    if !perf_works("each_bench_gets_a_flamegraph_and_a_breakdown") {
         return;
     }
     let work = tempfile::tempdir().unwrap();
@@ -107,7 +107,7 @@ fn each_bench_gets_a_flamegraph_and_a_breakdown() {
 
 #[test]
 fn a_bad_flamegraph_folder_is_refused_before_anything_runs() {
-    if !perf_works() {
+    if !perf_works("a_bad_flamegraph_folder_is_refused_before_anything_runs") {
         return;
     }
     let work = tempfile::tempdir().unwrap();

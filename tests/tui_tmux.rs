@@ -47,14 +47,11 @@ fn env(work: &Path) -> String {
 }
 
 /// Whether tmux is here; without it the test is skipped, except in CI (which installs it).
-fn tmux_here() -> bool {
+fn tmux_here(test: &str) -> bool {
     if Command::new("tmux").arg("-V").output().is_ok() {
         return true;
     }
-    bench_core::testing::skip(
-        "a test in a real terminal",
-        "tmux is not installed (apt-get install tmux)",
-    );
+    bench_core::testing::skip(test, "tmux is not installed (apt-get install tmux)");
     false
 }
 
@@ -105,7 +102,7 @@ fn keys(session: &str, keys: &[&str]) {
 
 #[test]
 fn run_two_benches_and_export_in_a_real_terminal() {
-    if !tmux_here() {
+    if !tmux_here("run_two_benches_and_export_in_a_real_terminal") {
         return;
     }
     let work = tempfile::tempdir().unwrap();
@@ -194,7 +191,7 @@ fn run_two_benches_and_export_in_a_real_terminal() {
 /// the alternate screen, exits, and leaves no runner behind.
 #[test]
 fn a_signal_quits_the_explorer_with_the_terminal_restored_and_no_runner_left() {
-    if !tmux_here() {
+    if !tmux_here("a_signal_quits_the_explorer_with_the_terminal_restored_and_no_runner_left") {
         return;
     }
     for sig in ["TERM", "HUP"] {
@@ -256,7 +253,7 @@ fn a_signal_quits_the_explorer_with_the_terminal_restored_and_no_runner_left() {
 /// and reopen them from the session journal.
 #[test]
 fn cancel_from_the_catalog_quit_with_unexported_results_and_reopen_them() {
-    if !tmux_here() {
+    if !tmux_here("cancel_from_the_catalog_quit_with_unexported_results_and_reopen_them") {
         return;
     }
     let work = tempfile::tempdir().unwrap();
@@ -334,7 +331,7 @@ fn cancel_from_the_catalog_quit_with_unexported_results_and_reopen_them() {
 /// TERM=dumb cannot draw the explorer: it says so and exits 2 instead of drawing garbage.
 #[test]
 fn a_dumb_terminal_is_refused_with_what_is_allowed() {
-    if !tmux_here() {
+    if !tmux_here("a_dumb_terminal_is_refused_with_what_is_allowed") {
         return;
     }
     let work = tempfile::tempdir().unwrap();
@@ -359,7 +356,7 @@ fn a_dumb_terminal_is_refused_with_what_is_allowed() {
 /// too small meanwhile, the run goes on, and its results are there afterwards.
 #[test]
 fn resizing_to_20x5_during_a_run_keeps_the_run() {
-    if !tmux_here() {
+    if !tmux_here("resizing_to_20x5_during_a_run_keeps_the_run") {
         return;
     }
     let work = tempfile::tempdir().unwrap();
@@ -393,7 +390,7 @@ fn resizing_to_20x5_during_a_run_keeps_the_run() {
 /// the temp folder: quitting with results no export holds keeps them there.
 #[test]
 fn without_home_the_session_is_journaled_in_the_temp_folder() {
-    if !tmux_here() {
+    if !tmux_here("without_home_the_session_is_journaled_in_the_temp_folder") {
         return;
     }
     let work = tempfile::tempdir().unwrap();
