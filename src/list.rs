@@ -114,6 +114,24 @@ fn text() -> String {
             let _ = writeln!(out, "  {title}:");
             columns(&mut out, "    ", &rows);
         }
+        if !t.hidden.is_empty() {
+            let _ = writeln!(
+                out,
+                "  phases not measured apart (no micro-bench, and why):"
+            );
+            let rows: Vec<Vec<String>> = t
+                .hidden
+                .iter()
+                .map(|h| {
+                    vec![
+                        h.bench.to_string(),
+                        format!("[{}]", h.phase),
+                        plain(h.reason),
+                    ]
+                })
+                .collect();
+            columns(&mut out, "    ", &rows);
+        }
     }
     let _ = writeln!(out, "dispatch strategies of the middleware path:");
     let rows: Vec<Vec<String>> = strategies()

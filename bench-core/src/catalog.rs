@@ -3,6 +3,7 @@
 //! (`workloads/<target>`); the list of targets is `workloads::targets()`.
 
 use std::str::FromStr;
+use std::sync::LazyLock;
 
 use serde::Serialize;
 
@@ -150,6 +151,97 @@ impl Pool {
     }
 }
 
+/// A crate people choose between, as it ships, used the way its README shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shipped {
+    /// tokio-rusqlite: a background thread per connection, `call`.
+    TokioRusqlite,
+    /// r2d2 + r2d2_sqlite under `spawn_blocking`.
+    R2d2SpawnBlocking,
+    /// r2d2 + r2d2_sqlite under `block_in_place`.
+    R2d2BlockInPlace,
+    /// diesel (sqlite) with its r2d2 pool, under `spawn_blocking`.
+    Diesel,
+    /// sql-middleware's SQLite pool and query builder.
+    SqlMiddleware,
+}
+
+impl Shipped {
+    pub const ALL: [Shipped; 5] = [
+        Shipped::TokioRusqlite,
+        Shipped::R2d2SpawnBlocking,
+        Shipped::R2d2BlockInPlace,
+        Shipped::Diesel,
+        Shipped::SqlMiddleware,
+    ];
+
+    /// The bench name's stem.
+    pub fn name(self) -> &'static str {
+        match self {
+            Shipped::TokioRusqlite => "tokio-rusqlite",
+            Shipped::R2d2SpawnBlocking => "r2d2_sqlite/spawn_blocking",
+            Shipped::R2d2BlockInPlace => "r2d2_sqlite/block_in_place",
+            Shipped::Diesel => "diesel",
+            Shipped::SqlMiddleware => "sql-middleware",
+        }
+    }
+
+    /// The crate, as named in Cargo.lock.
+    pub fn krate(self) -> &'static str {
+        match self {
+            Shipped::TokioRusqlite => "tokio-rusqlite",
+            Shipped::R2d2SpawnBlocking | Shipped::R2d2BlockInPlace => "r2d2_sqlite",
+            Shipped::Diesel => "diesel",
+            Shipped::SqlMiddleware => "sql-middleware",
+        }
+    }
+
+    /// The crate's exact version as this build resolved it (from the workspace's Cargo.lock).
+    pub fn version(self) -> &'static str {
+        crate::protocol::env::CRATE_VERSIONS
+            .iter()
+            .find(|(n, _)| *n == self.krate())
+            .map(|(_, v)| *v)
+            .unwrap_or("?")
+    }
+
+    /// The crate and its exact version as this build resolved it (`tokio-rusqlite 0.8.0`).
+    pub fn label(self) -> &'static str {
+        static LABELS: LazyLock<Vec<String>> = LazyLock::new(|| {
+            Shipped::ALL
+                .iter()
+                .map(|s| format!("{} {}", s.krate(), s.version()))
+                .collect()
+        });
+        let i = Shipped::ALL
+            .iter()
+            .position(|s| *s == self)
+            .expect("every crate is in ALL");
+        &LABELS[i]
+    }
+
+    /// How it reaches the connection, for descriptions.
+    pub fn about(self) -> &'static str {
+        match self {
+            Shipped::TokioRusqlite => {
+                "tokio-rusqlite: a background thread per connection; each query a `call` closure (prepare_cached, query_row) sent to it"
+            }
+            Shipped::R2d2SpawnBlocking => {
+                "r2d2 pool of rusqlite connections; checkout and query in one spawn_blocking closure"
+            }
+            Shipped::R2d2BlockInPlace => {
+                "r2d2 pool of rusqlite connections; checkout and query in block_in_place on the runtime thread"
+            }
+            Shipped::Diesel => {
+                "diesel's query DSL (statement cached by diesel) on its r2d2 pool, in a spawn_blocking closure"
+            }
+            Shipped::SqlMiddleware => {
+                "sql-middleware's SQLite pool (bb8, a worker thread per connection) and query builder, as shipped"
+            }
+        }
+    }
+}
+
 /// What a bench measures: the typed identity its implementation is chosen by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Subject {
@@ -173,6 +265,8 @@ pub enum Subject {
     SqlxPostgres,
     /// An in-process map: what a store costs without a database.
     Memory,
+    /// A crate as it ships.
+    Crate(Shipped),
 }
 
 impl Subject {
@@ -188,6 +282,7 @@ impl Subject {
             Subject::SqlxSqlite => "sqlx-sqlite",
             Subject::SqlxPostgres => "sqlx-postgres",
             Subject::Memory => "in-memory HashMap",
+            Subject::Crate(c) => c.label(),
         }
     }
 
@@ -211,6 +306,7 @@ impl Subject {
             Subject::Pool(p) => p.label().into(),
             Subject::MiddlewareValues => "middleware".into(),
             Subject::TursoMiddleware => "middleware/turso".into(),
+            Subject::Crate(c) => c.name().into(),
         }
     }
 
@@ -365,6 +461,17 @@ pub struct Target {
     pub measure: Measure,
     /// Kept in the catalog's JSON for readers of `benchscope list --format json`.
     pub throughput: bool,
+    /// Phases a subject does not let one measure apart, with why: listed, never faked.
+    pub hidden: Vec<Hidden>,
+}
+
+/// A phase of a subject's path that has no micro-bench of its own, and why.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Hidden {
+    /// The subject's bench (its whole lookup).
+    pub bench: &'static str,
+    pub phase: &'static str,
+    pub reason: &'static str,
 }
 
 impl Target {
@@ -384,7 +491,18 @@ impl Target {
             baseline,
             measure,
             throughput: measure == Measure::Throughput,
+            hidden: Vec::new(),
         }
+    }
+
+    /// Says that `bench`'s path has `phase` but no way to measure it apart, and why.
+    pub fn hidden(mut self, bench: &'static str, phase: Phase, reason: &'static str) -> Target {
+        self.hidden.push(Hidden {
+            bench,
+            phase: phase.label(),
+            reason,
+        });
+        self
     }
 
     pub fn knobs(mut self, knobs: &[KnobSpec]) -> Target {

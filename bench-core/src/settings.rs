@@ -195,8 +195,13 @@ pub fn skip_reason(subject: Subject, pool: usize, s: &SqliteSettings) -> Option<
     }
     let pooled = matches!(
         subject,
-        Subject::Middleware(_) | Subject::Pool(_) | Subject::SqlxSqlite
+        Subject::Middleware(_) | Subject::Pool(_) | Subject::SqlxSqlite | Subject::Crate(_)
     );
+    // sql-middleware's pool holds 10 connections whatever the run asks.
+    let pool = match subject {
+        Subject::Crate(crate::catalog::Shipped::SqlMiddleware) => pool.max(10),
+        _ => pool,
+    };
     (pooled && pool > 1 && s.locking_mode == "exclusive").then(|| {
         format!(
             "locking_mode=exclusive keeps the file locked by one connection, so a pool of {pool} cannot share it (set concurrency to 1)"

@@ -10,10 +10,12 @@ use bench_core::catalog::BenchKind;
 
 /// What a bench row shows beside its name: its phase, strategy or backend.
 fn detail(b: &bench_core::catalog::BenchSpec) -> String {
-    match (b.phase, b.strategy()) {
-        (Some(p), _) => p.label().to_string(),
-        (None, Some(s)) => s.name().to_string(),
-        (None, None) => b.backend().to_string(),
+    match (b.phase, b.strategy(), b.subject) {
+        (Some(p), _, _) => p.label().to_string(),
+        (None, Some(s), _) => s.name().to_string(),
+        // The name says the crate; the detail its exact version.
+        (None, None, bench_core::catalog::Subject::Crate(c)) => format!("v{}", c.version()),
+        (None, None, _) => b.backend().to_string(),
     }
 }
 

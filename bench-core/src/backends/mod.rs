@@ -14,3 +14,6 @@ pub mod turso;
 
 #[cfg(feature = "middleware")]
 pub mod values;
+
+#[cfg(feature = "crates")]
+pub mod crates;

@@ -11,19 +11,23 @@ use crate::settings::{self, SqliteSettings};
 /// Opens a connection the way every rusqlite bench does: the run's mutex choice as open
 /// flags, then its pragmas, and room for the benches' cached statements.
 pub fn open(path: &std::path::Path, s: &SqliteSettings) -> rusqlite::Result<Connection> {
+    let conn = Connection::open_with_flags(path, flags(s))?;
+    apply(&conn, s)?;
+    conn.set_prepared_statement_cache_capacity(32);
+    Ok(conn)
+}
+
+/// The open flags of every rusqlite connection: read-write, URIs, and the run's mutex choice.
+pub fn flags(s: &SqliteSettings) -> OpenFlags {
     let mutex = if s.no_mutex {
         OpenFlags::SQLITE_OPEN_NO_MUTEX
     } else {
         OpenFlags::SQLITE_OPEN_FULL_MUTEX
     };
-    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+    OpenFlags::SQLITE_OPEN_READ_WRITE
         | OpenFlags::SQLITE_OPEN_CREATE
         | OpenFlags::SQLITE_OPEN_URI
-        | mutex;
-    let conn = Connection::open_with_flags(path, flags)?;
-    apply(&conn, s)?;
-    conn.set_prepared_statement_cache_capacity(32);
-    Ok(conn)
+        | mutex
 }
 
 /// Applies the run's pragmas to a connection (one opened by a pool, say).

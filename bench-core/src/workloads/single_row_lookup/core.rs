@@ -104,6 +104,15 @@ impl Session for Ctx {
                 "this build lacks bench-core's `turso` feature",
             )
             .into()),
+            #[cfg(feature = "crates")]
+            (Subject::Crate(c), _) => crate_benches::bench(self, c, spec),
+            #[cfg(not(feature = "crates"))]
+            (Subject::Crate(_), _) => Err(CatalogError::no_implementation(
+                super::spec(),
+                spec,
+                "this build lacks bench-core's `crates` feature",
+            )
+            .into()),
             _ => {
                 Err(CatalogError::no_implementation(super::spec(), spec, "not a core bench").into())
             }
@@ -214,6 +223,11 @@ impl LookupPath for Middleware {
 
 /// The lookups of a path, traced or not; each pass traces other lookups (the seed moves on).
 fn path_lookups<'a, P: LookupPath>(ctx: &'a Ctx, path: Arc<P>) -> Bench<'a> {
+    timed_path(ctx, path, ctx.trace)
+}
+
+/// The lookups of a path, traced when `trace` (a crate's path is not: it hides its phases).
+fn timed_path<'a, P: LookupPath>(ctx: &'a Ctx, path: Arc<P>, trace: bool) -> Bench<'a> {
     fn traced<'a, P: LookupPath, const TRACE: bool>(ctx: &'a Ctx, path: Arc<P>) -> IterFn<'a> {
         let passes = AtomicU64::new(0);
         Box::new(move |h| {
@@ -236,7 +250,7 @@ fn path_lookups<'a, P: LookupPath>(ctx: &'a Ctx, path: Arc<P>) -> Bench<'a> {
             })
         })
     }
-    let iter = if ctx.trace {
+    let iter = if trace {
         traced::<P, true>(ctx, path)
     } else {
         traced::<P, false>(ctx, path)
@@ -540,5 +554,176 @@ mod turso_benches {
             }
         };
         Ok(bench.with_settings(settings))
+    }
+}
+
+#[cfg(feature = "crates")]
+mod crate_benches {
+    //! The crates as they ship: their lookups through the same driver as the middleware path,
+    //! and the phases each lets one measure apart.
+    use super::*;
+    use crate::backends::crates::{self as c, Hop};
+    use crate::catalog::Shipped;
+
+    /// pool.get() and drop (the crate's own way to reach it), nothing else.
+    fn checkouts<'a, F, Fut>(ctx: &'a Ctx, what: &'static str, once: F) -> Bench<'a>
+    where
+        F: Fn() -> Fut + Send + Sync + Clone + 'static,
+        Fut: std::future::Future<Output = Result<(), BenchError>> + Send,
+    {
+        let n = ctx.ids.len();
+        let iter: IterFn<'a> = Box::new(move |_| {
+            let once = once.clone();
+            ctx.on_runtime(async move {
+                let start = Instant::now();
+                for _ in 0..n {
+                    once().await?;
+                }
+                Ok(Iteration::new(ns_between(start, Instant::now()), n as u64))
+            })
+        });
+        Bench::new(iter, n as u64, what)
+    }
+
+    pub fn bench<'a>(
+        ctx: &'a Ctx,
+        krate: Shipped,
+        spec: &BenchSpec,
+    ) -> Result<Bench<'a>, BenchError> {
+        use Phase::*;
+        let n = ctx.pool_size;
+        let s = &ctx.settings;
+        let path = ctx.path.as_path();
+        let bench = match (krate, spec.phase) {
+            (Shipped::TokioRusqlite, None) => {
+                let p = ctx.rt.block_on(c::TokioRusqlite::open(path, s, n))?;
+                let settings = ctx.rt.block_on(p.read_back())?;
+                timed_path(ctx, Arc::new(p), false).with_settings(settings)
+            }
+            (Shipped::TokioRusqlite, Some(Dispatch)) => {
+                let p = ctx.rt.block_on(c::TokioRusqlite::open(path, s, 1))?;
+                let settings = ctx.rt.block_on(p.read_back())?;
+                let p = Arc::new(p);
+                let count = ctx.ids.len();
+                let iter: IterFn<'a> = Box::new(move |_| {
+                    let p = p.clone();
+                    ctx.on_runtime(async move {
+                        let conn = p.checkout().await?;
+                        let mut work = 0u64;
+                        let start = Instant::now();
+                        for _ in 0..count {
+                            work += c::TokioRusqlite::dispatch(&conn).await?;
+                        }
+                        Ok(Iteration::new(ns_between(start, Instant::now()), work))
+                    })
+                });
+                Bench::new(
+                    iter,
+                    count as u64,
+                    "closures run on the connection's thread",
+                )
+                .with_settings(settings)
+            }
+            (Shipped::R2d2SpawnBlocking | Shipped::R2d2BlockInPlace, None) => {
+                let hop = if krate == Shipped::R2d2SpawnBlocking {
+                    Hop::SpawnBlocking
+                } else {
+                    Hop::BlockInPlace
+                };
+                let p = c::R2d2::open(path, s, n, hop)?;
+                let settings = p.read_back()?;
+                timed_path(ctx, Arc::new(p), false).with_settings(settings)
+            }
+            (Shipped::R2d2BlockInPlace, Some(Checkout)) => {
+                let p = Arc::new(c::R2d2::open(path, s, n, Hop::BlockInPlace)?);
+                let settings = p.read_back()?;
+                checkouts(ctx, "connections checked out", move || {
+                    let p = p.clone();
+                    async move { p.checkout_and_return().await }
+                })
+                .with_settings(settings)
+            }
+            (Shipped::Diesel, None) => {
+                let p = c::Diesel::open(path, s, n)?;
+                let settings = p.read_back()?;
+                timed_path(ctx, Arc::new(p), false).with_settings(settings)
+            }
+            (Shipped::Diesel, Some(Checkout)) => {
+                let p = Arc::new(c::Diesel::open(path, s, n)?);
+                let settings = p.read_back()?;
+                checkouts(ctx, "connections checked out", move || {
+                    let p = p.clone();
+                    async move { p.checkout_and_return().await }
+                })
+                .with_settings(settings)
+            }
+            (Shipped::SqlMiddleware, None) => {
+                let p = ctx.rt.block_on(c::SqlMiddleware::open(path, s))?;
+                let settings = ctx.rt.block_on(p.read_back())?;
+                timed_path(ctx, Arc::new(p), false).with_settings(settings)
+            }
+            (Shipped::SqlMiddleware, Some(Checkout)) => {
+                let p = Arc::new(ctx.rt.block_on(c::SqlMiddleware::open(path, s))?);
+                let settings = ctx.rt.block_on(p.read_back())?;
+                checkouts(ctx, "connections checked out", move || {
+                    let p = p.clone();
+                    async move { p.checkout_and_return().await }
+                })
+                .with_settings(settings)
+            }
+            (Shipped::SqlMiddleware, Some(Dispatch)) => {
+                let p = Arc::new(ctx.rt.block_on(c::SqlMiddleware::open(path, s))?);
+                let settings = ctx.rt.block_on(p.read_back())?;
+                let count = ctx.ids.len();
+                let iter: IterFn<'a> = Box::new(move |_| {
+                    let p = p.clone();
+                    ctx.on_runtime(async move {
+                        let mut conn = p.checkout().await?;
+                        let mut work = 0u64;
+                        let start = Instant::now();
+                        for _ in 0..count {
+                            work += c::SqlMiddleware::dispatch(&mut conn).await?;
+                        }
+                        Ok(Iteration::new(ns_between(start, Instant::now()), work))
+                    })
+                });
+                Bench::new(
+                    iter,
+                    count as u64,
+                    "closures run on the connection's worker",
+                )
+                .with_settings(settings)
+            }
+            (Shipped::SqlMiddleware, Some(Decode)) => {
+                let p = ctx.rt.block_on(c::SqlMiddleware::open(path, s))?;
+                let settings = ctx.rt.block_on(p.read_back())?;
+                let rs = ctx.rt.block_on(p.result_set(ctx.ids[0]))?;
+                let iter: IterFn<'a> = Box::new(move |_| {
+                    timed_loop(&ctx.ids, |_| {
+                        Ok(black_box(c::middleware_row(black_box(&rs))?).checksum())
+                    })
+                });
+                let per_pass = super::row(ctx.ids[0])
+                    .checksum()
+                    .wrapping_mul(ctx.ids.len() as u64);
+                Bench::new(iter, per_pass, "rows decoded (their checksum)").with_settings(settings)
+            }
+            (Shipped::SqlMiddleware, Some(Bind)) => {
+                let iter: IterFn<'a> = Box::new(move |_| {
+                    timed_loop(&ctx.ids, |id| c::middleware_param(black_box(id)))
+                });
+                let per_pass = ctx.ids.iter().map(|id| *id as u64).sum();
+                Bench::new(iter, per_pass, "parameters converted (their values)")
+            }
+            _ => {
+                return Err(CatalogError::no_implementation(
+                    super::super::spec(),
+                    spec,
+                    "no bench of this crate and phase",
+                )
+                .into());
+            }
+        };
+        Ok(bench)
     }
 }

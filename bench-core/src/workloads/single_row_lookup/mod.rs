@@ -11,7 +11,7 @@ use std::sync::LazyLock;
 
 use crate::catalog::{
     BenchSpec, CONCURRENCY, LOOKUPS, LOOKUPS_PER_CHECKOUT, Measure, ROWS, SPIN_US,
-    SQLX_STATEMENT_CACHE, Subject, TRACE_EVERY, Target,
+    SQLX_STATEMENT_CACHE, Shipped, Subject, TRACE_EVERY, Target,
 };
 use crate::measure::trace::Phase;
 
@@ -181,6 +181,88 @@ pub fn spec() -> &'static Target {
             Bind,
             "convert the caller's value into turso parameters",
         ))
+        .bench(BenchSpec::whole(
+            "tokio-rusqlite",
+            Crate(Shipped::TokioRusqlite),
+            "a call to the next of `concurrency` connections (round robin): prepare_cached, query_row, decode, on its thread",
+            Shipped::TokioRusqlite.about(),
+        ))
+        .bench(BenchSpec::micro(
+            "tokio-rusqlite/dispatch",
+            Crate(Shipped::TokioRusqlite),
+            Dispatch,
+            "one call with an empty closure: the hop to the connection's thread and back",
+        ))
+        .bench(BenchSpec::whole(
+            "r2d2_sqlite/spawn_blocking",
+            Crate(Shipped::R2d2SpawnBlocking),
+            "spawn_blocking: pool.get() (every lookups_per_checkout lookups), prepare_cached, query_row, decode",
+            Shipped::R2d2SpawnBlocking.about(),
+        ))
+        .bench(BenchSpec::whole(
+            "r2d2_sqlite/block_in_place",
+            Crate(Shipped::R2d2BlockInPlace),
+            "block_in_place: pool.get() (every lookups_per_checkout lookups), prepare_cached, query_row, decode",
+            Shipped::R2d2BlockInPlace.about(),
+        ))
+        .bench(BenchSpec::micro(
+            "r2d2_sqlite/pool_acquire",
+            Crate(Shipped::R2d2BlockInPlace),
+            Checkout,
+            "pool.get() and drop in block_in_place",
+        ))
+        .bench(BenchSpec::whole(
+            "diesel",
+            Crate(Shipped::Diesel),
+            "spawn_blocking: pool.get() (every lookups_per_checkout lookups), test.find(id).get_result, decode",
+            Shipped::Diesel.about(),
+        ))
+        .bench(BenchSpec::micro(
+            "diesel/pool_acquire",
+            Crate(Shipped::Diesel),
+            Checkout,
+            "pool.get() and drop in spawn_blocking",
+        ))
+        .bench(BenchSpec::whole(
+            "sql-middleware",
+            Crate(Shipped::SqlMiddleware),
+            "get_connection (every lookups_per_checkout lookups), query(..).params(..).select() (cached statement, its worker thread), decode",
+            Shipped::SqlMiddleware.about(),
+        ))
+        .bench(BenchSpec::micro(
+            "sql-middleware/pool_acquire",
+            Crate(Shipped::SqlMiddleware),
+            Checkout,
+            "get_connection() and drop (bb8 checks the connection on checkout, as shipped)",
+        ))
+        .bench(BenchSpec::micro(
+            "sql-middleware/dispatch",
+            Crate(Shipped::SqlMiddleware),
+            Dispatch,
+            "with_blocking_sqlite with an empty closure: the hop to the connection's worker thread and back",
+        ))
+        .bench(BenchSpec::micro(
+            "sql-middleware/decode",
+            Crate(Shipped::SqlMiddleware),
+            Decode,
+            "decode one row of its ResultSet (RowValues) into BenchRow",
+        ))
+        .bench(BenchSpec::micro(
+            "sql-middleware/param_convert",
+            Crate(Shipped::SqlMiddleware),
+            Bind,
+            "convert_sql_params of the caller's RowValues into rusqlite parameters",
+        ))
+        .hidden("tokio-rusqlite", Checkout, "no pool: a checkout clones a connection handle, nothing waits")
+        .hidden("tokio-rusqlite", Prepare, "prepare, bind, step and decode run inside the call closure as plain rusqlite: the rusqlite micro-benches (prepare, marshalling) measure them")
+        .hidden("r2d2_sqlite/spawn_blocking", Dispatch, "the hop is tokio's spawn_blocking, measured by interact/spawn_blocking; checkout and query share it")
+        .hidden("r2d2_sqlite/spawn_blocking", Prepare, "inside the closure it is plain rusqlite: the rusqlite micro-benches measure prepare and marshalling")
+        .hidden("diesel", Prepare, "diesel prepares and caches the statement inside get_result: its public API has no prepare step")
+        .hidden("diesel", Bind, "the id is bound inside get_result")
+        .hidden("diesel", ExecuteMarshal, "get_result steps the statement and builds the Queryable struct in one call: no public seam between execute and decode")
+        .hidden("diesel", Dispatch, "the hop is tokio's spawn_blocking, measured by interact/spawn_blocking")
+        .hidden("sql-middleware", Prepare, "select() prepares (or finds in its cache) on the worker thread inside the query; prepare_sqlite_statement is another path")
+        .hidden("sql-middleware", ExecuteMarshal, "the result set is built on the worker thread inside select(); its builder needs the crate's own statement handle")
     });
     &SPEC
 }

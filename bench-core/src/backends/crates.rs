@@ -1,0 +1,525 @@
+//! The crates people choose between, used the way their READMEs show, each opening its
+//! connections with the run's SQLite settings and reading them back:
+//!
+//! - tokio-rusqlite: a background thread per connection, `Connection::call`;
+//! - r2d2 + r2d2_sqlite: a blocking pool, reached with `spawn_blocking` (checkout and query in
+//!   one hop) or `block_in_place` (on the runtime thread);
+//! - diesel (sqlite, its r2d2 pool): the query DSL (whose statements diesel caches) under
+//!   `spawn_blocking`;
+//! - sql-middleware: its SQLite pool (bb8 over a worker thread per connection) and its query
+//!   builder with the statement cache on, as shipped.
+//!
+//! Only public API. A phase a crate does not let one separate is not measured apart.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use crate::backends::raw;
+use crate::dataset::{BenchRow, SELECT_BY_ID, bench_row};
+use crate::error::BenchError;
+use crate::measure::drive::LookupPath;
+use crate::measure::trace::PhaseTotals;
+use crate::settings::{self, SqliteSettings};
+
+fn joined(e: tokio::task::JoinError) -> BenchError {
+    BenchError::Other(format!("a blocking task failed: {e}"))
+}
+
+// ---------------------------------------------------------------------------------------------
+// tokio-rusqlite
+
+/// `pool` connections of tokio-rusqlite (it has no pool: a "checkout" takes the next handle
+/// round robin, a clone of its sender, as an application sharing a few handles would).
+pub struct TokioRusqlite {
+    conns: Vec<tokio_rusqlite::Connection>,
+    next: AtomicUsize,
+}
+
+impl TokioRusqlite {
+    pub async fn open(path: &Path, s: &SqliteSettings, n: usize) -> Result<Self, BenchError> {
+        let mut conns = Vec::with_capacity(n.max(1));
+        for _ in 0..n.max(1) {
+            let c = tokio_rusqlite::Connection::open_with_flags(path, raw::flags(s))
+                .await
+                .map_err(BenchError::from)?;
+            let s = s.clone();
+            c.call(move |c| {
+                raw::apply(c, &s)?;
+                c.set_prepared_statement_cache_capacity(32);
+                Ok::<_, rusqlite::Error>(())
+            })
+            .await
+            .map_err(BenchError::driver)?;
+            conns.push(c);
+        }
+        Ok(TokioRusqlite {
+            conns,
+            next: AtomicUsize::new(0),
+        })
+    }
+
+    /// What the first connection runs with.
+    pub async fn read_back(&self) -> Result<BTreeMap<String, String>, BenchError> {
+        self.conns[0]
+            .call(|c| Ok::<_, rusqlite::Error>(raw::read_back(c)))
+            .await
+            .map_err(BenchError::driver)
+    }
+
+    /// One round trip to the connection's thread with an empty closure: the dispatch alone.
+    pub async fn dispatch(conn: &tokio_rusqlite::Connection) -> Result<u64, BenchError> {
+        conn.call(|c| Ok::<_, rusqlite::Error>(c.is_autocommit() as u64))
+            .await
+            .map_err(BenchError::driver)
+    }
+}
+
+impl LookupPath for TokioRusqlite {
+    type Conn = tokio_rusqlite::Connection;
+    async fn checkout(&self) -> Result<Self::Conn, BenchError> {
+        let i = self.next.fetch_add(1, Ordering::Relaxed) % self.conns.len();
+        Ok(self.conns[i].clone())
+    }
+    async fn lookup<const TRACE: bool>(
+        &self,
+        conn: &mut Self::Conn,
+        id: i64,
+        _phases: &mut PhaseTotals,
+    ) -> Result<BenchRow, BenchError> {
+        conn.call(move |c| {
+            let mut stmt = c.prepare_cached(SELECT_BY_ID)?;
+            stmt.query_row([id], bench_row)
+        })
+        .await
+        .map_err(BenchError::driver)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// r2d2 + r2d2_sqlite
+
+/// How the blocking pool is reached from async code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hop {
+    /// `tokio::task::spawn_blocking`: checkout and query in one closure on a blocking thread.
+    SpawnBlocking,
+    /// `tokio::task::block_in_place`: on the runtime thread, which tokio hands off first.
+    BlockInPlace,
+}
+
+type R2d2Pool = r2d2::Pool<r2d2_sqlite::SqliteConnectionManager>;
+type R2d2Conn = r2d2::PooledConnection<r2d2_sqlite::SqliteConnectionManager>;
+
+/// An r2d2 pool of `n` rusqlite connections, each opened with the run's settings.
+pub struct R2d2 {
+    pool: R2d2Pool,
+    hop: Hop,
+}
+
+impl R2d2 {
+    pub fn open(path: &Path, s: &SqliteSettings, n: usize, hop: Hop) -> Result<Self, BenchError> {
+        let init = s.clone();
+        let manager = r2d2_sqlite::SqliteConnectionManager::file(path)
+            .with_flags(raw::flags(s))
+            .with_init(move |c| {
+                raw::apply(c, &init)?;
+                c.set_prepared_statement_cache_capacity(32);
+                Ok(())
+            });
+        let pool = r2d2::Pool::builder()
+            .max_size(n.max(1) as u32)
+            .build(manager)
+            .map_err(BenchError::driver)?;
+        Ok(R2d2 { pool, hop })
+    }
+
+    pub fn read_back(&self) -> Result<BTreeMap<String, String>, BenchError> {
+        let c = self.pool.get().map_err(BenchError::driver)?;
+        Ok(raw::read_back(&c))
+    }
+
+    /// A checkout and its return, reached with the pool's hop.
+    pub async fn checkout_and_return(&self) -> Result<(), BenchError> {
+        let pool = self.pool.clone();
+        match self.hop {
+            Hop::SpawnBlocking => tokio::task::spawn_blocking(move || pool.get().map(drop))
+                .await
+                .map_err(joined)?
+                .map_err(BenchError::driver),
+            Hop::BlockInPlace => {
+                tokio::task::block_in_place(|| pool.get().map(drop)).map_err(BenchError::driver)
+            }
+        }
+    }
+}
+
+/// A connection of the r2d2 pool; under `spawn_blocking` it is first taken inside the first
+/// lookup's closure (one hop for checkout and query, as such code is written).
+pub struct R2d2Lease {
+    pool: R2d2Pool,
+    conn: Option<R2d2Conn>,
+}
+
+fn r2d2_lookup(c: &R2d2Conn, id: i64) -> rusqlite::Result<BenchRow> {
+    let mut stmt = c.prepare_cached(SELECT_BY_ID)?;
+    stmt.query_row([id], bench_row)
+}
+
+impl LookupPath for R2d2 {
+    type Conn = R2d2Lease;
+    async fn checkout(&self) -> Result<Self::Conn, BenchError> {
+        let pool = self.pool.clone();
+        let conn = match self.hop {
+            Hop::SpawnBlocking => None,
+            Hop::BlockInPlace => {
+                Some(tokio::task::block_in_place(|| pool.get()).map_err(BenchError::driver)?)
+            }
+        };
+        Ok(R2d2Lease { pool, conn })
+    }
+    async fn lookup<const TRACE: bool>(
+        &self,
+        lease: &mut Self::Conn,
+        id: i64,
+        _phases: &mut PhaseTotals,
+    ) -> Result<BenchRow, BenchError> {
+        match self.hop {
+            Hop::SpawnBlocking => {
+                let pool = lease.pool.clone();
+                let held = lease.conn.take();
+                let (conn, row) = tokio::task::spawn_blocking(move || {
+                    let conn = match held {
+                        Some(c) => c,
+                        None => pool.get().map_err(BenchError::driver)?,
+                    };
+                    let row = r2d2_lookup(&conn, id);
+                    Ok::<_, BenchError>((conn, row))
+                })
+                .await
+                .map_err(joined)??;
+                lease.conn = Some(conn);
+                Ok(row?)
+            }
+            Hop::BlockInPlace => {
+                let conn = lease.conn.as_ref().expect("checked out above");
+                Ok(tokio::task::block_in_place(|| r2d2_lookup(conn, id))?)
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// diesel
+
+mod schema {
+    diesel::table! {
+        test (id) {
+            id -> BigInt,
+            name -> Text,
+            score -> Double,
+            active -> Bool,
+        }
+    }
+}
+
+#[derive(diesel::Queryable)]
+struct DieselRow {
+    id: i64,
+    name: String,
+    score: f64,
+    active: bool,
+}
+
+type DieselManager = diesel::r2d2::ConnectionManager<diesel::SqliteConnection>;
+type DieselPool = diesel::r2d2::Pool<DieselManager>;
+type DieselConn = diesel::r2d2::PooledConnection<DieselManager>;
+
+/// Applies the run's pragmas to each connection diesel's pool opens.
+#[derive(Debug)]
+struct DieselSettings(SqliteSettings);
+
+impl diesel::r2d2::CustomizeConnection<diesel::SqliteConnection, diesel::r2d2::Error>
+    for DieselSettings
+{
+    fn on_acquire(&self, c: &mut diesel::SqliteConnection) -> Result<(), diesel::r2d2::Error> {
+        use diesel::connection::SimpleConnection;
+        let sql: String = self
+            .0
+            .pragmas()
+            .iter()
+            .map(|(name, value)| format!("PRAGMA {name} = {value};"))
+            .collect();
+        c.batch_execute(&sql)
+            .map_err(diesel::r2d2::Error::QueryError)
+    }
+}
+
+/// diesel's r2d2 pool of `n` SQLite connections, reached with `spawn_blocking`.
+pub struct Diesel {
+    pool: DieselPool,
+}
+
+macro_rules! pragma_rows {
+    ($($name:ident: $ty:ty),*) => {
+        $(
+            #[derive(diesel::QueryableByName)]
+            #[allow(non_camel_case_types)]
+            struct $name {
+                #[diesel(sql_type = $ty)]
+                $name: String,
+            }
+        )*
+    };
+}
+
+pragma_rows!(
+    journal_mode: diesel::sql_types::Text,
+    locking_mode: diesel::sql_types::Text,
+    synchronous: diesel::sql_types::Text,
+    cache_size: diesel::sql_types::Text,
+    mmap_size: diesel::sql_types::Text
+);
+
+impl Diesel {
+    pub fn open(path: &Path, s: &SqliteSettings, n: usize) -> Result<Self, BenchError> {
+        let url = path
+            .to_str()
+            .ok_or_else(|| BenchError::Other(format!("{} is not UTF-8", path.display())))?;
+        let pool = diesel::r2d2::Pool::builder()
+            .max_size(n.max(1) as u32)
+            .connection_customizer(Box::new(DieselSettings(s.clone())))
+            .build(DieselManager::new(url))
+            .map_err(BenchError::driver)?;
+        Ok(Diesel { pool })
+    }
+
+    /// The pragmas read back through diesel; the mutex cannot be (diesel keeps its handle to
+    /// itself), so it reads as unsupported.
+    pub fn read_back(&self) -> Result<BTreeMap<String, String>, BenchError> {
+        use diesel::RunQueryDsl;
+        let mut c = self.pool.get().map_err(BenchError::driver)?;
+        let mut out = BTreeMap::new();
+        macro_rules! read {
+            ($name:ident) => {{
+                let v = diesel::sql_query(concat!("PRAGMA ", stringify!($name)))
+                    .get_result::<$name>(&mut c)
+                    .map(|r| r.$name)
+                    .unwrap_or_else(|e| format!("error: {e}"));
+                out.insert(
+                    stringify!($name).to_string(),
+                    settings::normalize(stringify!($name), &v),
+                );
+            }};
+        }
+        read!(journal_mode);
+        read!(locking_mode);
+        read!(synchronous);
+        read!(cache_size);
+        read!(mmap_size);
+        out.insert("mutex".into(), settings::UNSUPPORTED.into());
+        Ok(out)
+    }
+
+    pub async fn checkout_and_return(&self) -> Result<(), BenchError> {
+        let pool = self.pool.clone();
+        tokio::task::spawn_blocking(move || pool.get().map(drop))
+            .await
+            .map_err(joined)?
+            .map_err(BenchError::driver)
+    }
+}
+
+pub struct DieselLease {
+    pool: DieselPool,
+    conn: Option<DieselConn>,
+}
+
+fn diesel_lookup(c: &mut DieselConn, id: i64) -> Result<BenchRow, BenchError> {
+    use diesel::{QueryDsl, RunQueryDsl};
+    let r: DieselRow = schema::test::table
+        .find(id)
+        .get_result(c)
+        .map_err(BenchError::driver)?;
+    Ok(BenchRow {
+        id: r.id,
+        name: r.name,
+        score: r.score,
+        active: r.active,
+    })
+}
+
+impl LookupPath for Diesel {
+    type Conn = DieselLease;
+    async fn checkout(&self) -> Result<Self::Conn, BenchError> {
+        Ok(DieselLease {
+            pool: self.pool.clone(),
+            conn: None,
+        })
+    }
+    async fn lookup<const TRACE: bool>(
+        &self,
+        lease: &mut Self::Conn,
+        id: i64,
+        _phases: &mut PhaseTotals,
+    ) -> Result<BenchRow, BenchError> {
+        let pool = lease.pool.clone();
+        let held = lease.conn.take();
+        let (conn, row) = tokio::task::spawn_blocking(move || {
+            let mut conn = match held {
+                Some(c) => c,
+                None => pool.get().map_err(BenchError::driver)?,
+            };
+            let row = diesel_lookup(&mut conn, id);
+            Ok::<_, BenchError>((conn, row))
+        })
+        .await
+        .map_err(joined)??;
+        lease.conn = Some(conn);
+        row
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// sql-middleware
+
+/// sql-middleware's SQLite pool as shipped (bb8, at most 10 connections, checked on checkout,
+/// statement cache on), every connection given the run's pragmas once.
+pub struct SqlMiddleware {
+    cap: sql_middleware::ConfigAndPool,
+}
+
+/// bb8's default pool size, which sql-middleware 0.9 does not let one change.
+pub const SQL_MIDDLEWARE_POOL: usize = 10;
+
+impl SqlMiddleware {
+    pub async fn open(path: &Path, s: &SqliteSettings) -> Result<Self, BenchError> {
+        let cap = sql_middleware::ConfigAndPool::sqlite_path_builder(PathBuf::from(path))
+            .build()
+            .await
+            .map_err(BenchError::driver)?;
+        // Every connection the pool will hold, checked out at once, each given the settings
+        // (the crate opens them itself, with rusqlite's default flags).
+        let mut held = Vec::new();
+        for _ in 0..SQL_MIDDLEWARE_POOL {
+            let mut c = cap.get_connection().await.map_err(BenchError::driver)?;
+            let s = s.clone();
+            c.with_blocking_sqlite(move |raw| {
+                raw::apply(raw, &s).map_err(sql_middleware::SqlMiddlewareDbError::SqliteError)
+            })
+            .await
+            .map_err(BenchError::driver)?;
+            held.push(c);
+        }
+        drop(held);
+        Ok(SqlMiddleware { cap })
+    }
+
+    pub async fn read_back(&self) -> Result<BTreeMap<String, String>, BenchError> {
+        let mut c = self
+            .cap
+            .get_connection()
+            .await
+            .map_err(BenchError::driver)?;
+        c.with_blocking_sqlite(|raw| Ok(raw::read_back(raw)))
+            .await
+            .map_err(BenchError::driver)
+    }
+
+    pub async fn checkout_and_return(&self) -> Result<(), BenchError> {
+        drop(
+            self.cap
+                .get_connection()
+                .await
+                .map_err(BenchError::driver)?,
+        );
+        Ok(())
+    }
+}
+
+impl SqlMiddleware {
+    /// One round trip to a connection's worker thread with an empty closure.
+    pub async fn dispatch(
+        conn: &mut sql_middleware::MiddlewarePoolConnection,
+    ) -> Result<u64, BenchError> {
+        conn.with_blocking_sqlite(|raw| Ok(raw.is_autocommit() as u64))
+            .await
+            .map_err(BenchError::driver)
+    }
+
+    /// The result set of one lookup, as the query builder returns it.
+    pub async fn result_set(&self, id: i64) -> Result<sql_middleware::ResultSet, BenchError> {
+        let mut conn = self.checkout().await?;
+        conn.query(SELECT_BY_ID)
+            .params(&[sql_middleware::RowValues::Int(id)])
+            .select()
+            .await
+            .map_err(BenchError::driver)
+    }
+}
+
+/// The caller's id as sql-middleware's SQLite parameters (`convert_sql_params`), read back.
+pub fn middleware_param(id: i64) -> Result<u64, BenchError> {
+    use sql_middleware::sqlite::Params;
+    let values = [sql_middleware::RowValues::Int(id)];
+    let p: Params = sql_middleware::convert_sql_params::<Params>(
+        &values,
+        sql_middleware::ConversionMode::Query,
+    )
+    .map_err(BenchError::driver)?;
+    Ok(match std::hint::black_box(&p).as_values().first() {
+        Some(rusqlite::types::Value::Integer(i)) => *i as u64,
+        _ => 0,
+    })
+}
+
+/// One row of sql-middleware's result set decoded into the bench's struct.
+pub fn middleware_row(rs: &sql_middleware::ResultSet) -> Result<BenchRow, BenchError> {
+    use sql_middleware::RowValues;
+    let row = rs
+        .results
+        .first()
+        .ok_or_else(|| BenchError::Other("sql-middleware returned no row".into()))?;
+    let bad = |what: &str| BenchError::Other(format!("sql-middleware: unexpected {what}"));
+    Ok(BenchRow {
+        id: match row.get_by_index(0) {
+            Some(RowValues::Int(v)) => *v,
+            _ => return Err(bad("id")),
+        },
+        name: match row.get_by_index(1) {
+            Some(RowValues::Text(t)) => t.clone(),
+            _ => return Err(bad("name")),
+        },
+        score: match row.get_by_index(2) {
+            Some(RowValues::Float(v)) => *v,
+            _ => return Err(bad("score")),
+        },
+        active: match row.get_by_index(3) {
+            Some(RowValues::Int(v)) => *v != 0,
+            Some(RowValues::Bool(b)) => *b,
+            _ => return Err(bad("active")),
+        },
+    })
+}
+
+impl LookupPath for SqlMiddleware {
+    type Conn = sql_middleware::MiddlewarePoolConnection;
+    async fn checkout(&self) -> Result<Self::Conn, BenchError> {
+        self.cap.get_connection().await.map_err(BenchError::driver)
+    }
+    async fn lookup<const TRACE: bool>(
+        &self,
+        conn: &mut Self::Conn,
+        id: i64,
+        _phases: &mut PhaseTotals,
+    ) -> Result<BenchRow, BenchError> {
+        let params = [sql_middleware::RowValues::Int(id)];
+        let rs = conn
+            .query(SELECT_BY_ID)
+            .params(&params)
+            .select()
+            .await
+            .map_err(BenchError::driver)?;
+        middleware_row(&rs)
+    }
+}
