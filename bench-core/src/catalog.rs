@@ -528,6 +528,20 @@ impl Target {
         self
     }
 
+    /// One bench per crate of `crates`, named `{prefix}{crate's name}`.
+    pub fn per_crate(
+        mut self,
+        prefix: &str,
+        crates: &[Shipped],
+        bench: impl Fn(&'static str, Shipped) -> BenchSpec,
+    ) -> Target {
+        for c in crates {
+            self.benches
+                .push(bench(leak(format!("{prefix}{}", c.name())), *c));
+        }
+        self
+    }
+
     /// The bench named `name`, or an error listing the target's benches.
     pub fn spec(&self, name: &str) -> Result<&BenchSpec, CatalogError> {
         self.benches

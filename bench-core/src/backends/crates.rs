@@ -523,3 +523,114 @@ impl LookupPath for SqlMiddleware {
         middleware_row(&rs)
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Opening a crate's path by its catalog identity, for every workload.
+
+/// What a workload does with a crate's lookup path once it is open: called with the concrete
+/// path type (each crate's is its own), so the workload's loops stay generic over
+/// [`LookupPath`].
+pub trait PathUser {
+    type Out;
+    fn with<P: LookupPath>(
+        self,
+        path: std::sync::Arc<P>,
+        settings: BTreeMap<String, String>,
+    ) -> Self::Out;
+}
+
+/// Opens `krate`'s lookup path on `path` with `n` connections (the crate's own pool size
+/// where it has no knob), reads its settings back, and hands both to `user`.
+pub fn open_path<U: PathUser>(
+    krate: crate::catalog::Shipped,
+    path: &Path,
+    s: &SqliteSettings,
+    n: usize,
+    rt: &tokio::runtime::Runtime,
+    user: U,
+) -> Result<U::Out, BenchError> {
+    use crate::catalog::Shipped;
+    use std::sync::Arc;
+    Ok(match krate {
+        Shipped::TokioRusqlite => {
+            let p = rt.block_on(TokioRusqlite::open(path, s, n))?;
+            let settings = rt.block_on(p.read_back())?;
+            user.with(Arc::new(p), settings)
+        }
+        Shipped::R2d2SpawnBlocking | Shipped::R2d2BlockInPlace => {
+            let hop = if krate == Shipped::R2d2SpawnBlocking {
+                Hop::SpawnBlocking
+            } else {
+                Hop::BlockInPlace
+            };
+            let p = R2d2::open(path, s, n, hop)?;
+            let settings = p.read_back()?;
+            user.with(Arc::new(p), settings)
+        }
+        Shipped::Diesel => {
+            let p = Diesel::open(path, s, n)?;
+            let settings = p.read_back()?;
+            user.with(Arc::new(p), settings)
+        }
+        Shipped::SqlMiddleware => {
+            let p = rt.block_on(SqlMiddleware::open(path, s))?;
+            let settings = rt.block_on(p.read_back())?;
+            user.with(Arc::new(p), settings)
+        }
+    })
+}
+
+/// The settings a connection reads back, by name.
+pub type ReadBack = BTreeMap<String, String>;
+
+/// A crate's pool, for its checkout and return alone.
+pub enum Pooled {
+    R2d2(R2d2),
+    Diesel(Diesel),
+    SqlMiddleware(SqlMiddleware),
+}
+
+impl Pooled {
+    /// The pool of `krate`, or `None` for a crate without one (tokio-rusqlite).
+    pub fn open(
+        krate: crate::catalog::Shipped,
+        path: &Path,
+        s: &SqliteSettings,
+        n: usize,
+        rt: &tokio::runtime::Runtime,
+    ) -> Result<Option<(Pooled, ReadBack)>, BenchError> {
+        use crate::catalog::Shipped;
+        Ok(Some(match krate {
+            Shipped::TokioRusqlite => return Ok(None),
+            Shipped::R2d2SpawnBlocking | Shipped::R2d2BlockInPlace => {
+                let hop = if krate == Shipped::R2d2SpawnBlocking {
+                    Hop::SpawnBlocking
+                } else {
+                    Hop::BlockInPlace
+                };
+                let p = R2d2::open(path, s, n, hop)?;
+                let settings = p.read_back()?;
+                (Pooled::R2d2(p), settings)
+            }
+            Shipped::Diesel => {
+                let p = Diesel::open(path, s, n)?;
+                let settings = p.read_back()?;
+                (Pooled::Diesel(p), settings)
+            }
+            Shipped::SqlMiddleware => {
+                let p = rt.block_on(SqlMiddleware::open(path, s))?;
+                let settings = rt.block_on(p.read_back())?;
+                (Pooled::SqlMiddleware(p), settings)
+            }
+        }))
+    }
+
+    /// One checkout and its return, the crate's way.
+    pub async fn checkout_and_return(&self) -> Result<(), BenchError> {
+        match self {
+            Pooled::R2d2(p) => p.checkout_and_return().await,
+            Pooled::Diesel(p) => p.checkout_and_return().await,
+            Pooled::SqlMiddleware(p) => p.checkout_and_return().await,
+        }
+    }
+}

@@ -5,12 +5,12 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::backends::middleware::{self as mw, Middleware, Strategy};
+use crate::backends::middleware::{Middleware, Strategy};
 use crate::backends::raw;
 use crate::catalog::{BenchSpec, CONCURRENCY, CatalogError, SPIN_US, Subject, Target};
 use crate::dataset::{LOOKUP_WORK, lookup_work};
 use crate::error::BenchError;
-use crate::measure::drive::{self, TaskResult};
+use crate::measure::drive::{self, LookupPath, TaskResult};
 use crate::measure::stats::LatencyHistogram;
 use crate::measure::trace::{PhaseTotals, ns_between};
 use crate::measure::{Bench, IterFn, Iteration};
@@ -107,11 +107,14 @@ impl Session for Ctx {
                 let mw = self.middleware(p.strategy())?;
                 let settings = self.rt.block_on(mw.read_back())?;
                 let n = self.ids.len() as u64;
-                Ok(
-                    Bench::new(pool_checkout(self, mw), n, "connections checked out")
-                        .with_settings(settings),
-                )
+                let iter = pool_checkout(self, move || {
+                    let mw = mw.clone();
+                    async move { mw.checkout().await.map(drop).map_err(BenchError::from) }
+                });
+                Ok(Bench::new(iter, n, "connections checked out").with_settings(settings))
             }
+            #[cfg(feature = "crates")]
+            Subject::Crate(c) => crates::bench(self, c, spec),
             _ => {
                 Err(CatalogError::no_implementation(super::spec(), spec, "not a core bench").into())
             }
@@ -166,12 +169,13 @@ fn rusqlite_blocking(ctx: &Ctx) -> Result<(IterFn<'_>, Settings), BenchError> {
     Ok((iter, settings))
 }
 
-fn parallel_select(ctx: &Ctx, mw: Arc<Middleware>) -> IterFn<'_> {
+/// Each task checks a connection out of `path` and looks its chunk up on it.
+fn parallel_select<P: LookupPath>(ctx: &Ctx, path: Arc<P>) -> IterFn<'_> {
     Box::new(move |h| {
         ctx.fan_out(h, |a, b| {
-            let (mw, ids) = (mw.clone(), ctx.ids.clone());
+            let (path, ids) = (path.clone(), ctx.ids.clone());
             async move {
-                let mut conn = mw.checkout().await?;
+                let mut conn = path.checkout().await?;
                 let mut out = TaskResult {
                     latencies: Vec::with_capacity(b - a),
                     work: 0,
@@ -179,8 +183,7 @@ fn parallel_select(ctx: &Ctx, mw: Arc<Middleware>) -> IterFn<'_> {
                 let mut phases = PhaseTotals::default();
                 let mut prev = Instant::now();
                 for &id in &ids[a..b] {
-                    let row =
-                        black_box(mw::lookup::<false>(&mw, &mut conn, id, &mut phases).await?);
+                    let row = black_box(path.lookup::<false>(&mut conn, id, &mut phases).await?);
                     out.work = out.work.wrapping_add(row.checksum());
                     let t = Instant::now();
                     out.latencies.push(ns_between(prev, t));
@@ -192,10 +195,15 @@ fn parallel_select(ctx: &Ctx, mw: Arc<Middleware>) -> IterFn<'_> {
     })
 }
 
-fn pool_checkout(ctx: &Ctx, mw: Arc<Middleware>) -> IterFn<'_> {
+/// Each task checks connections out and gives them back (`once`), nothing else.
+fn pool_checkout<F, Fut>(ctx: &Ctx, once: F) -> IterFn<'_>
+where
+    F: Fn() -> Fut + Send + Sync + Clone + 'static,
+    Fut: std::future::Future<Output = Result<(), BenchError>> + Send + 'static,
+{
     Box::new(move |h| {
         ctx.fan_out(h, |a, b| {
-            let mw = mw.clone();
+            let once = once.clone();
             async move {
                 let mut out = TaskResult {
                     latencies: Vec::with_capacity(b - a),
@@ -203,7 +211,7 @@ fn pool_checkout(ctx: &Ctx, mw: Arc<Middleware>) -> IterFn<'_> {
                 };
                 let mut prev = Instant::now();
                 for _ in a..b {
-                    drop(black_box(mw.checkout().await?));
+                    black_box(once().await?);
                     out.work += 1;
                     let t = Instant::now();
                     out.latencies.push(ns_between(prev, t));
@@ -213,4 +221,57 @@ fn pool_checkout(ctx: &Ctx, mw: Arc<Middleware>) -> IterFn<'_> {
             }
         })
     })
+}
+
+#[cfg(feature = "crates")]
+mod crates {
+    //! The crates as they ship, fanned out like the middleware path.
+    use super::*;
+    use crate::backends::crates::{self as c, PathUser, Pooled};
+    use crate::catalog::Shipped;
+
+    struct Fan<'a>(&'a Ctx);
+
+    impl<'a> PathUser for Fan<'a> {
+        type Out = Bench<'a>;
+        fn with<P: LookupPath>(self, path: Arc<P>, settings: Settings) -> Bench<'a> {
+            let ctx = self.0;
+            Bench::new(
+                parallel_select(ctx, path),
+                lookup_work(&ctx.ids),
+                LOOKUP_WORK,
+            )
+            .with_settings(settings)
+        }
+    }
+
+    pub fn bench<'a>(
+        ctx: &'a Ctx,
+        krate: Shipped,
+        spec: &BenchSpec,
+    ) -> Result<Bench<'a>, BenchError> {
+        let (n, s, path) = (ctx.concurrency, &ctx.settings, ctx.path.as_path());
+        match spec.phase {
+            None => c::open_path(krate, path, s, n, &ctx.rt, Fan(ctx)),
+            Some(_) => {
+                let Some((pool, settings)) = Pooled::open(krate, path, s, n, &ctx.rt)? else {
+                    return Err(CatalogError::no_implementation(
+                        super::super::spec(),
+                        spec,
+                        "the crate has no pool",
+                    )
+                    .into());
+                };
+                let pool = Arc::new(pool);
+                let iter = pool_checkout(ctx, move || {
+                    let pool = pool.clone();
+                    async move { pool.checkout_and_return().await }
+                });
+                Ok(
+                    Bench::new(iter, ctx.ids.len() as u64, "connections checked out")
+                        .with_settings(settings),
+                )
+            }
+        }
+    }
 }

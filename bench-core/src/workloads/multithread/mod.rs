@@ -10,8 +10,8 @@ pub use self::core::Core;
 use std::sync::LazyLock;
 
 use crate::catalog::{
-    BenchSpec, CONCURRENCY, LOOKUPS, Measure, Pool, ROWS, SPIN_US, SQLX_STATEMENT_CACHE, Strategy,
-    Subject, Target,
+    BenchSpec, CONCURRENCY, LOOKUPS, Measure, Pool, ROWS, SPIN_US, SQLX_STATEMENT_CACHE, Shipped,
+    Strategy, Subject, Target,
 };
 use crate::measure::trace::Phase;
 
@@ -77,6 +77,21 @@ pub fn spec() -> &'static Target {
             "sqlx: each task acquires, prepares once and fetches its chunk",
         ))
         .bench(checkout("sqlx_pool_checkout", Subject::SqlxSqlite))
+        .per_crate("crate_parallel_select/", &Shipped::ALL, |name, c| {
+            fan_out(name, Subject::Crate(c), c.about())
+        })
+        .bench(checkout(
+            "crate_pool_checkout/r2d2_sqlite",
+            Subject::Crate(Shipped::R2d2BlockInPlace),
+        ))
+        .bench(checkout(
+            "crate_pool_checkout/diesel",
+            Subject::Crate(Shipped::Diesel),
+        ))
+        .bench(checkout(
+            "crate_pool_checkout/sql-middleware",
+            Subject::Crate(Shipped::SqlMiddleware),
+        ))
     });
     &SPEC
 }

@@ -559,30 +559,46 @@ mod turso_benches {
 
 #[cfg(feature = "crates")]
 mod crate_benches {
-    //! The crates as they ship: their lookups through the same driver as the middleware path,
-    //! and the phases each lets one measure apart.
+    //! The crates as they ship: their lookups through the same driver as the middleware path
+    //! (untraced: a crate hides its phases), and the phases each lets one measure apart.
     use super::*;
-    use crate::backends::crates::{self as c, Hop};
+    use crate::backends::crates::{self as c, PathUser, Pooled};
     use crate::catalog::Shipped;
 
-    /// pool.get() and drop (the crate's own way to reach it), nothing else.
-    fn checkouts<'a, F, Fut>(ctx: &'a Ctx, what: &'static str, once: F) -> Bench<'a>
+    /// The whole lookups of a crate's path.
+    struct Lookups<'a>(&'a Ctx);
+
+    impl<'a> PathUser for Lookups<'a> {
+        type Out = Bench<'a>;
+        fn with<P: LookupPath>(
+            self,
+            path: Arc<P>,
+            settings: BTreeMap<String, String>,
+        ) -> Bench<'a> {
+            timed_path(self.0, path, false).with_settings(settings)
+        }
+    }
+
+    /// `count` round trips of `op` on one connection, timed as a pass.
+    fn repeated<'a, T, F, Fut>(ctx: &'a Ctx, conn: Arc<T>, what: &'static str, op: F) -> Bench<'a>
     where
-        F: Fn() -> Fut + Send + Sync + Clone + 'static,
-        Fut: std::future::Future<Output = Result<(), BenchError>> + Send,
+        T: Send + Sync + 'static,
+        F: Fn(Arc<T>) -> Fut + Send + Sync + Clone + 'static,
+        Fut: std::future::Future<Output = Result<u64, BenchError>> + Send,
     {
-        let n = ctx.ids.len();
+        let count = ctx.ids.len();
         let iter: IterFn<'a> = Box::new(move |_| {
-            let once = once.clone();
+            let (conn, op) = (conn.clone(), op.clone());
             ctx.on_runtime(async move {
+                let mut work = 0u64;
                 let start = Instant::now();
-                for _ in 0..n {
-                    once().await?;
+                for _ in 0..count {
+                    work += op(conn.clone()).await?;
                 }
-                Ok(Iteration::new(ns_between(start, Instant::now()), n as u64))
+                Ok(Iteration::new(ns_between(start, Instant::now()), work))
             })
         });
-        Bench::new(iter, n as u64, what)
+        Bench::new(iter, count as u64, what)
     }
 
     pub fn bench<'a>(
@@ -591,106 +607,42 @@ mod crate_benches {
         spec: &BenchSpec,
     ) -> Result<Bench<'a>, BenchError> {
         use Phase::*;
-        let n = ctx.pool_size;
-        let s = &ctx.settings;
-        let path = ctx.path.as_path();
-        let bench = match (krate, spec.phase) {
-            (Shipped::TokioRusqlite, None) => {
-                let p = ctx.rt.block_on(c::TokioRusqlite::open(path, s, n))?;
-                let settings = ctx.rt.block_on(p.read_back())?;
-                timed_path(ctx, Arc::new(p), false).with_settings(settings)
+        let (n, s, path) = (ctx.pool_size, &ctx.settings, ctx.path.as_path());
+        Ok(match (krate, spec.phase) {
+            (_, None) => c::open_path(krate, path, s, n, &ctx.rt, Lookups(ctx))?,
+            (_, Some(Checkout)) => {
+                let Some((pool, settings)) = Pooled::open(krate, path, s, n, &ctx.rt)? else {
+                    return Err(no_bench(spec));
+                };
+                repeated(
+                    ctx,
+                    Arc::new(pool),
+                    "connections checked out",
+                    |p| async move { p.checkout_and_return().await.map(|()| 1) },
+                )
+                .with_settings(settings)
             }
             (Shipped::TokioRusqlite, Some(Dispatch)) => {
                 let p = ctx.rt.block_on(c::TokioRusqlite::open(path, s, 1))?;
                 let settings = ctx.rt.block_on(p.read_back())?;
-                let p = Arc::new(p);
-                let count = ctx.ids.len();
-                let iter: IterFn<'a> = Box::new(move |_| {
-                    let p = p.clone();
-                    ctx.on_runtime(async move {
-                        let conn = p.checkout().await?;
-                        let mut work = 0u64;
-                        let start = Instant::now();
-                        for _ in 0..count {
-                            work += c::TokioRusqlite::dispatch(&conn).await?;
-                        }
-                        Ok(Iteration::new(ns_between(start, Instant::now()), work))
-                    })
-                });
-                Bench::new(
-                    iter,
-                    count as u64,
+                let conn = Arc::new(ctx.rt.block_on(p.checkout())?);
+                repeated(
+                    ctx,
+                    conn,
                     "closures run on the connection's thread",
+                    |c| async move { c::TokioRusqlite::dispatch(&c).await },
                 )
                 .with_settings(settings)
             }
-            (Shipped::R2d2SpawnBlocking | Shipped::R2d2BlockInPlace, None) => {
-                let hop = if krate == Shipped::R2d2SpawnBlocking {
-                    Hop::SpawnBlocking
-                } else {
-                    Hop::BlockInPlace
-                };
-                let p = c::R2d2::open(path, s, n, hop)?;
-                let settings = p.read_back()?;
-                timed_path(ctx, Arc::new(p), false).with_settings(settings)
-            }
-            (Shipped::R2d2BlockInPlace, Some(Checkout)) => {
-                let p = Arc::new(c::R2d2::open(path, s, n, Hop::BlockInPlace)?);
-                let settings = p.read_back()?;
-                checkouts(ctx, "connections checked out", move || {
-                    let p = p.clone();
-                    async move { p.checkout_and_return().await }
-                })
-                .with_settings(settings)
-            }
-            (Shipped::Diesel, None) => {
-                let p = c::Diesel::open(path, s, n)?;
-                let settings = p.read_back()?;
-                timed_path(ctx, Arc::new(p), false).with_settings(settings)
-            }
-            (Shipped::Diesel, Some(Checkout)) => {
-                let p = Arc::new(c::Diesel::open(path, s, n)?);
-                let settings = p.read_back()?;
-                checkouts(ctx, "connections checked out", move || {
-                    let p = p.clone();
-                    async move { p.checkout_and_return().await }
-                })
-                .with_settings(settings)
-            }
-            (Shipped::SqlMiddleware, None) => {
+            (Shipped::SqlMiddleware, Some(Dispatch)) => {
                 let p = ctx.rt.block_on(c::SqlMiddleware::open(path, s))?;
                 let settings = ctx.rt.block_on(p.read_back())?;
-                timed_path(ctx, Arc::new(p), false).with_settings(settings)
-            }
-            (Shipped::SqlMiddleware, Some(Checkout)) => {
-                let p = Arc::new(ctx.rt.block_on(c::SqlMiddleware::open(path, s))?);
-                let settings = ctx.rt.block_on(p.read_back())?;
-                checkouts(ctx, "connections checked out", move || {
-                    let p = p.clone();
-                    async move { p.checkout_and_return().await }
-                })
-                .with_settings(settings)
-            }
-            (Shipped::SqlMiddleware, Some(Dispatch)) => {
-                let p = Arc::new(ctx.rt.block_on(c::SqlMiddleware::open(path, s))?);
-                let settings = ctx.rt.block_on(p.read_back())?;
-                let count = ctx.ids.len();
-                let iter: IterFn<'a> = Box::new(move |_| {
-                    let p = p.clone();
-                    ctx.on_runtime(async move {
-                        let mut conn = p.checkout().await?;
-                        let mut work = 0u64;
-                        let start = Instant::now();
-                        for _ in 0..count {
-                            work += c::SqlMiddleware::dispatch(&mut conn).await?;
-                        }
-                        Ok(Iteration::new(ns_between(start, Instant::now()), work))
-                    })
-                });
-                Bench::new(
-                    iter,
-                    count as u64,
+                let conn = Arc::new(tokio::sync::Mutex::new(ctx.rt.block_on(p.checkout())?));
+                repeated(
+                    ctx,
+                    conn,
                     "closures run on the connection's worker",
+                    |c| async move { c::SqlMiddleware::dispatch(&mut *c.lock().await).await },
                 )
                 .with_settings(settings)
             }
@@ -715,15 +667,16 @@ mod crate_benches {
                 let per_pass = ctx.ids.iter().map(|id| *id as u64).sum();
                 Bench::new(iter, per_pass, "parameters converted (their values)")
             }
-            _ => {
-                return Err(CatalogError::no_implementation(
-                    super::super::spec(),
-                    spec,
-                    "no bench of this crate and phase",
-                )
-                .into());
-            }
-        };
-        Ok(bench)
+            _ => return Err(no_bench(spec)),
+        })
+    }
+
+    fn no_bench(spec: &BenchSpec) -> BenchError {
+        CatalogError::no_implementation(
+            super::super::spec(),
+            spec,
+            "no bench of this crate and phase",
+        )
+        .into()
     }
 }
