@@ -139,6 +139,22 @@ impl R2d2 {
         Ok(raw::read_back(&c))
     }
 
+    /// Runs `f` on a pooled connection, reached with the pool's hop (checkout, `f`, return).
+    pub async fn run<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut rusqlite::Connection) -> rusqlite::Result<T> + Send + 'static,
+    ) -> Result<T, BenchError> {
+        let pool = self.pool.clone();
+        let work = move || -> Result<T, BenchError> {
+            let mut c = pool.get().map_err(BenchError::driver)?;
+            Ok(f(&mut c)?)
+        };
+        match self.hop {
+            Hop::SpawnBlocking => tokio::task::spawn_blocking(work).await.map_err(joined)?,
+            Hop::BlockInPlace => tokio::task::block_in_place(work),
+        }
+    }
+
     /// A checkout and its return, reached with the pool's hop.
     pub async fn checkout_and_return(&self) -> Result<(), BenchError> {
         let pool = self.pool.clone();

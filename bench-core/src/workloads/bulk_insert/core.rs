@@ -73,6 +73,8 @@ impl Session for Ctx {
             Subject::Middleware(s) => middleware_inserts(self, scratch, s)?,
             #[cfg(feature = "turso")]
             Subject::Turso => turso_inserts(self, scratch)?,
+            #[cfg(feature = "crates")]
+            Subject::Crate(c) => crate_inserts(self, scratch, c)?,
             _ => {
                 return Err(CatalogError::no_implementation(
                     super::spec(),
@@ -235,6 +237,71 @@ fn turso_inserts(ctx: &Ctx, scratch: Scratch) -> Result<(IterFn<'_>, Settings), 
         })
     });
     Ok((iter, settings))
+}
+
+/// The rusqlite transaction of rows, run the way the crate runs a query: in tokio-rusqlite's
+/// `call` closure, or on an r2d2 connection inside `spawn_blocking` / `block_in_place`. The
+/// fresh table is made on the same connection first, untimed.
+#[cfg(feature = "crates")]
+fn crate_inserts(
+    ctx: &Ctx,
+    scratch: Scratch,
+    krate: crate::catalog::Shipped,
+) -> Result<(IterFn<'_>, Settings), BenchError> {
+    use crate::backends::crates::{self as c, Hop};
+    use crate::catalog::Shipped;
+    let path = scratch.0.clone();
+    match krate {
+        Shipped::TokioRusqlite => {
+            let p = ctx
+                .rt
+                .block_on(c::TokioRusqlite::open(&path, &ctx.settings, 1))?;
+            let settings = ctx.rt.block_on(p.read_back())?;
+            let conn = ctx
+                .rt
+                .block_on(crate::measure::drive::LookupPath::checkout(&p))?;
+            let iter: IterFn<'_> = Box::new(move |_| {
+                let _keep = (&scratch, &p);
+                let (conn, rows) = (conn.clone(), ctx.rows.clone());
+                crate::measure::drive::on_runtime(&ctx.rt, async move {
+                    conn.call(|c| reset(c)).await.map_err(BenchError::driver)?;
+                    let start = Instant::now();
+                    let changed = conn
+                        .call(move |c| insert_all(c, &rows))
+                        .await
+                        .map_err(BenchError::driver)?;
+                    Ok(Iteration::new(ns_between(start, Instant::now()), changed))
+                })
+            });
+            Ok((iter, settings))
+        }
+        Shipped::R2d2SpawnBlocking | Shipped::R2d2BlockInPlace => {
+            let hop = if krate == Shipped::R2d2SpawnBlocking {
+                Hop::SpawnBlocking
+            } else {
+                Hop::BlockInPlace
+            };
+            let p = Arc::new(c::R2d2::open(&path, &ctx.settings, 1, hop)?);
+            let settings = p.read_back()?;
+            let iter: IterFn<'_> = Box::new(move |_| {
+                let _keep = &scratch;
+                let (p, rows) = (p.clone(), ctx.rows.clone());
+                crate::measure::drive::on_runtime(&ctx.rt, async move {
+                    p.run(|c| reset(c)).await?;
+                    let start = Instant::now();
+                    let changed = p.run(move |c| insert_all(c, &rows)).await?;
+                    Ok(Iteration::new(ns_between(start, Instant::now()), changed))
+                })
+            });
+            Ok((iter, settings))
+        }
+        _ => Err(CatalogError::no_implementation(
+            super::spec(),
+            super::spec().spec(krate.name())?,
+            "not a bulk_insert bench",
+        )
+        .into()),
+    }
 }
 
 #[cfg(test)]

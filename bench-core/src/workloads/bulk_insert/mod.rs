@@ -10,7 +10,7 @@ pub use self::core::Core;
 
 use std::sync::LazyLock;
 
-use crate::catalog::{BenchSpec, CONCURRENCY, Measure, ROWS, SPIN_US, Subject, Target};
+use crate::catalog::{BenchSpec, CONCURRENCY, Measure, ROWS, SPIN_US, Shipped, Subject, Target};
 
 pub const NAME: &str = "bulk_insert";
 
@@ -58,6 +58,21 @@ pub fn spec() -> &'static Target {
             Subject::SqlxPostgres,
             "PostgreSQL through sqlx (needs --postgres-url or BENCHSCOPE_POSTGRES_URL)",
         ))
+        .per_crate(
+            "",
+            &[
+                Shipped::TokioRusqlite,
+                Shipped::R2d2SpawnBlocking,
+                Shipped::R2d2BlockInPlace,
+            ],
+            |name, c| {
+                bulk(
+                    name,
+                    Subject::Crate(c),
+                    "the rusqlite transaction of rows, run where the crate runs queries (its call closure, or a pooled connection in spawn_blocking / block_in_place)",
+                )
+            },
+        )
     });
     &SPEC
 }
