@@ -128,10 +128,13 @@ impl FromStr for Strategy {
 /// The pools the middleware path checks connections out of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Pool {
-    /// deadpool-sqlite (inline, spawn_blocking, interact).
+    /// deadpool-sqlite (inline, spawn_blocking, interact, block_in_place).
     Deadpool,
     /// Connections owned by dedicated threads, pooled with deadpool (worker, spin).
     Workers,
+    /// r2d2 with r2d2_sqlite: a blocking pool with no recycle hop (inline, spawn_blocking,
+    /// block_in_place).
+    R2d2,
 }
 
 impl Pool {
@@ -139,6 +142,7 @@ impl Pool {
         match self {
             Pool::Deadpool => "deadpool-sqlite",
             Pool::Workers => "rusqlite worker pool",
+            Pool::R2d2 => "r2d2_sqlite",
         }
     }
 
@@ -147,9 +151,58 @@ impl Pool {
         match self {
             Pool::Deadpool => Strategy::Interact,
             Pool::Workers => Strategy::Worker,
+            Pool::R2d2 => Strategy::BlockInPlace,
+        }
+    }
+
+    /// Whether `s` dispatches on this pool: interact is deadpool-sqlite's own, worker and spin
+    /// are the worker pool's threads, the others take any pool's connection.
+    pub fn runs(self, s: Strategy) -> bool {
+        match self {
+            Pool::Workers => s.uses_workers(),
+            Pool::Deadpool => !s.uses_workers(),
+            Pool::R2d2 => !s.uses_workers() && s != Strategy::Interact,
+        }
+    }
+
+    /// The pool the `pool` knob names for strategy `s` (`auto`: the strategy's own).
+    pub fn chosen(knob: &str, s: Strategy) -> Pool {
+        match knob {
+            "deadpool-sqlite" => Pool::Deadpool,
+            "workers" => Pool::Workers,
+            "r2d2" => Pool::R2d2,
+            _ => s.pool(),
         }
     }
 }
+
+/// Why the middleware path with strategy `s` cannot run on the pool the `pool` knob names,
+/// if it cannot.
+pub fn pool_mismatch(knob: &str, s: Strategy) -> Option<String> {
+    let p = Pool::chosen(knob, s);
+    (!p.runs(s)).then(|| {
+        format!(
+            "{} does not dispatch on {} (pool={knob}; it runs on {})",
+            s.name(),
+            p.label(),
+            [Pool::Deadpool, Pool::R2d2, Pool::Workers]
+                .iter()
+                .filter(|q| q.runs(s))
+                .map(|q| q.label())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    })
+}
+
+/// The pool under the middleware path, the second axis beside the dispatch strategy.
+pub const POOL: KnobSpec = KnobSpec::choice(
+    "pool",
+    Some("BENCH_POOL"),
+    "auto",
+    &["auto", "deadpool-sqlite", "r2d2", "workers"],
+    "the pool under the middleware path: auto takes each strategy's own (deadpool-sqlite for inline, spawn_blocking, interact and block_in_place; the worker pool for worker and spin); r2d2 has no recycle hop and takes inline, spawn_blocking and block_in_place",
+);
 
 /// A crate people choose between, as it ships, used the way its README shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

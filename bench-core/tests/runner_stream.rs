@@ -642,3 +642,68 @@ fn exclusive_locking_leaves_the_file_to_the_next_bench() {
         assert_eq!(c.sqlite["locking_mode"], "exclusive", "{b}");
     }
 }
+
+/// The pool as a second axis: `pool=r2d2` runs the strategies that take any pool's connection
+/// on r2d2 (named as the backend, with the run's settings read back and the lookups' work
+/// checked) and skips, with the reason, those that dispatch on a pool of their own.
+#[test]
+fn the_middleware_path_runs_on_the_pool_the_knob_names() {
+    let cache = tempfile::tempdir().unwrap();
+    let mut args = vec!["single_row_lookup", "--knob", "pool=r2d2"];
+    for b in [
+        "middleware/inline",
+        "middleware/spawn_blocking",
+        "middleware/block_in_place",
+        "middleware/interact",
+        "middleware/spin",
+    ] {
+        args.extend(["--bench", b]);
+    }
+    args.extend_from_slice(TINY);
+    let (code, events, stderr) = run(&args, cache.path());
+    assert_eq!(code, Some(0), "stderr: {stderr}");
+    let ids = lookup_ids(64, single_row_lookup::spec().seed, 16);
+    let asked = SqliteSettings::default().expected();
+    for bench in [
+        "middleware/inline",
+        "middleware/spawn_blocking",
+        "middleware/block_in_place",
+    ] {
+        let backend = events.iter().find_map(|e| match e {
+            Event::BenchStart {
+                bench: b, backend, ..
+            } if b == bench => Some(backend.clone()),
+            _ => None,
+        });
+        assert_eq!(backend.as_deref(), Some("r2d2_sqlite"), "{bench}");
+        let c = check_bench(&events, bench).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(c.work.per_pass, lookup_work(&ids), "{bench}");
+        assert_eq!(
+            differences(&asked, &c.sqlite),
+            Vec::<String>::new(),
+            "{bench}"
+        );
+    }
+    let skipped: Vec<(String, String)> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Skipped { bench, reason } => Some((bench.clone(), reason.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        skipped,
+        [
+            (
+                "middleware/interact".to_string(),
+                "interact does not dispatch on r2d2_sqlite (pool=r2d2; it runs on deadpool-sqlite)"
+                    .to_string()
+            ),
+            (
+                "middleware/spin".to_string(),
+                "spin does not dispatch on r2d2_sqlite (pool=r2d2; it runs on rusqlite worker pool)"
+                    .to_string()
+            ),
+        ]
+    );
+}

@@ -58,6 +58,9 @@ pub struct Bench<'a> {
     pub settings: std::collections::BTreeMap<String, String>,
     /// Operations in one pass, where this bench's differ from its session's.
     pub ops: Option<u64>,
+    /// The backend it runs on, where the run's knobs chose another than its catalog entry's
+    /// (the middleware path on another pool).
+    pub backend: Option<String>,
 }
 
 impl<'a> Bench<'a> {
@@ -67,7 +70,14 @@ impl<'a> Bench<'a> {
             work: Work { per_pass, what },
             settings: Default::default(),
             ops: None,
+            backend: None,
         }
+    }
+
+    /// The same bench, on `backend` rather than its catalog entry's.
+    pub fn with_backend(mut self, backend: impl Into<String>) -> Self {
+        self.backend = Some(backend.into());
+        self
     }
 
     /// The same bench, with `ops` operations in one pass.
@@ -369,6 +379,7 @@ mod tests {
             },
             settings: Default::default(),
             ops: None,
+            backend: None,
         }
     }
 

@@ -223,7 +223,9 @@ fn bench_start(
 ) -> Event {
     Event::BenchStart {
         bench: spec.name.to_string(),
-        backend: spec.backend().to_string(),
+        backend: bench
+            .and_then(|b| b.backend.clone())
+            .unwrap_or_else(|| spec.backend().to_string()),
         strategy: spec.strategy().map(|s| s.name().to_string()),
         ops: bench.and_then(|b| b.ops).unwrap_or(ops),
         work: bench.map(|b| crate::protocol::WorkCheck {

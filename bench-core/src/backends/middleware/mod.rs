@@ -54,7 +54,12 @@ impl From<WorkerError> for MiddlewareError {
 enum PoolKind {
     Deadpool(deadpool_sqlite::Pool),
     Workers(WorkerPool),
+    #[cfg(feature = "crates")]
+    R2d2(r2d2::Pool<r2d2_sqlite::SqliteConnectionManager>),
 }
+
+#[cfg(feature = "crates")]
+type R2d2Conn = r2d2::PooledConnection<r2d2_sqlite::SqliteConnectionManager>;
 
 /// A pool plus a dispatch strategy.
 pub struct Middleware {
@@ -76,6 +81,8 @@ impl Drop for Middleware {
 pub enum Conn {
     Deadpool(Option<deadpool_sqlite::Object>),
     Worker(WorkerObject),
+    #[cfg(feature = "crates")]
+    R2d2(Option<R2d2Conn>),
 }
 
 impl Middleware {
@@ -90,11 +97,65 @@ impl Middleware {
         settings: &SqliteSettings,
         runtime: tokio::runtime::Handle,
     ) -> Result<Self, MiddlewareError> {
+        Self::on_pool(
+            path,
+            strategy,
+            strategy.pool(),
+            size,
+            spin,
+            settings,
+            runtime,
+        )
+    }
+
+    /// The same, on `pool` rather than the strategy's own; a strategy that does not dispatch
+    /// on that pool is refused (see [`crate::catalog::Pool::runs`]).
+    pub fn on_pool(
+        path: PathBuf,
+        strategy: Strategy,
+        pool: crate::catalog::Pool,
+        size: usize,
+        spin: Duration,
+        settings: &SqliteSettings,
+        runtime: tokio::runtime::Handle,
+    ) -> Result<Self, MiddlewareError> {
+        use crate::catalog::Pool;
+        if !pool.runs(strategy) {
+            return Err(MiddlewareError::Pool(format!(
+                "{} does not dispatch on {}",
+                strategy.name(),
+                pool.label()
+            )));
+        }
         let s = settings.clone();
-        let pool = match strategy {
-            Strategy::Worker => PoolKind::Workers(workers::pool(path, HandOff::Channel, size, s)),
-            Strategy::Spin => {
+        let pool = match (pool, strategy) {
+            (_, Strategy::Worker) => {
+                PoolKind::Workers(workers::pool(path, HandOff::Channel, size, s))
+            }
+            (_, Strategy::Spin) => {
                 PoolKind::Workers(workers::pool(path, HandOff::Spin { spin }, size, s))
+            }
+            #[cfg(feature = "crates")]
+            (Pool::R2d2, _) => {
+                let manager = r2d2_sqlite::SqliteConnectionManager::file(&path)
+                    .with_flags(super::raw::flags(&s))
+                    .with_init(move |c| {
+                        super::raw::apply(c, &s)?;
+                        c.set_prepared_statement_cache_capacity(32);
+                        Ok(())
+                    });
+                PoolKind::R2d2(
+                    r2d2::Pool::builder()
+                        .max_size(size.max(1) as u32)
+                        .build(manager)
+                        .map_err(|e| MiddlewareError::Pool(e.to_string()))?,
+                )
+            }
+            #[cfg(not(feature = "crates"))]
+            (Pool::R2d2, _) => {
+                return Err(MiddlewareError::Pool(
+                    "this build lacks bench-core's `crates` feature (r2d2)".into(),
+                ));
             }
             _ => PoolKind::Deadpool(
                 deadpool_sqlite::Config::new(path)
@@ -143,6 +204,20 @@ impl Middleware {
                 .await
                 .map(Conn::Worker)
                 .map_err(|e| MiddlewareError::Pool(e.to_string())),
+            // r2d2's checkout blocks: reached the way the strategy reaches the connection.
+            #[cfg(feature = "crates")]
+            PoolKind::R2d2(p) => {
+                let pool = p.clone();
+                let get = move || pool.get().map_err(|e| MiddlewareError::Pool(e.to_string()));
+                let conn = match self.strategy {
+                    Strategy::SpawnBlocking => tokio::task::spawn_blocking(get)
+                        .await
+                        .map_err(|e| MiddlewareError::Dispatch(e.to_string()))??,
+                    Strategy::BlockInPlace => tokio::task::block_in_place(get)?,
+                    _ => get()?,
+                };
+                Ok(Conn::R2d2(Some(conn)))
+            }
         }
     }
 
@@ -154,6 +229,25 @@ impl Middleware {
     {
         match conn {
             Conn::Worker(w) => Ok(w.call(f).await?),
+            #[cfg(feature = "crates")]
+            Conn::R2d2(slot) => match self.strategy {
+                Strategy::SpawnBlocking => {
+                    let mut c = slot.take().ok_or_else(gone)?;
+                    let (c, out) = tokio::task::spawn_blocking(move || {
+                        let out = f(&mut c);
+                        (c, out)
+                    })
+                    .await
+                    .map_err(|e| MiddlewareError::Dispatch(e.to_string()))?;
+                    *slot = Some(c);
+                    Ok(out)
+                }
+                Strategy::BlockInPlace => {
+                    let c = slot.as_mut().ok_or_else(gone)?;
+                    Ok(tokio::task::block_in_place(|| f(c)))
+                }
+                _ => Ok(f(slot.as_mut().ok_or_else(gone)?)),
+            },
             Conn::Deadpool(slot) => match self.strategy {
                 Strategy::Inline => {
                     let obj = slot.as_ref().ok_or_else(gone)?;

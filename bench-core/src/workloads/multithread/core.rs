@@ -40,6 +40,7 @@ impl Workload for Core {
             concurrency,
             spin: Duration::from_micros(k.count(&SPIN_US)),
             settings: run.sqlite.clone(),
+            pool: k.word(&crate::catalog::POOL).to_string(),
             // Enough blocking threads for every task of the fan-out to hold one.
             rt: drive::runtime(Some(concurrency + 16))?,
         }))
@@ -52,6 +53,8 @@ struct Ctx {
     concurrency: usize,
     spin: Duration,
     settings: SqliteSettings,
+    /// The `pool` knob: the pool under the middleware path.
+    pool: String,
     rt: tokio::runtime::Runtime,
 }
 
@@ -66,9 +69,10 @@ impl Ctx {
     }
 
     fn middleware(&self, strategy: Strategy) -> Result<Arc<Middleware>, BenchError> {
-        Ok(Arc::new(Middleware::new(
+        Ok(Arc::new(Middleware::on_pool(
             self.path.clone(),
             strategy,
+            crate::catalog::Pool::chosen(&self.pool, strategy),
             self.concurrency,
             self.spin,
             &self.settings,
@@ -83,6 +87,11 @@ impl Session for Ctx {
     }
 
     fn skip(&self, bench: &BenchSpec) -> Option<String> {
+        if let (Subject::Middleware(s), None) = (bench.subject, bench.phase)
+            && let Some(why) = crate::catalog::pool_mismatch(&self.pool, s)
+        {
+            return Some(why);
+        }
         // The plain pool of rusqlite connections is a pool too.
         let subject = match bench.subject {
             Subject::Rusqlite => Subject::Pool(crate::catalog::Pool::Workers),
@@ -101,7 +110,10 @@ impl Session for Ctx {
             Subject::Middleware(s) => {
                 let mw = self.middleware(s)?;
                 let settings = self.rt.block_on(mw.read_back())?;
-                Ok(lookups(parallel_select(self, mw)).with_settings(settings))
+                let pool = crate::catalog::Pool::chosen(&self.pool, s);
+                Ok(lookups(parallel_select(self, mw))
+                    .with_settings(settings)
+                    .with_backend(pool.label()))
             }
             Subject::Pool(p) => {
                 let mw = self.middleware(p.strategy())?;

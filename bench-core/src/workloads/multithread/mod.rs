@@ -56,7 +56,14 @@ pub fn spec() -> &'static Target {
             Measure::Throughput,
             "rusqlite_blocking",
         )
-        .knobs(&[ROWS, LOOKUPS, CONCURRENCY, SPIN_US, SQLX_STATEMENT_CACHE])
+        .knobs(&[
+            ROWS,
+            LOOKUPS,
+            CONCURRENCY,
+            SPIN_US,
+            SQLX_STATEMENT_CACHE,
+            crate::catalog::POOL,
+        ])
         .knobs(&crate::settings::KNOBS)
         .bench(fan_out(
             "rusqlite_blocking",

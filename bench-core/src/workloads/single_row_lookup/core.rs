@@ -51,6 +51,7 @@ impl Workload for Core {
             trace: run.plan.trace,
             trace_every: k.count(&TRACE_EVERY) as usize,
             settings: run.sqlite.clone(),
+            pool: k.word(&crate::catalog::POOL).to_string(),
             rt: drive::runtime(None)?,
         }))
     }
@@ -67,6 +68,8 @@ struct Ctx {
     trace: bool,
     trace_every: usize,
     settings: SqliteSettings,
+    /// The `pool` knob: the pool under the middleware path.
+    pool: String,
     rt: tokio::runtime::Runtime,
 }
 
@@ -76,6 +79,11 @@ impl Session for Ctx {
     }
 
     fn skip(&self, bench: &BenchSpec) -> Option<String> {
+        if let (Subject::Middleware(s), None) = (bench.subject, bench.phase)
+            && let Some(why) = crate::catalog::pool_mismatch(&self.pool, s)
+        {
+            return Some(why);
+        }
         crate::settings::skip_reason(bench.subject, self.pool_size, &self.settings)
     }
 
@@ -89,7 +97,10 @@ impl Session for Ctx {
             (Subject::Middleware(s), None) => {
                 let mw = self.middleware(s)?;
                 let settings = self.rt.block_on(mw.read_back())?;
-                Ok(path_lookups(self, mw).with_settings(settings))
+                let pool = crate::catalog::Pool::chosen(&self.pool, s);
+                Ok(path_lookups(self, mw)
+                    .with_settings(settings)
+                    .with_backend(pool.label()))
             }
             (Subject::Middleware(s), Some(Dispatch)) => dispatch_only(self, s),
             (Subject::Pool(p), Some(Checkout)) => checkout_only(self, p.strategy()),
@@ -122,9 +133,10 @@ impl Session for Ctx {
 
 impl Ctx {
     fn middleware(&self, strategy: Strategy) -> Result<Arc<Middleware>, BenchError> {
-        Ok(Arc::new(Middleware::new(
+        Ok(Arc::new(Middleware::on_pool(
             self.path.clone(),
             strategy,
+            crate::catalog::Pool::chosen(&self.pool, strategy),
             self.pool_size,
             self.spin,
             &self.settings,

@@ -36,6 +36,7 @@ pub fn spec() -> &'static Target {
             SPIN_US,
             TRACE_EVERY,
             SQLX_STATEMENT_CACHE,
+            crate::catalog::POOL,
         ])
         .knobs(&crate::settings::KNOBS)
         .bench(BenchSpec::whole(
