@@ -565,35 +565,27 @@ pub fn open_path<U: PathUser>(
     rt: &tokio::runtime::Runtime,
     user: U,
 ) -> Result<U::Out, BenchError> {
-    use crate::catalog::Shipped;
     use std::sync::Arc;
-    Ok(match krate {
-        Shipped::TokioRusqlite => {
-            let p = rt.block_on(TokioRusqlite::open(path, s, n))?;
-            let settings = rt.block_on(p.read_back())?;
-            user.with(Arc::new(p), settings)
-        }
-        Shipped::R2d2SpawnBlocking | Shipped::R2d2BlockInPlace => {
-            let hop = if krate == Shipped::R2d2SpawnBlocking {
-                Hop::SpawnBlocking
-            } else {
-                Hop::BlockInPlace
-            };
-            let p = R2d2::open(path, s, n, hop)?;
-            let settings = p.read_back()?;
-            user.with(Arc::new(p), settings)
-        }
-        Shipped::Diesel => {
-            let p = Diesel::open(path, s, n)?;
-            let settings = p.read_back()?;
-            user.with(Arc::new(p), settings)
-        }
-        Shipped::SqlMiddleware => {
-            let p = rt.block_on(SqlMiddleware::open(path, s))?;
-            let settings = rt.block_on(p.read_back())?;
-            user.with(Arc::new(p), settings)
-        }
+    let Some((pool, settings)) = Pooled::open(krate, path, s, n, rt)? else {
+        // The one crate without a pool.
+        let p = rt.block_on(TokioRusqlite::open(path, s, n))?;
+        let settings = rt.block_on(p.read_back())?;
+        return Ok(user.with(Arc::new(p), settings));
+    };
+    Ok(match pool {
+        Pooled::R2d2(p) => user.with(Arc::new(p), settings),
+        Pooled::Diesel(p) => user.with(Arc::new(p), settings),
+        Pooled::SqlMiddleware(p) => user.with(Arc::new(p), settings),
     })
+}
+
+/// How r2d2 is reached for `krate` (its two benches differ by that alone).
+pub fn hop(krate: crate::catalog::Shipped) -> Hop {
+    if krate == crate::catalog::Shipped::R2d2SpawnBlocking {
+        Hop::SpawnBlocking
+    } else {
+        Hop::BlockInPlace
+    }
 }
 
 /// The settings a connection reads back, by name.
@@ -619,12 +611,7 @@ impl Pooled {
         Ok(Some(match krate {
             Shipped::TokioRusqlite => return Ok(None),
             Shipped::R2d2SpawnBlocking | Shipped::R2d2BlockInPlace => {
-                let hop = if krate == Shipped::R2d2SpawnBlocking {
-                    Hop::SpawnBlocking
-                } else {
-                    Hop::BlockInPlace
-                };
-                let p = R2d2::open(path, s, n, hop)?;
+                let p = R2d2::open(path, s, n, hop(krate))?;
                 let settings = p.read_back()?;
                 (Pooled::R2d2(p), settings)
             }

@@ -248,7 +248,7 @@ fn crate_inserts(
     scratch: Scratch,
     krate: crate::catalog::Shipped,
 ) -> Result<(IterFn<'_>, Settings), BenchError> {
-    use crate::backends::crates::{self as c, Hop};
+    use crate::backends::crates as c;
     use crate::catalog::Shipped;
     let path = scratch.0.clone();
     match krate {
@@ -276,12 +276,7 @@ fn crate_inserts(
             Ok((iter, settings))
         }
         Shipped::R2d2SpawnBlocking | Shipped::R2d2BlockInPlace => {
-            let hop = if krate == Shipped::R2d2SpawnBlocking {
-                Hop::SpawnBlocking
-            } else {
-                Hop::BlockInPlace
-            };
-            let p = Arc::new(c::R2d2::open(&path, &ctx.settings, 1, hop)?);
+            let p = Arc::new(c::R2d2::open(&path, &ctx.settings, 1, c::hop(krate))?);
             let settings = p.read_back()?;
             let iter: IterFn<'_> = Box::new(move |_| {
                 let _keep = &scratch;
