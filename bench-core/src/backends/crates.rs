@@ -87,12 +87,9 @@ impl LookupPath for TokioRusqlite {
         id: i64,
         _phases: &mut PhaseTotals,
     ) -> Result<BenchRow, BenchError> {
-        conn.call(move |c| {
-            let mut stmt = c.prepare_cached(SELECT_BY_ID)?;
-            stmt.query_row([id], bench_row)
-        })
-        .await
-        .map_err(BenchError::driver)
+        conn.call(move |c| cached_lookup(c, id))
+            .await
+            .map_err(BenchError::driver)
     }
 }
 
@@ -177,7 +174,9 @@ pub struct R2d2Lease {
     conn: Option<R2d2Conn>,
 }
 
-fn r2d2_lookup(c: &R2d2Conn, id: i64) -> rusqlite::Result<BenchRow> {
+/// One lookup as code on a rusqlite connection writes it: the statement from the
+/// connection's cache, `query_row`, decode.
+fn cached_lookup(c: &rusqlite::Connection, id: i64) -> rusqlite::Result<BenchRow> {
     let mut stmt = c.prepare_cached(SELECT_BY_ID)?;
     stmt.query_row([id], bench_row)
 }
@@ -209,7 +208,7 @@ impl LookupPath for R2d2 {
                         Some(c) => c,
                         None => pool.get().map_err(BenchError::driver)?,
                     };
-                    let row = r2d2_lookup(&conn, id);
+                    let row = cached_lookup(&conn, id);
                     Ok::<_, BenchError>((conn, row))
                 })
                 .await
@@ -219,7 +218,7 @@ impl LookupPath for R2d2 {
             }
             Hop::BlockInPlace => {
                 let conn = lease.conn.as_ref().expect("checked out above");
-                Ok(tokio::task::block_in_place(|| r2d2_lookup(conn, id))?)
+                Ok(tokio::task::block_in_place(|| cached_lookup(conn, id))?)
             }
         }
     }
