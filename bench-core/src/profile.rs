@@ -16,6 +16,9 @@ pub enum Layer {
     Sqlite,
     /// The driver or engine a bench goes through: rusqlite, sqlx, turso.
     Driver,
+    /// The crate under test over the driver, as it ships: tokio-rusqlite, r2d2 and
+    /// r2d2_sqlite, diesel, sql-middleware (and bb8, its pool).
+    Crate,
     /// The async runtime and thread hand-offs: tokio, parking, futexes, channels.
     Runtime,
     /// benchscope's own code: the middleware path, its strategies, the bench loops.
@@ -27,10 +30,11 @@ pub enum Layer {
 }
 
 impl Layer {
-    pub const ALL: [Layer; 7] = [
+    pub const ALL: [Layer; 8] = [
         Layer::Kernel,
         Layer::Sqlite,
         Layer::Driver,
+        Layer::Crate,
         Layer::Runtime,
         Layer::Middleware,
         Layer::Allocator,
@@ -42,6 +46,7 @@ impl Layer {
             Layer::Kernel => "kernel",
             Layer::Sqlite => "SQLite (C)",
             Layer::Driver => "driver",
+            Layer::Crate => "crate",
             Layer::Runtime => "runtime",
             Layer::Middleware => "middleware",
             Layer::Allocator => "allocator",
@@ -81,6 +86,24 @@ pub fn classify(frame: &str) -> Option<Layer> {
     ];
     if ALLOCATOR.contains(&f) || ALLOCATOR_PREFIX.iter().any(|p| f.starts_with(p)) {
         return Some(Layer::Allocator);
+    }
+    // The crates under test, before the runtime: their channels and pools are theirs.
+    const CRATES: &[&str] = &[
+        "tokio_rusqlite::",
+        "<tokio_rusqlite::",
+        "r2d2::",
+        "<r2d2::",
+        "r2d2_sqlite::",
+        "<r2d2_sqlite::",
+        "diesel::",
+        "<diesel::",
+        "sql_middleware::",
+        "<sql_middleware::",
+        "bb8::",
+        "<bb8::",
+    ];
+    if CRATES.iter().any(|p| f.starts_with(p)) {
+        return Some(Layer::Crate);
     }
     const RUNTIME: &[&str] = &[
         "tokio::",
@@ -313,6 +336,17 @@ mod tests {
             ("pagerSharedLock", Some(Sqlite)),
             ("readDbPage", Some(Sqlite)),
             ("rusqlite::statement::Statement::query_row", Some(Driver)),
+            ("tokio_rusqlite::Connection::call::{{closure}}", Some(Crate)),
+            ("<r2d2::Pool<M>>::get", Some(Crate)),
+            (
+                "diesel::sqlite::connection::SqliteConnection::load",
+                Some(Crate),
+            ),
+            (
+                "sql_middleware::sqlite::config::SqliteWorker::start::{{closure}}",
+                Some(Crate),
+            ),
+            ("bb8::inner::PoolInner<M>::get", Some(Crate)),
             (
                 "<rusqlite::row::Rows as fallible_streaming_iterator::FallibleStreamingIterator>::advance",
                 Some(Driver),

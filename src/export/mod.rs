@@ -288,9 +288,9 @@ mod snapshot_tests {
         for want in [
             "### Run 1 (profiled: timings include perf): ",
             "#### where the CPU goes (perf, on-CPU samples, by layer)",
-            "| bench | CPU sampled | kernel | SQLite (C) | driver | runtime | middleware | allocator | other | flamegraph |",
-            "| rusqlite | 100 ns | 45.0% | 50.0% | - | - | - | 5.0% | - | [svg](fg/single_row_lookup-rusqlite-1.svg) |",
-            "| middleware/spin | - | - | - | - | - | - | - | - | none: perf recorded no samples |",
+            "| bench | CPU sampled | kernel | SQLite (C) | driver | crate | runtime | middleware | allocator | other | flamegraph |",
+            "| rusqlite | 100 ns | 45.0% | 50.0% | - | - | - | - | 5.0% | - | [svg](fg/single_row_lookup-rusqlite-1.svg) |",
+            "| middleware/spin | - | - | - | - | - | - | - | - | - | none: perf recorded no samples |",
             "- rusqlite: top frames by self time: `sqlite3_step` 50.0%, `fcntl_[k]` 45.0%, `malloc` 5.0%",
             "on-CPU samples only",
         ] {
