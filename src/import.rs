@@ -54,7 +54,11 @@ pub const HARNESS: &str = "criterion";
 #[derive(Debug, Clone, PartialEq)]
 pub struct Imported {
     pub group: String,
+    /// The bench: Criterion's function id (its value alone where it has none).
     pub bench: String,
+    /// Criterion's parameter (`1000` of `rusqlite/1000`), where the benchmark has one beside
+    /// its function id.
+    pub param: Option<String>,
     pub ops_per_iter: u64,
     /// ns per operation of each sample.
     pub samples: Vec<f64>,
@@ -146,18 +150,19 @@ pub fn read_benchmark(new: &Path) -> Result<Imported, String> {
         .and_then(|t| t.get("Elements").copied())
         .filter(|n| *n > 0)
         .unwrap_or(1);
-    let mut bench = id.function_id.clone().unwrap_or_default();
-    if let Some(v) = &id.value_str {
-        bench = if bench.is_empty() {
-            v.clone()
-        } else {
-            format!("{bench}/{v}")
-        };
-    }
+    // `rusqlite/1000` is bench rusqlite at parameter 1000: benches of one parameter value make
+    // one run, so their names (and ratios) match live runs'.
+    let (bench, param) = match (id.function_id.clone(), id.value_str.clone()) {
+        (Some(f), Some(v)) if !f.is_empty() => (f, Some(v)),
+        (Some(f), None) => (f, None),
+        (_, Some(v)) => (v, None),
+        (None, None) => (String::new(), None),
+    };
     let per_op = |ns: f64| ns / ops as f64;
     Ok(Imported {
         group: id.group_id,
         bench,
+        param,
         ops_per_iter: ops,
         samples: sample
             .iters
@@ -182,8 +187,9 @@ pub fn read_benchmark(new: &Path) -> Result<Imported, String> {
     })
 }
 
-/// A Criterion folder as runs: one per group, each benchmark a bench with its raw samples
-/// (summarized as benchscope summarizes its own) and Criterion's estimate beside them.
+/// A Criterion folder as runs: one per group and parameter value (`group/1000`), each
+/// benchmark a bench named by its function id, with its raw samples (summarized as benchscope
+/// summarizes its own) and Criterion's estimate beside them.
 pub fn criterion(root: &Path) -> Result<Vec<RunRecord>, String> {
     let mut dirs = Vec::new();
     new_dirs(root, 0, &mut dirs);
@@ -193,10 +199,13 @@ pub fn criterion(root: &Path) -> Result<Vec<RunRecord>, String> {
             root.display()
         ));
     }
-    let mut groups: BTreeMap<String, Vec<Imported>> = BTreeMap::new();
+    let mut groups: BTreeMap<(String, Option<String>), Vec<Imported>> = BTreeMap::new();
     for d in dirs {
         let b = read_benchmark(&d)?;
-        groups.entry(b.group.clone()).or_default().push(b);
+        groups
+            .entry((b.group.clone(), b.param.clone()))
+            .or_default()
+            .push(b);
     }
     let modified = |p: &Path| {
         std::fs::metadata(p)
@@ -206,11 +215,15 @@ pub fn criterion(root: &Path) -> Result<Vec<RunRecord>, String> {
     };
     Ok(groups
         .into_iter()
-        .map(|(group, benches)| {
+        .map(|((group, param), benches)| {
             let mut r = RunRecord::default();
             let max = benches.iter().map(|b| b.samples.len()).max().unwrap_or(0);
+            let at = param
+                .as_deref()
+                .map(|p| format!("/{p}"))
+                .unwrap_or_default();
             r.apply(Event::Start(Start {
-                run: format!("criterion:{group}"),
+                run: format!("criterion:{group}{at}"),
                 target: group.clone(),
                 benches: benches.iter().map(|b| b.bench.clone()).collect(),
                 harness: HARNESS.into(),
@@ -267,8 +280,11 @@ pub fn criterion(root: &Path) -> Result<Vec<RunRecord>, String> {
             let when = modified(&root.join(&group))
                 .map(|d| format!(", results of {d}"))
                 .unwrap_or_default();
+            let param = param
+                .map(|p| format!("Criterion's parameter {p}; "))
+                .unwrap_or_default();
             r.source = Some(format!(
-                "Criterion folder {}{when}; knobs unknown; {}",
+                "Criterion folder {}{when}; {param}knobs unknown; {}",
                 root.display(),
                 notes.join("; ")
             ));
@@ -369,5 +385,47 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let e = criterion(d.path()).unwrap_err();
         assert!(e.contains("holds no Criterion results"), "{e}");
+    }
+
+    /// Criterion's parameter (`rusqlite/1000`) is not part of the bench's name: the benches of
+    /// one parameter value make one run, named as live runs' are, so their ratios work.
+    #[test]
+    fn a_parameterised_criterion_name_is_its_bench_at_that_parameter() {
+        let d = tempfile::tempdir().unwrap();
+        for (function, param) in [
+            ("rusqlite", "1000"),
+            ("turso_raw", "1000"),
+            ("rusqlite", "2000"),
+        ] {
+            let new = d.path().join(format!("g/{function}/{param}/new"));
+            std::fs::create_dir_all(&new).unwrap();
+            let src = fixture().join("single_row_lookup/rusqlite/new");
+            for f in ["sample.json", "estimates.json"] {
+                std::fs::copy(src.join(f), new.join(f)).unwrap();
+            }
+            std::fs::write(
+                new.join("benchmark.json"),
+                format!(
+                    r#"{{"group_id":"g","function_id":"{function}","value_str":"{param}","throughput":null,"full_id":"g/{function}/{param}","directory_name":"g/{function}/{param}","title":"g/{function}/{param}"}}"#
+                ),
+            )
+            .unwrap();
+        }
+        let runs = criterion(d.path()).unwrap();
+        let names =
+            |r: &RunRecord| -> Vec<String> { r.benches.iter().map(|b| b.name.clone()).collect() };
+        assert_eq!(runs.len(), 2);
+        assert_eq!(names(&runs[0]), ["rusqlite", "turso_raw"]);
+        assert_eq!(names(&runs[1]), ["rusqlite"]);
+        assert_eq!(runs[0].start.as_ref().unwrap().run, "criterion:g/1000");
+        assert!(
+            runs[0]
+                .source
+                .as_deref()
+                .unwrap()
+                .contains("Criterion's parameter 1000")
+        );
+        let b = bench_core::compare::Baselines::bench("rusqlite");
+        assert!(b.ratio(&runs[0], "turso_raw").unwrap().value > 0.0);
     }
 }
