@@ -252,6 +252,29 @@ fn t_critical(df: usize, alpha: f64) -> f64 {
     }
 }
 
+/// Welch's two-sample t statistic of `a` against `b` (mean of `a` minus mean of `b`, over the
+/// standard error from each side's own variance) and its Welch-Satterthwaite degrees of
+/// freedom; `None` with fewer than two values on a side, or no variance at all.
+pub fn welch(a: &[f64], b: &[f64]) -> Option<(f64, f64, f64)> {
+    let (na, nb) = (a.len() as f64, b.len() as f64);
+    if a.len() < 2 || b.len() < 2 {
+        return None;
+    }
+    let mean = |xs: &[f64]| xs.iter().sum::<f64>() / xs.len() as f64;
+    let var = |xs: &[f64]| {
+        let m = mean(xs);
+        xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (xs.len() as f64 - 1.0)
+    };
+    let (qa, qb) = (var(a) / na, var(b) / nb);
+    let se2 = qa + qb;
+    if se2 <= 0.0 {
+        return None;
+    }
+    let df = se2 * se2 / (qa * qa / (na - 1.0) + qb * qb / (nb - 1.0));
+    let se = se2.sqrt();
+    Some(((mean(a) - mean(b)) / se, df, se))
+}
+
 /// The confidence level `t_critical` gives its values at for `alpha`.
 fn level(alpha: f64) -> f64 {
     if alpha <= 0.01 { 0.99 } else { 0.95 }
@@ -261,10 +284,12 @@ fn level(alpha: f64) -> f64 {
 /// bench's results in runs made the same way on each side (one or more each).
 ///
 /// - Within the noise threshold: within noise, whatever else.
-/// - With three runs or more on a side (or two on each), the run-to-run variation is measured:
-///   Welch's comparison of the runs' log medians against Student's t (at `alpha`) decides,
-///   and gives the interval. One run's samples say nothing about the next run, so they do
-///   not decide here.
+/// - With two runs or more on each side, the run-to-run variation is measured: Welch's t-test
+///   of the runs' log medians (each side's own variance, Welch-Satterthwaite degrees of
+///   freedom, rounded down) against Student's t at `alpha` decides, and gives the interval.
+///   With one run on a side and three or more on the other, that one run has no variance of
+///   its own: the other side's is taken for both (Student's pooled test). One run's samples
+///   say nothing about the next run, so they do not decide here.
 /// - With less, the samples are tested (Mann-Whitney): samples that do not differ are within
 ///   noise; samples that differ by more than a run can move (`single_run_margin`) are a
 ///   change; less than that, the verdict is "cannot tell".
@@ -306,12 +331,20 @@ pub fn judge(
         let m = mean(xs);
         xs.iter().map(|x| (x - m).powi(2)).sum::<f64>()
     };
-    let df = (nc - 1) + (nb - 1);
     if nc.max(nb) >= 3 || (nc >= 2 && nb >= 2) {
-        // Pooled run-to-run variance of log medians.
-        let sd = ((ss(&lc) + ss(&lb)) / df as f64).sqrt();
-        let se = sd * (1.0 / nc as f64 + 1.0 / nb as f64).sqrt();
         let d = mean(&lc) - mean(&lb);
+        let pooled_df = (nc - 1) + (nb - 1);
+        // Run-to-run sd of log medians, pooled: what the basis line reports.
+        let sd = ((ss(&lc) + ss(&lb)) / pooled_df as f64).sqrt();
+        let (se, df, test) = match welch(&lc, &lb) {
+            Some((_, df, se)) => (se, df.floor().max(1.0) as usize, "Welch"),
+            None if nc >= 2 && nb >= 2 => (0.0, pooled_df, "Welch"),
+            None => (
+                sd * (1.0 / nc as f64 + 1.0 / nb as f64).sqrt(),
+                pooled_df,
+                "Student, pooled",
+            ),
+        };
         // The interval at the level the verdict is made at, so the two always agree.
         let t = t_critical(df, settings.alpha);
         out.ci95_pct = Some([
@@ -321,7 +354,7 @@ pub fn judge(
         out.ci_level = level(settings.alpha);
         let significant = se > 0.0 && d.abs() / se > t || se == 0.0 && d != 0.0;
         out.basis = format!(
-            "{nb} baseline runs, {nc} current: run-to-run sd {:.1}%",
+            "{nb} baseline runs, {nc} current: run-to-run sd {:.1}% ({test}, df {df})",
             sd * 100.0
         );
         if rel.abs() > settings.noise && significant {
@@ -726,6 +759,42 @@ pub fn comparison(run: &RunRecord, baselines: &Baselines<'_>) -> Vec<ComparisonR
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Welch's t and its Welch-Satterthwaite degrees of freedom against an independent
+    /// implementation: the expected values are SciPy 1.17.1's
+    /// `scipy.stats.ttest_ind(a, b, equal_var=False)` (its `statistic` and `df`) on the same
+    /// numbers.
+    #[test]
+    fn welch_matches_scipy() {
+        let ln = |xs: &[f64]| xs.iter().map(|x| x.ln()).collect::<Vec<f64>>();
+        let cases: [(Vec<f64>, Vec<f64>, f64, f64); 3] = [
+            (
+                vec![1.0, 2.0, 3.0, 4.0],
+                vec![2.0, 4.0, 6.0, 8.0, 10.0],
+                -2.2514363231593695,
+                5.520787746170677,
+            ),
+            (
+                vec![7.2, 7.4, 7.1],
+                vec![7.9, 8.3, 8.0, 8.8, 8.1, 8.4],
+                -6.352788172959865,
+                6.988937194572516,
+            ),
+            (
+                ln(&[1400.0, 1409.0, 1382.0]),
+                ln(&[1455.0, 1470.0, 1449.0, 1462.0]),
+                -6.70283997746339,
+                3.1781605406595825,
+            ),
+        ];
+        for (a, b, t, df) in cases {
+            let (gt, gdf, _) = welch(&a, &b).unwrap();
+            assert!((gt - t).abs() < 1e-9, "t {gt} vs {t}");
+            assert!((gdf - df).abs() < 1e-9, "df {gdf} vs {df}");
+        }
+        assert_eq!(welch(&[1.0], &[1.0, 2.0]), None);
+        assert_eq!(welch(&[1.0, 1.0], &[2.0, 2.0]), None);
+    }
     use crate::measure::stats::summarize;
     use crate::protocol::Event;
 

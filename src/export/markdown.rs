@@ -168,7 +168,7 @@ pub fn render(report: &Report<'_>) -> String {
     if let Some(n) = report.baseline_number() {
         let _ = writeln!(
             out,
-            "\nChanges are against run {n}: ▼ improved / ▲ regressed / ≈ within noise / ? cannot tell, decided on runs made the same way: with repeats (three runs on a side, or two on each) by the run-to-run variation they measure (Welch's comparison of log medians, alpha 0.01); with one run a side by their samples (Mann-Whitney) and only beyond the {:.0}% a run can move by; never within the {:.0}% noise threshold. ≠ marks runs made differently (knobs, trace, build, SQLite, CPU): the change is shown, not judged.",
+            "\nChanges are against run {n}: ▼ improved / ▲ regressed / ≈ within noise / ? cannot tell, decided on runs made the same way: with repeats (three runs on a side, or two on each) by the run-to-run variation they measure (Welch's t-test of log medians, or Student's pooled test when a side has one run; alpha 0.01); with one run a side by their samples (Mann-Whitney) and only beyond the {:.0}% a run can move by; never within the {:.0}% noise threshold. ≠ marks runs made differently (knobs, trace, build, SQLite, CPU): the change is shown, not judged.",
             report.settings.single_run_margin * 100.0,
             report.settings.noise * 100.0
         );
