@@ -19,20 +19,72 @@ fn strategies() -> Vec<(&'static str, &'static str)> {
         .collect()
 }
 
-pub fn render(format: ListFormat) -> String {
-    match format {
+/// What `list` shows: one target or all, and which parts of each.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ListArgs {
+    /// Only this target (see the names `benchscope list` prints).
+    pub target: Option<String>,
+    /// Each target's benches and micro-benches (without --knobs: not its knobs).
+    #[arg(long)]
+    pub benches: bool,
+    /// Each target's knobs (without --benches: not its benches).
+    #[arg(long)]
+    pub knobs: bool,
+    #[arg(long, value_enum, default_value_t = ListFormat::Text)]
+    pub format: ListFormat,
+}
+
+impl ListArgs {
+    /// Both parts when neither is asked for alone.
+    fn parts(&self) -> (bool, bool) {
+        if self.benches || self.knobs {
+            (self.benches, self.knobs)
+        } else {
+            (true, true)
+        }
+    }
+}
+
+/// The catalog as `args` ask for it, or an error naming an unknown target and the known ones.
+pub fn render(args: &ListArgs) -> Result<String, String> {
+    let chosen: Vec<&'static bench_core::catalog::Target> = match &args.target {
+        Some(name) => vec![bench_core::workloads::find(name).map_err(|e| e.to_string())?],
+        None => targets().to_vec(),
+    };
+    let (benches, knobs) = args.parts();
+    Ok(match args.format {
         ListFormat::Json => {
-            let doc = serde_json::json!({
-                "targets": targets(),
-                "strategies": strategies(),
-            });
+            let docs: Vec<serde_json::Value> = chosen
+                .iter()
+                .map(|t| {
+                    let mut v = serde_json::to_value(t).expect("catalog serializes");
+                    if let Some(o) = v.as_object_mut() {
+                        if !benches {
+                            o.remove("benches");
+                            o.remove("hidden");
+                        }
+                        if !knobs {
+                            o.remove("knobs");
+                        }
+                    }
+                    v
+                })
+                .collect();
+            let doc = if args.target.is_some() {
+                docs.into_iter().next().expect("one target")
+            } else {
+                serde_json::json!({
+                    "targets": docs,
+                    "strategies": strategies(),
+                })
+            };
             format!(
                 "{}\n",
                 serde_json::to_string_pretty(&doc).expect("catalog serializes")
             )
         }
-        ListFormat::Text => text(),
-    }
+        ListFormat::Text => text(&chosen, benches, knobs, args.target.is_none()),
+    })
 }
 
 /// Descriptions as plain text: the catalog marks names with backticks for markdown.
@@ -60,86 +112,105 @@ fn columns(out: &mut String, indent: &str, rows: &[Vec<String>]) {
     }
 }
 
-fn text() -> String {
+fn text(
+    chosen: &[&bench_core::catalog::Target],
+    show_benches: bool,
+    show_knobs: bool,
+    strategies_too: bool,
+) -> String {
     let mut out = String::new();
-    for t in targets() {
+    for t in chosen {
         let _ = writeln!(out, "{}  {}", t.name, plain(t.about));
-        let _ = writeln!(
-            out,
-            "  knobs (flag --NAME or --knob NAME=VALUE; environment variable):"
-        );
-        let knobs: Vec<Vec<String>> = t
-            .knobs
+        if show_knobs {
+            knob_rows(&mut out, t);
+        }
+        if show_benches {
+            bench_rows(&mut out, t);
+        }
+    }
+    if strategies_too {
+        let _ = writeln!(out, "dispatch strategies of the middleware path:");
+        let rows: Vec<Vec<String>> = strategies()
+            .into_iter()
+            .map(|(n, a)| vec![n.to_string(), a.to_string()])
+            .collect();
+        columns(&mut out, "    ", &rows);
+    }
+    out
+}
+
+fn knob_rows(out: &mut String, t: &bench_core::catalog::Target) {
+    let _ = writeln!(
+        out,
+        "  knobs (flag --NAME or --knob NAME=VALUE; environment variable):"
+    );
+    let knobs: Vec<Vec<String>> = t
+        .knobs
+        .iter()
+        .map(|k| {
+            vec![
+                k.name.to_string(),
+                k.default_value().to_string(),
+                k.allowed(),
+                k.env.unwrap_or("-").to_string(),
+                plain(k.help),
+            ]
+        })
+        .collect();
+    columns(out, "    ", &knobs);
+}
+
+fn bench_rows(out: &mut String, t: &bench_core::catalog::Target) {
+    for (kind, title) in [
+        (BenchKind::Bench, "benches"),
+        (BenchKind::Micro, "micro-benches (one phase each)"),
+    ] {
+        let rows: Vec<Vec<String>> = t
+            .benches
             .iter()
-            .map(|k| {
+            .filter(|b| b.kind == kind)
+            .map(|b| {
+                let phase = b
+                    .phase
+                    .map(|p| format!("[{}]", p.label()))
+                    .unwrap_or_default();
+                let base = if b.name == t.baseline {
+                    " (baseline)"
+                } else {
+                    ""
+                };
                 vec![
-                    k.name.to_string(),
-                    k.default_value().to_string(),
-                    k.allowed(),
-                    k.env.unwrap_or("-").to_string(),
-                    plain(k.help),
+                    b.name.to_string(),
+                    phase,
+                    b.backend().to_string(),
+                    format!("{}{base}", plain(b.about)),
                 ]
             })
             .collect();
-        columns(&mut out, "    ", &knobs);
-        for (kind, title) in [
-            (BenchKind::Bench, "benches"),
-            (BenchKind::Micro, "micro-benches (one phase each)"),
-        ] {
-            let rows: Vec<Vec<String>> = t
-                .benches
-                .iter()
-                .filter(|b| b.kind == kind)
-                .map(|b| {
-                    let phase = b
-                        .phase
-                        .map(|p| format!("[{}]", p.label()))
-                        .unwrap_or_default();
-                    let base = if b.name == t.baseline {
-                        " (baseline)"
-                    } else {
-                        ""
-                    };
-                    vec![
-                        b.name.to_string(),
-                        phase,
-                        b.backend().to_string(),
-                        format!("{}{base}", plain(b.about)),
-                    ]
-                })
-                .collect();
-            if rows.is_empty() {
-                continue;
-            }
-            let _ = writeln!(out, "  {title}:");
-            columns(&mut out, "    ", &rows);
+        if rows.is_empty() {
+            continue;
         }
-        if !t.hidden.is_empty() {
-            let _ = writeln!(
-                out,
-                "  phases not measured apart (no micro-bench, and why):"
-            );
-            let rows: Vec<Vec<String>> = t
-                .hidden
-                .iter()
-                .map(|h| {
-                    vec![
-                        h.bench.to_string(),
-                        format!("[{}]", h.phase),
-                        plain(h.reason),
-                    ]
-                })
-                .collect();
-            columns(&mut out, "    ", &rows);
-        }
+        let _ = writeln!(out, "  {title}:");
+        columns(out, "    ", &rows);
     }
-    let _ = writeln!(out, "dispatch strategies of the middleware path:");
-    let rows: Vec<Vec<String>> = strategies()
-        .into_iter()
-        .map(|(n, a)| vec![n.to_string(), a.to_string()])
-        .collect();
-    columns(&mut out, "    ", &rows);
-    out
+    if !t.hidden.is_empty() {
+        let _ = writeln!(
+            out,
+            "  phases not measured apart (no micro-bench, and why):"
+        );
+        let rows: Vec<Vec<String>> = t
+            .hidden
+            .iter()
+            .map(|h| {
+                vec![
+                    h.bench.to_string(),
+                    format!("[{}]", h.phase),
+                    plain(h.reason),
+                ]
+            })
+            .collect();
+        columns(out, "    ", &rows);
+    }
 }
 
 /// What `benchscope` with no subcommand prints when its output is not a terminal (where it
@@ -152,7 +223,8 @@ pub fn welcome() -> String {
          benchscope run single_row_lookup --trace --format markdown\n  \
          benchscope run single_row_lookup --bench rusqlite --bench middleware/spin --time 1\n  \
          benchscope run multithread_pool_checkout --concurrency 1,2,4,8,16\n  \
-         BENCH_ROWS=10000 benchscope run bulk_insert --postgres-url postgres://user:pw@host/db\n\n{}",
-        text()
+         BENCH_ROWS=10000 benchscope run bulk_insert --postgres-url postgres://user:pw@host/db\n  \
+         benchscope list TARGET --benches                       # one target's benches\n\n{}",
+        text(targets(), true, true, true)
     )
 }

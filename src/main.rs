@@ -40,10 +40,7 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// List targets, their benches and micro-benches, and their knobs with defaults.
-    List {
-        #[arg(long, value_enum, default_value_t = list::ListFormat::Text)]
-        format: list::ListFormat,
-    },
+    List(list::ListArgs),
     /// Run a target headless and print a comparison table.
     Run(Box<headless::RunArgs>),
     /// Render a saved JSON report again (table, markdown or JSON), running nothing.
@@ -72,10 +69,16 @@ fn main() {
             out::print(&list::welcome());
             0
         }
-        Some(Command::List { format }) => {
-            out::print(&list::render(format));
-            0
-        }
+        Some(Command::List(args)) => match list::render(&args) {
+            Ok(text) => {
+                out::print(&text);
+                0
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                2
+            }
+        },
         Some(Command::Run(args)) => headless::run(*args),
         Some(Command::Show(args)) => show::run(args),
         Some(Command::Compare(args)) => baseline::run(args),

@@ -59,6 +59,42 @@ fn list_shows_every_bench_and_knob() {
     assert_eq!(v["targets"][0]["knobs"][0]["default"], 1000);
 }
 
+/// `list TARGET` shows one target, `--benches` / `--knobs` one part of it, as text or JSON;
+/// an unknown target names the known ones.
+#[test]
+fn list_takes_a_target_and_the_parts_to_show() {
+    let text = |args: &[&str]| {
+        let out = benchscope().arg("list").args(args).assert().success();
+        String::from_utf8(out.get_output().stdout.clone()).unwrap()
+    };
+    let kv = text(&["key_value"]);
+    assert!(kv.starts_with("key_value  ") && kv.contains("  knobs") && kv.contains("  benches:"));
+    assert!(!kv.contains("single_row_lookup") && !kv.contains("dispatch strategies"));
+    let knobs = text(&["key_value", "--knobs"]);
+    assert!(
+        knobs.contains("BENCH_KEYS") && !knobs.contains("  benches:"),
+        "{knobs}"
+    );
+    let benches = text(&["single_row_lookup", "--benches"]);
+    assert!(benches.contains("tokio-rusqlite") && !benches.contains("BENCH_ROWS"));
+    assert!(benches.contains("phases not measured apart"), "{benches}");
+    let v: serde_json::Value = serde_json::from_str(&text(&[
+        "single_row_lookup",
+        "--benches",
+        "--format",
+        "json",
+    ]))
+    .unwrap();
+    assert_eq!(v["name"], "single_row_lookup");
+    assert!(v["benches"].as_array().unwrap().len() > 10 && v.get("knobs").is_none());
+    let out = benchscope().args(["list", "nope"]).assert().code(2);
+    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(
+        err.contains("unknown target \"nope\" (known: single_row_lookup, "),
+        "{err}"
+    );
+}
+
 #[test]
 fn no_subcommand_says_what_to_run() {
     benchscope()
