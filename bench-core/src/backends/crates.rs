@@ -636,3 +636,164 @@ impl Pooled {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// bulk_insert through diesel and sql-middleware
+
+mod bulk_schema {
+    diesel::table! {
+        benchscope_bulk_insert (id) {
+            id -> BigInt,
+            title -> Text,
+            created_at -> Text,
+            amount -> Double,
+            flag -> Bool,
+            payload -> Binary,
+            meta -> Text,
+            c1 -> Text,
+            c2 -> Text,
+            c3 -> Text,
+            c4 -> Text,
+            c5 -> Text,
+            c6 -> Text,
+            c7 -> Text,
+            c8 -> Text,
+            c9 -> Text,
+        }
+    }
+}
+
+/// One row as diesel inserts it (borrowing the generated row).
+#[derive(diesel::Insertable)]
+#[diesel(table_name = bulk_schema::benchscope_bulk_insert)]
+struct NewBulk<'a> {
+    id: i64,
+    title: &'a str,
+    created_at: &'a str,
+    amount: f64,
+    flag: bool,
+    payload: &'a [u8],
+    meta: &'a str,
+    c1: &'a str,
+    c2: &'a str,
+    c3: &'a str,
+    c4: &'a str,
+    c5: &'a str,
+    c6: &'a str,
+    c7: &'a str,
+    c8: &'a str,
+    c9: &'a str,
+}
+
+impl<'a> From<&'a crate::workloads::bulk_insert::rows::BulkRow> for NewBulk<'a> {
+    fn from(r: &'a crate::workloads::bulk_insert::rows::BulkRow) -> Self {
+        let t = &r.texts;
+        NewBulk {
+            id: r.id,
+            title: &r.title,
+            created_at: &r.created_at,
+            amount: r.amount,
+            flag: r.flag,
+            payload: &r.payload,
+            meta: &r.meta,
+            c1: &t[0],
+            c2: &t[1],
+            c3: &t[2],
+            c4: &t[3],
+            c5: &t[4],
+            c6: &t[5],
+            c7: &t[6],
+            c8: &t[7],
+            c9: &t[8],
+        }
+    }
+}
+
+impl Diesel {
+    /// Runs `f` on a pooled connection in `spawn_blocking` (checkout, `f`, return).
+    pub async fn run<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut diesel::SqliteConnection) -> Result<T, BenchError> + Send + 'static,
+    ) -> Result<T, BenchError> {
+        let pool = self.pool.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut c = pool.get().map_err(BenchError::driver)?;
+            f(&mut c)
+        })
+        .await
+        .map_err(joined)?
+    }
+}
+
+/// Runs SQL text through diesel (several statements, rows ignored): the fresh table.
+pub fn diesel_batch(c: &mut diesel::SqliteConnection, sql: &str) -> Result<(), BenchError> {
+    use diesel::connection::SimpleConnection;
+    c.batch_execute(sql).map_err(BenchError::driver)
+}
+
+/// The rows inserted one statement each (diesel caches it) in one diesel transaction.
+pub fn diesel_insert_all(
+    c: &mut diesel::SqliteConnection,
+    rows: &[crate::workloads::bulk_insert::rows::BulkRow],
+) -> Result<u64, BenchError> {
+    use diesel::{Connection, RunQueryDsl};
+    c.transaction::<u64, diesel::result::Error, _>(|c| {
+        let mut changed = 0u64;
+        for r in rows {
+            changed += diesel::insert_into(bulk_schema::benchscope_bulk_insert::table)
+                .values(NewBulk::from(r))
+                .execute(c)? as u64;
+        }
+        Ok(changed)
+    })
+    .map_err(BenchError::driver)
+}
+
+impl SqlMiddleware {
+    /// The rows inserted in one transaction of sql-middleware's (`begin_transaction`, one
+    /// prepared insert executed per row with its `RowValues`, commit), as its README writes one.
+    /// `fresh` runs first on the same connection, untimed (the pool holds 10: another would
+    /// find its schema stale); returns the rows changed and the ns from the transaction's
+    /// start to its commit.
+    pub async fn insert_all(
+        &self,
+        sql: &str,
+        rows: &[crate::workloads::bulk_insert::rows::BulkRow],
+        fresh: impl FnOnce(&mut rusqlite::Connection) -> rusqlite::Result<()> + Send + 'static,
+    ) -> Result<(u64, u64), BenchError> {
+        use sql_middleware::RowValues as V;
+        let mut c = self.checkout().await?;
+        c.with_blocking_sqlite(move |raw| {
+            fresh(raw).map_err(sql_middleware::SqlMiddlewareDbError::SqliteError)
+        })
+        .await
+        .map_err(BenchError::driver)?;
+        let start = std::time::Instant::now();
+        let mut tx = sql_middleware::sqlite::begin_transaction(&mut c)
+            .await
+            .map_err(BenchError::driver)?;
+        let stmt = tx.prepare(sql).map_err(BenchError::driver)?;
+        let mut changed = 0u64;
+        for r in rows {
+            let mut p = vec![
+                V::Int(r.id),
+                V::Text(r.title.clone()),
+                V::Text(r.created_at.clone()),
+                V::Float(r.amount),
+                V::Int(r.flag as i64),
+                V::Blob(r.payload.clone()),
+                V::Text(r.meta.clone()),
+            ];
+            p.extend(r.texts.iter().map(|t| V::Text(t.clone())));
+            changed += tx
+                .execute(&stmt)
+                .params(&p)
+                .run()
+                .await
+                .map_err(BenchError::driver)? as u64;
+        }
+        tx.commit().await.map_err(BenchError::driver)?;
+        let elapsed = crate::measure::trace::ns_between(start, std::time::Instant::now());
+        Ok((changed, elapsed))
+    }
+}

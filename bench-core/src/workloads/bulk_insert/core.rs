@@ -290,12 +290,38 @@ fn crate_inserts(
             });
             Ok((iter, settings))
         }
-        _ => Err(CatalogError::no_implementation(
-            super::spec(),
-            super::spec().spec(krate.name())?,
-            "not a bulk_insert bench",
-        )
-        .into()),
+        Shipped::Diesel => {
+            let p = Arc::new(c::Diesel::open(&path, &ctx.settings, 1)?);
+            let settings = p.read_back()?;
+            let fresh = format!("{DROP}; {SQLITE_CREATE}; {CHECKPOINT};");
+            let iter: IterFn<'_> = Box::new(move |_| {
+                let _keep = &scratch;
+                let (p, rows, fresh) = (p.clone(), ctx.rows.clone(), fresh.clone());
+                crate::measure::drive::on_runtime(&ctx.rt, async move {
+                    p.run(move |c| c::diesel_batch(c, &fresh)).await?;
+                    let start = Instant::now();
+                    let changed = p.run(move |c| c::diesel_insert_all(c, &rows)).await?;
+                    Ok(Iteration::new(ns_between(start, Instant::now()), changed))
+                })
+            });
+            Ok((iter, settings))
+        }
+        Shipped::SqlMiddleware => {
+            let p = Arc::new(
+                ctx.rt
+                    .block_on(c::SqlMiddleware::open(&path, &ctx.settings))?,
+            );
+            let settings = ctx.rt.block_on(p.read_back())?;
+            let iter: IterFn<'_> = Box::new(move |_| {
+                let _keep = &scratch;
+                let (p, rows) = (p.clone(), ctx.rows.clone());
+                crate::measure::drive::on_runtime(&ctx.rt, async move {
+                    let (changed, ns) = p.insert_all(SQLITE_INSERT, &rows, |c| reset(c)).await?;
+                    Ok(Iteration::new(ns, changed))
+                })
+            });
+            Ok((iter, settings))
+        }
     }
 }
 
@@ -335,5 +361,63 @@ mod tests {
         assert_eq!(ra, rb);
         assert_eq!(ra[0].1, rows[0].created_at);
         assert_eq!(ra[39].5, rows[39].texts[8]);
+    }
+
+    /// diesel and sql-middleware write the rows rusqlite writes, value for value (every
+    /// column, with its SQLite type).
+    #[cfg(feature = "crates")]
+    #[test]
+    fn the_crates_write_the_rows_rusqlite_writes() {
+        use crate::backends::crates as c;
+        let dir = tempfile::tempdir().unwrap();
+        let rows = Arc::new(super::super::rows::rows(40, 1));
+        let all = |path: &std::path::Path| -> Vec<Vec<(String, String)>> {
+            let conn = rusqlite::Connection::open(path).unwrap();
+            let mut s = conn
+                .prepare("SELECT * FROM benchscope_bulk_insert ORDER BY id")
+                .unwrap();
+            let n = s.column_count();
+            s.query_map([], |r| {
+                Ok((0..n)
+                    .map(|i| {
+                        let v = r.get_ref(i).unwrap();
+                        (format!("{:?}", v.data_type()), format!("{v:?}"))
+                    })
+                    .collect::<Vec<_>>())
+            })
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+        };
+        let mut a = rusqlite::Connection::open(dir.path().join("a.sqlite")).unwrap();
+        reset(&a).unwrap();
+        insert_all(&mut a, &rows).unwrap();
+        let want = all(&dir.path().join("a.sqlite"));
+        assert_eq!(want.len(), 40);
+        let rt = crate::measure::drive::runtime(None).unwrap();
+        let settings = SqliteSettings::default();
+
+        let path = dir.path().join("d.sqlite");
+        let d = c::Diesel::open(&path, &settings, 1).unwrap();
+        let fresh = format!("{DROP}; {SQLITE_CREATE};");
+        let r = rows.clone();
+        let changed = rt
+            .block_on(async {
+                d.run(move |c| c::diesel_batch(c, &fresh)).await?;
+                d.run(move |c| c::diesel_insert_all(c, &r)).await
+            })
+            .unwrap();
+        assert_eq!(changed, 40);
+        assert_eq!(all(&path), want, "diesel");
+
+        let path = dir.path().join("m.sqlite");
+        let m = rt
+            .block_on(c::SqlMiddleware::open(&path, &settings))
+            .unwrap();
+        let (changed, _) = rt
+            .block_on(m.insert_all(SQLITE_INSERT, &rows, |c| reset(c)))
+            .unwrap();
+        assert_eq!(changed, 40);
+        assert_eq!(all(&path), want, "sql-middleware");
     }
 }

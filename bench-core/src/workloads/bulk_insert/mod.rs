@@ -73,6 +73,16 @@ pub fn spec() -> &'static Target {
                 )
             },
         )
+        .bench(bulk(
+            "diesel",
+            Subject::Crate(Shipped::Diesel),
+            "diesel: insert_into(..).values(row).execute per row (statement cached by diesel) in one transaction, in spawn_blocking",
+        ))
+        .bench(bulk(
+            "sql-middleware",
+            Subject::Crate(Shipped::SqlMiddleware),
+            "sql-middleware: begin_transaction, one prepared insert run per row with RowValues (a hop to its worker each), commit",
+        ))
     });
     &SPEC
 }
