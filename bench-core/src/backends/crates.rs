@@ -106,7 +106,7 @@ pub enum Hop {
 }
 
 type R2d2Pool = r2d2::Pool<r2d2_sqlite::SqliteConnectionManager>;
-type R2d2Conn = r2d2::PooledConnection<r2d2_sqlite::SqliteConnectionManager>;
+pub type R2d2Conn = r2d2::PooledConnection<r2d2_sqlite::SqliteConnectionManager>;
 
 /// An r2d2 pool of `n` rusqlite connections, each opened with the run's settings.
 pub struct R2d2 {
@@ -134,6 +134,11 @@ impl R2d2 {
     pub fn read_back(&self) -> Result<BTreeMap<String, String>, BenchError> {
         let c = self.pool.get().map_err(BenchError::driver)?;
         Ok(raw::read_back(&c))
+    }
+
+    /// A connection taken from the pool (blocking) and held by the caller, with the hop.
+    pub fn hold(&self) -> Result<(R2d2Conn, Hop), BenchError> {
+        Ok((self.pool.get().map_err(BenchError::driver)?, self.hop))
     }
 
     /// Runs `f` on a pooled connection, reached with the pool's hop (checkout, `f`, return).

@@ -118,6 +118,56 @@ impl Session for Ctx {
                     settings,
                 )
             }
+            #[cfg(feature = "crates")]
+            Subject::Crate(krate) => {
+                use crate::backends::crates as c;
+                use crate::catalog::Shipped;
+                let (path, s) = (place.path().to_path_buf(), &self.shared.settings);
+                let sql_arc = Arc::new(sql.clone());
+                match krate {
+                    Shipped::TokioRusqlite => {
+                        let p = self.rt.block_on(c::TokioRusqlite::open(&path, s, 1))?;
+                        let settings = self.rt.block_on(p.read_back())?;
+                        let conn = self
+                            .rt
+                            .block_on(crate::measure::drive::LookupPath::checkout(&p))?;
+                        let crud = HopCrud {
+                            on: conn,
+                            sql: sql_arc,
+                        };
+                        (
+                            self.shared
+                                .iteration(&self.rt, crud, sql, case, (place, p))?,
+                            settings,
+                        )
+                    }
+                    Shipped::R2d2SpawnBlocking | Shipped::R2d2BlockInPlace => {
+                        let p = c::R2d2::open(&path, s, 1, c::hop(krate))?;
+                        let settings = p.read_back()?;
+                        let (conn, hop) = p.hold()?;
+                        let crud = HopCrud {
+                            on: R2d2Held {
+                                conn: Some(conn),
+                                hop,
+                            },
+                            sql: sql_arc,
+                        };
+                        (
+                            self.shared
+                                .iteration(&self.rt, crud, sql, case, (place, p))?,
+                            settings,
+                        )
+                    }
+                    _ => {
+                        return Err(CatalogError::no_implementation(
+                            super::spec(),
+                            spec,
+                            "not a crud_overhead bench of this crate",
+                        )
+                        .into());
+                    }
+                }
+            }
             _ => {
                 return Err(CatalogError::no_implementation(
                     super::spec(),
@@ -150,55 +200,60 @@ fn count_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<i64> {
     r.get(n - 1)
 }
 
-/// Raw rusqlite: every statement from the connection's cache.
-struct RusqliteCrud(rusqlite::Connection);
+/// The workload's operations on a rusqlite connection, every statement from its cache: raw
+/// rusqlite calls them in place, the crates where they run a query.
+mod on_conn {
+    use super::*;
 
-impl RusqliteCrud {
-    fn exec(&self, sql: &str, params: &[&dyn ToSql]) -> Result<u64, BenchError> {
-        Ok(self.0.prepare_cached(sql)?.execute(params)? as u64)
+    fn exec(c: &rusqlite::Connection, sql: &str, params: &[&dyn ToSql]) -> Result<u64, BenchError> {
+        Ok(c.prepare_cached(sql)?.execute(params)? as u64)
     }
-}
-
-impl Crud for RusqliteCrud {
-    async fn drop_table(&mut self, sql: &Sql) -> Result<(), BenchError> {
-        self.0.execute_batch(&sql.drop)?;
-        Ok(())
+    pub fn drop_table(c: &rusqlite::Connection, sql: &Sql) -> Result<(), BenchError> {
+        Ok(c.execute_batch(&sql.drop)?)
     }
-    async fn create_table(&mut self, sql: &Sql) -> Result<(), BenchError> {
-        self.0.execute_batch(&sql.create)?;
-        Ok(())
+    pub fn create_table(c: &rusqlite::Connection, sql: &Sql) -> Result<(), BenchError> {
+        Ok(c.execute_batch(&sql.create)?)
     }
-    async fn begin(&mut self) -> Result<(), BenchError> {
-        self.exec("BEGIN", &[]).map(|_| ())
+    pub fn begin(c: &rusqlite::Connection) -> Result<(), BenchError> {
+        exec(c, "BEGIN", &[]).map(|_| ())
     }
-    async fn commit(&mut self) -> Result<(), BenchError> {
-        self.exec("COMMIT", &[]).map(|_| ())
+    pub fn commit(c: &rusqlite::Connection) -> Result<(), BenchError> {
+        exec(c, "COMMIT", &[]).map(|_| ())
     }
-    async fn insert(&mut self, sql: &Sql, r: &Row) -> Result<u64, BenchError> {
-        self.exec(&sql.insert, &[&r.id, &r.text, &r.int, &r.real, &r.flag])
+    pub fn insert(c: &rusqlite::Connection, sql: &Sql, r: &Row) -> Result<u64, BenchError> {
+        exec(c, &sql.insert, &[&r.id, &r.text, &r.int, &r.real, &r.flag])
     }
-    async fn update(&mut self, sql: &Sql, id: i64, text: &str) -> Result<u64, BenchError> {
-        self.exec(&sql.update, &[&text, &id])
+    pub fn update(
+        c: &rusqlite::Connection,
+        sql: &Sql,
+        id: i64,
+        text: &str,
+    ) -> Result<u64, BenchError> {
+        exec(c, &sql.update, &[&text, &id])
     }
-    async fn delete(&mut self, sql: &Sql, id: i64) -> Result<u64, BenchError> {
-        self.exec(&sql.delete, &[&id])
+    pub fn delete(c: &rusqlite::Connection, sql: &Sql, id: i64) -> Result<u64, BenchError> {
+        exec(c, &sql.delete, &[&id])
     }
-    async fn select(&mut self, sql: &Sql, above: i64) -> Result<Vec<Row>, BenchError> {
-        let mut stmt = self.0.prepare_cached(&sql.select)?;
+    pub fn select(c: &rusqlite::Connection, sql: &Sql, above: i64) -> Result<Vec<Row>, BenchError> {
+        let mut stmt = c.prepare_cached(&sql.select)?;
         let rows = stmt.query_map([above], row_of)?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
-    async fn cached(&mut self, sql: &Sql, q: usize) -> Result<Answer, BenchError> {
+    pub fn cached(c: &rusqlite::Connection, sql: &Sql, q: usize) -> Result<Answer, BenchError> {
         let (text, count) = &sql.cached[q];
-        let mut stmt = self.0.prepare_cached(text)?;
+        let mut stmt = c.prepare_cached(text)?;
         Ok(if *count {
             Answer::Count(stmt.query_row([], count_of)?)
         } else {
             Answer::Rows(stmt.query_map([], row_of)?.collect::<Result<_, _>>()?)
         })
     }
-    async fn insert_values(&mut self, sql: &Sql, rows: &[Row]) -> Result<u64, BenchError> {
-        let mut stmt = self.0.prepare_cached(sql.batch(rows.len()))?;
+    pub fn insert_values(
+        c: &rusqlite::Connection,
+        sql: &Sql,
+        rows: &[Row],
+    ) -> Result<u64, BenchError> {
+        let mut stmt = c.prepare_cached(sql.batch(rows.len()))?;
         let mut i = 1;
         for r in rows {
             stmt.raw_bind_parameter(i, r.id)?;
@@ -209,6 +264,156 @@ impl Crud for RusqliteCrud {
             i += 5;
         }
         Ok(stmt.raw_execute()? as u64)
+    }
+}
+
+/// Raw rusqlite: every statement from the connection's cache.
+struct RusqliteCrud(rusqlite::Connection);
+
+impl Crud for RusqliteCrud {
+    async fn drop_table(&mut self, sql: &Sql) -> Result<(), BenchError> {
+        on_conn::drop_table(&self.0, sql)
+    }
+    async fn create_table(&mut self, sql: &Sql) -> Result<(), BenchError> {
+        on_conn::create_table(&self.0, sql)
+    }
+    async fn begin(&mut self) -> Result<(), BenchError> {
+        on_conn::begin(&self.0)
+    }
+    async fn commit(&mut self) -> Result<(), BenchError> {
+        on_conn::commit(&self.0)
+    }
+    async fn insert(&mut self, sql: &Sql, r: &Row) -> Result<u64, BenchError> {
+        on_conn::insert(&self.0, sql, r)
+    }
+    async fn update(&mut self, sql: &Sql, id: i64, text: &str) -> Result<u64, BenchError> {
+        on_conn::update(&self.0, sql, id, text)
+    }
+    async fn delete(&mut self, sql: &Sql, id: i64) -> Result<u64, BenchError> {
+        on_conn::delete(&self.0, sql, id)
+    }
+    async fn select(&mut self, sql: &Sql, above: i64) -> Result<Vec<Row>, BenchError> {
+        on_conn::select(&self.0, sql, above)
+    }
+    async fn cached(&mut self, sql: &Sql, q: usize) -> Result<Answer, BenchError> {
+        on_conn::cached(&self.0, sql, q)
+    }
+    async fn insert_values(&mut self, sql: &Sql, rows: &[Row]) -> Result<u64, BenchError> {
+        on_conn::insert_values(&self.0, sql, rows)
+    }
+}
+
+/// A crate's way to run a closure on its rusqlite connection: tokio-rusqlite's `call`, or
+/// r2d2's connection in `spawn_blocking` / `block_in_place`.
+#[cfg(feature = "crates")]
+trait OnConn: Send {
+    async fn on<T: Send + 'static>(
+        &mut self,
+        f: impl FnOnce(&rusqlite::Connection) -> Result<T, BenchError> + Send + 'static,
+    ) -> Result<T, BenchError>;
+}
+
+#[cfg(feature = "crates")]
+impl OnConn for tokio_rusqlite::Connection {
+    async fn on<T: Send + 'static>(
+        &mut self,
+        f: impl FnOnce(&rusqlite::Connection) -> Result<T, BenchError> + Send + 'static,
+    ) -> Result<T, BenchError> {
+        self.call(move |c| f(c)).await.map_err(|e| match e {
+            tokio_rusqlite::Error::Error(e) => e,
+            other => BenchError::driver(other),
+        })
+    }
+}
+
+/// r2d2's connection, held for the bench (its pool holds one) and reached with the hop.
+#[cfg(feature = "crates")]
+struct R2d2Held {
+    conn: Option<r2d2::PooledConnection<r2d2_sqlite::SqliteConnectionManager>>,
+    hop: crate::backends::crates::Hop,
+}
+
+#[cfg(feature = "crates")]
+impl OnConn for R2d2Held {
+    async fn on<T: Send + 'static>(
+        &mut self,
+        f: impl FnOnce(&rusqlite::Connection) -> Result<T, BenchError> + Send + 'static,
+    ) -> Result<T, BenchError> {
+        use crate::backends::crates::Hop;
+        match self.hop {
+            Hop::SpawnBlocking => {
+                let c = self.conn.take().ok_or_else(|| {
+                    BenchError::Other("connection lost by an earlier failed hop".into())
+                })?;
+                let (c, out) = tokio::task::spawn_blocking(move || {
+                    let out = f(&c);
+                    (c, out)
+                })
+                .await
+                .map_err(BenchError::other)?;
+                self.conn = Some(c);
+                out
+            }
+            Hop::BlockInPlace => {
+                let c = self.conn.as_ref().ok_or_else(|| {
+                    BenchError::Other("connection lost by an earlier failed hop".into())
+                })?;
+                tokio::task::block_in_place(|| f(c))
+            }
+        }
+    }
+}
+
+/// The workload through a crate: each operation one hop to where the crate runs queries.
+#[cfg(feature = "crates")]
+struct HopCrud<H> {
+    on: H,
+    sql: Arc<Sql>,
+}
+
+#[cfg(feature = "crates")]
+impl<H: OnConn> Crud for HopCrud<H> {
+    async fn drop_table(&mut self, _: &Sql) -> Result<(), BenchError> {
+        let sql = self.sql.clone();
+        self.on.on(move |c| on_conn::drop_table(c, &sql)).await
+    }
+    async fn create_table(&mut self, _: &Sql) -> Result<(), BenchError> {
+        let sql = self.sql.clone();
+        self.on.on(move |c| on_conn::create_table(c, &sql)).await
+    }
+    async fn begin(&mut self) -> Result<(), BenchError> {
+        self.on.on(on_conn::begin).await
+    }
+    async fn commit(&mut self) -> Result<(), BenchError> {
+        self.on.on(on_conn::commit).await
+    }
+    async fn insert(&mut self, _: &Sql, r: &Row) -> Result<u64, BenchError> {
+        let (sql, r) = (self.sql.clone(), r.clone());
+        self.on.on(move |c| on_conn::insert(c, &sql, &r)).await
+    }
+    async fn update(&mut self, _: &Sql, id: i64, text: &str) -> Result<u64, BenchError> {
+        let (sql, text) = (self.sql.clone(), text.to_string());
+        self.on
+            .on(move |c| on_conn::update(c, &sql, id, &text))
+            .await
+    }
+    async fn delete(&mut self, _: &Sql, id: i64) -> Result<u64, BenchError> {
+        let sql = self.sql.clone();
+        self.on.on(move |c| on_conn::delete(c, &sql, id)).await
+    }
+    async fn select(&mut self, _: &Sql, above: i64) -> Result<Vec<Row>, BenchError> {
+        let sql = self.sql.clone();
+        self.on.on(move |c| on_conn::select(c, &sql, above)).await
+    }
+    async fn cached(&mut self, _: &Sql, q: usize) -> Result<Answer, BenchError> {
+        let sql = self.sql.clone();
+        self.on.on(move |c| on_conn::cached(c, &sql, q)).await
+    }
+    async fn insert_values(&mut self, _: &Sql, rows: &[Row]) -> Result<u64, BenchError> {
+        let (sql, rows) = (self.sql.clone(), rows.to_vec());
+        self.on
+            .on(move |c| on_conn::insert_values(c, &sql, &rows))
+            .await
     }
 }
 

@@ -14,7 +14,7 @@ pub use self::core::Core;
 use std::sync::LazyLock;
 
 use crate::catalog::{
-    BenchSpec, CONCURRENCY, Measure, SPIN_US, STORAGE, Strategy, Subject, Target, leak,
+    BenchSpec, CONCURRENCY, Measure, SPIN_US, STORAGE, Shipped, Strategy, Subject, Target, leak,
 };
 use crate::knobs::KnobSpec;
 use crate::settings::SqliteSettings;
@@ -139,8 +139,25 @@ fn op_text(case: Case) -> &'static str {
     }
 }
 
+/// The crates crud_overhead runs (the rusqlite-based ones: the same statements where each
+/// runs a query).
+const CRATES: [Shipped; 3] = [
+    Shipped::TokioRusqlite,
+    Shipped::R2d2SpawnBlocking,
+    Shipped::R2d2BlockInPlace,
+];
+
 fn about(subject: Subject) -> &'static str {
     match subject {
+        Subject::Crate(Shipped::TokioRusqlite) => {
+            "tokio-rusqlite on one connection: each statement (from its cache) one call to its thread"
+        }
+        Subject::Crate(Shipped::R2d2SpawnBlocking) => {
+            "an r2d2_sqlite connection: each statement (from its cache) one spawn_blocking"
+        }
+        Subject::Crate(_) => {
+            "an r2d2_sqlite connection: each statement (from its cache) in block_in_place"
+        }
         Subject::Rusqlite => "rusqlite on one connection, statements from its cache (the baseline)",
         Subject::Middleware(_) => {
             "the middleware: values as generic values, a checkout per transaction (per statement outside one), one dispatch per statement, rows built into a result set and decoded"
@@ -179,6 +196,9 @@ pub fn spec() -> &'static Target {
                 let name = leak(format!("{prefix}/{}", subject.slug()));
                 t = t.bench(bench(name, subject));
             }
+            t = t.per_crate(&format!("{prefix}/"), &CRATES, |name, c| {
+                bench(name, Subject::Crate(c))
+            });
         }
         t
     });
