@@ -548,8 +548,8 @@ fn crud_overhead_streams_every_core_bench_with_the_models_work() {
         }
         assert_eq!(
             checked.len(),
-            15 * 11,
-            "every case on rusqlite, 6 strategies, turso and 3 crates"
+            15 * 12,
+            "every case on rusqlite, 6 strategies, turso and 4 crates"
         );
         // Files keep WAL; memdb cannot, and says so in what its connections read back.
         let journal = |bench: &str| {

@@ -158,6 +158,19 @@ impl Session for Ctx {
                             settings,
                         )
                     }
+                    Shipped::SqlMiddleware => {
+                        let p = self.rt.block_on(c::SqlMiddleware::open(&path, s))?;
+                        let settings = self.rt.block_on(p.read_back())?;
+                        let conn = self
+                            .rt
+                            .block_on(crate::measure::drive::LookupPath::checkout(&p))?;
+                        let crud = MiddlewareCrud { conn };
+                        (
+                            self.shared
+                                .iteration(&self.rt, crud, sql, case, (place, p))?,
+                            settings,
+                        )
+                    }
                     _ => {
                         return Err(CatalogError::no_implementation(
                             super::spec(),
@@ -414,6 +427,147 @@ impl<H: OnConn> Crud for HopCrud<H> {
         self.on
             .on(move |c| on_conn::insert_values(c, &sql, &rows))
             .await
+    }
+}
+
+/// The workload through sql-middleware on one connection of its pool, held for the bench: its
+/// query builder with `RowValues` (statement cache on), `execute_batch` for the rest.
+#[cfg(feature = "crates")]
+struct MiddlewareCrud {
+    conn: sql_middleware::MiddlewarePoolConnection,
+}
+
+#[cfg(feature = "crates")]
+impl MiddlewareCrud {
+    /// SQL text run as is on the connection's worker (`with_blocking_sqlite`): the crate's
+    /// own `execute_batch` wraps its statements in a transaction, which BEGIN cannot be in.
+    async fn batch(&mut self, sql: &str) -> Result<(), BenchError> {
+        let sql = sql.to_string();
+        self.conn
+            .with_blocking_sqlite(move |raw| {
+                raw.execute_batch(&sql)
+                    .map_err(sql_middleware::SqlMiddlewareDbError::SqliteError)
+            })
+            .await
+            .map_err(BenchError::driver)
+    }
+    async fn dml(&mut self, sql: &str, p: &[sql_middleware::RowValues]) -> Result<u64, BenchError> {
+        Ok(self
+            .conn
+            .query(sql)
+            .params(p)
+            .dml()
+            .await
+            .map_err(BenchError::driver)? as u64)
+    }
+    async fn rows(
+        &mut self,
+        sql: &str,
+        p: &[sql_middleware::RowValues],
+    ) -> Result<sql_middleware::ResultSet, BenchError> {
+        self.conn
+            .query(sql)
+            .params(p)
+            .select()
+            .await
+            .map_err(BenchError::driver)
+    }
+}
+
+#[cfg(feature = "crates")]
+fn middleware_values(r: &Row) -> [sql_middleware::RowValues; 5] {
+    use sql_middleware::RowValues as V;
+    [
+        V::Int(r.id),
+        V::Text(r.text.clone()),
+        V::Int(r.int),
+        V::Float(r.real),
+        V::Int(r.flag as i64),
+    ]
+}
+
+/// sql-middleware's rows decoded by position into table rows.
+#[cfg(feature = "crates")]
+fn middleware_rows(rs: &sql_middleware::ResultSet) -> Result<Vec<Row>, BenchError> {
+    use sql_middleware::RowValues as V;
+    let bad = |what: &str| BenchError::Other(format!("sql-middleware: unexpected {what}"));
+    rs.results
+        .iter()
+        .map(|r| {
+            let int = |i: usize, what: &str| match r.get_by_index(i) {
+                Some(V::Int(n)) => Ok(*n),
+                _ => Err(bad(what)),
+            };
+            Ok(Row {
+                id: int(0, "id")?,
+                text: match r.get_by_index(1) {
+                    Some(V::Text(t)) => t.clone(),
+                    _ => return Err(bad("text_col")),
+                },
+                int: int(2, "int_col")?,
+                real: match r.get_by_index(3) {
+                    Some(V::Float(f)) => *f,
+                    Some(V::Int(n)) => *n as f64,
+                    _ => return Err(bad("real_col")),
+                },
+                flag: int(4, "bool_col")? != 0,
+            })
+        })
+        .collect()
+}
+
+#[cfg(feature = "crates")]
+impl Crud for MiddlewareCrud {
+    async fn drop_table(&mut self, sql: &Sql) -> Result<(), BenchError> {
+        self.batch(&sql.drop).await
+    }
+    async fn create_table(&mut self, sql: &Sql) -> Result<(), BenchError> {
+        self.batch(&sql.create).await
+    }
+    async fn begin(&mut self) -> Result<(), BenchError> {
+        self.batch("BEGIN").await
+    }
+    async fn commit(&mut self) -> Result<(), BenchError> {
+        self.batch("COMMIT").await
+    }
+    async fn insert(&mut self, sql: &Sql, r: &Row) -> Result<u64, BenchError> {
+        self.dml(&sql.insert, &middleware_values(r)).await
+    }
+    async fn update(&mut self, sql: &Sql, id: i64, text: &str) -> Result<u64, BenchError> {
+        use sql_middleware::RowValues as V;
+        self.dml(&sql.update, &[V::Text(text.to_string()), V::Int(id)])
+            .await
+    }
+    async fn delete(&mut self, sql: &Sql, id: i64) -> Result<u64, BenchError> {
+        self.dml(&sql.delete, &[sql_middleware::RowValues::Int(id)])
+            .await
+    }
+    async fn select(&mut self, sql: &Sql, above: i64) -> Result<Vec<Row>, BenchError> {
+        let rs = self
+            .rows(&sql.select, &[sql_middleware::RowValues::Int(above)])
+            .await?;
+        middleware_rows(&rs)
+    }
+    async fn cached(&mut self, sql: &Sql, q: usize) -> Result<Answer, BenchError> {
+        let (text, count) = &sql.cached[q];
+        let rs = self.rows(text, &[]).await?;
+        Ok(if *count {
+            // The count is the row's last column (after an AVG, say).
+            match rs.results.first().and_then(|r| r.rows.last()) {
+                Some(sql_middleware::RowValues::Int(n)) => Answer::Count(*n),
+                other => {
+                    return Err(BenchError::Other(format!(
+                        "a count query returned {other:?}"
+                    )));
+                }
+            }
+        } else {
+            Answer::Rows(middleware_rows(&rs)?)
+        })
+    }
+    async fn insert_values(&mut self, sql: &Sql, rows: &[Row]) -> Result<u64, BenchError> {
+        let p: Vec<sql_middleware::RowValues> = rows.iter().flat_map(middleware_values).collect();
+        self.dml(sql.batch(rows.len()), &p).await
     }
 }
 

@@ -141,10 +141,11 @@ fn op_text(case: Case) -> &'static str {
 
 /// The crates crud_overhead runs (the rusqlite-based ones: the same statements where each
 /// runs a query).
-const CRATES: [Shipped; 3] = [
+const CRATES: [Shipped; 4] = [
     Shipped::TokioRusqlite,
     Shipped::R2d2SpawnBlocking,
     Shipped::R2d2BlockInPlace,
+    Shipped::SqlMiddleware,
 ];
 
 fn about(subject: Subject) -> &'static str {
@@ -154,6 +155,9 @@ fn about(subject: Subject) -> &'static str {
         }
         Subject::Crate(Shipped::R2d2SpawnBlocking) => {
             "an r2d2_sqlite connection: each statement (from its cache) one spawn_blocking"
+        }
+        Subject::Crate(Shipped::SqlMiddleware) => {
+            "sql-middleware on one connection of its pool: its query builder with RowValues (statement cache on), each statement a hop to its worker"
         }
         Subject::Crate(_) => {
             "an r2d2_sqlite connection: each statement (from its cache) in block_in_place"
