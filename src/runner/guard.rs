@@ -19,6 +19,14 @@ pub struct Guard {
     pub current: Option<String>,
 }
 
+/// The value of budget flag `name` (`--time 2`) in a runner's arguments, if given and valid.
+fn budget_flag<T: std::str::FromStr>(args: &[String], name: &str) -> Option<T> {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse().ok())
+}
+
 /// The runner's own default for `--samples`.
 const DEFAULT_MAX_SAMPLES: u64 = 100;
 
@@ -33,12 +41,7 @@ fn finite(what: &str, v: f64) -> Result<(), String> {
 impl Guard {
     /// A guard for the `benches` asked for, with the budget's flags (`--samples N`).
     pub fn new(benches: &[String], budget_args: &[String]) -> Guard {
-        let max_samples = budget_args
-            .iter()
-            .position(|a| a == "--samples")
-            .and_then(|i| budget_args.get(i + 1))
-            .and_then(|v| v.parse::<u64>().ok())
-            .unwrap_or(DEFAULT_MAX_SAMPLES);
+        let max_samples = budget_flag(budget_args, "--samples").unwrap_or(DEFAULT_MAX_SAMPLES);
         Guard {
             asked: benches.iter().cloned().collect(),
             max_samples,
@@ -214,13 +217,7 @@ pub struct Watchdog {
 impl Watchdog {
     pub fn new(req: &RunRequest) -> Watchdog {
         let flag = |name: &str, default: f64| {
-            req.settings
-                .budget_args
-                .iter()
-                .position(|a| a == name)
-                .and_then(|i| req.settings.budget_args.get(i + 1))
-                .and_then(|v| v.parse::<f64>().ok())
-                .unwrap_or(default)
+            budget_flag(&req.settings.budget_args, name).unwrap_or(default)
         };
         let budget = flag("--time", 2.0) + flag("--warmup", 0.3);
         // BENCHSCOPE_SILENCE_S sets the bound outright (a slow machine, or a test of it).
