@@ -13,6 +13,23 @@ fn main() {
         .find(|p| p.exists())
         .unwrap_or_else(|| manifest.join("Cargo.lock"));
     write_crate_versions(&lock);
+    // The harness crates' own lockfiles, beside this one: the catalog names the exact version
+    // of a crate that only a harness links (async-sqlite), whichever binary draws it.
+    let root = manifest.parent().unwrap_or(&manifest);
+    let mut harnesses: Vec<(String, String)> = Vec::new();
+    for h in ["harness-sqlx", "harness-async-sqlite"] {
+        for (n, v) in versions_in(&root.join(h).join("Cargo.lock")) {
+            if !harnesses.iter().any(|(f, _)| *f == n) {
+                harnesses.push((n, v));
+            }
+        }
+    }
+    write_versions(
+        "harness_versions.rs",
+        "HARNESS_CRATE_VERSIONS",
+        "Crate versions resolved in the harness crates' own Cargo.lock files.",
+        &harnesses,
+    );
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-changed=lockfile.rs");
 }

@@ -20,8 +20,8 @@ const MEASURED_CRATES: &[&str] = &[
     "async-sqlite",
 ];
 
-/// Writes `OUT_DIR/crate_versions.rs` from `lock` (nothing listed when it cannot be read).
-fn write_crate_versions(lock: &std::path::Path) {
+/// The measured crates' versions in `lock`, in lockfile order (none when it cannot be read).
+fn versions_in(lock: &std::path::Path) -> Vec<(String, String)> {
     println!("cargo:rerun-if-changed={}", lock.display());
     let text = std::fs::read_to_string(lock).unwrap_or_default();
     let mut found: Vec<(String, String)> = Vec::new();
@@ -37,14 +37,39 @@ fn write_crate_versions(lock: &std::path::Path) {
             found.push((n, v.trim_matches('"').to_string()));
         }
     }
+    found
+}
+
+/// Writes `OUT_DIR/{file}` holding `pub const {name}: &[(&str, &str)]` with `found`.
+fn write_versions(file: &str, name: &str, doc: &str, found: &[(String, String)]) {
     let body: String = found
         .iter()
         .map(|(n, v)| format!("    ({n:?}, {v:?}),\n"))
         .collect();
     let out = std::path::PathBuf::from(std::env::var("OUT_DIR").unwrap());
     std::fs::write(
-        out.join("crate_versions.rs"),
-        format!("/// Crate versions resolved in the building workspace's Cargo.lock.\npub const CRATE_VERSIONS: &[(&str, &str)] = &[\n{body}];\n"),
+        out.join(file),
+        format!("/// {doc}\npub const {name}: &[(&str, &str)] = &[\n{body}];\n"),
     )
     .unwrap();
+}
+
+/// Writes `OUT_DIR/crate_versions.rs` (`CRATE_VERSIONS`) from `lock`.
+fn write_crate_versions(lock: &std::path::Path) {
+    write_versions(
+        "crate_versions.rs",
+        "CRATE_VERSIONS",
+        "Crate versions resolved in the building workspace's Cargo.lock.",
+        &versions_in(lock),
+    );
+}
+
+/// A harness crate's build script: its own Cargo.lock's versions (bench-core, a path
+/// dependency, records the core workspace's).
+#[allow(dead_code)]
+fn write_harness_crate_versions() {
+    let manifest = std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
+    write_crate_versions(&manifest.join("Cargo.lock"));
+    println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=../bench-core/lockfile.rs");
 }

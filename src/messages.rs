@@ -111,10 +111,11 @@ pub enum RunEvent {
     Exited { run_id: String, outcome: Outcome },
 }
 
-/// Where harness-sqlx stands: the sqlx benches run only once it is built.
+/// Where a harness crate's build stands (harness-sqlx, harness-async-sqlite): its benches run
+/// only once it is built.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum HarnessBuild {
-    /// Nothing asked for it yet (or BENCHSCOPE_SQLX_HARNESS names a binary).
+    /// Nothing asked for it yet (or its variable names a binary).
     #[default]
     Idle,
     /// cargo is looking whether it is up to date.
@@ -135,11 +136,12 @@ impl HarnessBuild {
         matches!(self, HarnessBuild::Checking | HarnessBuild::Building { .. })
     }
 
-    /// One line for a person: "building the sqlx harness: 112/276 crates (sqlx-core)".
-    pub fn describe(&self) -> Option<String> {
+    /// One line for a person: "building the sqlx harness: 112/276 crates (sqlx-core)", for the
+    /// harness named `name`.
+    pub fn describe(&self, name: &str) -> Option<String> {
         match self {
             HarnessBuild::Idle | HarnessBuild::Ready => None,
-            HarnessBuild::Checking => Some("checking the sqlx harness is built (cargo)".into()),
+            HarnessBuild::Checking => Some(format!("checking the {name} harness is built (cargo)")),
             HarnessBuild::Building {
                 done,
                 total,
@@ -154,12 +156,41 @@ impl HarnessBuild {
                 } else {
                     format!(" ({current})")
                 };
-                Some(format!("building the sqlx harness: {of} crates{now}"))
+                Some(format!("building the {name} harness: {of} crates{now}"))
             }
             HarnessBuild::Failed(e) => Some(format!(
-                "the sqlx harness cannot be built: {}",
+                "the {name} harness cannot be built: {}",
                 e.lines().next().unwrap_or("")
             )),
         }
+    }
+}
+
+/// How the build of each harness crate stands.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct HarnessBuilds(Vec<(bench_core::catalog::Harness, HarnessBuild)>);
+
+impl HarnessBuilds {
+    pub fn get(&self, h: bench_core::catalog::Harness) -> &HarnessBuild {
+        static IDLE: HarnessBuild = HarnessBuild::Idle;
+        self.0
+            .iter()
+            .find(|(k, _)| *k == h)
+            .map(|(_, b)| b)
+            .unwrap_or(&IDLE)
+    }
+
+    pub fn set(&mut self, h: bench_core::catalog::Harness, build: HarnessBuild) {
+        match self.0.iter_mut().find(|(k, _)| *k == h) {
+            Some((_, b)) => *b = build,
+            None => self.0.push((h, build)),
+        }
+    }
+
+    /// The line of the harness whose build is under way (or failed), if any.
+    pub fn describe(&self) -> Option<String> {
+        let busy = self.0.iter().find(|(_, b)| b.is_busy());
+        busy.or_else(|| self.0.iter().find(|(_, b)| b.describe("").is_some()))
+            .and_then(|(h, b)| b.describe(h.name()))
     }
 }

@@ -18,6 +18,9 @@ pub enum Harness {
     Core,
     /// harness-sqlx (sqlx 0.9 in its own dependency graph).
     Sqlx,
+    /// harness-async-sqlite (async-sqlite 0.7 and its rusqlite 0.41 in their own graph).
+    #[serde(rename = "async-sqlite")]
+    AsyncSqlite,
 }
 
 impl Harness {
@@ -25,8 +28,12 @@ impl Harness {
         match self {
             Harness::Core => "core",
             Harness::Sqlx => "sqlx",
+            Harness::AsyncSqlite => "async-sqlite",
         }
     }
+
+    /// Every harness, in the order a run's benches are run.
+    pub const ALL: [Harness; 3] = [Harness::Core, Harness::Sqlx, Harness::AsyncSqlite];
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -217,11 +224,14 @@ pub enum Shipped {
     Diesel,
     /// sql-middleware's SQLite pool and query builder.
     SqlMiddleware,
+    /// async-sqlite's `Pool` (a background thread per connection), in its own harness.
+    AsyncSqlite,
 }
 
 impl Shipped {
-    pub const ALL: [Shipped; 5] = [
+    pub const ALL: [Shipped; 6] = [
         Shipped::TokioRusqlite,
+        Shipped::AsyncSqlite,
         Shipped::R2d2SpawnBlocking,
         Shipped::R2d2BlockInPlace,
         Shipped::Diesel,
@@ -236,6 +246,7 @@ impl Shipped {
             Shipped::R2d2BlockInPlace => "r2d2_sqlite/block_in_place",
             Shipped::Diesel => "diesel",
             Shipped::SqlMiddleware => "sql-middleware",
+            Shipped::AsyncSqlite => "async-sqlite",
         }
     }
 
@@ -246,13 +257,18 @@ impl Shipped {
             Shipped::R2d2SpawnBlocking | Shipped::R2d2BlockInPlace => "r2d2_sqlite",
             Shipped::Diesel => "diesel",
             Shipped::SqlMiddleware => "sql-middleware",
+            Shipped::AsyncSqlite => "async-sqlite",
         }
     }
 
-    /// The crate's exact version as this build resolved it (from the workspace's Cargo.lock).
+    /// The crate's exact version as this build resolved it (from the Cargo.lock of the
+    /// workspace that builds it: the core's, or its harness's).
     pub fn version(self) -> &'static str {
-        crate::protocol::env::CRATE_VERSIONS
-            .iter()
+        let lock = match self.harness() {
+            Harness::Core => crate::protocol::env::CRATE_VERSIONS,
+            _ => crate::protocol::env::HARNESS_CRATE_VERSIONS,
+        };
+        lock.iter()
             .find(|(n, _)| *n == self.krate())
             .map(|(_, v)| *v)
             .unwrap_or("?")
@@ -291,6 +307,17 @@ impl Shipped {
             Shipped::SqlMiddleware => {
                 "sql-middleware's SQLite pool (bb8, a worker thread per connection) and query builder, as shipped"
             }
+            Shipped::AsyncSqlite => {
+                "async-sqlite's Pool: a background thread per connection, each call a closure on the next one (round robin); rusqlite 0.41 with its statement cache"
+            }
+        }
+    }
+
+    /// The harness that links the crate.
+    pub fn harness(self) -> Harness {
+        match self {
+            Shipped::AsyncSqlite => Harness::AsyncSqlite,
+            _ => Harness::Core,
         }
     }
 }
@@ -367,6 +394,7 @@ impl Subject {
     pub fn harness(self) -> Harness {
         match self {
             Subject::SqlxSqlite | Subject::SqlxPostgres => Harness::Sqlx,
+            Subject::Crate(c) => c.harness(),
             _ => Harness::Core,
         }
     }

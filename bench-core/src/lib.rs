@@ -15,6 +15,9 @@
 //! Everything that links SQLite sits behind the `sqlite` / `middleware` / `turso` features so
 //! that harness-sqlx can use the rest alone.
 
+// The shared rusqlite code (on_rusqlite.rs) names bench-core's items the way a harness does.
+extern crate self as bench_core;
+
 pub mod backends;
 pub mod catalog;
 pub mod compare;
@@ -22,6 +25,8 @@ pub mod dataset;
 pub mod error;
 pub mod knobs;
 pub mod measure;
+#[cfg(feature = "sqlite")]
+pub mod on_rusqlite;
 pub mod profile;
 pub mod protocol;
 pub mod redact;

@@ -16,8 +16,8 @@ pub enum Layer {
     Sqlite,
     /// The driver or engine a bench goes through: rusqlite, sqlx, turso.
     Driver,
-    /// The crate under test over the driver, as it ships: tokio-rusqlite, r2d2 and
-    /// r2d2_sqlite, diesel, sql-middleware (and bb8, its pool).
+    /// The crate under test over the driver, as it ships: tokio-rusqlite, async-sqlite, r2d2
+    /// and r2d2_sqlite, diesel, sql-middleware (and bb8, its pool).
     Crate,
     /// The async runtime and thread hand-offs: tokio, parking, futexes, channels.
     Runtime,
@@ -91,6 +91,8 @@ pub fn classify(frame: &str) -> Option<Layer> {
     const CRATES: &[&str] = &[
         "tokio_rusqlite::",
         "<tokio_rusqlite::",
+        "async_sqlite::",
+        "<async_sqlite::",
         "r2d2::",
         "<r2d2::",
         "r2d2_sqlite::",
@@ -149,6 +151,8 @@ pub fn classify(frame: &str) -> Option<Layer> {
         || f.starts_with("<bench_core::")
         || f.starts_with("harness_sqlx::")
         || f.starts_with("<harness_sqlx::")
+        || f.starts_with("harness_async_sqlite::")
+        || f.starts_with("<harness_async_sqlite::")
     {
         return Some(Layer::Middleware);
     }
@@ -337,6 +341,10 @@ mod tests {
             ("readDbPage", Some(Sqlite)),
             ("rusqlite::statement::Statement::query_row", Some(Driver)),
             ("tokio_rusqlite::Connection::call::{{closure}}", Some(Crate)),
+            (
+                "async_sqlite::client::Client::conn::{{closure}}",
+                Some(Crate),
+            ),
             ("<r2d2::Pool<M>>::get", Some(Crate)),
             (
                 "diesel::sqlite::connection::SqliteConnection::load",

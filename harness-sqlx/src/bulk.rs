@@ -14,10 +14,8 @@ use bench_core::workloads::bulk_insert::rows::{
     BulkRow, CHECKPOINT, DROP, POSTGRES_CREATE, POSTGRES_INSERT, SQLITE_CREATE, SQLITE_INSERT,
     Scratch,
 };
-use bench_core::workloads::bulk_insert::{self, NO_POSTGRES};
+use bench_core::workloads::bulk_insert::{self, INSERT_WORK, NO_POSTGRES};
 
-/// What the work check of an insert bench sums.
-const INSERT_WORK: &str = "rows inserted (rows each INSERT reports changed)";
 use sqlx::postgres::PgConnectOptions;
 use sqlx::sqlite::SqliteConnectOptions;
 use sqlx::{ConnectOptions, Connection, Executor};

@@ -20,7 +20,7 @@ use bench_core::knobs::Knobs;
 use bench_core::protocol::results::RunRecord;
 use bench_core::protocol::{DatasetStatus, Event};
 
-use crate::messages::{HarnessBuild, Outcome, RunEvent, RunRequest, RunSettings};
+use crate::messages::{HarnessBuild, HarnessBuilds, Outcome, RunEvent, RunRequest, RunSettings};
 pub use catalog::CatalogPanel;
 pub use compare::ComparePanel;
 use keys::{Cmd, Key};
@@ -139,8 +139,8 @@ pub struct State {
     pub now: Instant,
     /// Prefix of run ids (the process id in the app; fixed in tests).
     pub id_prefix: String,
-    /// How the sqlx harness's build stands (built in the background from the start).
-    pub harness: HarnessBuild,
+    /// How each harness crate's build stands (built in the background from the start).
+    pub harness: HarnessBuilds,
     /// Runs an export holds (by id): quitting with others that have results asks first.
     pub exported: std::collections::BTreeSet<String>,
     /// Where this session's journal is written (shown when quitting).
@@ -170,8 +170,8 @@ pub enum Action {
     Tick,
     /// An export finished: the paths written, or why it failed.
     Exported(Result<Vec<String>, String>),
-    /// The sqlx harness's build moved on.
-    Harness(HarnessBuild),
+    /// A harness crate's build moved on.
+    Harness(bench_core::catalog::Harness, HarnessBuild),
     /// A baseline was saved: where, or why not.
     BaselineSaved(Result<String, String>),
     /// Saved results were read, or why not.
@@ -222,7 +222,7 @@ impl State {
             color: true,
             now: Instant::now(),
             id_prefix: format!("r{}", std::process::id()),
-            harness: HarnessBuild::Idle,
+            harness: HarnessBuilds::default(),
             exported: Default::default(),
             journal: None,
             offer: None,
@@ -698,11 +698,11 @@ pub fn update(state: &mut State, action: Action, now: Instant) -> Vec<Effect> {
             state.set_status(format!("baseline not saved: {e}"), true);
             vec![]
         }
-        Action::Harness(h) => {
+        Action::Harness(which, h) => {
             if let HarnessBuild::Failed(_) = &h {
-                state.set_status(h.describe().unwrap_or_default(), true);
+                state.set_status(h.describe(which.name()).unwrap_or_default(), true);
             }
-            state.harness = h;
+            state.harness.set(which, h);
             vec![]
         }
         Action::Exported(Err(e)) => {

@@ -2,8 +2,8 @@
 //! sent on a channel. Behind a trait so that front ends can be tested without processes.
 
 pub mod guard;
+pub mod harnesses;
 pub mod machine;
-pub mod sqlx_harness;
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -59,14 +59,15 @@ pub struct Program {
 }
 
 /// Starts each run as child processes: bench-core's runner (this executable's hidden `runner`
-/// subcommand) for the core benches, then harness-sqlx for the sqlx ones, one after the other,
-/// presented as one stream (one `done`, one exit).
+/// subcommand) for the core benches, then each harness crate (harness-sqlx, harness-async-sqlite)
+/// for its benches, one after the other, presented as one stream (one `done`, one exit).
 pub struct ProcessRunner {
     pub core: Program,
-    pub sqlx: sqlx_harness::Locator,
-    /// Start the core benches while harness-sqlx still builds (the explorer: a first sqlx run
-    /// does not sit idle for minutes) instead of building first (headless: nothing is measured
-    /// beside a compiler).
+    /// The harness crates, in [`harnesses::EXTERNAL`]'s order.
+    pub externals: Vec<harnesses::Locator>,
+    /// Start the core benches while a harness crate still builds (the explorer: a first sqlx
+    /// run does not sit idle for minutes) instead of building first (headless: nothing is
+    /// measured beside a compiler).
     pub overlap_build: bool,
 }
 
@@ -77,7 +78,10 @@ impl ProcessRunner {
                 program: std::env::current_exe()?,
                 prefix_args: vec!["runner".into()],
             },
-            sqlx: sqlx_harness::Locator::default(),
+            externals: harnesses::EXTERNAL
+                .into_iter()
+                .map(harnesses::Locator::new)
+                .collect(),
             overlap_build: false,
         })
     }
@@ -93,7 +97,7 @@ pub fn split_by_harness(req: &RunRequest) -> Vec<(Harness, Vec<String>)> {
             .unwrap_or(Harness::Core)
     };
     let mut groups: Vec<(Harness, Vec<String>)> = Vec::new();
-    for h in [Harness::Core, Harness::Sqlx] {
+    for h in Harness::ALL {
         let mine: Vec<String> = req
             .benches
             .iter()
@@ -392,7 +396,7 @@ impl Runner for ProcessRunner {
     ) -> std::io::Result<RunHandle> {
         let (kill_tx, mut kill_rx) = tokio::sync::oneshot::channel::<()>();
         let core = self.core.clone();
-        let sqlx = self.sqlx.clone();
+        let externals = self.externals.clone();
         let overlap_build = self.overlap_build;
         tokio::spawn(async move {
             let run_id = request.run_id.clone();
@@ -400,25 +404,23 @@ impl Runner for ProcessRunner {
             let mut cancelled = false;
             // Find (or build) every harness first, so a build never lands between benches and
             // a harness that cannot be had is known before anything is measured; or, when
-            // overlapping, let the sqlx harness build on while the core benches run.
+            // overlapping, let a harness crate build on while the core benches run.
             let groups = split_by_harness(&request);
-            let overlap = overlap_build
-                && groups.len() > 1
-                && !sqlx.is_ready()
-                && sqlx_harness::Locator::builds();
+            let has_core = groups.iter().any(|(h, _)| *h == Harness::Core);
             let mut children = Vec::new();
             for (harness, benches) in groups {
-                let program = match harness {
-                    Harness::Core => Pending::Ready(Ok(core.clone())),
-                    Harness::Sqlx if overlap => {
-                        let sqlx = sqlx.clone();
+                let locator = externals.iter().find(|l| l.external.harness == harness);
+                let program = match locator {
+                    None => Pending::Ready(Ok(core.clone())),
+                    Some(l) if overlap_build && has_core && !l.is_ready() && l.builds() => {
+                        let l = l.clone();
                         let _ = events.send(RunEvent::Note {
                             run_id: run_id.clone(),
-                            text: "core benches run while the sqlx harness builds: cargo shares their CPU (the machine line says how much)".into(),
+                            text: format!("core benches run while the {} harness builds: cargo shares their CPU (the machine line says how much)", harness.name()),
                         });
-                        Pending::Building(tokio::spawn(async move { sqlx.program(&|_| {}).await }))
+                        Pending::Building(tokio::spawn(async move { l.program(&|_| {}).await }))
                     }
-                    Harness::Sqlx => {
+                    Some(l) => {
                         let note = |text: String| {
                             let _ = events.send(RunEvent::Note {
                                 run_id: run_id.clone(),
@@ -426,7 +428,7 @@ impl Runner for ProcessRunner {
                             });
                         };
                         tokio::select! {
-                            p = sqlx.program(&note) => Pending::Ready(p),
+                            p = l.program(&note) => Pending::Ready(p),
                             _ = &mut kill_rx => {
                                 let _ = events.send(RunEvent::Exited { run_id, outcome: Outcome::Cancelled });
                                 return;
@@ -580,7 +582,7 @@ impl Pending {
         match self {
             Pending::Ready(p) => Some(p),
             Pending::Building(task) => tokio::select! {
-                p = task => Some(p.unwrap_or_else(|e| Err(format!("building the sqlx harness: {e}")))),
+                p = task => Some(p.unwrap_or_else(|e| Err(format!("building a harness crate: {e}")))),
                 _ = kill_rx => None,
             },
         }

@@ -176,8 +176,8 @@ pub fn run(args: TuiArgs, open: Option<&std::path::Path>) -> i32 {
             return 1;
         }
     };
-    // The first sqlx run does not wait minutes for its harness: it builds from the start, and
-    // a run's core benches go while it does.
+    // The first run of a harness crate's benches (sqlx, async-sqlite) does not wait minutes for
+    // it: the harnesses build from the start, and a run's core benches go while they do.
     runner.overlap_build = true;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -192,15 +192,33 @@ pub fn run(args: TuiArgs, open: Option<&std::path::Path>) -> i32 {
         }
     };
     let guard = TerminalGuard;
-    let harness = runner.sqlx.watch();
     let result = rt.block_on(async {
-        if crate::runner::sqlx_harness::Locator::builds() {
-            let sqlx = runner.sqlx.clone();
-            // Dropped with the runtime on quit: cargo's whole process group goes with it.
+        // How each harness build stands, as one stream of actions.
+        let (harness_tx, harness) = mpsc::unbounded_channel();
+        for l in &runner.externals {
+            let (mut rx, tx, which) = (l.watch(), harness_tx.clone(), l.external.harness);
             tokio::spawn(async move {
-                let _ = sqlx.program(&|_| {}).await;
+                while rx.changed().await.is_ok() {
+                    let b = rx.borrow_and_update().clone();
+                    if tx.send(Action::Harness(which, b)).is_err() {
+                        break;
+                    }
+                }
             });
         }
+        let builds: Vec<_> = runner
+            .externals
+            .iter()
+            .filter(|l| l.builds())
+            .cloned()
+            .collect();
+        // One after the other; dropped with the runtime on quit: cargo's whole process group
+        // goes with it.
+        tokio::spawn(async move {
+            for l in builds {
+                let _ = l.program(&|_| {}).await;
+            }
+        });
         event_loop(
             terminal,
             &mut state,
@@ -406,7 +424,7 @@ async fn event_loop(
     mut terminal: ratatui::DefaultTerminal,
     state: &mut State,
     runner: &dyn Runner,
-    mut harness: tokio::sync::watch::Receiver<crate::messages::HarnessBuild>,
+    mut harness: mpsc::UnboundedReceiver<Action>,
     journal: Option<crate::journal::Writer>,
     snapshot_dir: &std::path::Path,
 ) -> std::io::Result<()> {
@@ -469,9 +487,8 @@ async fn event_loop(
                     dirty = false;
                 }
             }
-            Ok(()) = harness.changed() => {
-                let now = harness.borrow_and_update().clone();
-                lp.apply(state, Action::Harness(now));
+            Some(action) = harness.recv() => {
+                lp.apply(state, action);
                 dirty = true;
             }
             _ = sigterm.recv() => break,

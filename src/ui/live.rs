@@ -18,7 +18,7 @@ pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
             "No run yet. In the catalog: space marks benches, enter runs them.".to_string();
         if let Some(h) = state.harness.describe() {
             msg.push_str(&format!(
-                "\n\n{h}: the sqlx benches can run once it is built; every other bench runs now."
+                "\n\n{h}: its benches can run once it is built; every other bench runs now."
             ));
         }
         frame.render_widget(
@@ -109,10 +109,14 @@ pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
     }
     frame.render_widget(Paragraph::new(lines), list);
 
-    // A sqlx bench of this run waits for its harness: say how far the build is, where the
+    // A bench of this run waits for its harness crate: say how far the build is, where the
     // bench's figures will be.
     let build = state.harness.describe().filter(|_| {
-        run.state == RunState::Running && run.benches.iter().any(|b| waits_for_harness(run, b))
+        run.state == RunState::Running
+            && run
+                .benches
+                .iter()
+                .any(|b| waits_for_harness(run, b).is_some())
     });
     let rest = match build {
         Some(text) if rest.height >= 1 => {
@@ -178,10 +182,12 @@ fn bench_line<'a>(
             (None, None) if current => "warming up".to_string(),
             _ => String::new(),
         },
-        None if state.harness.is_busy() && waits_for_harness(run, name) => {
-            "waits for the sqlx harness build".to_string()
-        }
-        None => String::new(),
+        None => match waits_for_harness(run, name) {
+            Some(h) if state.harness.get(h).is_busy() => {
+                format!("waits for the {} harness build", h.name())
+            }
+            _ => String::new(),
+        },
     };
     let name_w = 26.min(w.saturating_sub(4));
     let mut line = Line::from(vec![
@@ -198,13 +204,17 @@ fn bench_line<'a>(
     line
 }
 
-/// Whether `bench` of `run` is a sqlx bench with no result yet.
-fn waits_for_harness(run: &RunView, bench: &str) -> bool {
-    run.record.bench(bench).is_none()
-        && run
-            .target
-            .spec(bench)
-            .is_ok_and(|s| s.harness() == bench_core::catalog::Harness::Sqlx)
+/// The harness crate `bench` of `run` waits for, when it has no result yet and is not a core
+/// bench.
+fn waits_for_harness(run: &RunView, bench: &str) -> Option<bench_core::catalog::Harness> {
+    if run.record.bench(bench).is_some() {
+        return None;
+    }
+    run.target
+        .spec(bench)
+        .ok()
+        .map(|s| s.harness())
+        .filter(|h| *h != bench_core::catalog::Harness::Core)
 }
 
 /// A scenario bench in one line: its final figures, or its last window while it runs.

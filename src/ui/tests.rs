@@ -412,11 +412,14 @@ fn a_run_while_the_sqlx_harness_builds() {
     let t = Instant::now();
     update(
         &mut s,
-        Action::Harness(crate::messages::HarnessBuild::Building {
-            done: 112,
-            total: Some(276),
-            current: "sqlx-core".into(),
-        }),
+        Action::Harness(
+            bench_core::catalog::Harness::Sqlx,
+            crate::messages::HarnessBuild::Building {
+                done: 112,
+                total: Some(276),
+                current: "sqlx-core".into(),
+            },
+        ),
         t,
     );
     insta::assert_snapshot!("harness_building_idle_80x24", draw(&s, 80, 24));

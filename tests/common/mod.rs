@@ -10,6 +10,7 @@ pub fn benchscope() -> Command {
         c.env_remove(v);
     }
     c.env_remove("BENCHSCOPE_SQLX_HARNESS");
+    c.env_remove("BENCHSCOPE_ASYNC_SQLITE_HARNESS");
     c
 }
 
@@ -20,6 +21,7 @@ pub fn benchscope_std() -> std::process::Command {
         c.env_remove(v);
     }
     c.env_remove("BENCHSCOPE_SQLX_HARNESS");
+    c.env_remove("BENCHSCOPE_ASYNC_SQLITE_HARNESS");
     c
 }
 

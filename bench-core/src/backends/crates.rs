@@ -16,10 +16,11 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::backends::raw;
-use crate::dataset::{BenchRow, SELECT_BY_ID, bench_row};
+use crate::dataset::{BenchRow, SELECT_BY_ID};
 use crate::error::BenchError;
 use crate::measure::drive::LookupPath;
 use crate::measure::trace::PhaseTotals;
+use crate::on_rusqlite::cached_lookup;
 use crate::settings::{self, SqliteSettings};
 
 fn joined(e: tokio::task::JoinError) -> BenchError {
@@ -177,13 +178,6 @@ impl R2d2 {
 pub struct R2d2Lease {
     pool: R2d2Pool,
     conn: Option<R2d2Conn>,
-}
-
-/// One lookup as code on a rusqlite connection writes it: the statement from the
-/// connection's cache, `query_row`, decode.
-fn cached_lookup(c: &rusqlite::Connection, id: i64) -> rusqlite::Result<BenchRow> {
-    let mut stmt = c.prepare_cached(SELECT_BY_ID)?;
-    stmt.query_row([id], bench_row)
 }
 
 impl LookupPath for R2d2 {
@@ -583,6 +577,15 @@ pub fn open_path<U: PathUser>(
     })
 }
 
+/// The error for a crate another harness links (its libsqlite3-sys is not this build's).
+pub fn elsewhere(krate: crate::catalog::Shipped) -> BenchError {
+    BenchError::Other(format!(
+        "{} is measured by the {} harness, not bench-core",
+        krate.name(),
+        krate.harness().name()
+    ))
+}
+
 /// How r2d2 is reached for `krate` (its two benches differ by that alone).
 pub fn hop(krate: crate::catalog::Shipped) -> Hop {
     if krate == crate::catalog::Shipped::R2d2SpawnBlocking {
@@ -614,6 +617,7 @@ impl Pooled {
         use crate::catalog::Shipped;
         Ok(Some(match krate {
             Shipped::TokioRusqlite => return Ok(None),
+            Shipped::AsyncSqlite => return Err(elsewhere(krate)),
             Shipped::R2d2SpawnBlocking | Shipped::R2d2BlockInPlace => {
                 let p = R2d2::open(path, s, n, hop(krate))?;
                 let settings = p.read_back()?;

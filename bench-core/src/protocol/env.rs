@@ -3,6 +3,7 @@
 use super::RunEnv;
 
 include!(concat!(env!("OUT_DIR"), "/crate_versions.rs"));
+include!(concat!(env!("OUT_DIR"), "/harness_versions.rs"));
 
 /// "release" when built with optimisations and without debug assertions, else "debug".
 pub fn profile() -> &'static str {

@@ -5,8 +5,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rusqlite::params;
-
 use super::rows::{BulkRow, CHECKPOINT, DROP, SQLITE_CREATE, SQLITE_INSERT, Scratch};
 use crate::backends::middleware::Middleware;
 use crate::backends::middleware::value::{self, Value};
@@ -18,8 +16,7 @@ use crate::protocol::Event;
 use crate::settings::SqliteSettings;
 use crate::workload::{RunContext, Session, Workload};
 
-/// What the work check of an insert bench sums.
-pub const INSERT_WORK: &str = "rows inserted (rows each INSERT reports changed)";
+use super::INSERT_WORK;
 
 /// bench-core's `bulk_insert`.
 pub struct Core;
@@ -105,42 +102,7 @@ pub fn to_values(r: &BulkRow) -> Vec<Value> {
     v
 }
 
-/// A fresh table and an empty WAL, before the clock starts.
-fn reset(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
-    conn.execute_batch(&format!("{DROP}; {SQLITE_CREATE};"))?;
-    conn.query_row(CHECKPOINT, [], |_| Ok(()))
-}
-
-fn insert_all(conn: &mut rusqlite::Connection, rows: &[BulkRow]) -> rusqlite::Result<u64> {
-    let tx = conn.transaction()?;
-    let mut changed = 0u64;
-    {
-        let mut stmt = tx.prepare_cached(SQLITE_INSERT)?;
-        for r in rows {
-            let t = &r.texts;
-            changed += stmt.execute(params![
-                r.id,
-                r.title,
-                r.created_at,
-                r.amount,
-                r.flag,
-                r.payload,
-                r.meta,
-                t[0],
-                t[1],
-                t[2],
-                t[3],
-                t[4],
-                t[5],
-                t[6],
-                t[7],
-                t[8]
-            ])? as u64;
-        }
-    }
-    tx.commit()?;
-    Ok(changed)
-}
+use crate::on_rusqlite::{bulk_insert_all as insert_all, bulk_reset as reset};
 
 /// Inserts generic values through the middleware's bind path, in one transaction.
 fn insert_values(conn: &mut rusqlite::Connection, rows: &[Vec<Value>]) -> rusqlite::Result<u64> {
@@ -252,6 +214,7 @@ fn crate_inserts(
     use crate::catalog::Shipped;
     let path = scratch.0.clone();
     match krate {
+        Shipped::AsyncSqlite => Err(c::elsewhere(krate)),
         Shipped::TokioRusqlite => {
             let p = ctx
                 .rt

@@ -14,6 +14,9 @@ use crate::catalog::{BenchSpec, CONCURRENCY, Measure, ROWS, SPIN_US, Shipped, Su
 
 pub const NAME: &str = "bulk_insert";
 
+/// What the work check of an insert bench sums, in every harness.
+pub const INSERT_WORK: &str = "rows inserted (rows each INSERT reports changed)";
+
 const OP: &str = "one row inserted (one transaction of `rows` rows per sample, into a fresh table)";
 const MIDDLEWARE: &str = "rows as generic values, one dispatch running the whole transaction";
 
@@ -62,6 +65,7 @@ pub fn spec() -> &'static Target {
             "",
             &[
                 Shipped::TokioRusqlite,
+                Shipped::AsyncSqlite,
                 Shipped::R2d2SpawnBlocking,
                 Shipped::R2d2BlockInPlace,
             ],

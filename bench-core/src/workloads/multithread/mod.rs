@@ -99,6 +99,16 @@ pub fn spec() -> &'static Target {
             "crate_pool_checkout/sql-middleware",
             Subject::Crate(Shipped::SqlMiddleware),
         ))
+        .hidden(
+            "crate_parallel_select/async-sqlite",
+            crate::measure::trace::Phase::Checkout,
+            "async-sqlite's Pool has no checkout: each call goes to the next connection's thread (round robin)",
+        )
+        .hidden(
+            "crate_parallel_select/tokio-rusqlite",
+            crate::measure::trace::Phase::Checkout,
+            "no pool: a task takes the next connection handle (round robin), nothing waits",
+        )
     });
     &SPEC
 }

@@ -195,6 +195,18 @@ pub fn spec() -> &'static Target {
             "one call with an empty closure: the hop to the connection's thread and back",
         ))
         .bench(BenchSpec::whole(
+            "async-sqlite",
+            Crate(Shipped::AsyncSqlite),
+            "pool.conn on the next of `concurrency` connections (round robin): prepare_cached, query_row, decode, on its thread",
+            Shipped::AsyncSqlite.about(),
+        ))
+        .bench(BenchSpec::micro(
+            "async-sqlite/dispatch",
+            Crate(Shipped::AsyncSqlite),
+            Dispatch,
+            "one pool.conn with an empty closure: the hop to a connection's thread and back",
+        ))
+        .bench(BenchSpec::whole(
             "r2d2_sqlite/spawn_blocking",
             Crate(Shipped::R2d2SpawnBlocking),
             "spawn_blocking: pool.get() (every lookups_per_checkout lookups), prepare_cached, query_row, decode",
@@ -256,6 +268,8 @@ pub fn spec() -> &'static Target {
         ))
         .hidden("tokio-rusqlite", Checkout, "no pool: a checkout clones a connection handle, nothing waits")
         .hidden("tokio-rusqlite", Prepare, "prepare, bind, step and decode run inside the call closure as plain rusqlite: the rusqlite micro-benches (prepare, marshalling) measure them")
+        .hidden("async-sqlite", Checkout, "its Pool has no checkout: each call goes to the next connection's thread (round robin)")
+        .hidden("async-sqlite", Prepare, "prepare, bind, step and decode run inside the conn closure as plain rusqlite (0.41, async-sqlite's): the rusqlite micro-benches measure them on 0.40")
         .hidden("r2d2_sqlite/spawn_blocking", Dispatch, "the hop is tokio's spawn_blocking, measured by interact/spawn_blocking; checkout and query share it")
         .hidden("r2d2_sqlite/spawn_blocking", Prepare, "inside the closure it is plain rusqlite: the rusqlite micro-benches measure prepare and marshalling")
         .hidden("diesel", Prepare, "diesel prepares and caches the statement inside get_result: its public API has no prepare step")

@@ -1,5 +1,6 @@
-//! Finding harness-sqlx, and building it on first use. It lives in its own crate (its SQLite
-//! binding conflicts with rusqlite's), so `cargo run` of benchscope does not build it.
+//! Finding the harness crates (harness-sqlx, harness-async-sqlite), and building one on first
+//! use. Each lives in its own crate (its SQLite binding conflicts with the core's rusqlite), so
+//! `cargo run` of benchscope does not build them.
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -8,37 +9,66 @@ use std::sync::Arc;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;
 
+use bench_core::catalog::Harness;
+
 use super::{GroupKill, Program};
 use crate::messages::HarnessBuild;
 
-/// Resolves the harness once per process and remembers it; how its build stands can be
+/// A harness crate beside benchscope's: its folder (and binary) name, and the variable that
+/// points at a prebuilt binary instead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct External {
+    pub harness: Harness,
+    /// The crate's folder beside this crate's manifest, and its binary's name.
+    pub crate_name: &'static str,
+    pub env: &'static str,
+}
+
+/// The harness crates, in the order their benches run.
+pub const EXTERNAL: [External; 2] = [
+    External {
+        harness: Harness::Sqlx,
+        crate_name: "harness-sqlx",
+        env: "BENCHSCOPE_SQLX_HARNESS",
+    },
+    External {
+        harness: Harness::AsyncSqlite,
+        crate_name: "harness-async-sqlite",
+        env: "BENCHSCOPE_ASYNC_SQLITE_HARNESS",
+    },
+];
+
+/// One cargo at a time: two harness builds at once would share a small machine's cores.
+static BUILDING: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// Resolves a harness once per process and remembers it; how its build stands can be
 /// watched (the explorer shows it where the run would be).
 #[derive(Debug, Clone)]
 pub struct Locator {
+    pub external: External,
     cached: Arc<tokio::sync::Mutex<Option<PathBuf>>>,
     status: Arc<tokio::sync::watch::Sender<HarnessBuild>>,
 }
 
-impl Default for Locator {
-    fn default() -> Self {
+impl Locator {
+    pub fn new(external: External) -> Self {
         Locator {
+            external,
             cached: Default::default(),
             status: Arc::new(tokio::sync::watch::Sender::new(HarnessBuild::Idle)),
         }
     }
-}
 
-/// Where the harness sources are: beside this crate's manifest.
-fn source_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("harness-sqlx")
-}
+    /// Where the harness sources are: beside this crate's manifest.
+    fn source_dir(&self) -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(self.external.crate_name)
+    }
 
-impl Locator {
-    /// Whether finding the harness means running cargo (no BENCHSCOPE_SQLX_HARNESS, and its
+    /// Whether finding the harness means running cargo (its variable is not set, and its
     /// sources are here).
-    pub fn builds() -> bool {
-        std::env::var_os("BENCHSCOPE_SQLX_HARNESS").is_none_or(|p| p.is_empty())
-            && source_dir().join("Cargo.toml").exists()
+    pub fn builds(&self) -> bool {
+        std::env::var_os(self.external.env).is_none_or(|p| p.is_empty())
+            && self.source_dir().join("Cargo.toml").exists()
     }
 
     /// How the build stands, and every change to it.
@@ -51,13 +81,22 @@ impl Locator {
         matches!(*self.status.borrow(), HarnessBuild::Ready)
     }
 
-    /// The harness binary: `BENCHSCOPE_SQLX_HARNESS` if set, else built with cargo (a no-op
-    /// when up to date) from `harness-sqlx/`. Progress and cargo's output go to `note`.
+    /// The harness binary: its variable (`BENCHSCOPE_SQLX_HARNESS`, ...) if set, else built
+    /// with cargo (a no-op when up to date) from its folder. Progress and cargo's output go to
+    /// `note`.
     pub async fn program(&self, note: &(dyn Fn(String) + Sync)) -> Result<Program, String> {
         let mut cached = self.cached.lock().await;
         if cached.is_none() {
             let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-            let resolved = resolve(&source_dir(), &cargo, note, &self.status).await;
+            let _one_build = BUILDING.lock().await;
+            let resolved = resolve(
+                &self.external,
+                &self.source_dir(),
+                &cargo,
+                note,
+                &self.status,
+            )
+            .await;
             self.status.send_replace(match &resolved {
                 Ok(_) => HarnessBuild::Ready,
                 Err(e) => HarnessBuild::Failed(e.clone()),
@@ -117,25 +156,28 @@ fn compiling(line: &str) -> Option<&str> {
 }
 
 async fn resolve(
+    external: &External,
     dir: &std::path::Path,
     cargo: &std::ffi::OsStr,
     note: &(dyn Fn(String) + Sync),
     status: &tokio::sync::watch::Sender<HarnessBuild>,
 ) -> Result<PathBuf, String> {
-    if let Some(p) = std::env::var_os("BENCHSCOPE_SQLX_HARNESS").filter(|p| !p.is_empty()) {
+    let name = external.crate_name;
+    if let Some(p) = std::env::var_os(external.env).filter(|p| !p.is_empty()) {
         let p = PathBuf::from(p);
         return if p.exists() {
             Ok(p)
         } else {
             Err(format!(
-                "BENCHSCOPE_SQLX_HARNESS points to {}, which does not exist",
+                "{} points to {}, which does not exist",
+                external.env,
                 p.display()
             ))
         };
     }
     let manifest = dir.join("Cargo.toml");
     let target = dir.join("target");
-    let bin = target.join("release").join("harness-sqlx");
+    let bin = target.join("release").join(name);
     let command = format!(
         "cargo build --release --manifest-path {}",
         manifest.display()
@@ -145,7 +187,7 @@ async fn resolve(
             Ok(bin)
         } else {
             Err(format!(
-                "harness-sqlx is not built and its sources are not at {}; build it with: {command}",
+                "{name} is not built and its sources are not at {}; build it with: {command}",
                 dir.display()
             ))
         };
@@ -167,23 +209,25 @@ async fn resolve(
         Ok(c) => c,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return if bin.exists() {
-                note("cargo is not available: using the harness-sqlx built before".into());
+                note(format!(
+                    "cargo is not available: using the {name} built before"
+                ));
                 Ok(bin)
             } else {
                 Err(format!(
-                    "harness-sqlx is not built and cargo is not available; build it with: {command}"
+                    "{name} is not built and cargo is not available; build it with: {command}"
                 ))
             };
         }
         Err(e) => {
-            return Err(format!(
-                "cannot run cargo to build harness-sqlx ({command}): {e}"
-            ));
+            return Err(format!("cannot run cargo to build {name} ({command}): {e}"));
         }
     };
     // Dropped with this future (a cancelled run, a quit): the whole build goes with it.
     let mut group = GroupKill(child.id());
-    note("checking harness-sqlx is built (cargo build --release; the first time takes a few minutes)".into());
+    note(format!(
+        "checking {name} is built (cargo build --release; the first time takes a few minutes)"
+    ));
     let mut lines = BufReader::new(child.stderr.take().expect("piped")).lines();
     let mut tail = Vec::new();
     let mut done = 0;
@@ -217,7 +261,7 @@ async fn resolve(
                 current: name.to_string(),
             });
         }
-        note(format!("harness-sqlx: {}", line.trim()));
+        note(format!("{name}: {}", line.trim()));
         tail.push(line);
         if tail.len() > 15 {
             tail.remove(0);
@@ -231,13 +275,13 @@ async fn resolve(
     group.0 = None;
     if !status.success() {
         return Err(format!(
-            "building harness-sqlx failed ({command}):\n{}",
+            "building {name} failed ({command}):\n{}",
             tail.join("\n")
         ));
     }
     if !bin.exists() {
         return Err(format!(
-            "cargo built harness-sqlx but {} is missing",
+            "cargo built {name} but {} is missing",
             bin.display()
         ));
     }
@@ -307,7 +351,7 @@ mod tests {
         };
         let notes = std::sync::Mutex::new(Vec::new());
         let note = |t: String| notes.lock().unwrap().push(t);
-        let result = resolve(&src, cargo.as_os_str(), &note, &status).await;
+        let result = resolve(&EXTERNAL[0], &src, cargo.as_os_str(), &note, &status).await;
         drop(status);
         recorder.await.unwrap();
         let seen = seen.lock().unwrap().clone();
@@ -333,7 +377,7 @@ mod tests {
             "{seen:?}"
         );
         assert_eq!(
-            seen.last().unwrap().describe().unwrap(),
+            seen.last().unwrap().describe("sqlx").unwrap(),
             "building the sqlx harness: 2/3 crates (beta)"
         );
         assert!(

@@ -1,5 +1,5 @@
-//! benchscope driving both harnesses: sqlx side by side with rusqlite and the middleware in one
-//! comparison; the same dataset file whichever harness builds it; a broken harness reported as
+//! benchscope driving the harness crates: sqlx side by side with rusqlite and the middleware in
+//! one comparison, async-sqlite beside them; the same dataset file whichever harness builds it; a broken harness reported as
 //! a failed run with its stderr while the other benches keep their results.
 
 use std::os::unix::fs::PermissionsExt;
@@ -65,6 +65,64 @@ fn sqlx_runs_side_by_side_with_rusqlite_and_the_middleware() {
         sqlx["phases"]["execute_marshal"].as_f64().unwrap() > 0.0,
         "{sqlx}"
     );
+}
+
+#[test]
+fn async_sqlite_runs_in_its_own_harness_beside_rusqlite_and_sqlx() {
+    let cache = tempfile::tempdir().unwrap();
+    let v = json(&mut tiny(
+        cache.path(),
+        "100",
+        &["rusqlite", "sqlx", "async-sqlite", "async-sqlite/dispatch"],
+    ));
+    let rows = v["comparison"][0].as_array().unwrap();
+    let names: Vec<&str> = rows.iter().map(|r| r["bench"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        ["rusqlite", "sqlx", "async-sqlite", "async-sqlite/dispatch"]
+    );
+    for r in rows {
+        assert!(r["ratio"]["value"].as_f64().unwrap() > 0.0, "{r}");
+    }
+    let run = &v["runs"][0];
+    assert_eq!(run["done"], true);
+    let starts: Vec<&str> = std::iter::once(&run["start"])
+        .chain(run["more_starts"].as_array().unwrap())
+        .map(|s| s["harness"].as_str().unwrap())
+        .collect();
+    assert_eq!(starts, ["core", "sqlx", "async-sqlite"]);
+    // The harness's own dependency graph: async-sqlite 0.7 on rusqlite 0.41, not the core's 0.40.
+    let crates = &run["more_starts"][1]["env"]["crates"];
+    assert!(
+        crates["async-sqlite"].as_str().unwrap().starts_with("0.7"),
+        "{crates}"
+    );
+    assert!(
+        crates["rusqlite"].as_str().unwrap().starts_with("0.41"),
+        "{crates}"
+    );
+    assert!(
+        run["start"]["env"]["crates"]["rusqlite"]
+            .as_str()
+            .unwrap()
+            .starts_with("0.40")
+    );
+    // Every bench names the crate and its exact version as its backend.
+    let bench = |name: &str| {
+        run["benches"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|b| b["name"] == name)
+            .unwrap_or_else(|| panic!("{name} in {run}"))
+            .clone()
+    };
+    let backend = bench("async-sqlite")["backend"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(backend.starts_with("async-sqlite 0.7."), "{backend}");
+    assert_eq!(bench("async-sqlite")["sqlite"]["journal_mode"], "wal");
 }
 
 fn rows_via_rusqlite(path: &Path) -> Vec<dataset::BenchRow> {

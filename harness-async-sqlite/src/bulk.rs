@@ -1,0 +1,114 @@
+//! `bulk_insert` through async-sqlite: one `Client` on a scratch file (like bench-core's), the
+//! rusqlite transaction of rows run in its `conn_mut` closure.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use async_sqlite::{Client, ClientBuilder};
+use bench_core::BenchError;
+use bench_core::catalog::{BenchSpec, CatalogError, ROWS, Target};
+use bench_core::measure::drive::on_runtime;
+use bench_core::measure::trace::ns_between;
+use bench_core::measure::{Bench, IterFn, Iteration};
+use bench_core::protocol::Event;
+use bench_core::settings::SqliteSettings;
+use bench_core::workload::{RunContext, Session, Workload};
+use bench_core::workloads::bulk_insert::rows::{BulkRow, Scratch};
+use bench_core::workloads::bulk_insert::{self, INSERT_WORK};
+
+use crate::lookup::{SUBJECT, err};
+use crate::on_rusqlite::{self, bulk_insert_all, bulk_reset};
+
+/// async-sqlite's `bulk_insert`.
+pub struct Bulk;
+
+impl Workload for Bulk {
+    fn spec(&self) -> &'static Target {
+        bulk_insert::spec()
+    }
+
+    fn open<'a>(
+        &'a self,
+        run: &'a RunContext<'a>,
+        _emit: &mut dyn FnMut(Event),
+    ) -> Result<Box<dyn Session + 'a>, BenchError> {
+        Ok(Box::new(Ctx {
+            rt: bench_core::measure::drive::runtime(None)?,
+            dir: run.scratch_dir()?,
+            rows: Arc::new(bulk_insert::rows::rows(
+                run.plan.knobs.count(&ROWS),
+                run.plan.target.seed,
+            )),
+            settings: run.sqlite.clone(),
+        }))
+    }
+}
+
+struct Ctx {
+    rt: tokio::runtime::Runtime,
+    dir: std::path::PathBuf,
+    rows: Arc<Vec<BulkRow>>,
+    settings: SqliteSettings,
+}
+
+impl Session for Ctx {
+    fn ops(&self) -> u64 {
+        self.rows.len() as u64
+    }
+
+    fn skip(&self, spec: &BenchSpec) -> Option<String> {
+        // One connection: no pool to share an exclusive lock with.
+        bench_core::settings::skip_reason(spec.subject, 1, &self.settings)
+    }
+
+    fn bench(&self, spec: &BenchSpec) -> Result<Bench<'_>, BenchError> {
+        if spec.subject != SUBJECT {
+            return Err(CatalogError::no_implementation(
+                bulk_insert::spec(),
+                spec,
+                "not an async-sqlite bench",
+            )
+            .into());
+        }
+        let scratch = Scratch::new(&self.dir, spec.name);
+        let client = self.rt.block_on(open_client(&scratch.0, &self.settings))?;
+        let settings = self
+            .rt
+            .block_on(client.conn(|c| Ok(on_rusqlite::read_back(c))))
+            .map_err(err)?;
+        let iter: IterFn<'_> = Box::new(move |_| {
+            let _scratch = &scratch;
+            let (client, rows) = (client.clone(), self.rows.clone());
+            on_runtime(&self.rt, async move {
+                client.conn(bulk_reset).await.map_err(err)?;
+                let start = Instant::now();
+                let changed = client
+                    .conn_mut(move |c| bulk_insert_all(c, &rows))
+                    .await
+                    .map_err(err)?;
+                Ok(Iteration::new(ns_between(start, Instant::now()), changed))
+            })
+        });
+        Ok(Bench::new(iter, self.rows.len() as u64, INSERT_WORK).with_settings(settings))
+    }
+}
+
+/// A client on `path` with the run's settings.
+async fn open_client(path: &std::path::Path, s: &SqliteSettings) -> Result<Client, BenchError> {
+    let client = ClientBuilder::new()
+        .path(path)
+        .flags(on_rusqlite::flags(s))
+        .open()
+        .await
+        .map_err(err)?;
+    let s = s.clone();
+    client
+        .conn(move |c| {
+            on_rusqlite::apply(c, &s)?;
+            c.set_prepared_statement_cache_capacity(32);
+            Ok(())
+        })
+        .await
+        .map_err(err)?;
+    Ok(client)
+}

@@ -1,0 +1,54 @@
+//! benchscope's async-sqlite harness: async-sqlite's `Pool` and `Client` on the same dataset
+//! (same rows, same shuffled ids, same cache file), speaking the same event stream through
+//! bench-core's runner service. Its rusqlite is async-sqlite's (0.41); what benchscope does on a
+//! rusqlite connection is bench-core's own code, compiled against it.
+
+mod bulk;
+mod lookup;
+mod multithread;
+
+// bench-core's rusqlite code, compiled against async-sqlite's rusqlite (the dataset's rows read
+// back, `read_rows`, serve bench-core's tests; this harness checks them in its own).
+#[allow(dead_code)]
+#[path = "../../bench-core/src/on_rusqlite.rs"]
+mod on_rusqlite;
+
+use bench_core::catalog::{CONCURRENCY, Harness};
+use bench_core::protocol::RunEnv;
+use bench_core::service::args::RunnerArgs;
+use bench_core::workload::{Plan, Registry};
+use clap::Parser;
+
+/// The targets this harness implements.
+const ASYNC_SQLITE: Registry = Registry {
+    harness: Harness::AsyncSqlite,
+    workloads: &[&lookup::Lookup, &multithread::Multithread, &bulk::Bulk],
+};
+
+include!(concat!(env!("OUT_DIR"), "/crate_versions.rs"));
+
+fn main() {
+    bench_core::service::init_logging();
+    let args = RunnerArgs::parse();
+    std::process::exit(bench_core::service::serve(&args, ASYNC_SQLITE, &describe));
+}
+
+fn describe(timer_ns: f64, plan: &Plan) -> RunEnv {
+    let mut env = bench_core::protocol::env::collect(rusqlite::version(), timer_ns);
+    // This workspace's versions (async-sqlite's rusqlite), not the core workspace's.
+    env.crates = CRATE_VERSIONS
+        .iter()
+        .map(|(n, v)| (n.to_string(), v.to_string()))
+        .collect();
+    let k = &plan.knobs;
+    env.settings.insert(
+        "sqlite settings".into(),
+        bench_core::settings::SqliteSettings::from_knobs(k).describe(),
+    );
+    let conns = match k.count_if(&CONCURRENCY) {
+        Some(c) => format!("num_conns={c}"),
+        None => "one Client per bench".into(),
+    };
+    env.settings.insert("async-sqlite pool".into(), conns);
+    env
+}

@@ -1,0 +1,194 @@
+//! harness-async-sqlite run for real on tiny datasets; every line it writes is parsed with
+//! bench-core's reader and checked against the dataset and the catalog.
+
+use std::process::Command;
+
+use bench_core::catalog::Harness;
+use bench_core::dataset::{DatasetKey, lookup_ids, lookup_work, row};
+use bench_core::measure::trace::Phase;
+use bench_core::protocol::{DatasetStatus, Event};
+use bench_core::settings::SqliteSettings;
+use bench_core::testing::{check_bench, run_to_end};
+use bench_core::workloads::{multithread, single_row_lookup};
+
+fn run(args: &[&str], cache: &std::path::Path) -> (Option<i32>, Vec<Event>, String) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_harness-async-sqlite"));
+    cmd.args(args).arg("--cache-dir").arg(cache);
+    let out = run_to_end(&mut cmd).unwrap_or_else(|e| panic!("{e}"));
+    (out.code, out.events, out.stderr)
+}
+
+const BUDGET: &[&str] = &[
+    "--time",
+    "0.02",
+    "--warmup",
+    "0",
+    "--samples",
+    "3",
+    "--min-samples",
+    "2",
+];
+
+/// The benches of `target` this harness runs, by the catalog.
+fn mine(target: &bench_core::catalog::Target) -> Vec<&'static str> {
+    target
+        .benches
+        .iter()
+        .filter(|b| b.harness() == Harness::AsyncSqlite)
+        .map(|b| b.name)
+        .collect()
+}
+
+#[test]
+fn every_lookup_bench_streams_a_valid_sequence_on_the_rows_of_the_spec() {
+    let cache = tempfile::tempdir().unwrap();
+    let mut args = vec![
+        "single_row_lookup",
+        "--rows",
+        "64",
+        "--lookups",
+        "16",
+        "--concurrency",
+        "2",
+    ];
+    args.extend_from_slice(BUDGET);
+    let (code, events, stderr) = run(&args, cache.path());
+    assert_eq!(code, Some(0), "{stderr}");
+    let Event::Start(start) = &events[0] else {
+        panic!("{:?}", events[0])
+    };
+    assert_eq!(start.harness, "async-sqlite");
+    let benches = mine(single_row_lookup::spec());
+    assert_eq!(benches, ["async-sqlite", "async-sqlite/dispatch"]);
+    assert_eq!(start.benches, benches);
+    // This harness's own versions: async-sqlite 0.7 on rusqlite 0.41.
+    let crates = &start.env.crates;
+    assert!(
+        crates
+            .get("async-sqlite")
+            .is_some_and(|v| v.starts_with("0.7")),
+        "{crates:?}"
+    );
+    assert!(
+        crates
+            .get("rusqlite")
+            .is_some_and(|v| v.starts_with("0.41")),
+        "{crates:?}"
+    );
+    assert!(start.env.sqlite.starts_with('3'), "{}", start.env.sqlite);
+    assert_eq!(start.env.settings["async-sqlite pool"], "num_conns=2");
+    assert!(matches!(
+        events[1],
+        Event::Dataset {
+            status: DatasetStatus::Building,
+            ..
+        }
+    ));
+    assert!(matches!(
+        events[2],
+        Event::Dataset {
+            status: DatasetStatus::Built,
+            ..
+        }
+    ));
+    assert_eq!(events.last(), Some(&Event::Done));
+    assert!(
+        !events.iter().any(|e| matches!(e, Event::Error { .. })),
+        "{events:?}"
+    );
+    let ids = lookup_ids(64, single_row_lookup::spec().seed, 16);
+    let asked = SqliteSettings::default().expected();
+    for bench in benches {
+        let c = check_bench(&events, bench).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(c.ops, 16, "{bench}");
+        assert!((2..=3).contains(&c.passes.len()), "{bench}: {:?}", c.passes);
+        let spec = single_row_lookup::spec().spec(bench).unwrap();
+        let expected = match spec.phase {
+            None => lookup_work(&ids),
+            // is_autocommit, once per id: no transaction is open.
+            Some(Phase::Dispatch) => 16,
+            other => unreachable!("async-sqlite has no {other:?} micro-bench"),
+        };
+        assert_eq!(c.work.per_pass, expected, "{bench}: {}", c.work.what);
+        assert_eq!(c.sqlite, asked, "{bench}: every setting as asked");
+        assert!(c.phases.is_empty(), "{bench}: the crate hides its phases");
+    }
+    // The dataset async-sqlite's rusqlite built holds exactly the spec's rows.
+    let key = DatasetKey::new("single_row_lookup", 64, single_row_lookup::spec().seed);
+    let conn = rusqlite::Connection::open(key.path_in(cache.path())).unwrap();
+    let mut stmt = conn
+        .prepare("SELECT id, name, score, active FROM test ORDER BY id")
+        .unwrap();
+    let rows: Vec<_> = stmt
+        .query_map([], |r| {
+            Ok(bench_core::dataset::BenchRow {
+                id: r.get(0)?,
+                name: r.get(1)?,
+                score: r.get(2)?,
+                active: r.get(3)?,
+            })
+        })
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(rows, (1..=64).map(row).collect::<Vec<_>>());
+}
+
+#[test]
+fn multithread_and_bulk_stream_valid_events_and_write_the_rows() {
+    let cache = tempfile::tempdir().unwrap();
+    let ids = lookup_ids(64, multithread::spec().seed, 24);
+    for (args, benches) in [
+        (
+            vec![
+                "multithread_pool_checkout",
+                "--rows",
+                "64",
+                "--lookups",
+                "24",
+                "--concurrency",
+                "3",
+            ],
+            vec![("crate_parallel_select/async-sqlite", lookup_work(&ids))],
+        ),
+        (
+            vec!["bulk_insert", "--rows", "30"],
+            vec![("async-sqlite", 30)],
+        ),
+    ] {
+        let mut args = args;
+        args.extend_from_slice(BUDGET);
+        let (code, events, stderr) = run(&args, cache.path());
+        assert_eq!(code, Some(0), "{stderr}");
+        assert_eq!(events.last(), Some(&Event::Done));
+        let Event::Start(start) = &events[0] else {
+            panic!("{:?}", events[0])
+        };
+        let target = bench_core::workloads::find(args[0]).unwrap();
+        assert_eq!(start.benches, mine(target), "{}", args[0]);
+        for (bench, per_pass) in benches {
+            let c = check_bench(&events, bench).unwrap_or_else(|e| panic!("{e}"));
+            assert!((2..=3).contains(&c.passes.len()), "{bench}: {:?}", c.passes);
+            assert_eq!(c.work.per_pass, per_pass, "{bench}: {}", c.work.what);
+        }
+    }
+    // The rows themselves are bench-core's shared rusqlite code (on_rusqlite::bulk_insert_all,
+    // checked there against the spec); here, that the scratch file went with the bench.
+    let left: Vec<_> = std::fs::read_dir(cache.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("bulk-"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn a_bench_of_another_harness_is_refused_with_its_name() {
+    let cache = tempfile::tempdir().unwrap();
+    let mut args = vec!["single_row_lookup", "--bench", "rusqlite"];
+    args.extend_from_slice(BUDGET);
+    let (code, _, stderr) = run(&args, cache.path());
+    assert_ne!(code, Some(0));
+    assert!(stderr.contains("rusqlite"), "{stderr}");
+}
