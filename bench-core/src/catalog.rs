@@ -142,6 +142,12 @@ pub enum Pool {
     /// r2d2 with r2d2_sqlite: a blocking pool with no recycle hop (inline, spawn_blocking,
     /// block_in_place).
     R2d2,
+    /// bb8 (the async pool sql-middleware ships on) over rusqlite connections: checks a
+    /// connection on checkout, as bb8 does by default (inline, spawn_blocking, block_in_place).
+    Bb8,
+    /// No pool: `size` connections opened up front, a checkout takes the next one round robin
+    /// and locks it while a query runs (inline, spawn_blocking, block_in_place).
+    None,
 }
 
 impl Pool {
@@ -150,15 +156,26 @@ impl Pool {
             Pool::Deadpool => "deadpool-sqlite",
             Pool::Workers => "rusqlite worker pool",
             Pool::R2d2 => "r2d2_sqlite",
+            Pool::Bb8 => "bb8",
+            Pool::None => "no pool",
         }
     }
+
+    /// Every pool, in the order the `pool` knob lists them.
+    pub const ALL: [Pool; 5] = [
+        Pool::Deadpool,
+        Pool::R2d2,
+        Pool::Bb8,
+        Pool::None,
+        Pool::Workers,
+    ];
 
     /// A strategy that checks out of this pool.
     pub fn strategy(self) -> Strategy {
         match self {
             Pool::Deadpool => Strategy::Interact,
             Pool::Workers => Strategy::Worker,
-            Pool::R2d2 => Strategy::BlockInPlace,
+            Pool::R2d2 | Pool::Bb8 | Pool::None => Strategy::BlockInPlace,
         }
     }
 
@@ -168,7 +185,7 @@ impl Pool {
         match self {
             Pool::Workers => s.uses_workers(),
             Pool::Deadpool => !s.uses_workers(),
-            Pool::R2d2 => !s.uses_workers() && s != Strategy::Interact,
+            Pool::R2d2 | Pool::Bb8 | Pool::None => !s.uses_workers() && s != Strategy::Interact,
         }
     }
 
@@ -178,6 +195,8 @@ impl Pool {
             "deadpool-sqlite" => Pool::Deadpool,
             "workers" => Pool::Workers,
             "r2d2" => Pool::R2d2,
+            "bb8" => Pool::Bb8,
+            "none" => Pool::None,
             _ => s.pool(),
         }
     }
@@ -192,7 +211,7 @@ pub fn pool_mismatch(knob: &str, s: Strategy) -> Option<String> {
             "{} does not dispatch on {} (pool={knob}; it runs on {})",
             s.name(),
             p.label(),
-            [Pool::Deadpool, Pool::R2d2, Pool::Workers]
+            Pool::ALL
                 .iter()
                 .filter(|q| q.runs(s))
                 .map(|q| q.label())
@@ -207,8 +226,8 @@ pub const POOL: KnobSpec = KnobSpec::choice(
     "pool",
     Some("BENCH_POOL"),
     "auto",
-    &["auto", "deadpool-sqlite", "r2d2", "workers"],
-    "the pool under the middleware path: auto takes each strategy's own (deadpool-sqlite for inline, spawn_blocking, interact and block_in_place; the worker pool for worker and spin); r2d2 has no recycle hop and takes inline, spawn_blocking and block_in_place",
+    &["auto", "deadpool-sqlite", "r2d2", "bb8", "none", "workers"],
+    "the pool under the middleware path: auto takes each strategy's own (deadpool-sqlite for inline, spawn_blocking, interact and block_in_place; the worker pool for worker and spin); r2d2 (no recycle hop), bb8 (checks a connection on checkout: is it out of any transaction) and none (connections opened up front, taken round robin) take inline, spawn_blocking and block_in_place",
 );
 
 /// A crate people choose between, as it ships, used the way its README shows.

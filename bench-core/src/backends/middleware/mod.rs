@@ -56,10 +56,49 @@ enum PoolKind {
     Workers(WorkerPool),
     #[cfg(feature = "crates")]
     R2d2(r2d2::Pool<r2d2_sqlite::SqliteConnectionManager>),
+    #[cfg(feature = "crates")]
+    Bb8(bb8::Pool<Bb8Rusqlite>),
+    /// No pool: connections opened up front, taken round robin.
+    Fixed(Vec<Shared>, std::sync::atomic::AtomicUsize),
 }
+
+/// A connection several tasks may take (the `none` pool's), locked while a query runs.
+type Shared = std::sync::Arc<std::sync::Mutex<Connection>>;
 
 #[cfg(feature = "crates")]
 type R2d2Conn = r2d2::PooledConnection<r2d2_sqlite::SqliteConnectionManager>;
+
+/// bb8's manager for rusqlite connections opened with the run's settings. bb8 checks a
+/// connection on every checkout (its default): here, that it is out of any transaction (an
+/// in-process connection cannot lose its server; one left inside a transaction is broken for
+/// the next user), which asks SQLite without running SQL.
+#[cfg(feature = "crates")]
+pub struct Bb8Rusqlite {
+    path: PathBuf,
+    settings: SqliteSettings,
+}
+
+#[cfg(feature = "crates")]
+impl bb8::ManageConnection for Bb8Rusqlite {
+    type Connection = Connection;
+    type Error = rusqlite::Error;
+
+    async fn connect(&self) -> Result<Connection, rusqlite::Error> {
+        super::raw::open(&self.path, &self.settings)
+    }
+
+    async fn is_valid(&self, conn: &mut Connection) -> Result<(), rusqlite::Error> {
+        if conn.is_autocommit() {
+            Ok(())
+        } else {
+            Err(rusqlite::Error::InvalidQuery)
+        }
+    }
+
+    fn has_broken(&self, _conn: &mut Connection) -> bool {
+        false
+    }
+}
 
 /// A pool plus a dispatch strategy.
 pub struct Middleware {
@@ -83,6 +122,9 @@ pub enum Conn {
     Worker(WorkerObject),
     #[cfg(feature = "crates")]
     R2d2(Option<R2d2Conn>),
+    #[cfg(feature = "crates")]
+    Bb8(Option<bb8::PooledConnection<'static, Bb8Rusqlite>>),
+    Fixed(Shared),
 }
 
 impl Middleware {
@@ -151,12 +193,32 @@ impl Middleware {
                         .map_err(|e| MiddlewareError::Pool(e.to_string()))?,
                 )
             }
+            #[cfg(feature = "crates")]
+            (Pool::Bb8, _) => {
+                let manager = Bb8Rusqlite { path, settings: s };
+                // Connections open on first checkout (bb8 spawns its reaper on the runtime).
+                let _in = runtime.enter();
+                PoolKind::Bb8(
+                    bb8::Pool::builder()
+                        .max_size(size.max(1) as u32)
+                        .build_unchecked(manager),
+                )
+            }
             #[cfg(not(feature = "crates"))]
-            (Pool::R2d2, _) => {
+            (Pool::R2d2 | Pool::Bb8, _) => {
                 return Err(MiddlewareError::Pool(
-                    "this build lacks bench-core's `crates` feature (r2d2)".into(),
+                    "this build lacks bench-core's `crates` feature (r2d2, bb8)".into(),
                 ));
             }
+            (Pool::None, _) => PoolKind::Fixed(
+                (0..size.max(1))
+                    .map(|_| {
+                        super::raw::open(&path, &s)
+                            .map(|c| std::sync::Arc::new(std::sync::Mutex::new(c)))
+                    })
+                    .collect::<Result<_, _>>()?,
+                std::sync::atomic::AtomicUsize::new(0),
+            ),
             _ => PoolKind::Deadpool(
                 deadpool_sqlite::Config::new(path)
                     .builder(deadpool_sqlite::Runtime::Tokio1)
@@ -218,6 +280,16 @@ impl Middleware {
                 };
                 Ok(Conn::R2d2(Some(conn)))
             }
+            #[cfg(feature = "crates")]
+            PoolKind::Bb8(p) => p
+                .get_owned()
+                .await
+                .map(|c| Conn::Bb8(Some(c)))
+                .map_err(|e| MiddlewareError::Pool(e.to_string())),
+            PoolKind::Fixed(conns, next) => {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % conns.len();
+                Ok(Conn::Fixed(conns[i].clone()))
+            }
         }
     }
 
@@ -248,6 +320,42 @@ impl Middleware {
                 }
                 _ => Ok(f(slot.as_mut().ok_or_else(gone)?)),
             },
+            #[cfg(feature = "crates")]
+            Conn::Bb8(slot) => match self.strategy {
+                Strategy::SpawnBlocking => {
+                    let mut c = slot.take().ok_or_else(gone)?;
+                    let (c, out) = tokio::task::spawn_blocking(move || {
+                        let out = f(&mut c);
+                        (c, out)
+                    })
+                    .await
+                    .map_err(|e| MiddlewareError::Dispatch(e.to_string()))?;
+                    *slot = Some(c);
+                    Ok(out)
+                }
+                Strategy::BlockInPlace => {
+                    let c = slot.as_mut().ok_or_else(gone)?;
+                    Ok(tokio::task::block_in_place(|| f(c)))
+                }
+                _ => Ok(f(slot.as_mut().ok_or_else(gone)?)),
+            },
+            Conn::Fixed(shared) => {
+                let locked = |c: &Shared, f: F| {
+                    c.lock()
+                        .map(|mut g| f(&mut g))
+                        .map_err(|_| MiddlewareError::Dispatch("connection mutex poisoned".into()))
+                };
+                match self.strategy {
+                    Strategy::SpawnBlocking => {
+                        let c = shared.clone();
+                        tokio::task::spawn_blocking(move || locked(&c, f))
+                            .await
+                            .map_err(|e| MiddlewareError::Dispatch(e.to_string()))?
+                    }
+                    Strategy::BlockInPlace => tokio::task::block_in_place(|| locked(shared, f)),
+                    _ => locked(shared, f),
+                }
+            }
             Conn::Deadpool(slot) => match self.strategy {
                 Strategy::Inline => {
                     let obj = slot.as_ref().ok_or_else(gone)?;
@@ -389,16 +497,19 @@ mod tests {
             .enable_all()
             .build()
             .unwrap();
-        for strategy in Strategy::ALL {
-            let mw = Middleware::new(
+        for (pool, strategy) in every_pool_and_strategy() {
+            let strategy_on_pool = (pool, strategy);
+            let mw = Middleware::on_pool(
                 ds.path.clone(),
                 strategy,
+                pool,
                 2,
                 Duration::from_micros(20),
                 &SqliteSettings::default(),
                 rt.handle().clone(),
             )
             .unwrap();
+            let strategy = strategy_on_pool;
             rt.block_on(async {
                 let mut phases = PhaseTotals::default();
                 for id in [1, 17, 64] {
@@ -451,10 +562,11 @@ mod tests {
         )
         .unwrap();
         let settings = SqliteSettings::from_knobs(&knobs);
-        for strategy in Strategy::ALL {
-            let mw = Middleware::new(
+        for (pool, strategy) in every_pool_and_strategy() {
+            let mw = Middleware::on_pool(
                 ds.path.clone(),
                 strategy,
+                pool,
                 2,
                 Duration::from_micros(20),
                 &settings,
@@ -462,7 +574,46 @@ mod tests {
             )
             .unwrap();
             let got = rt.block_on(mw.read_back()).unwrap();
-            assert_eq!(got, settings.expected(), "{strategy:?}");
+            assert_eq!(got, settings.expected(), "{strategy:?} on {pool:?}");
+        }
+    }
+
+    /// Every strategy on every pool it dispatches on (the matrix the `pool` knob spans).
+    fn every_pool_and_strategy() -> Vec<(crate::catalog::Pool, Strategy)> {
+        let all: Vec<_> = crate::catalog::Pool::ALL
+            .into_iter()
+            .flat_map(|p| {
+                Strategy::ALL
+                    .into_iter()
+                    .filter(move |s| p.runs(*s))
+                    .map(move |s| (p, s))
+            })
+            .collect();
+        assert_eq!(all.len(), 4 + 3 * 3 + 2, "{all:?}");
+        all
+    }
+
+    #[test]
+    fn a_pool_refuses_a_strategy_that_does_not_dispatch_on_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let ds = ensure(dir.path(), &DatasetKey::new("mw", 8, 1), &mut |_| {}).unwrap();
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        for pool in [crate::catalog::Pool::Bb8, crate::catalog::Pool::None] {
+            let e = Middleware::on_pool(
+                ds.path.clone(),
+                Strategy::Interact,
+                pool,
+                2,
+                Duration::ZERO,
+                &SqliteSettings::default(),
+                rt.handle().clone(),
+            )
+            .err()
+            .expect("refused");
+            assert!(
+                e.to_string().contains("interact does not dispatch on"),
+                "{e}"
+            );
         }
     }
 
