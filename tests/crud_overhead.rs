@@ -1,4 +1,4 @@
-//! crud_overhead for real through the front end: every backend, sqlx's harness and PostgreSQL
+//! crud_overhead for real through the front end: every backend, the sqlx and async-sqlite harnesses and PostgreSQL
 //! (BENCHSCOPE_POSTGRES_URL; `.ci/run` starts a server) included, on a tiny mix; the overview
 //! (per-operation overhead, overall, SELECT cached, the sweep) in JSON and markdown.
 
@@ -32,7 +32,13 @@ fn postgres_url() -> Option<String> {
 fn every_backend_gets_its_overhead_per_operation_and_the_sweep() {
     let cache = tempfile::tempdir().unwrap();
     let pg = postgres_url();
-    let mut backends = vec!["rusqlite", "middleware/spin", "turso", "sqlx_sqlite"];
+    let mut backends = vec![
+        "rusqlite",
+        "middleware/spin",
+        "turso",
+        "sqlx_sqlite",
+        "async-sqlite",
+    ];
     if pg.is_some() {
         backends.push("postgres");
     }

@@ -4,6 +4,7 @@
 //! rusqlite connection is bench-core's own code, compiled against it.
 
 mod bulk;
+mod crud;
 mod lookup;
 mod multithread;
 
@@ -22,7 +23,12 @@ use clap::Parser;
 /// The targets this harness implements.
 const ASYNC_SQLITE: Registry = Registry {
     harness: Harness::AsyncSqlite,
-    workloads: &[&lookup::Lookup, &multithread::Multithread, &bulk::Bulk],
+    workloads: &[
+        &lookup::Lookup,
+        &multithread::Multithread,
+        &bulk::Bulk,
+        &crud::CrudOverhead,
+    ],
 };
 
 include!(concat!(env!("OUT_DIR"), "/crate_versions.rs"));

@@ -5,8 +5,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rusqlite::types::ToSql;
-
 use super::Shared;
 use super::plan::{Answer, Crud, Dialect, Row, Sql};
 use crate::backends::middleware::Middleware;
@@ -17,6 +15,9 @@ use crate::backends::values::{Pooled, Statements};
 use crate::catalog::{BenchSpec, CONCURRENCY, CatalogError, SPIN_US, Subject, Target};
 use crate::error::BenchError;
 use crate::measure::Bench;
+use crate::on_rusqlite::crud::on_conn;
+#[cfg(feature = "crates")]
+use crate::on_rusqlite::crud::{HopCrud, OnConn};
 use crate::protocol::Event;
 use crate::workload::{RunContext, Session, Workload};
 use crate::workloads::bulk_insert::rows::Place;
@@ -194,92 +195,6 @@ impl Session for Ctx {
     }
 }
 
-fn row_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<Row> {
-    Ok(Row {
-        id: r.get(0)?,
-        text: r.get(1)?,
-        int: r.get(2)?,
-        real: r.get(3)?,
-        flag: r.get(4)?,
-    })
-}
-
-/// A count query's answer: its last column (after an AVG, say), every column read.
-fn count_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<i64> {
-    let n = r.as_ref().column_count();
-    for i in 0..n - 1 {
-        let _: Option<f64> = r.get(i)?;
-    }
-    r.get(n - 1)
-}
-
-/// The workload's operations on a rusqlite connection, every statement from its cache: raw
-/// rusqlite calls them in place, the crates where they run a query.
-mod on_conn {
-    use super::*;
-
-    fn exec(c: &rusqlite::Connection, sql: &str, params: &[&dyn ToSql]) -> Result<u64, BenchError> {
-        Ok(c.prepare_cached(sql)?.execute(params)? as u64)
-    }
-    pub fn drop_table(c: &rusqlite::Connection, sql: &Sql) -> Result<(), BenchError> {
-        Ok(c.execute_batch(&sql.drop)?)
-    }
-    pub fn create_table(c: &rusqlite::Connection, sql: &Sql) -> Result<(), BenchError> {
-        Ok(c.execute_batch(&sql.create)?)
-    }
-    pub fn begin(c: &rusqlite::Connection) -> Result<(), BenchError> {
-        exec(c, "BEGIN", &[]).map(|_| ())
-    }
-    pub fn commit(c: &rusqlite::Connection) -> Result<(), BenchError> {
-        exec(c, "COMMIT", &[]).map(|_| ())
-    }
-    pub fn insert(c: &rusqlite::Connection, sql: &Sql, r: &Row) -> Result<u64, BenchError> {
-        exec(c, &sql.insert, &[&r.id, &r.text, &r.int, &r.real, &r.flag])
-    }
-    pub fn update(
-        c: &rusqlite::Connection,
-        sql: &Sql,
-        id: i64,
-        text: &str,
-    ) -> Result<u64, BenchError> {
-        exec(c, &sql.update, &[&text, &id])
-    }
-    pub fn delete(c: &rusqlite::Connection, sql: &Sql, id: i64) -> Result<u64, BenchError> {
-        exec(c, &sql.delete, &[&id])
-    }
-    pub fn select(c: &rusqlite::Connection, sql: &Sql, above: i64) -> Result<Vec<Row>, BenchError> {
-        let mut stmt = c.prepare_cached(&sql.select)?;
-        let rows = stmt.query_map([above], row_of)?;
-        Ok(rows.collect::<Result<_, _>>()?)
-    }
-    pub fn cached(c: &rusqlite::Connection, sql: &Sql, q: usize) -> Result<Answer, BenchError> {
-        let (text, count) = &sql.cached[q];
-        let mut stmt = c.prepare_cached(text)?;
-        Ok(if *count {
-            Answer::Count(stmt.query_row([], count_of)?)
-        } else {
-            Answer::Rows(stmt.query_map([], row_of)?.collect::<Result<_, _>>()?)
-        })
-    }
-    pub fn insert_values(
-        c: &rusqlite::Connection,
-        sql: &Sql,
-        rows: &[Row],
-    ) -> Result<u64, BenchError> {
-        let mut stmt = c.prepare_cached(sql.batch(rows.len()))?;
-        let mut i = 1;
-        for r in rows {
-            stmt.raw_bind_parameter(i, r.id)?;
-            stmt.raw_bind_parameter(i + 1, &r.text)?;
-            stmt.raw_bind_parameter(i + 2, r.int)?;
-            stmt.raw_bind_parameter(i + 3, r.real)?;
-            stmt.raw_bind_parameter(i + 4, r.flag)?;
-            i += 5;
-        }
-        Ok(stmt.raw_execute()? as u64)
-    }
-}
-
 /// Raw rusqlite: every statement from the connection's cache.
 struct RusqliteCrud(rusqlite::Connection);
 
@@ -314,16 +229,6 @@ impl Crud for RusqliteCrud {
     async fn insert_values(&mut self, sql: &Sql, rows: &[Row]) -> Result<u64, BenchError> {
         on_conn::insert_values(&self.0, sql, rows)
     }
-}
-
-/// A crate's way to run a closure on its rusqlite connection: tokio-rusqlite's `call`, or
-/// r2d2's connection in `spawn_blocking` / `block_in_place`.
-#[cfg(feature = "crates")]
-trait OnConn: Send {
-    async fn on<T: Send + 'static>(
-        &mut self,
-        f: impl FnOnce(&rusqlite::Connection) -> Result<T, BenchError> + Send + 'static,
-    ) -> Result<T, BenchError>;
 }
 
 #[cfg(feature = "crates")]
@@ -374,59 +279,6 @@ impl OnConn for R2d2Held {
                 tokio::task::block_in_place(|| f(c))
             }
         }
-    }
-}
-
-/// The workload through a crate: each operation one hop to where the crate runs queries.
-#[cfg(feature = "crates")]
-struct HopCrud<H> {
-    on: H,
-    sql: Arc<Sql>,
-}
-
-#[cfg(feature = "crates")]
-impl<H: OnConn> Crud for HopCrud<H> {
-    async fn drop_table(&mut self, _: &Sql) -> Result<(), BenchError> {
-        let sql = self.sql.clone();
-        self.on.on(move |c| on_conn::drop_table(c, &sql)).await
-    }
-    async fn create_table(&mut self, _: &Sql) -> Result<(), BenchError> {
-        let sql = self.sql.clone();
-        self.on.on(move |c| on_conn::create_table(c, &sql)).await
-    }
-    async fn begin(&mut self) -> Result<(), BenchError> {
-        self.on.on(on_conn::begin).await
-    }
-    async fn commit(&mut self) -> Result<(), BenchError> {
-        self.on.on(on_conn::commit).await
-    }
-    async fn insert(&mut self, _: &Sql, r: &Row) -> Result<u64, BenchError> {
-        let (sql, r) = (self.sql.clone(), r.clone());
-        self.on.on(move |c| on_conn::insert(c, &sql, &r)).await
-    }
-    async fn update(&mut self, _: &Sql, id: i64, text: &str) -> Result<u64, BenchError> {
-        let (sql, text) = (self.sql.clone(), text.to_string());
-        self.on
-            .on(move |c| on_conn::update(c, &sql, id, &text))
-            .await
-    }
-    async fn delete(&mut self, _: &Sql, id: i64) -> Result<u64, BenchError> {
-        let sql = self.sql.clone();
-        self.on.on(move |c| on_conn::delete(c, &sql, id)).await
-    }
-    async fn select(&mut self, _: &Sql, above: i64) -> Result<Vec<Row>, BenchError> {
-        let sql = self.sql.clone();
-        self.on.on(move |c| on_conn::select(c, &sql, above)).await
-    }
-    async fn cached(&mut self, _: &Sql, q: usize) -> Result<Answer, BenchError> {
-        let sql = self.sql.clone();
-        self.on.on(move |c| on_conn::cached(c, &sql, q)).await
-    }
-    async fn insert_values(&mut self, _: &Sql, rows: &[Row]) -> Result<u64, BenchError> {
-        let (sql, rows) = (self.sql.clone(), rows.to_vec());
-        self.on
-            .on(move |c| on_conn::insert_values(c, &sql, &rows))
-            .await
     }
 }
 

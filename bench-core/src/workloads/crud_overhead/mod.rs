@@ -141,8 +141,9 @@ fn op_text(case: Case) -> &'static str {
 
 /// The crates crud_overhead runs (the rusqlite-based ones: the same statements where each
 /// runs a query).
-const CRATES: [Shipped; 4] = [
+const CRATES: [Shipped; 5] = [
     Shipped::TokioRusqlite,
+    Shipped::AsyncSqlite,
     Shipped::R2d2SpawnBlocking,
     Shipped::R2d2BlockInPlace,
     Shipped::SqlMiddleware,
@@ -152,6 +153,9 @@ fn about(subject: Subject) -> &'static str {
     match subject {
         Subject::Crate(Shipped::TokioRusqlite) => {
             "tokio-rusqlite on one connection: each statement (from its cache) one call to its thread"
+        }
+        Subject::Crate(Shipped::AsyncSqlite) => {
+            "an async-sqlite Client: each statement (from its cache) one conn call to its thread"
         }
         Subject::Crate(Shipped::R2d2SpawnBlocking) => {
             "an r2d2_sqlite connection: each statement (from its cache) one spawn_blocking"

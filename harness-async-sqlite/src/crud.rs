@@ -1,0 +1,110 @@
+//! `crud_overhead` through async-sqlite: one `Client` on the bench's scratch database (a file,
+//! or memdb, like bench-core's), every statement (from the connection's cache) one `conn` call
+//! to its thread; bench-core's plan replayed and checked against its model.
+
+use std::sync::Arc;
+
+use async_sqlite::{Client, ClientBuilder};
+use bench_core::BenchError;
+use bench_core::catalog::{BenchSpec, CatalogError, Target};
+use bench_core::measure::Bench;
+use bench_core::protocol::Event;
+use bench_core::workload::{RunContext, Session, Workload};
+use bench_core::workloads::bulk_insert::rows::Place;
+use bench_core::workloads::crud_overhead::plan::{Dialect, Sql};
+use bench_core::workloads::crud_overhead::{self, Shared};
+
+use crate::lookup::{SUBJECT, err};
+use crate::on_rusqlite::crud::{HopCrud, OnConn};
+use crate::on_rusqlite::{self};
+
+/// async-sqlite's `crud_overhead`.
+pub struct CrudOverhead;
+
+impl Workload for CrudOverhead {
+    fn spec(&self) -> &'static Target {
+        crud_overhead::spec()
+    }
+
+    fn open<'a>(
+        &'a self,
+        run: &'a RunContext<'a>,
+        _emit: &mut dyn FnMut(Event),
+    ) -> Result<Box<dyn Session + 'a>, BenchError> {
+        Ok(Box::new(Ctx {
+            shared: Shared::new(run),
+            rt: bench_core::measure::drive::runtime(None)?,
+            dir: run.scratch_dir()?,
+        }))
+    }
+}
+
+struct Ctx {
+    shared: Shared,
+    rt: tokio::runtime::Runtime,
+    dir: std::path::PathBuf,
+}
+
+/// The client's connection, reached with `conn` (its errors kept as the operation's own).
+struct OnClient(Client);
+
+impl OnConn for OnClient {
+    async fn on<T: Send + 'static>(
+        &mut self,
+        f: impl FnOnce(&rusqlite::Connection) -> Result<T, BenchError> + Send + 'static,
+    ) -> Result<T, BenchError> {
+        // The closure's own error travels inside the Ok: async-sqlite's error type carries
+        // rusqlite's alone.
+        self.0.conn(move |c| Ok(f(c))).await.map_err(err)?
+    }
+}
+
+impl Session for Ctx {
+    fn ops(&self) -> u64 {
+        self.shared.steps.len() as u64
+    }
+
+    fn skip(&self, spec: &BenchSpec) -> Option<String> {
+        bench_core::settings::skip_reason(spec.subject, 1, &self.shared.settings)
+    }
+
+    fn bench(&self, spec: &BenchSpec) -> Result<Bench<'_>, BenchError> {
+        let case = crud_overhead::case_of(spec).ok_or_else(|| {
+            CatalogError::no_implementation(crud_overhead::spec(), spec, "not a crud case")
+        })?;
+        if spec.subject != SUBJECT {
+            return Err(CatalogError::no_implementation(
+                crud_overhead::spec(),
+                spec,
+                "not an async-sqlite bench",
+            )
+            .into());
+        }
+        let place = Place::new(&self.dir, self.shared.memory, "crud", spec.name);
+        let s = self.shared.settings.clone();
+        let (client, settings) = self.rt.block_on(async {
+            let client = ClientBuilder::new()
+                .path(place.path())
+                .flags(on_rusqlite::flags(&s))
+                .open()
+                .await
+                .map_err(err)?;
+            let settings = client
+                .conn(move |c| {
+                    on_rusqlite::apply(c, &s)?;
+                    c.set_prepared_statement_cache_capacity(32);
+                    Ok(on_rusqlite::read_back(c))
+                })
+                .await
+                .map_err(err)?;
+            Ok::<_, BenchError>((client, settings))
+        })?;
+        let sql = Sql::for_case(Dialect::Sqlite, case, self.shared.sweep.len());
+        let crud = HopCrud {
+            on: OnClient(client),
+            sql: Arc::new(sql.clone()),
+        };
+        let iter = self.shared.iteration(&self.rt, crud, sql, case, place)?;
+        Ok(self.shared.bench(iter, case, settings))
+    }
+}
