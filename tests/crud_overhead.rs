@@ -38,6 +38,7 @@ fn every_backend_gets_its_overhead_per_operation_and_the_sweep() {
         "turso",
         "sqlx_sqlite",
         "async-sqlite",
+        "diesel",
     ];
     if pg.is_some() {
         backends.push("postgres");

@@ -1032,8 +1032,8 @@ fn a_marks_the_cursors_group_and_capital_a_clears() {
     update(&mut s, Action::Key(Key::Char('a')), now);
     assert_eq!(
         s.catalog.marked.len(),
-        15,
-        "rusqlite, 6 strategies, turso, sqlx, postgres, 5 crates"
+        16,
+        "rusqlite, 6 strategies, turso, sqlx, postgres, 6 crates"
     );
     assert!(s.catalog.marked.iter().all(|n| n.starts_with("create/")));
     update(&mut s, Action::Key(Key::Char('a')), now);

@@ -159,6 +159,16 @@ impl Session for Ctx {
                             settings,
                         )
                     }
+                    Shipped::Diesel => {
+                        let p = c::Diesel::open(&path, s, 1)?;
+                        let settings = p.read_back()?;
+                        let crud = p.crud()?;
+                        (
+                            self.shared
+                                .iteration(&self.rt, crud, sql, case, (place, p))?,
+                            settings,
+                        )
+                    }
                     Shipped::SqlMiddleware => {
                         let p = self.rt.block_on(c::SqlMiddleware::open(&path, s))?;
                         let settings = self.rt.block_on(p.read_back())?;
@@ -621,6 +631,37 @@ mod tests {
             b: Pooled::new(Arc::new(mw)),
             sql: Arc::new(sql.clone()),
         };
+        let table = plan::model(&steps);
+        rt.block_on(async {
+            plan::fill(&mut c, &sql, &steps).await.unwrap();
+            for q in 0..plan::CACHED {
+                assert_eq!(
+                    c.cached(&sql, q).await.unwrap(),
+                    plan::cached_answer(&table, q),
+                    "query {q}"
+                );
+            }
+            let all = c.select(&sql, 0).await.unwrap();
+            assert_eq!(all, table.values().cloned().collect::<Vec<_>>());
+        });
+    }
+
+    /// diesel's DSL versions of the statements answer what the model of the table says, the
+    /// five fixed queries included.
+    #[cfg(feature = "crates")]
+    #[test]
+    fn diesel_reads_what_the_model_says() {
+        let dir = tempfile::tempdir().unwrap();
+        let rt = crate::measure::drive::runtime(None).unwrap();
+        let steps = plan::steps(200, 20, 5);
+        let p = crate::backends::crates::Diesel::open(
+            &dir.path().join("d.sqlite"),
+            &SqliteSettings::default(),
+            1,
+        )
+        .unwrap();
+        let mut c = p.crud().unwrap();
+        let sql = Sql::new(Dialect::Sqlite);
         let table = plan::model(&steps);
         rt.block_on(async {
             plan::fill(&mut c, &sql, &steps).await.unwrap();

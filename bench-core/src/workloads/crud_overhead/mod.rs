@@ -141,11 +141,12 @@ fn op_text(case: Case) -> &'static str {
 
 /// The crates crud_overhead runs (the rusqlite-based ones: the same statements where each
 /// runs a query).
-const CRATES: [Shipped; 5] = [
+const CRATES: [Shipped; 6] = [
     Shipped::TokioRusqlite,
     Shipped::AsyncSqlite,
     Shipped::R2d2SpawnBlocking,
     Shipped::R2d2BlockInPlace,
+    Shipped::Diesel,
     Shipped::SqlMiddleware,
 ];
 
@@ -159,6 +160,9 @@ fn about(subject: Subject) -> &'static str {
         }
         Subject::Crate(Shipped::R2d2SpawnBlocking) => {
             "an r2d2_sqlite connection: each statement (from its cache) one spawn_blocking"
+        }
+        Subject::Crate(Shipped::Diesel) => {
+            "diesel on one connection of its r2d2 pool: each operation in its query DSL (statements cached by diesel), BEGIN and COMMIT through its transaction manager, each a spawn_blocking"
         }
         Subject::Crate(Shipped::SqlMiddleware) => {
             "sql-middleware on one connection of its pool: its query builder with RowValues (statement cache on), each statement a hop to its worker"
