@@ -1,4 +1,5 @@
-//! key_value for real through the front end, sqlx's harness included: every group's table with
+//! key_value for real through the front end, the sqlx and async-sqlite harnesses and the
+//! rusqlite-based crates included: every group's table with
 //! the suite's targets judged, in JSON and text.
 
 mod common;
@@ -22,6 +23,9 @@ fn every_group_on_every_backend_with_the_suites_targets() {
             "middleware/spin",
             "turso",
             "sqlx_sqlite",
+            "tokio-rusqlite",
+            "async-sqlite",
+            "r2d2_sqlite/block_in_place",
         ] {
             benches.push(format!("{case}/{b}"));
         }
@@ -81,6 +85,25 @@ fn every_group_on_every_backend_with_the_suites_targets() {
             > 0.0
     );
     assert!(row("expired_read", "sqlx_sqlite")["target"].is_null());
+    // The crates find what rusqlite finds: the same work check passed on every sample (no
+    // error above), and a row with a figure in every group.
+    for backend in [
+        "tokio-rusqlite",
+        "async-sqlite",
+        "r2d2_sqlite/block_in_place",
+    ] {
+        assert_eq!(
+            row("single_get_100b", backend)["target"],
+            "< 100 µs per op",
+            "{backend}"
+        );
+        assert!(
+            row("concurrent_reads_2", backend)["speedup"]
+                .as_f64()
+                .unwrap()
+                > 0.0
+        );
+    }
     let text = common::benchscope()
         .args([
             "run",
@@ -116,6 +139,8 @@ fn every_backend_runs_in_memory() {
         "middleware/worker",
         "turso",
         "sqlx_sqlite",
+        "async-sqlite",
+        "r2d2_sqlite/spawn_blocking",
     ]
     .iter()
     .flat_map(|b| [format!("bulk_get/{b}"), format!("concurrent_reads_2/{b}")])

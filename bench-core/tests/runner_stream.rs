@@ -548,8 +548,8 @@ fn crud_overhead_streams_every_core_bench_with_the_models_work() {
         }
         assert_eq!(
             checked.len(),
-            15 * 12,
-            "every case on rusqlite, 6 strategies, turso and 4 crates"
+            15 * 13,
+            "every case on rusqlite, 6 strategies, turso and 5 crates (async-sqlite is its harness's)"
         );
         // Files keep WAL; memdb cannot, and says so in what its connections read back.
         let journal = |bench: &str| {
@@ -604,8 +604,8 @@ fn key_value_streams_every_core_bench_with_checked_values() {
         }
         assert_eq!(
             checked.len(),
-            18 * 9,
-            "memory, rusqlite, 6 strategies and turso"
+            18 * 12,
+            "memory, rusqlite, 6 strategies, turso, tokio-rusqlite and r2d2_sqlite x 2"
         );
     }
 }

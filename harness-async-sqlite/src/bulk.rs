@@ -4,7 +4,6 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use async_sqlite::{Client, ClientBuilder};
 use bench_core::BenchError;
 use bench_core::catalog::{BenchSpec, CatalogError, ROWS, Target};
 use bench_core::measure::drive::on_runtime;
@@ -16,8 +15,8 @@ use bench_core::workload::{RunContext, Session, Workload};
 use bench_core::workloads::bulk_insert::rows::{BulkRow, Scratch};
 use bench_core::workloads::bulk_insert::{self, INSERT_WORK};
 
-use crate::lookup::{SUBJECT, err};
-use crate::on_rusqlite::{self, bulk_insert_all, bulk_reset};
+use crate::lookup::{SUBJECT, err, open_client};
+use crate::on_rusqlite::{bulk_insert_all, bulk_reset};
 
 /// async-sqlite's `bulk_insert`.
 pub struct Bulk;
@@ -71,11 +70,7 @@ impl Session for Ctx {
             .into());
         }
         let scratch = Scratch::new(&self.dir, spec.name);
-        let client = self.rt.block_on(open_client(&scratch.0, &self.settings))?;
-        let settings = self
-            .rt
-            .block_on(client.conn(|c| Ok(on_rusqlite::read_back(c))))
-            .map_err(err)?;
+        let (client, settings) = self.rt.block_on(open_client(&scratch.0, &self.settings))?;
         let iter: IterFn<'_> = Box::new(move |_| {
             let _scratch = &scratch;
             let (client, rows) = (client.clone(), self.rows.clone());
@@ -91,24 +86,4 @@ impl Session for Ctx {
         });
         Ok(Bench::new(iter, self.rows.len() as u64, INSERT_WORK).with_settings(settings))
     }
-}
-
-/// A client on `path` with the run's settings.
-async fn open_client(path: &std::path::Path, s: &SqliteSettings) -> Result<Client, BenchError> {
-    let client = ClientBuilder::new()
-        .path(path)
-        .flags(on_rusqlite::flags(s))
-        .open()
-        .await
-        .map_err(err)?;
-    let s = s.clone();
-    client
-        .conn(move |c| {
-            on_rusqlite::apply(c, &s)?;
-            c.set_prepared_statement_cache_capacity(32);
-            Ok(())
-        })
-        .await
-        .map_err(err)?;
-    Ok(client)
 }

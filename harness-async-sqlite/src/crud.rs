@@ -4,7 +4,6 @@
 
 use std::sync::Arc;
 
-use async_sqlite::{Client, ClientBuilder};
 use bench_core::BenchError;
 use bench_core::catalog::{BenchSpec, CatalogError, Target};
 use bench_core::measure::Bench;
@@ -14,9 +13,8 @@ use bench_core::workloads::bulk_insert::rows::Place;
 use bench_core::workloads::crud_overhead::plan::{Dialect, Sql};
 use bench_core::workloads::crud_overhead::{self, Shared};
 
-use crate::lookup::{SUBJECT, err};
-use crate::on_rusqlite::crud::{HopCrud, OnConn};
-use crate::on_rusqlite::{self};
+use crate::lookup::{OnClient, SUBJECT, open_client};
+use crate::on_rusqlite::crud::HopCrud;
 
 /// async-sqlite's `crud_overhead`.
 pub struct CrudOverhead;
@@ -45,20 +43,6 @@ struct Ctx {
     dir: std::path::PathBuf,
 }
 
-/// The client's connection, reached with `conn` (its errors kept as the operation's own).
-struct OnClient(Client);
-
-impl OnConn for OnClient {
-    async fn on<T: Send + 'static>(
-        &mut self,
-        f: impl FnOnce(&rusqlite::Connection) -> Result<T, BenchError> + Send + 'static,
-    ) -> Result<T, BenchError> {
-        // The closure's own error travels inside the Ok: async-sqlite's error type carries
-        // rusqlite's alone.
-        self.0.conn(move |c| Ok(f(c))).await.map_err(err)?
-    }
-}
-
 impl Session for Ctx {
     fn ops(&self) -> u64 {
         self.shared.steps.len() as u64
@@ -81,24 +65,9 @@ impl Session for Ctx {
             .into());
         }
         let place = Place::new(&self.dir, self.shared.memory, "crud", spec.name);
-        let s = self.shared.settings.clone();
-        let (client, settings) = self.rt.block_on(async {
-            let client = ClientBuilder::new()
-                .path(place.path())
-                .flags(on_rusqlite::flags(&s))
-                .open()
-                .await
-                .map_err(err)?;
-            let settings = client
-                .conn(move |c| {
-                    on_rusqlite::apply(c, &s)?;
-                    c.set_prepared_statement_cache_capacity(32);
-                    Ok(on_rusqlite::read_back(c))
-                })
-                .await
-                .map_err(err)?;
-            Ok::<_, BenchError>((client, settings))
-        })?;
+        let (client, settings) = self
+            .rt
+            .block_on(open_client(place.path(), &self.shared.settings))?;
         let sql = Sql::for_case(Dialect::Sqlite, case, self.shared.sweep.len());
         let crud = HopCrud {
             on: OnClient(client),

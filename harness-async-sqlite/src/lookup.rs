@@ -79,6 +79,30 @@ pub async fn open_pool(
     Ok((pool, read_back))
 }
 
+/// A client on `path` (a file, or a memdb URI) with the run's settings, the statement cache
+/// sized as bench-core's connections are; and what its connection reads back.
+pub async fn open_client(
+    path: &Path,
+    s: &SqliteSettings,
+) -> Result<(async_sqlite::Client, BTreeMap<String, String>), BenchError> {
+    let client = async_sqlite::ClientBuilder::new()
+        .path(path)
+        .flags(on_rusqlite::flags(s))
+        .open()
+        .await
+        .map_err(err)?;
+    let s = s.clone();
+    let settings = client
+        .conn(move |c| {
+            on_rusqlite::apply(c, &s)?;
+            c.set_prepared_statement_cache_capacity(32);
+            Ok(on_rusqlite::read_back(c))
+        })
+        .await
+        .map_err(err)?;
+    Ok((client, settings))
+}
+
 /// A pool on the shared dataset and the ids of a pass.
 pub struct Ctx {
     pub rt: tokio::runtime::Runtime,
@@ -217,4 +241,18 @@ fn dispatches(ctx: &Ctx) -> IterFn<'_> {
             Ok(Iteration::new(ns_between(start, Instant::now()), work))
         })
     })
+}
+
+/// The client's connection, reached with `conn` (its errors kept as the operation's own).
+pub struct OnClient(pub async_sqlite::Client);
+
+impl crate::on_rusqlite::OnConn for OnClient {
+    async fn on<T: Send + 'static>(
+        &mut self,
+        f: impl FnOnce(&rusqlite::Connection) -> Result<T, BenchError> + Send + 'static,
+    ) -> Result<T, BenchError> {
+        // The closure's own error travels inside the Ok: async-sqlite's error type carries
+        // rusqlite's alone.
+        self.0.conn(move |c| Ok(f(c))).await.map_err(err)?
+    }
 }

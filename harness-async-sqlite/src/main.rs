@@ -5,6 +5,7 @@
 
 mod bulk;
 mod crud;
+mod kv;
 mod lookup;
 mod multithread;
 
@@ -28,6 +29,7 @@ const ASYNC_SQLITE: Registry = Registry {
         &multithread::Multithread,
         &bulk::Bulk,
         &crud::CrudOverhead,
+        &kv::KeyValue,
     ],
 };
 

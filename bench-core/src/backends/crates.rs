@@ -173,6 +173,53 @@ impl R2d2 {
     }
 }
 
+impl crate::on_rusqlite::OnConn for tokio_rusqlite::Connection {
+    async fn on<T: Send + 'static>(
+        &mut self,
+        f: impl FnOnce(&rusqlite::Connection) -> Result<T, BenchError> + Send + 'static,
+    ) -> Result<T, BenchError> {
+        self.call(move |c| f(c)).await.map_err(|e| match e {
+            tokio_rusqlite::Error::Error(e) => e,
+            other => BenchError::driver(other),
+        })
+    }
+}
+
+/// r2d2's connection, held for the bench (its pool holds one) and reached with the hop.
+pub struct R2d2Held {
+    pub conn: Option<r2d2::PooledConnection<r2d2_sqlite::SqliteConnectionManager>>,
+    pub hop: Hop,
+}
+
+impl crate::on_rusqlite::OnConn for R2d2Held {
+    async fn on<T: Send + 'static>(
+        &mut self,
+        f: impl FnOnce(&rusqlite::Connection) -> Result<T, BenchError> + Send + 'static,
+    ) -> Result<T, BenchError> {
+        match self.hop {
+            Hop::SpawnBlocking => {
+                let c = self.conn.take().ok_or_else(|| {
+                    BenchError::Other("connection lost by an earlier failed hop".into())
+                })?;
+                let (c, out) = tokio::task::spawn_blocking(move || {
+                    let out = f(&c);
+                    (c, out)
+                })
+                .await
+                .map_err(BenchError::other)?;
+                self.conn = Some(c);
+                out
+            }
+            Hop::BlockInPlace => {
+                let c = self.conn.as_ref().ok_or_else(|| {
+                    BenchError::Other("connection lost by an earlier failed hop".into())
+                })?;
+                tokio::task::block_in_place(|| f(c))
+            }
+        }
+    }
+}
+
 /// A connection of the r2d2 pool; under `spawn_blocking` it is first taken inside the first
 /// lookup's closure (one hop for checkout and query, as such code is written).
 pub struct R2d2Lease {

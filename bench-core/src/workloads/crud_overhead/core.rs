@@ -15,9 +15,9 @@ use crate::backends::values::{Pooled, Statements};
 use crate::catalog::{BenchSpec, CONCURRENCY, CatalogError, SPIN_US, Subject, Target};
 use crate::error::BenchError;
 use crate::measure::Bench;
-use crate::on_rusqlite::crud::on_conn;
 #[cfg(feature = "crates")]
-use crate::on_rusqlite::crud::{HopCrud, OnConn};
+use crate::on_rusqlite::crud::HopCrud;
+use crate::on_rusqlite::crud::on_conn;
 use crate::protocol::Event;
 use crate::workload::{RunContext, Session, Workload};
 use crate::workloads::bulk_insert::rows::Place;
@@ -147,7 +147,7 @@ impl Session for Ctx {
                         let settings = p.read_back()?;
                         let (conn, hop) = p.hold()?;
                         let crud = HopCrud {
-                            on: R2d2Held {
+                            on: c::R2d2Held {
                                 conn: Some(conn),
                                 hop,
                             },
@@ -238,57 +238,6 @@ impl Crud for RusqliteCrud {
     }
     async fn insert_values(&mut self, sql: &Sql, rows: &[Row]) -> Result<u64, BenchError> {
         on_conn::insert_values(&self.0, sql, rows)
-    }
-}
-
-#[cfg(feature = "crates")]
-impl OnConn for tokio_rusqlite::Connection {
-    async fn on<T: Send + 'static>(
-        &mut self,
-        f: impl FnOnce(&rusqlite::Connection) -> Result<T, BenchError> + Send + 'static,
-    ) -> Result<T, BenchError> {
-        self.call(move |c| f(c)).await.map_err(|e| match e {
-            tokio_rusqlite::Error::Error(e) => e,
-            other => BenchError::driver(other),
-        })
-    }
-}
-
-/// r2d2's connection, held for the bench (its pool holds one) and reached with the hop.
-#[cfg(feature = "crates")]
-struct R2d2Held {
-    conn: Option<r2d2::PooledConnection<r2d2_sqlite::SqliteConnectionManager>>,
-    hop: crate::backends::crates::Hop,
-}
-
-#[cfg(feature = "crates")]
-impl OnConn for R2d2Held {
-    async fn on<T: Send + 'static>(
-        &mut self,
-        f: impl FnOnce(&rusqlite::Connection) -> Result<T, BenchError> + Send + 'static,
-    ) -> Result<T, BenchError> {
-        use crate::backends::crates::Hop;
-        match self.hop {
-            Hop::SpawnBlocking => {
-                let c = self.conn.take().ok_or_else(|| {
-                    BenchError::Other("connection lost by an earlier failed hop".into())
-                })?;
-                let (c, out) = tokio::task::spawn_blocking(move || {
-                    let out = f(&c);
-                    (c, out)
-                })
-                .await
-                .map_err(BenchError::other)?;
-                self.conn = Some(c);
-                out
-            }
-            Hop::BlockInPlace => {
-                let c = self.conn.as_ref().ok_or_else(|| {
-                    BenchError::Other("connection lost by an earlier failed hop".into())
-                })?;
-                tokio::task::block_in_place(|| f(c))
-            }
-        }
     }
 }
 

@@ -5,8 +5,6 @@ use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use rusqlite::OptionalExtension;
-
 use super::Params;
 use super::plan::{self, Case, Data, Kv, NAMESPACE, NOW, TENANT};
 use crate::backends::middleware::Middleware;
@@ -17,6 +15,7 @@ use crate::backends::values::{Pooled, Statements};
 use crate::catalog::{BenchSpec, CONCURRENCY, CatalogError, SPIN_US, Subject, Target};
 use crate::error::BenchError;
 use crate::measure::Bench;
+use crate::on_rusqlite::kv::RusqliteKv;
 use crate::protocol::Event;
 use crate::workload::{RunContext, Session, Workload};
 use crate::workloads::bulk_insert::rows::Place;
@@ -129,6 +128,56 @@ impl Session for Ctx {
                 })?;
                 (plan::bench(&self.rt, handles, case, data, place)?, settings)
             }
+            #[cfg(feature = "crates")]
+            Subject::Crate(krate) => {
+                use crate::backends::crates as c;
+                use crate::catalog::Shipped;
+                use crate::on_rusqlite::kv::HopKv;
+                let s = &self.p.settings;
+                match krate {
+                    Shipped::TokioRusqlite => {
+                        // One connection (and its thread) per task.
+                        let p = self.rt.block_on(c::TokioRusqlite::open(&path, s, tasks))?;
+                        let settings = self.rt.block_on(p.read_back())?;
+                        let mut handles = Vec::new();
+                        for _ in 0..tasks {
+                            handles.push(HopKv(
+                                self.rt
+                                    .block_on(crate::measure::drive::LookupPath::checkout(&p))?,
+                            ));
+                        }
+                        (
+                            plan::bench(&self.rt, handles, case, data, (place, p))?,
+                            settings,
+                        )
+                    }
+                    Shipped::R2d2SpawnBlocking | Shipped::R2d2BlockInPlace => {
+                        // A pool of one connection per task, each held by its task.
+                        let p = c::R2d2::open(&path, s, tasks, c::hop(krate))?;
+                        let settings = p.read_back()?;
+                        let mut handles = Vec::new();
+                        for _ in 0..tasks {
+                            let (conn, hop) = p.hold()?;
+                            handles.push(HopKv(c::R2d2Held {
+                                conn: Some(conn),
+                                hop,
+                            }));
+                        }
+                        (
+                            plan::bench(&self.rt, handles, case, data, (place, p))?,
+                            settings,
+                        )
+                    }
+                    _ => {
+                        return Err(CatalogError::no_implementation(
+                            super::spec(),
+                            spec,
+                            "not a key_value bench of this crate",
+                        )
+                        .into());
+                    }
+                }
+            }
             _ => {
                 return Err(CatalogError::no_implementation(
                     super::spec(),
@@ -219,62 +268,6 @@ impl Kv for MemKv {
             .collect();
         out.sort_by(|a, b| a.0.cmp(&b.0));
         Ok(out)
-    }
-}
-
-/// Raw rusqlite: every statement from the connection's cache.
-struct RusqliteKv(rusqlite::Connection);
-
-impl Kv for RusqliteKv {
-    async fn reset(&mut self) -> Result<(), BenchError> {
-        for s in plan::CREATE {
-            self.0.execute_batch(s)?;
-        }
-        Ok(())
-    }
-    async fn clear(&mut self) -> Result<(), BenchError> {
-        self.0.prepare_cached(plan::CLEAR)?.execute([])?;
-        Ok(())
-    }
-    async fn begin(&mut self) -> Result<(), BenchError> {
-        self.0.prepare_cached("BEGIN")?.execute([])?;
-        Ok(())
-    }
-    async fn commit(&mut self) -> Result<(), BenchError> {
-        self.0.prepare_cached("COMMIT")?.execute([])?;
-        Ok(())
-    }
-    async fn put(
-        &mut self,
-        key: &str,
-        value: &[u8],
-        expires_at: Option<i64>,
-    ) -> Result<u64, BenchError> {
-        let mut stmt = self.0.prepare_cached(plan::PUT)?;
-        Ok(stmt.execute(rusqlite::params![
-            TENANT, NAMESPACE, key, value, expires_at, NOW, NOW
-        ])? as u64)
-    }
-    async fn get(&mut self, key: &str) -> Result<Option<Vec<u8>>, BenchError> {
-        let mut stmt = self.0.prepare_cached(plan::GET)?;
-        Ok(stmt
-            .query_row(rusqlite::params![TENANT, NAMESPACE, key, NOW], |r| r.get(0))
-            .optional()?)
-    }
-    async fn exists(&mut self, key: &str) -> Result<bool, BenchError> {
-        let mut stmt = self.0.prepare_cached(plan::EXISTS)?;
-        Ok(stmt.exists(rusqlite::params![TENANT, NAMESPACE, key, NOW])?)
-    }
-    async fn delete(&mut self, key: &str) -> Result<u64, BenchError> {
-        let mut stmt = self.0.prepare_cached(plan::DELETE)?;
-        Ok(stmt.execute(rusqlite::params![TENANT, NAMESPACE, key])? as u64)
-    }
-    async fn scan(&mut self, from: &str, to: &str) -> Result<Vec<(String, Vec<u8>)>, BenchError> {
-        let mut stmt = self.0.prepare_cached(plan::SCAN)?;
-        let rows = stmt.query_map(rusqlite::params![TENANT, NAMESPACE, from, to, NOW], |r| {
-            Ok((r.get(0)?, r.get(1)?))
-        })?;
-        Ok(rows.collect::<Result<_, _>>()?)
     }
 }
 

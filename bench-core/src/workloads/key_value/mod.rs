@@ -12,7 +12,7 @@ pub use self::core::Core;
 use std::sync::LazyLock;
 
 use crate::catalog::{
-    BenchSpec, CONCURRENCY, Measure, SPIN_US, STORAGE, Strategy, Subject, Target, leak,
+    BenchSpec, CONCURRENCY, Measure, SPIN_US, STORAGE, Shipped, Strategy, Subject, Target, leak,
 };
 use crate::knobs::KnobSpec;
 use plan::Case;
@@ -68,9 +68,30 @@ fn about(subject: Subject) -> &'static str {
             "the middleware: a checkout per operation (per transaction in the bulk cases), the values as generic values, one dispatch per statement"
         }
         Subject::Turso => "turso on one connection (one per task), statements from its cache",
+        Subject::Crate(Shipped::TokioRusqlite) => {
+            "tokio-rusqlite, one connection (and thread) per task: each statement (from its cache) one call"
+        }
+        Subject::Crate(Shipped::AsyncSqlite) => {
+            "async-sqlite, one Client (and thread) per task: each statement (from its cache) one conn call"
+        }
+        Subject::Crate(Shipped::R2d2SpawnBlocking) => {
+            "r2d2_sqlite, one pooled connection held per task: each statement (from its cache) one spawn_blocking"
+        }
+        Subject::Crate(_) => {
+            "r2d2_sqlite, one pooled connection held per task: each statement (from its cache) in block_in_place"
+        }
         _ => "sqlx-sqlite on one connection (one per task), statements from its cache",
     }
 }
+
+/// The crates key_value runs: the rusqlite-based ones, the store's statements where each runs
+/// a query (diesel and sql-middleware are not there yet).
+const CRATES: [Shipped; 4] = [
+    Shipped::TokioRusqlite,
+    Shipped::AsyncSqlite,
+    Shipped::R2d2SpawnBlocking,
+    Shipped::R2d2BlockInPlace,
+];
 
 pub fn spec() -> &'static Target {
     static SPEC: LazyLock<Target> = LazyLock::new(|| {
@@ -101,6 +122,9 @@ pub fn spec() -> &'static Target {
             for subject in [Subject::Turso, Subject::SqlxSqlite] {
                 t = t.bench(bench(leak(format!("{prefix}/{}", subject.slug())), subject));
             }
+            t = t.per_crate(&format!("{prefix}/"), &CRATES, |name, c| {
+                bench(name, Subject::Crate(c))
+            });
         }
         t
     });
