@@ -81,25 +81,30 @@ fn every_sqlite_backend_inserts_and_reports_rows_per_second() {
 fn postgres_without_a_url_is_skipped_not_failed() {
     let cache = tempfile::tempdir().unwrap();
     for url in [None, Some("")] {
-        let mut c = run(cache.path(), &["rusqlite", "postgres"]);
+        let mut c = run(
+            cache.path(),
+            &["rusqlite", "postgres", "sql-middleware/postgres"],
+        );
         match url {
             None => c.env_remove("BENCHSCOPE_POSTGRES_URL"),
             Some(u) => c.env("BENCHSCOPE_POSTGRES_URL", u),
         };
         let out = c.assert().success().get_output().clone();
         let v = doc(&out);
-        let pg = v["runs"][0]["benches"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|b| b["name"] == "postgres")
-            .unwrap()
-            .clone();
-        assert_eq!(
-            pg["skipped"],
-            "no PostgreSQL URL (set --postgres-url or BENCHSCOPE_POSTGRES_URL)"
-        );
-        assert!(pg.get("error").is_none());
+        for name in ["postgres", "sql-middleware/postgres"] {
+            let pg = v["runs"][0]["benches"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|b| b["name"] == name)
+                .unwrap()
+                .clone();
+            assert_eq!(
+                pg["skipped"], "no PostgreSQL URL (set --postgres-url or BENCHSCOPE_POSTGRES_URL)",
+                "{name}"
+            );
+            assert!(pg.get("error").is_none(), "{name}");
+        }
     }
 }
 
@@ -156,6 +161,7 @@ fn no_form_of_password_shows_anywhere() {
         for format in ["json", "markdown"] {
             let out = benchscope()
                 .args(["run", "bulk_insert", "--rows", "20", "--bench", "postgres"])
+                .args(["--bench", "sql-middleware/postgres"])
                 .args(QUICK)
                 .args(["--format", format, "--cache-dir"])
                 .arg(cache.path())
@@ -199,16 +205,21 @@ fn postgres_bulk_insert_against_a_real_server() {
         return;
     };
     let cache = tempfile::tempdir().unwrap();
-    let out = run(cache.path(), &["postgres"])
+    let out = run(cache.path(), &["postgres", "sql-middleware/postgres"])
         .assert()
         .success()
         .get_output()
         .clone();
     let v = doc(&out);
-    let row = &v["comparison"][0][0];
-    assert_eq!(row["bench"], "postgres");
-    assert!(row["ops_per_s"].as_f64().unwrap() > 0.0);
-    assert_eq!(v["runs"][0]["start"]["harness"], "sqlx");
+    let rows = v["comparison"][0].as_array().unwrap();
+    let names: Vec<&str> = rows.iter().map(|r| r["bench"].as_str().unwrap()).collect();
+    assert_eq!(names, ["sql-middleware/postgres", "postgres"]);
+    for row in rows {
+        assert!(row["ops_per_s"].as_f64().unwrap() > 0.0, "{row}");
+    }
+    // sql-middleware's rows are bench-core's (its postgres feature); sqlx's its harness's.
+    assert_eq!(v["runs"][0]["start"]["harness"], "core");
+    assert_eq!(v["runs"][0]["more_starts"][0]["harness"], "sqlx");
     // A wrong password: a clear error that does not echo it.
     let bad = match url
         .split_once("://")
@@ -220,7 +231,7 @@ fn postgres_bulk_insert_against_a_real_server() {
         }
         None => panic!("BENCHSCOPE_POSTGRES_URL has no user: {url}"),
     };
-    run(cache.path(), &["postgres"])
+    run(cache.path(), &["postgres", "sql-middleware/postgres"])
         .arg("--postgres-url")
         .arg(&bad)
         .assert()

@@ -245,6 +245,8 @@ pub enum Shipped {
     SqlMiddleware,
     /// async-sqlite's `Pool` (a background thread per connection), in its own harness.
     AsyncSqlite,
+    /// sql-middleware's postgres feature against the PostgreSQL server a URL names.
+    SqlMiddlewarePostgres,
 }
 
 impl Shipped {
@@ -257,6 +259,17 @@ impl Shipped {
         Shipped::SqlMiddleware,
     ];
 
+    /// Every crate, on SQLite ([`Shipped::ALL`]) and on PostgreSQL.
+    pub const EVERY: [Shipped; 7] = [
+        Shipped::TokioRusqlite,
+        Shipped::AsyncSqlite,
+        Shipped::R2d2SpawnBlocking,
+        Shipped::R2d2BlockInPlace,
+        Shipped::Diesel,
+        Shipped::SqlMiddleware,
+        Shipped::SqlMiddlewarePostgres,
+    ];
+
     /// The bench name's stem.
     pub fn name(self) -> &'static str {
         match self {
@@ -266,6 +279,7 @@ impl Shipped {
             Shipped::Diesel => "diesel",
             Shipped::SqlMiddleware => "sql-middleware",
             Shipped::AsyncSqlite => "async-sqlite",
+            Shipped::SqlMiddlewarePostgres => "sql-middleware/postgres",
         }
     }
 
@@ -275,7 +289,7 @@ impl Shipped {
             Shipped::TokioRusqlite => "tokio-rusqlite",
             Shipped::R2d2SpawnBlocking | Shipped::R2d2BlockInPlace => "r2d2_sqlite",
             Shipped::Diesel => "diesel",
-            Shipped::SqlMiddleware => "sql-middleware",
+            Shipped::SqlMiddleware | Shipped::SqlMiddlewarePostgres => "sql-middleware",
             Shipped::AsyncSqlite => "async-sqlite",
         }
     }
@@ -296,15 +310,15 @@ impl Shipped {
     /// The crate and its exact version as this build resolved it (`tokio-rusqlite 0.8.0`).
     pub fn label(self) -> &'static str {
         static LABELS: LazyLock<Vec<String>> = LazyLock::new(|| {
-            Shipped::ALL
+            Shipped::EVERY
                 .iter()
                 .map(|s| format!("{} {}", s.krate(), s.version()))
                 .collect()
         });
-        let i = Shipped::ALL
+        let i = Shipped::EVERY
             .iter()
             .position(|s| *s == self)
-            .expect("every crate is in ALL");
+            .expect("every crate is in EVERY");
         &LABELS[i]
     }
 
@@ -325,6 +339,9 @@ impl Shipped {
             }
             Shipped::SqlMiddleware => {
                 "sql-middleware's SQLite pool (bb8, a worker thread per connection) and query builder, as shipped"
+            }
+            Shipped::SqlMiddlewarePostgres => {
+                "sql-middleware's postgres feature (bb8 over tokio-postgres) against the PostgreSQL server --postgres-url names"
             }
             Shipped::AsyncSqlite => {
                 "async-sqlite's Pool: a background thread per connection, each call a closure on the next one (round robin); rusqlite 0.41 with its statement cache"

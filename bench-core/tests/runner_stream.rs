@@ -285,7 +285,25 @@ fn check_target(
         .filter(|b| b.harness() == Harness::Core)
         .map(|b| b.name)
         .collect();
+    let postgres = std::env::var("BENCHSCOPE_POSTGRES_URL").is_ok_and(|u| !u.is_empty());
     for bench in core {
+        // A PostgreSQL bench without a server is skipped, with the reason (and run and
+        // checked like the others where BENCHSCOPE_POSTGRES_URL names one).
+        if let [Event::Skipped { reason, .. }] =
+            bench_core::testing::events_of(&events, bench).as_slice()
+            && !postgres
+        {
+            assert_eq!(
+                reason,
+                bench_core::workloads::bulk_insert::NO_POSTGRES,
+                "{bench}"
+            );
+            bench_core::testing::skip(
+                bench,
+                "BENCHSCOPE_POSTGRES_URL is not set (.ci/postgres.sh starts a throwaway server)",
+            );
+            continue;
+        }
         let c = check_bench(&events, bench).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(c.passes.len(), 2, "{bench}");
         assert_eq!(c.summary.latency.is_some(), latencies, "{bench}");

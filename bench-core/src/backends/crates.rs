@@ -624,8 +624,12 @@ pub fn open_path<U: PathUser>(
     })
 }
 
-/// The error for a crate another harness links (its libsqlite3-sys is not this build's).
+/// The error for a crate another harness links (its libsqlite3-sys is not this build's), or
+/// one on PostgreSQL where a SQLite bench was asked for.
 pub fn elsewhere(krate: crate::catalog::Shipped) -> BenchError {
+    if krate == crate::catalog::Shipped::SqlMiddlewarePostgres {
+        return BenchError::Other(format!("{} runs on PostgreSQL, not SQLite", krate.name()));
+    }
     BenchError::Other(format!(
         "{} is measured by the {} harness, not bench-core",
         krate.name(),
@@ -664,7 +668,7 @@ impl Pooled {
         use crate::catalog::Shipped;
         Ok(Some(match krate {
             Shipped::TokioRusqlite => return Ok(None),
-            Shipped::AsyncSqlite => return Err(elsewhere(krate)),
+            Shipped::AsyncSqlite | Shipped::SqlMiddlewarePostgres => return Err(elsewhere(krate)),
             Shipped::R2d2SpawnBlocking | Shipped::R2d2BlockInPlace => {
                 let p = R2d2::open(path, s, n, hop(krate))?;
                 let settings = p.read_back()?;
@@ -1096,5 +1100,150 @@ impl crate::workloads::crud_overhead::plan::Crud for DieselCrud {
         })
         .await
         .map(|n| n as u64)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// sql-middleware on PostgreSQL
+
+/// sql-middleware's PostgreSQL pool (its postgres feature: bb8 over tokio-postgres) on the
+/// server `url` names; errors carry the URL with its password redacted.
+pub struct SqlMiddlewarePg {
+    cap: sql_middleware::ConfigAndPool,
+    url: String,
+}
+
+/// A PostgreSQL error with the connection string redacted and every spelling of its password
+/// scrubbed from the driver's text.
+pub fn pg_err(url: &str, e: impl std::fmt::Display) -> BenchError {
+    let secrets = crate::redact::secrets(url);
+    let msg = crate::redact::scrub(&e.to_string(), &secrets);
+    BenchError::Driver(format!(
+        "PostgreSQL at {}: {msg}",
+        crate::redact::scrub(url, &secrets)
+    ))
+}
+
+/// How long sql-middleware's PostgreSQL pool may take to make its first connection.
+const PG_CONNECT_WITHIN: std::time::Duration = std::time::Duration::from_secs(5);
+
+impl SqlMiddlewarePg {
+    pub async fn open(url: &str) -> Result<Self, BenchError> {
+        // sql-middleware takes the parts, not a connection string: a URL's, its query
+        // parameters (`?user=..&password=..`) included.
+        let u = url::Url::parse(url)
+            .ok()
+            .filter(|u| matches!(u.scheme(), "postgres" | "postgresql"))
+            .ok_or_else(|| {
+                pg_err(
+                    url,
+                    "sql-middleware/postgres needs a postgres:// URL (keyword=value strings are read by sqlx alone)",
+                )
+            })?;
+        let decode = |s: &str| {
+            percent_encoding::percent_decode_str(s)
+                .decode_utf8_lossy()
+                .into_owned()
+        };
+        let mut cfg = sql_middleware::PgConfig::new();
+        cfg.host = u.host_str().map(str::to_string);
+        cfg.port = u.port();
+        cfg.user = Some(decode(u.username())).filter(|s| !s.is_empty());
+        cfg.password = u.password().map(decode);
+        cfg.dbname = Some(decode(u.path().trim_start_matches('/'))).filter(|s| !s.is_empty());
+        for (k, v) in u.query_pairs() {
+            let v = Some(v.into_owned());
+            match k.as_ref() {
+                "user" => cfg.user = v,
+                "password" => cfg.password = v,
+                "dbname" => cfg.dbname = v,
+                "host" => cfg.host = v,
+                "port" => cfg.port = v.and_then(|p| p.parse().ok()),
+                _ => {}
+            }
+        }
+        if cfg.port.is_none() {
+            cfg.port = Some(5432);
+        }
+        let cap = sql_middleware::ConfigAndPool::postgres_builder(cfg)
+            .build()
+            .await
+            .map_err(|e| pg_err(url, e))?;
+        let p = SqlMiddlewarePg {
+            cap,
+            url: url.to_string(),
+        };
+        // The first connection now, so that a server that cannot be had fails the bench
+        // before its first sample.
+        drop(p.connection().await?);
+        Ok(p)
+    }
+
+    /// A connection of the pool. Its bb8 pool retries a refused connection or a failed login
+    /// for 30 s before it says "Timed out": give up sooner, and say what that means.
+    async fn connection(&self) -> Result<sql_middleware::MiddlewarePoolConnection, BenchError> {
+        tokio::time::timeout(PG_CONNECT_WITHIN, self.cap.get_connection())
+            .await
+            .map_err(|_| {
+                pg_err(
+                    &self.url,
+                    format!(
+                        "sql-middleware's pool made no connection within {} s (it retries a refused connection or a failed login until then; sqlx's postgres bench shows the server's own error)",
+                        PG_CONNECT_WITHIN.as_secs()
+                    ),
+                )
+            })?
+            .map_err(|e| pg_err(&self.url, e))
+    }
+
+    /// The bench's table made afresh (untimed), then the rows inserted in one transaction of
+    /// sql-middleware's (`begin_transaction`, one prepared insert executed per row with its
+    /// `RowValues`, commit); the rows changed and the ns from the transaction's start to its
+    /// commit. The statement casts the timestamp and JSON from text, as sqlx's binds them.
+    pub async fn insert_all(
+        &self,
+        fresh: &str,
+        insert: &str,
+        rows: &[crate::workloads::bulk_insert::rows::BulkRow],
+    ) -> Result<(u64, u64), BenchError> {
+        use sql_middleware::RowValues as V;
+        let e = |e| pg_err(&self.url, e);
+        let mut conn = self.connection().await?;
+        conn.execute_batch(fresh).await.map_err(e)?;
+        let sql_middleware::MiddlewarePoolConnection::Postgres { client, .. } = &mut conn else {
+            return Err(BenchError::Other(
+                "sql-middleware gave a connection that is not PostgreSQL's".into(),
+            ));
+        };
+        let start = std::time::Instant::now();
+        let tx = sql_middleware::postgres::begin_transaction(client)
+            .await
+            .map_err(e)?;
+        let stmt = tx.prepare(insert).await.map_err(e)?;
+        let mut changed = 0u64;
+        for r in rows {
+            let mut p = vec![
+                V::Int(r.id),
+                V::Text(r.title.clone()),
+                V::Text(r.created_at.clone()),
+                V::Float(r.amount),
+                V::Bool(r.flag),
+                V::Blob(r.payload.clone()),
+                V::Text(r.meta.clone()),
+            ];
+            p.extend(r.texts.iter().map(|t| V::Text(t.clone())));
+            changed += tx.execute(&stmt).params(&p).run().await.map_err(e)? as u64;
+        }
+        tx.commit().await.map_err(e)?;
+        let elapsed = crate::measure::trace::ns_between(start, std::time::Instant::now());
+        Ok((changed, elapsed))
+    }
+
+    /// Drops the bench's table (at the bench's end: no other table is touched).
+    pub async fn drop_table(&self, drop: &str) -> Result<(), BenchError> {
+        let mut conn = self.connection().await?;
+        conn.execute_batch(drop)
+            .await
+            .map_err(|e| pg_err(&self.url, e))
     }
 }

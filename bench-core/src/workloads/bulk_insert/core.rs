@@ -40,12 +40,14 @@ impl Workload for Core {
             concurrency: k.count(&CONCURRENCY) as usize,
             spin: Duration::from_micros(k.count(&SPIN_US)),
             settings: run.sqlite.clone(),
+            postgres_url: run.postgres_url.clone(),
             rt: crate::measure::drive::runtime(None)?,
         }))
     }
 }
 
 struct Ctx {
+    postgres_url: Option<String>,
     dir: PathBuf,
     rows: Arc<Vec<BulkRow>>,
     concurrency: usize,
@@ -60,6 +62,11 @@ impl Session for Ctx {
     }
 
     fn skip(&self, bench: &BenchSpec) -> Option<String> {
+        if bench.subject == Subject::Crate(crate::catalog::Shipped::SqlMiddlewarePostgres)
+            && self.postgres_url.is_none()
+        {
+            return Some(super::NO_POSTGRES.to_string());
+        }
         crate::settings::skip_reason(bench.subject, self.concurrency, &self.settings)
     }
 
@@ -215,6 +222,31 @@ fn crate_inserts(
     let path = scratch.0.clone();
     match krate {
         Shipped::AsyncSqlite => Err(c::elsewhere(krate)),
+        Shipped::SqlMiddlewarePostgres => {
+            use super::rows::{POSTGRES_CREATE, POSTGRES_INSERT_FROM_TEXT};
+            drop(scratch);
+            let url = ctx
+                .postgres_url
+                .clone()
+                .ok_or_else(|| BenchError::Invalid(super::NO_POSTGRES.into()))?;
+            let p = Arc::new(ctx.rt.block_on(c::SqlMiddlewarePg::open(&url))?);
+            let guard = PgTable {
+                p: p.clone(),
+                rt: &ctx.rt,
+            };
+            let fresh = format!("{DROP}; {POSTGRES_CREATE};");
+            let iter: IterFn<'_> = Box::new(move |_| {
+                let _drop_at_end = &guard;
+                let (p, rows, fresh) = (p.clone(), ctx.rows.clone(), fresh.clone());
+                crate::measure::drive::on_runtime(&ctx.rt, async move {
+                    let (changed, ns) = p
+                        .insert_all(&fresh, POSTGRES_INSERT_FROM_TEXT, &rows)
+                        .await?;
+                    Ok(Iteration::new(ns, changed))
+                })
+            });
+            Ok((iter, Settings::new()))
+        }
         Shipped::TokioRusqlite => {
             let p = ctx
                 .rt
@@ -285,6 +317,20 @@ fn crate_inserts(
             });
             Ok((iter, settings))
         }
+    }
+}
+
+/// The PostgreSQL bench's own table, dropped when the bench ends.
+#[cfg(feature = "crates")]
+struct PgTable<'rt> {
+    p: Arc<crate::backends::crates::SqlMiddlewarePg>,
+    rt: &'rt tokio::runtime::Runtime,
+}
+
+#[cfg(feature = "crates")]
+impl Drop for PgTable<'_> {
+    fn drop(&mut self) {
+        let _ = self.rt.block_on(self.p.drop_table(DROP));
     }
 }
 

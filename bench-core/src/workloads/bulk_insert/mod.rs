@@ -83,6 +83,11 @@ pub fn spec() -> &'static Target {
             "diesel: insert_into(..).values(row).execute per row (statement cached by diesel) in one transaction, in spawn_blocking",
         ))
         .bench(bulk(
+            "sql-middleware/postgres",
+            Subject::Crate(Shipped::SqlMiddlewarePostgres),
+            "sql-middleware's postgres feature: begin_transaction, one prepared insert run per row with RowValues, commit, on the PostgreSQL server (needs --postgres-url or BENCHSCOPE_POSTGRES_URL; its own table, dropped at the end)",
+        ))
+        .bench(bulk(
             "sql-middleware",
             Subject::Crate(Shipped::SqlMiddleware),
             "sql-middleware: begin_transaction, one prepared insert run per row with RowValues (a hop to its worker each), commit",

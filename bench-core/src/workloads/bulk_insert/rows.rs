@@ -21,6 +21,9 @@ pub const POSTGRES_CREATE: &str = "CREATE TABLE benchscope_bulk_insert (
 pub const DROP: &str = "DROP TABLE IF EXISTS benchscope_bulk_insert";
 pub const SQLITE_INSERT: &str = "INSERT INTO benchscope_bulk_insert VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)";
 pub const POSTGRES_INSERT: &str = "INSERT INTO benchscope_bulk_insert VALUES ($1, $2, $3::timestamptz, $4, $5, $6, $7::jsonb, $8, $9, $10, $11, $12, $13, $14, $15, $16)";
+/// The same insert for a driver whose parameter types the server infers (tokio-postgres):
+/// the timestamp and the JSON arrive as text and are cast, as sqlx's text binds are.
+pub const POSTGRES_INSERT_FROM_TEXT: &str = "INSERT INTO benchscope_bulk_insert VALUES ($1, $2, $3::text::timestamptz, $4, $5, $6, $7::text::jsonb, $8, $9, $10, $11, $12, $13, $14, $15, $16)";
 pub const COUNT: &str = "SELECT count(*) FROM benchscope_bulk_insert";
 /// Run before the clock starts, after the table is made fresh: with a WAL, it is emptied, so
 /// every sample's transaction starts from the same file state (else SQLite's automatic
