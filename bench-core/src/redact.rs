@@ -135,6 +135,14 @@ pub fn redact(conn: &str) -> String {
     scrub(conn, &secrets(conn))
 }
 
+/// A PostgreSQL error with the connection string redacted and every spelling of its password
+/// scrubbed from the driver's text: what every PostgreSQL bench reports.
+pub fn pg_error(url: &str, e: impl std::fmt::Display) -> crate::BenchError {
+    let secrets = secrets(url);
+    let msg = scrub(&e.to_string(), &secrets);
+    crate::BenchError::Driver(format!("PostgreSQL at {}: {msg}", scrub(url, &secrets)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

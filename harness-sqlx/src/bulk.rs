@@ -109,16 +109,7 @@ macro_rules! bind_row {
     }};
 }
 
-/// A PostgreSQL error with the connection string redacted and every spelling of its password
-/// scrubbed from the driver's text.
-pub fn pg_err(url: &str, e: impl std::fmt::Display) -> BenchError {
-    let secrets = bench_core::redact::secrets(url);
-    let msg = bench_core::redact::scrub(&e.to_string(), &secrets);
-    BenchError::Driver(format!(
-        "PostgreSQL at {}: {msg}",
-        bench_core::redact::scrub(url, &secrets)
-    ))
-}
+pub use bench_core::redact::pg_error as pg_err;
 
 type Settings = std::collections::BTreeMap<String, String>;
 

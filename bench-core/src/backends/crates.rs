@@ -1113,16 +1113,7 @@ pub struct SqlMiddlewarePg {
     url: String,
 }
 
-/// A PostgreSQL error with the connection string redacted and every spelling of its password
-/// scrubbed from the driver's text.
-pub fn pg_err(url: &str, e: impl std::fmt::Display) -> BenchError {
-    let secrets = crate::redact::secrets(url);
-    let msg = crate::redact::scrub(&e.to_string(), &secrets);
-    BenchError::Driver(format!(
-        "PostgreSQL at {}: {msg}",
-        crate::redact::scrub(url, &secrets)
-    ))
-}
+use crate::redact::pg_error as pg_err;
 
 /// How long sql-middleware's PostgreSQL pool may take to make its first connection.
 const PG_CONNECT_WITHIN: std::time::Duration = std::time::Duration::from_secs(5);

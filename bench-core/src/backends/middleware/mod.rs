@@ -302,43 +302,9 @@ impl Middleware {
         match conn {
             Conn::Worker(w) => Ok(w.call(f).await?),
             #[cfg(feature = "crates")]
-            Conn::R2d2(slot) => match self.strategy {
-                Strategy::SpawnBlocking => {
-                    let mut c = slot.take().ok_or_else(gone)?;
-                    let (c, out) = tokio::task::spawn_blocking(move || {
-                        let out = f(&mut c);
-                        (c, out)
-                    })
-                    .await
-                    .map_err(|e| MiddlewareError::Dispatch(e.to_string()))?;
-                    *slot = Some(c);
-                    Ok(out)
-                }
-                Strategy::BlockInPlace => {
-                    let c = slot.as_mut().ok_or_else(gone)?;
-                    Ok(tokio::task::block_in_place(|| f(c)))
-                }
-                _ => Ok(f(slot.as_mut().ok_or_else(gone)?)),
-            },
+            Conn::R2d2(slot) => on_owned(self.strategy, slot, f).await,
             #[cfg(feature = "crates")]
-            Conn::Bb8(slot) => match self.strategy {
-                Strategy::SpawnBlocking => {
-                    let mut c = slot.take().ok_or_else(gone)?;
-                    let (c, out) = tokio::task::spawn_blocking(move || {
-                        let out = f(&mut c);
-                        (c, out)
-                    })
-                    .await
-                    .map_err(|e| MiddlewareError::Dispatch(e.to_string()))?;
-                    *slot = Some(c);
-                    Ok(out)
-                }
-                Strategy::BlockInPlace => {
-                    let c = slot.as_mut().ok_or_else(gone)?;
-                    Ok(tokio::task::block_in_place(|| f(c)))
-                }
-                _ => Ok(f(slot.as_mut().ok_or_else(gone)?)),
-            },
+            Conn::Bb8(slot) => on_owned(self.strategy, slot, f).await,
             Conn::Fixed(shared) => {
                 let locked = |c: &Shared, f: F| {
                     c.lock()
@@ -395,6 +361,39 @@ impl Middleware {
                 }
             },
         }
+    }
+}
+
+/// `f` on a pooled connection the caller holds (r2d2's, bb8's), reached by `strategy`: moved
+/// into `spawn_blocking` and back, used in `block_in_place`, or used in place.
+#[cfg(feature = "crates")]
+async fn on_owned<C, R, F>(
+    strategy: Strategy,
+    slot: &mut Option<C>,
+    f: F,
+) -> Result<R, MiddlewareError>
+where
+    C: std::ops::DerefMut<Target = Connection> + Send + 'static,
+    R: Send + 'static,
+    F: FnOnce(&mut Connection) -> R + Send + 'static,
+{
+    match strategy {
+        Strategy::SpawnBlocking => {
+            let mut c = slot.take().ok_or_else(gone)?;
+            let (c, out) = tokio::task::spawn_blocking(move || {
+                let out = f(&mut c);
+                (c, out)
+            })
+            .await
+            .map_err(|e| MiddlewareError::Dispatch(e.to_string()))?;
+            *slot = Some(c);
+            Ok(out)
+        }
+        Strategy::BlockInPlace => {
+            let c = slot.as_mut().ok_or_else(gone)?;
+            Ok(tokio::task::block_in_place(|| f(c)))
+        }
+        _ => Ok(f(slot.as_mut().ok_or_else(gone)?)),
     }
 }
 
