@@ -26,6 +26,7 @@ fn every_group_on_every_backend_with_the_suites_targets() {
             "tokio-rusqlite",
             "async-sqlite",
             "r2d2_sqlite/block_in_place",
+            "sql-middleware",
         ] {
             benches.push(format!("{case}/{b}"));
         }

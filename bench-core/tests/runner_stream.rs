@@ -622,8 +622,8 @@ fn key_value_streams_every_core_bench_with_checked_values() {
         }
         assert_eq!(
             checked.len(),
-            18 * 12,
-            "memory, rusqlite, 6 strategies, turso, tokio-rusqlite and r2d2_sqlite x 2"
+            18 * 13,
+            "memory, rusqlite, 6 strategies, turso, tokio-rusqlite, r2d2_sqlite x 2, sql-middleware"
         );
     }
 }

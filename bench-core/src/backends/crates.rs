@@ -858,6 +858,53 @@ impl SqlMiddleware {
     }
 }
 
+/// One connection of sql-middleware's pool, held for a bench (crud_overhead's, key_value's):
+/// its query builder with `RowValues` (statement cache on), SQL text run on its worker for the
+/// rest.
+pub struct SqlMiddlewareHeld {
+    pub conn: sql_middleware::MiddlewarePoolConnection,
+}
+
+impl SqlMiddlewareHeld {
+    /// SQL text run as is on the connection's worker (`with_blocking_sqlite`): the crate's
+    /// own `execute_batch` wraps its statements in a transaction, which BEGIN cannot be in.
+    pub async fn batch(&mut self, sql: &str) -> Result<(), BenchError> {
+        let sql = sql.to_string();
+        self.conn
+            .with_blocking_sqlite(move |raw| {
+                raw.execute_batch(&sql)
+                    .map_err(sql_middleware::SqlMiddlewareDbError::SqliteError)
+            })
+            .await
+            .map_err(BenchError::driver)
+    }
+    pub async fn dml(
+        &mut self,
+        sql: &str,
+        p: &[sql_middleware::RowValues],
+    ) -> Result<u64, BenchError> {
+        Ok(self
+            .conn
+            .query(sql)
+            .params(p)
+            .dml()
+            .await
+            .map_err(BenchError::driver)? as u64)
+    }
+    pub async fn rows(
+        &mut self,
+        sql: &str,
+        p: &[sql_middleware::RowValues],
+    ) -> Result<sql_middleware::ResultSet, BenchError> {
+        self.conn
+            .query(sql)
+            .params(p)
+            .select()
+            .await
+            .map_err(BenchError::driver)
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // crud_overhead through diesel
 

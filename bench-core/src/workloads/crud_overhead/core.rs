@@ -175,7 +175,7 @@ impl Session for Ctx {
                         let conn = self
                             .rt
                             .block_on(crate::measure::drive::LookupPath::checkout(&p))?;
-                        let crud = MiddlewareCrud { conn };
+                        let crud = c::SqlMiddlewareHeld { conn };
                         (
                             self.shared
                                 .iteration(&self.rt, crud, sql, case, (place, p))?,
@@ -241,50 +241,6 @@ impl Crud for RusqliteCrud {
     }
 }
 
-/// The workload through sql-middleware on one connection of its pool, held for the bench: its
-/// query builder with `RowValues` (statement cache on), `execute_batch` for the rest.
-#[cfg(feature = "crates")]
-struct MiddlewareCrud {
-    conn: sql_middleware::MiddlewarePoolConnection,
-}
-
-#[cfg(feature = "crates")]
-impl MiddlewareCrud {
-    /// SQL text run as is on the connection's worker (`with_blocking_sqlite`): the crate's
-    /// own `execute_batch` wraps its statements in a transaction, which BEGIN cannot be in.
-    async fn batch(&mut self, sql: &str) -> Result<(), BenchError> {
-        let sql = sql.to_string();
-        self.conn
-            .with_blocking_sqlite(move |raw| {
-                raw.execute_batch(&sql)
-                    .map_err(sql_middleware::SqlMiddlewareDbError::SqliteError)
-            })
-            .await
-            .map_err(BenchError::driver)
-    }
-    async fn dml(&mut self, sql: &str, p: &[sql_middleware::RowValues]) -> Result<u64, BenchError> {
-        Ok(self
-            .conn
-            .query(sql)
-            .params(p)
-            .dml()
-            .await
-            .map_err(BenchError::driver)? as u64)
-    }
-    async fn rows(
-        &mut self,
-        sql: &str,
-        p: &[sql_middleware::RowValues],
-    ) -> Result<sql_middleware::ResultSet, BenchError> {
-        self.conn
-            .query(sql)
-            .params(p)
-            .select()
-            .await
-            .map_err(BenchError::driver)
-    }
-}
-
 #[cfg(feature = "crates")]
 fn middleware_values(r: &Row) -> [sql_middleware::RowValues; 5] {
     use sql_middleware::RowValues as V;
@@ -328,7 +284,7 @@ fn middleware_rows(rs: &sql_middleware::ResultSet) -> Result<Vec<Row>, BenchErro
 }
 
 #[cfg(feature = "crates")]
-impl Crud for MiddlewareCrud {
+impl Crud for crate::backends::crates::SqlMiddlewareHeld {
     async fn drop_table(&mut self, sql: &Sql) -> Result<(), BenchError> {
         self.batch(&sql.drop).await
     }

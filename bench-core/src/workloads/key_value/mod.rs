@@ -74,6 +74,9 @@ fn about(subject: Subject) -> &'static str {
         Subject::Crate(Shipped::AsyncSqlite) => {
             "async-sqlite, one Client (and thread) per task: each statement (from its cache) one conn call"
         }
+        Subject::Crate(Shipped::SqlMiddleware) => {
+            "sql-middleware, one connection of its pool held per task: its query builder with RowValues (statement cache on), each statement a hop to its worker"
+        }
         Subject::Crate(Shipped::R2d2SpawnBlocking) => {
             "r2d2_sqlite, one pooled connection held per task: each statement (from its cache) one spawn_blocking"
         }
@@ -84,13 +87,14 @@ fn about(subject: Subject) -> &'static str {
     }
 }
 
-/// The crates key_value runs: the rusqlite-based ones, the store's statements where each runs
-/// a query (diesel and sql-middleware are not there yet).
-const CRATES: [Shipped; 4] = [
+/// The crates key_value runs: the store's statements where each runs a query (diesel is not
+/// there yet).
+const CRATES: [Shipped; 5] = [
     Shipped::TokioRusqlite,
     Shipped::AsyncSqlite,
     Shipped::R2d2SpawnBlocking,
     Shipped::R2d2BlockInPlace,
+    Shipped::SqlMiddleware,
 ];
 
 pub fn spec() -> &'static Target {
