@@ -368,57 +368,6 @@ impl<B: Statements> Kv for ValuesKv<B> {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::measure::stats::LatencyHistogram;
-
-    /// Every single-task case on raw rusqlite and on the map does the work the plan says.
-    #[test]
-    fn rusqlite_and_the_map_do_each_cases_work() {
-        let dir = tempfile::tempdir().unwrap();
-        let rt = crate::measure::drive::runtime(None).unwrap();
-        for case in Case::all() {
-            if matches!(case, Case::ConcurrentReads(_)) {
-                continue;
-            }
-            let d = Data::new(case, 40, 9);
-            let path = dir.path().join(format!("{}.sqlite", case.name()));
-            let mut r = RusqliteKv(crate::backends::raw::open(&path, &Default::default()).unwrap());
-            let mut m = MemKv(Arc::new(RwLock::new(HashMap::new())));
-            rt.block_on(async {
-                plan::prepare(&mut r, case, &d).await.unwrap();
-                plan::prepare(&mut m, case, &d).await.unwrap();
-                for _ in 0..2 {
-                    let mut h = LatencyHistogram::new();
-                    let a = plan::pass(&mut r, case, &d, &mut h).await.unwrap();
-                    let b = plan::pass(&mut m, case, &d, &mut h).await.unwrap();
-                    assert_eq!(a.work, d.work(case), "{case:?} rusqlite");
-                    assert_eq!(b.work, d.work(case), "{case:?} map");
-                }
-            });
-        }
-    }
-
-    /// A store that hands back other bytes than were put fails the pass.
-    #[test]
-    fn a_wrong_value_fails_the_check() {
-        let rt = crate::measure::drive::runtime(None).unwrap();
-        let case = Case::Get(plan::Size::Small);
-        let d = Data::new(case, 5, 1);
-        let mut m = MemKv(Arc::new(RwLock::new(HashMap::new())));
-        rt.block_on(async {
-            plan::prepare(&mut m, case, &d).await.unwrap();
-            m.put(&d.keys[3], b"other bytes", None).await.unwrap();
-            let e = plan::pass(&mut m, case, &d, &mut LatencyHistogram::new())
-                .await
-                .unwrap_err()
-                .to_string();
-            assert!(e.contains("value check failed: key/0000003"), "{e}");
-        });
-    }
-}
-
 /// The store through sql-middleware: its query builder with `RowValues` for every statement
 /// (cached), BEGIN and COMMIT as text on its worker (its own `execute_batch` would wrap them in
 /// a transaction).
@@ -511,5 +460,56 @@ fn middleware_blob(v: Option<&sql_middleware::RowValues>) -> Result<Vec<u8>, Ben
     match v {
         Some(sql_middleware::RowValues::Blob(b)) => Ok(b.clone()),
         other => Err(BenchError::Other(format!("value column holds {other:?}"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::stats::LatencyHistogram;
+
+    /// Every single-task case on raw rusqlite and on the map does the work the plan says.
+    #[test]
+    fn rusqlite_and_the_map_do_each_cases_work() {
+        let dir = tempfile::tempdir().unwrap();
+        let rt = crate::measure::drive::runtime(None).unwrap();
+        for case in Case::all() {
+            if matches!(case, Case::ConcurrentReads(_)) {
+                continue;
+            }
+            let d = Data::new(case, 40, 9);
+            let path = dir.path().join(format!("{}.sqlite", case.name()));
+            let mut r = RusqliteKv(crate::backends::raw::open(&path, &Default::default()).unwrap());
+            let mut m = MemKv(Arc::new(RwLock::new(HashMap::new())));
+            rt.block_on(async {
+                plan::prepare(&mut r, case, &d).await.unwrap();
+                plan::prepare(&mut m, case, &d).await.unwrap();
+                for _ in 0..2 {
+                    let mut h = LatencyHistogram::new();
+                    let a = plan::pass(&mut r, case, &d, &mut h).await.unwrap();
+                    let b = plan::pass(&mut m, case, &d, &mut h).await.unwrap();
+                    assert_eq!(a.work, d.work(case), "{case:?} rusqlite");
+                    assert_eq!(b.work, d.work(case), "{case:?} map");
+                }
+            });
+        }
+    }
+
+    /// A store that hands back other bytes than were put fails the pass.
+    #[test]
+    fn a_wrong_value_fails_the_check() {
+        let rt = crate::measure::drive::runtime(None).unwrap();
+        let case = Case::Get(plan::Size::Small);
+        let d = Data::new(case, 5, 1);
+        let mut m = MemKv(Arc::new(RwLock::new(HashMap::new())));
+        rt.block_on(async {
+            plan::prepare(&mut m, case, &d).await.unwrap();
+            m.put(&d.keys[3], b"other bytes", None).await.unwrap();
+            let e = plan::pass(&mut m, case, &d, &mut LatencyHistogram::new())
+                .await
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("value check failed: key/0000003"), "{e}");
+        });
     }
 }
