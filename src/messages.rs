@@ -187,10 +187,14 @@ impl HarnessBuilds {
         }
     }
 
-    /// The line of the harness whose build is under way (or failed), if any.
+    /// The line of the harness whose build is under way, else of one that failed, if any.
     pub fn describe(&self) -> Option<String> {
         let busy = self.0.iter().find(|(_, b)| b.is_busy());
-        busy.or_else(|| self.0.iter().find(|(_, b)| b.describe("").is_some()))
-            .and_then(|(h, b)| b.describe(h.name()))
+        busy.or_else(|| {
+            self.0
+                .iter()
+                .find(|(_, b)| matches!(b, HarnessBuild::Failed(_)))
+        })
+        .and_then(|(h, b)| b.describe(h.name()))
     }
 }

@@ -47,6 +47,14 @@ pub fn apply(conn: &Connection, s: &SqliteSettings) -> rusqlite::Result<()> {
     Ok(())
 }
 
+/// Prepares a connection the way every rusqlite bench does once it is open: the run's pragmas,
+/// and room for the benches' cached statements.
+pub fn configure(conn: &Connection, s: &SqliteSettings) -> rusqlite::Result<()> {
+    apply(conn, s)?;
+    conn.set_prepared_statement_cache_capacity(32);
+    Ok(())
+}
+
 /// The settings a connection actually runs with, read back from it.
 pub fn read_back(conn: &Connection) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();

@@ -63,11 +63,7 @@ pub async fn open_pool(
         .map_err(err)?;
     let s = s.clone();
     for applied in pool
-        .conn_for_each(move |c| {
-            on_rusqlite::apply(c, &s)?;
-            c.set_prepared_statement_cache_capacity(32);
-            Ok(())
-        })
+        .conn_for_each(move |c| on_rusqlite::configure(c, &s))
         .await
     {
         applied.map_err(err)?;
@@ -94,8 +90,7 @@ pub async fn open_client(
     let s = s.clone();
     let settings = client
         .conn(move |c| {
-            on_rusqlite::apply(c, &s)?;
-            c.set_prepared_statement_cache_capacity(32);
+            on_rusqlite::configure(c, &s)?;
             Ok(on_rusqlite::read_back(c))
         })
         .await

@@ -45,13 +45,9 @@ impl TokioRusqlite {
                 .await
                 .map_err(BenchError::from)?;
             let s = s.clone();
-            c.call(move |c| {
-                raw::apply(c, &s)?;
-                c.set_prepared_statement_cache_capacity(32);
-                Ok::<_, rusqlite::Error>(())
-            })
-            .await
-            .map_err(BenchError::driver)?;
+            c.call(move |c| raw::configure(c, &s))
+                .await
+                .map_err(BenchError::driver)?;
             conns.push(c);
         }
         Ok(TokioRusqlite {
@@ -106,8 +102,20 @@ pub enum Hop {
     BlockInPlace,
 }
 
-type R2d2Pool = r2d2::Pool<r2d2_sqlite::SqliteConnectionManager>;
+pub type R2d2Pool = r2d2::Pool<r2d2_sqlite::SqliteConnectionManager>;
 pub type R2d2Conn = r2d2::PooledConnection<r2d2_sqlite::SqliteConnectionManager>;
+
+/// An r2d2 pool of `n` rusqlite connections (at least one), each opened with the run's
+/// settings: the crate's pool, and the middleware path's `pool=r2d2`.
+pub fn r2d2_pool(path: &Path, s: &SqliteSettings, n: usize) -> Result<R2d2Pool, r2d2::Error> {
+    let init = s.clone();
+    let manager = r2d2_sqlite::SqliteConnectionManager::file(path)
+        .with_flags(raw::flags(s))
+        .with_init(move |c| raw::configure(c, &init));
+    r2d2::Pool::builder()
+        .max_size(n.max(1) as u32)
+        .build(manager)
+}
 
 /// An r2d2 pool of `n` rusqlite connections, each opened with the run's settings.
 pub struct R2d2 {
@@ -117,18 +125,7 @@ pub struct R2d2 {
 
 impl R2d2 {
     pub fn open(path: &Path, s: &SqliteSettings, n: usize, hop: Hop) -> Result<Self, BenchError> {
-        let init = s.clone();
-        let manager = r2d2_sqlite::SqliteConnectionManager::file(path)
-            .with_flags(raw::flags(s))
-            .with_init(move |c| {
-                raw::apply(c, &init)?;
-                c.set_prepared_statement_cache_capacity(32);
-                Ok(())
-            });
-        let pool = r2d2::Pool::builder()
-            .max_size(n.max(1) as u32)
-            .build(manager)
-            .map_err(BenchError::driver)?;
+        let pool = r2d2_pool(path, s, n).map_err(BenchError::driver)?;
         Ok(R2d2 { pool, hop })
     }
 

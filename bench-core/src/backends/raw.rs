@@ -10,12 +10,11 @@ use crate::settings::SqliteSettings;
 /// flags, then its pragmas, and room for the benches' cached statements.
 pub fn open(path: &std::path::Path, s: &SqliteSettings) -> rusqlite::Result<Connection> {
     let conn = Connection::open_with_flags(path, flags(s))?;
-    apply(&conn, s)?;
-    conn.set_prepared_statement_cache_capacity(32);
+    configure(&conn, s)?;
     Ok(conn)
 }
 
-pub use crate::on_rusqlite::{apply, flags, read_back};
+pub use crate::on_rusqlite::{apply, configure, flags, read_back};
 
 /// The lookup statement, prepared once.
 pub fn prepare(conn: &Connection) -> rusqlite::Result<Statement<'_>> {

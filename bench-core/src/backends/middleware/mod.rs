@@ -178,21 +178,10 @@ impl Middleware {
                 PoolKind::Workers(workers::pool(path, HandOff::Spin { spin }, size, s))
             }
             #[cfg(feature = "crates")]
-            (Pool::R2d2, _) => {
-                let manager = r2d2_sqlite::SqliteConnectionManager::file(&path)
-                    .with_flags(super::raw::flags(&s))
-                    .with_init(move |c| {
-                        super::raw::apply(c, &s)?;
-                        c.set_prepared_statement_cache_capacity(32);
-                        Ok(())
-                    });
-                PoolKind::R2d2(
-                    r2d2::Pool::builder()
-                        .max_size(size.max(1) as u32)
-                        .build(manager)
-                        .map_err(|e| MiddlewareError::Pool(e.to_string()))?,
-                )
-            }
+            (Pool::R2d2, _) => PoolKind::R2d2(
+                super::crates::r2d2_pool(&path, &s, size)
+                    .map_err(|e| MiddlewareError::Pool(e.to_string()))?,
+            ),
             #[cfg(feature = "crates")]
             (Pool::Bb8, _) => {
                 let manager = Bb8Rusqlite { path, settings: s };
