@@ -1,6 +1,7 @@
 //! benchscope: what does it really cost to reach SQLite from async Rust, and where does the
 //! time go? Headless subcommands over the same runner layer the explorer uses.
 
+mod analysis;
 mod baseline;
 mod export;
 mod files;

@@ -14,6 +14,8 @@ pub struct ComparePanel {
     pub baseline_bench: &'static str,
     /// The run verdicts are against (by id).
     pub baseline_run: Option<String>,
+    /// The figures the panel draws, worked out when the results change.
+    pub analysis: crate::analysis::Analysis,
 }
 
 impl ComparePanel {
@@ -23,6 +25,7 @@ impl ComparePanel {
             col: 0,
             baseline_bench: target.baseline,
             baseline_run: None,
+            analysis: Default::default(),
         }
     }
 }

@@ -271,9 +271,8 @@ impl State {
 
     /// Runs of the target the explorer shows: the comparison's columns.
     /// The sweep (or matrix) among the target's runs, as the exports draw it.
-    pub fn scaling(&self) -> Option<crate::export::scaling::Scaling> {
-        let records: Vec<RunRecord> = self.target_runs().map(|r| r.record.clone()).collect();
-        crate::export::scaling::scaling(&records)
+    pub fn scaling(&self) -> Option<&crate::export::scaling::Scaling> {
+        self.compare.analysis.scaling()
     }
 
     pub fn target_runs(&self) -> impl Iterator<Item = &RunView> {
@@ -296,15 +295,33 @@ impl State {
         self.runs.iter().find(|r| &r.id == id)
     }
 
-    /// The comparison model the panels read: ratios against the baseline bench, verdicts
-    /// against the baseline run.
-    pub fn baselines(&self) -> bench_core::compare::Baselines<'_> {
-        bench_core::compare::Baselines {
-            bench: self.compare.baseline_bench,
-            run: self.baseline_run().map(|r| &r.record),
-            settings: Default::default(),
-            peers: self.target_runs().map(|r| &r.record).collect(),
+    /// Works out the comparison's figures again if the results or baselines changed
+    /// (`urgent`: now; otherwise at most every [`crate::analysis::Analysis::MIN_GAP`]).
+    pub fn refresh_analysis(&mut self, now: Instant, urgent: bool) {
+        use crate::analysis::{Inputs, Run};
+        fn as_run(r: &RunView) -> Run<'_> {
+            Run {
+                id: &r.id,
+                record: &r.record,
+            }
         }
+        let compare = &mut self.compare;
+        let inputs = Inputs {
+            runs: self
+                .runs
+                .iter()
+                .filter(|r| r.target.name == self.target.name)
+                .map(as_run)
+                .collect(),
+            bench: compare.baseline_bench,
+            baseline_run: compare
+                .baseline_run
+                .as_ref()
+                .and_then(|id| self.runs.iter().find(|r| &r.id == id))
+                .map(as_run),
+            settings: Default::default(),
+        };
+        compare.analysis.refresh(&inputs, now, urgent);
     }
 
     /// The bench the live panel shows: the row selected among the active run's benches.
@@ -649,6 +666,19 @@ impl State {
 /// Applies one action; returns what the main loop must do.
 pub fn update(state: &mut State, action: Action, now: Instant) -> Vec<Effect> {
     state.now = now;
+    // A bench finishing while samples stream shows at a later tick (the analysis is worked
+    // out at most every MIN_GAP then; a streamed event alone does no analysis at all);
+    // everything else (a key, a run ending, a file opened) shows at once.
+    let streamed = matches!(action, Action::Run(RunEvent::Event { .. }));
+    let urgent = !streamed && action != Action::Tick;
+    let fx = apply(state, action, now);
+    if !streamed {
+        state.refresh_analysis(now, urgent);
+    }
+    fx
+}
+
+fn apply(state: &mut State, action: Action, now: Instant) -> Vec<Effect> {
     match action {
         Action::Key(key) => on_key(state, key, now),
         Action::Run(ev) => on_run_event(state, ev, now),

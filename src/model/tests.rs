@@ -859,15 +859,17 @@ fn f_profiles_the_bench_under_the_cursor_and_it_is_never_a_baseline() {
     // The unprofiled run as the baseline: no verdict for the profiled one.
     press(&mut s, &[Key::Left, Key::Char('B')], now);
     assert_eq!(s.compare.baseline_run.as_deref(), Some("t-1"));
-    assert!(
-        s.baselines()
-            .change(&s.runs[1].record, "sqlite3_c")
-            .is_none()
-    );
+    let change = |s: &State| {
+        s.compare
+            .analysis
+            .cell("t-2", "sqlite3_c")
+            .map(|c| c.change.is_some())
+    };
+    assert_eq!(change(&s), Some(false));
     // (an unprofiled run with the same bench gets one: the refusal is the profiler's)
-    let mut unprofiled = s.runs[1].record.clone();
-    unprofiled.profiled = false;
-    assert!(s.baselines().change(&unprofiled, "sqlite3_c").is_some());
+    s.runs[1].record.profiled = false;
+    s.refresh_analysis(now, true);
+    assert_eq!(change(&s), Some(true));
 }
 
 /// Random typing cannot queue hundreds of runs: the queue holds MAX_QUEUED, and what does

@@ -11,7 +11,7 @@ use crate::model::{Focus, RunState, RunView, State};
 use bench_core::measure::stats::quick_median;
 use bench_core::measure::trace::Phase;
 use bench_core::protocol::results::BenchStatus;
-use bench_core::workloads::crud_overhead::report::{Band, overview};
+use bench_core::workloads::crud_overhead::report::Band;
 
 const COL_W: usize = 16;
 
@@ -220,63 +220,7 @@ fn short_state(s: &RunState) -> &'static str {
 /// How heavy a per-operation overhead is, for benches compared with their own baseline bench
 /// (crud_overhead: the same operation on rusqlite).
 fn band(state: &State, run: &RunView, bench: &str) -> Option<Band> {
-    let baselines = state.baselines();
-    let base = baselines.base_of(&run.record, bench);
-    if base == baselines.bench {
-        return None;
-    }
-    if base == bench {
-        return Some(Band::Baseline);
-    }
-    baselines.ratio_value(&run.record, bench).map(Band::of)
-}
-
-/// For a crud_overhead bench: its backend's overall overhead on the mix and its SELECT cached
-/// against SELECT.
-fn crud_line(run: &bench_core::protocol::results::RunRecord, bench: &str) -> Option<String> {
-    let o = overview(run)?;
-    let backend = &o.ops.iter().find(|r| r.bench == bench)?.backend;
-    let mut parts = Vec::new();
-    if let Some(r) = o.overall.get(backend) {
-        parts.push(format!(
-            "mix overall {} ({}) vs rusqlite",
-            format::ratio(r),
-            format::overhead_pct(r)
-        ));
-    }
-    if let Some(r) = o.cached_vs_select.get(backend) {
-        parts.push(format!("SELECT cached {} of SELECT", format::ratio(r)));
-    }
-    (!parts.is_empty()).then(|| format!("{backend}: {}", parts.join(" · ")))
-}
-
-/// For a key_value bench: its ops/s, its speedup against one task, and the suite's target.
-fn kv_line(run: &bench_core::protocol::results::RunRecord, bench: &str) -> Option<String> {
-    let o = bench_core::workloads::key_value::report::overview(run)?;
-    let r = o
-        .groups
-        .iter()
-        .flat_map(|g| g.rows.iter())
-        .find(|r| r.bench == bench)?;
-    let mut t = format!("{}: {}", r.case, format::ops(r.ops_per_s));
-    if let Some(x) = r.speedup {
-        t.push_str(&format!(
-            " · {} the throughput of 1 task",
-            format::ratio_short(x)
-        ));
-    }
-    if let (Some(target), Some(h)) = (&r.target, r.holds) {
-        use bench_core::workloads::key_value::report::Holds;
-        t.push_str(&format!(
-            " · suite target {target}: {}",
-            match h {
-                Holds::Pass => "holds",
-                Holds::Fail => "does not hold",
-                Holds::Undecided => "undecided (the CI straddles it)",
-            }
-        ));
-    }
-    Some(t)
+    state.compare.analysis.cell(&run.id, bench)?.band
 }
 
 fn cell(state: &State, run: &RunView, bench: &str) -> String {
@@ -303,17 +247,20 @@ fn cell(state: &State, run: &RunView, bench: &str) -> String {
         },
         BenchStatus::Finished => {
             let s = result.summary.as_ref().expect("finished has a summary");
-            let baselines = state.baselines();
-            let ratio = if bench == baselines.base_of(&run.record, bench) {
+            let Some(cell) = state.compare.analysis.cell(&run.id, bench) else {
+                // Finished since the last analysis (at most a frame ago).
+                return format!("{} …", format::ns(s.median));
+            };
+            let ratio = if bench == cell.base {
                 "base".to_string()
             } else {
-                baselines
-                    .ratio(&run.record, bench)
+                cell.ratio
                     .map(|r| format::ratio_short(r.value))
                     .unwrap_or_default()
             };
-            let mark = baselines
-                .change(&run.record, bench)
+            let mark = cell
+                .change
+                .as_ref()
                 .map(|c| {
                     let mark = if c.differs.is_empty() {
                         c.verdict.mark()
@@ -341,6 +288,7 @@ fn draw_detail(
     };
     let mut lines = Vec::new();
     let result = run.record.bench(bench);
+    let cell = state.compare.analysis.cell(&run.id, bench);
     let head = if let Some(s) = result.and_then(|r| r.scenario.as_ref()) {
         format!(
             "{bench} · run {}: {:.0} reads/s (p50 {}, p99 {}) · writes {} of {:.0} ({:.0}%) · canary {:.0}%, worst {} late · CPU/read {} · {:.1} s",
@@ -373,24 +321,28 @@ fn draw_detail(
                 if let Some(l) = s.latency {
                     t.push_str(&format!(" · p99 {}", format::ns(l.p99 as f64)));
                 }
-                let baselines = state.baselines();
-                let base = baselines.base_of(&run.record, bench);
-                if bench != base
-                    && let Some(r) = baselines.ratio(&run.record, bench)
-                {
-                    t.push_str(&format!(
-                        " · {} ({}) vs {base}",
-                        format::ratio(&r),
-                        format::overhead_pct(&r)
-                    ));
+                if let Some(cell) = cell {
+                    let base = &cell.base;
+                    if bench != base
+                        && let Some(r) = &cell.ratio
+                    {
+                        t.push_str(&format!(
+                            " · {} ({}) vs {base}",
+                            format::ratio(r),
+                            format::overhead_pct(r)
+                        ));
+                    }
+                    if let Some(n) = result
+                        .map(|r| r.ops)
+                        .filter(|_| base != state.compare.baseline_bench)
+                    {
+                        t.push_str(&format!(" · {n} per pass"));
+                    }
                 }
-                if let Some(n) = result.map(|r| r.ops).filter(|_| base != baselines.bench) {
-                    t.push_str(&format!(" · {n} per pass"));
-                }
-                if let Some(c) = baselines.change(&run.record, bench) {
+                if let Some(c) = cell.and_then(|c| c.change.as_ref()) {
                     t.push_str(&format!(
                         " · {} vs run {}",
-                        format::verdict(&c),
+                        format::verdict(c),
                         baseline_run.map(|b| b.seq).unwrap_or(0)
                     ));
                     if c.differs.is_empty() && !c.basis.is_empty() {
@@ -419,8 +371,8 @@ fn draw_detail(
     if let Some(p) = result.and_then(|r| r.profile.as_ref()) {
         lines.extend(profile_lines(p, theme, area.width as usize));
     }
-    if let Some(line) = crud_line(&run.record, bench).or_else(|| kv_line(&run.record, bench)) {
-        lines.push(Line::raw(line));
+    if let Some(line) = cell.and_then(|c| c.workload.as_ref()) {
+        lines.push(Line::raw(line.clone()));
     }
     let mut notes: Vec<String> = Vec::new();
     if let Some(s) = result.and_then(|r| r.summary.as_ref()) {
@@ -434,12 +386,7 @@ fn draw_detail(
         notes.push(format!("SQLite settings differ: {}", differs.join(", ")));
     }
     // How the median moves between runs made with the same settings.
-    let same: Vec<&bench_core::protocol::results::RunRecord> = state
-        .target_runs()
-        .filter(|r| bench_core::compare::run_differences(&r.record, &run.record).is_empty())
-        .map(|r| &r.record)
-        .collect();
-    if let Some(sp) = bench_core::compare::spread(same.iter().copied(), bench) {
+    if let Some(sp) = cell.and_then(|c| c.spread) {
         notes.push(format!(
             "across {} runs with these knobs: {}–{} ({:.0}% apart)",
             sp.runs,

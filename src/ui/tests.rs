@@ -180,7 +180,10 @@ fn busy_state() -> State {
     s
 }
 
-fn draw(state: &State, w: u16, h: u16) -> String {
+/// The frame the explorer draws once its analysis caught up with the results (a tick does
+/// that at most MIN_GAP after a bench finished while a run streams).
+fn draw(state: &mut State, w: u16, h: u16) -> String {
+    state.refresh_analysis(state.now, true);
     let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
     term.draw(|f| super::render(state, f)).unwrap();
     let buf = term.backend().buffer().clone();
@@ -195,9 +198,9 @@ fn draw(state: &State, w: u16, h: u16) -> String {
 
 #[test]
 fn empty_explorer() {
-    let s = base_state();
-    insta::assert_snapshot!("empty_80x24", draw(&s, 80, 24));
-    insta::assert_snapshot!("empty_120x40", draw(&s, 120, 40));
+    let mut s = base_state();
+    insta::assert_snapshot!("empty_80x24", draw(&mut s, 80, 24));
+    insta::assert_snapshot!("empty_120x40", draw(&mut s, 120, 40));
 }
 
 #[test]
@@ -208,8 +211,8 @@ fn each_panel_focused() {
         if i > 0 {
             keys(&mut s, &[Key::Tab], t);
         }
-        insta::assert_snapshot!(format!("{name}_80x24"), draw(&s, 80, 24));
-        insta::assert_snapshot!(format!("{name}_120x40"), draw(&s, 120, 40));
+        insta::assert_snapshot!(format!("{name}_80x24"), draw(&mut s, 80, 24));
+        insta::assert_snapshot!(format!("{name}_120x40"), draw(&mut s, 120, 40));
     }
 }
 
@@ -222,20 +225,20 @@ fn live_phase_sparklines_and_knob_error() {
     exited(&mut s, "t-3", Outcome::Cancelled, t);
     s.runs.retain(|r| r.id != "t-3");
     keys(&mut s, &[Key::Down], t);
-    insta::assert_snapshot!("live_phases_120x40", draw(&s, 120, 40));
+    insta::assert_snapshot!("live_phases_120x40", draw(&mut s, 120, 40));
     keys(
         &mut s,
         &[Key::BackTab, Key::Enter, Key::Char('0'), Key::Enter],
         t,
     );
-    insta::assert_snapshot!("knob_error_80x24", draw(&s, 80, 24));
+    insta::assert_snapshot!("knob_error_80x24", draw(&mut s, 80, 24));
     // The sweep prompt on the same knob: the values offered, then what was typed.
     keys(
         &mut s,
         &[Key::Esc, Key::Char('s'), Key::Char(' '), Key::Char('c')],
         t,
     );
-    insta::assert_snapshot!("knob_sweep_80x24", draw(&s, 80, 24));
+    insta::assert_snapshot!("knob_sweep_80x24", draw(&mut s, 80, 24));
 }
 
 #[test]
@@ -257,7 +260,7 @@ fn compare_with_baselines_and_a_debug_run() {
         ],
         t,
     );
-    insta::assert_snapshot!("compare_baselines_120x40", draw(&s, 120, 40));
+    insta::assert_snapshot!("compare_baselines_120x40", draw(&mut s, 120, 40));
 }
 
 #[test]
@@ -265,19 +268,19 @@ fn help_and_quit_overlays() {
     let mut s = busy_state();
     let t = s.now;
     keys(&mut s, &[Key::Char('?')], t);
-    insta::assert_snapshot!("help_80x24", draw(&s, 80, 24));
-    insta::assert_snapshot!("help_120x40", draw(&s, 120, 40));
+    insta::assert_snapshot!("help_80x24", draw(&mut s, 80, 24));
+    insta::assert_snapshot!("help_120x40", draw(&mut s, 120, 40));
     keys(&mut s, &[Key::Esc, Key::Char('q')], t);
-    insta::assert_snapshot!("confirm_quit_80x24", draw(&s, 80, 24));
+    insta::assert_snapshot!("confirm_quit_80x24", draw(&mut s, 80, 24));
 }
 
 #[test]
 fn compact_and_too_small() {
-    let s = busy_state();
-    insta::assert_snapshot!("compact_60x16", draw(&s, 60, 16));
-    insta::assert_snapshot!("compact_40x12", draw(&s, 40, 12));
-    insta::assert_snapshot!("too_small_39x12", draw(&s, 39, 12));
-    insta::assert_snapshot!("too_small_80x11", draw(&s, 80, 11));
+    let mut s = busy_state();
+    insta::assert_snapshot!("compact_60x16", draw(&mut s, 60, 16));
+    insta::assert_snapshot!("compact_40x12", draw(&mut s, 40, 12));
+    insta::assert_snapshot!("too_small_39x12", draw(&mut s, 39, 12));
+    insta::assert_snapshot!("too_small_80x11", draw(&mut s, 80, 11));
 }
 
 /// async_contention in the explorer: a scenario's reads/s and p99 over time with the gauges,
@@ -304,11 +307,11 @@ fn a_scenario_live_and_in_the_comparison() {
         ev(&mut s, "t-1", e.clone(), now);
     }
     keys(&mut s, &[Key::Tab, Key::Tab, Key::Down], now);
-    insta::assert_snapshot!("scenario_live_120x40", draw(&s, 120, 40));
+    insta::assert_snapshot!("scenario_live_120x40", draw(&mut s, 120, 40));
     ev(&mut s, "t-1", running.last().unwrap().clone(), now);
     exited(&mut s, "t-1", Outcome::Completed, now);
     keys(&mut s, &[Key::Tab], now);
-    insta::assert_snapshot!("scenario_compare_120x40", draw(&s, 120, 40));
+    insta::assert_snapshot!("scenario_compare_120x40", draw(&mut s, 120, 40));
 }
 
 /// crud_overhead in the comparison: every bench against the same operation on rusqlite, and
@@ -354,7 +357,7 @@ fn crud_overhead_in_the_comparison() {
         ],
         now,
     );
-    insta::assert_snapshot!("crud_compare_120x40", draw(&s, 120, 40));
+    insta::assert_snapshot!("crud_compare_120x40", draw(&mut s, 120, 40));
 }
 
 /// A bench profiled with `f`: its column is marked, and the detail shows its CPU by layer,
@@ -383,7 +386,7 @@ fn a_profiled_bench_in_the_comparison() {
     );
     exited(&mut s, "t-1", Outcome::Completed, t);
     keys(&mut s, &[Key::BackTab], t);
-    insta::assert_snapshot!("profiled_120x40", draw(&s, 120, 40));
+    insta::assert_snapshot!("profiled_120x40", draw(&mut s, 120, 40));
 }
 
 /// `g` in the comparison shows the scaling table and chart of runs that differ in a knob.
@@ -401,7 +404,7 @@ fn a_sweep_scaling_overlay() {
         exited(&mut s, &id, Outcome::Completed, t);
     }
     keys(&mut s, &[Key::BackTab, Key::Char('g')], t);
-    insta::assert_snapshot!("scaling_overlay_80x24", draw(&s, 80, 24));
+    insta::assert_snapshot!("scaling_overlay_80x24", draw(&mut s, 80, 24));
 }
 
 /// A first sqlx run while its harness builds: the core bench done, the sqlx bench waiting,
@@ -422,13 +425,13 @@ fn a_run_while_the_sqlx_harness_builds() {
         ),
         t,
     );
-    insta::assert_snapshot!("harness_building_idle_80x24", draw(&s, 80, 24));
+    insta::assert_snapshot!("harness_building_idle_80x24", draw(&mut s, 80, 24));
     let k = crate::testing::keys_to_run_rusqlite_and_sqlx(&s);
     keys(&mut s, &k, t);
     let k1 = s.knobs.values.clone();
     ev(&mut s, "t-1", start(false, &k1), t);
     finish(&mut s, "t-1", "rusqlite", 1400.0, false, t);
-    insta::assert_snapshot!("harness_building_run_120x40", draw(&s, 120, 40));
+    insta::assert_snapshot!("harness_building_run_120x40", draw(&mut s, 120, 40));
 }
 
 /// The questions about results on disk: reopening the last session at start, and quitting
@@ -458,10 +461,10 @@ fn reopen_and_unexported_quit_questions() {
         ..Default::default()
     });
     s.overlay = Some(crate::model::Overlay::Reopen);
-    insta::assert_snapshot!("reopen_80x24", draw(&s, 80, 24));
+    insta::assert_snapshot!("reopen_80x24", draw(&mut s, 80, 24));
     keys(&mut s, &[Key::Char('y')], t);
     keys(&mut s, &[Key::Char('q')], t);
-    insta::assert_snapshot!("quit_unexported_120x40", draw(&s, 120, 40));
+    insta::assert_snapshot!("quit_unexported_120x40", draw(&mut s, 120, 40));
 }
 
 /// Run 1 of rusqlite, finished.
@@ -482,7 +485,7 @@ fn a_sweep_on_a_long_queue() {
     let mut s = base_state();
     let t = Instant::now();
     keys(&mut s, &[Key::Char('s'), Key::Enter, Key::Char('s')], t);
-    insta::assert_snapshot!("confirm_sweep_80x24", draw(&s, 80, 24));
+    insta::assert_snapshot!("confirm_sweep_80x24", draw(&mut s, 80, 24));
 }
 
 /// `d` on a comparison cell: the bench's distribution.
@@ -490,7 +493,7 @@ fn a_sweep_on_a_long_queue() {
 fn a_histogram_overlay() {
     let (mut s, t) = one_finished_run();
     keys(&mut s, &[Key::BackTab, Key::Char('d')], t);
-    insta::assert_snapshot!("histogram_120x40", draw(&s, 120, 40));
+    insta::assert_snapshot!("histogram_120x40", draw(&mut s, 120, 40));
 }
 
 /// `benchscope open target/criterion`: a Criterion folder's results as a read-only column.
@@ -522,7 +525,7 @@ fn a_criterion_folder_opened_beside_a_run() {
         }
     }
     keys(&mut s, &[Key::BackTab], t);
-    insta::assert_snapshot!("criterion_opened_120x40", draw(&s, 120, 40));
+    insta::assert_snapshot!("criterion_opened_120x40", draw(&mut s, 120, 40));
 }
 
 /// `o`: the path of saved results typed on the status line, with the reason a path failed.
@@ -533,7 +536,7 @@ fn the_open_line() {
     let mut k = vec![Key::Char('o')];
     k.extend("snapshots/old.json".chars().map(Key::Char));
     keys(&mut s, &k, t);
-    insta::assert_snapshot!("open_line_120x40", draw(&s, 120, 40));
+    insta::assert_snapshot!("open_line_120x40", draw(&mut s, 120, 40));
     update(
         &mut s,
         Action::Opened(Err(
@@ -541,7 +544,7 @@ fn the_open_line() {
         )),
         t,
     );
-    insta::assert_snapshot!("open_line_error_80x24", draw(&s, 80, 24));
+    insta::assert_snapshot!("open_line_error_80x24", draw(&mut s, 80, 24));
 }
 
 /// `S` in the comparison: the baseline's name typed on the status line (offered as the
@@ -554,12 +557,12 @@ fn the_baseline_name_line() {
     let mut k = vec![Key::Backspace; offered.len()];
     k.extend("main".chars().map(Key::Char));
     keys(&mut s, &k, t);
-    let screen = draw(&s, 120, 40);
+    let screen = draw(&mut s, 120, 40);
     let status = screen.lines().rev().nth(1).unwrap_or_default().to_string();
     insta::assert_snapshot!("baseline_name_line", status);
     k = vec![Key::Char('/'), Key::Enter];
     keys(&mut s, &k, t);
-    let screen = draw(&s, 120, 40);
+    let screen = draw(&mut s, 120, 40);
     let status = screen.lines().rev().nth(1).unwrap_or_default().to_string();
     insta::assert_snapshot!("baseline_name_refused", status);
 }
@@ -573,7 +576,7 @@ fn catalog_texts_are_drawn_without_markdown() {
     for _ in bench_core::workloads::targets() {
         // Right in the catalog switches to the next target and says its description.
         keys(&mut s, &[Key::Right], now);
-        let screen = draw(&s, 200, 60);
+        let screen = draw(&mut s, 200, 60);
         assert!(s.status.is_some(), "{screen}");
         assert!(!screen.contains('`'), "{}:\n{screen}", s.target.name);
         assert!(!screen.contains("planned"), "{}:\n{screen}", s.target.name);

@@ -1,0 +1,336 @@
+//! The analysis the explorer draws: every figure of its comparison (ratios with their
+//! intervals, changes and verdicts, overhead bands, run-to-run spreads, a workload's own line,
+//! the sweep) worked out when the results change (a bench finishes, a run is added, a baseline
+//! is picked), never while drawing. Drawing a frame reads it and computes nothing.
+//!
+//! The results change at most once per finished bench; while a run streams samples nothing here
+//! moves. A ratio's bootstrap is made once per pair of finished benches and kept.
+
+use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::time::{Duration, Instant};
+
+use bench_core::compare::{Baselines, Change, Ratio, Settings, Spread, run_differences, spread};
+use bench_core::protocol::results::RunRecord;
+use bench_core::workloads::crud_overhead::report::Band;
+
+use crate::export::scaling::Scaling;
+use crate::format;
+
+/// A run as the analysis takes it: its id and what it recorded.
+#[derive(Clone, Copy)]
+pub struct Run<'a> {
+    pub id: &'a str,
+    pub record: &'a RunRecord,
+}
+
+/// What the analysis is made of: the runs shown side by side, and what they are compared with.
+pub struct Inputs<'a> {
+    pub runs: Vec<Run<'a>>,
+    /// The bench ratios are against.
+    pub bench: &'a str,
+    /// The run verdicts are against (it may be a run of another target).
+    pub baseline_run: Option<Run<'a>>,
+    pub settings: Settings,
+}
+
+/// The figures of one finished bench of one run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cell {
+    /// The bench its ratio is against (its catalog entry's, else the baseline bench).
+    pub base: String,
+    pub ratio: Option<Ratio>,
+    /// Against the same bench of the baseline run.
+    pub change: Option<Change>,
+    /// How heavy its overhead is, for benches compared with a baseline of their own.
+    pub band: Option<Band>,
+    /// How its median moves across the runs made with the same knobs.
+    pub spread: Option<Spread>,
+    /// What its workload says of it (crud_overhead's mix, key_value's throughput).
+    pub workload: Option<String>,
+}
+
+/// Ratios already resampled: (run, bench, base, samples of each).
+type RatioKey = (String, String, String, usize, usize);
+
+#[derive(Clone, Default)]
+pub struct Analysis {
+    fingerprint: Option<u64>,
+    built_at: Option<Instant>,
+    cells: HashMap<(String, String), Cell>,
+    scaling: Option<Scaling>,
+    ratios: HashMap<RatioKey, Option<Ratio>>,
+    /// How many times it was worked out (what the tests check it by).
+    pub builds: usize,
+}
+
+impl std::fmt::Debug for Analysis {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Analysis")
+            .field("cells", &self.cells.len())
+            .field("builds", &self.builds)
+            .finish()
+    }
+}
+
+impl Analysis {
+    /// The least time between two analyses made because a bench finished in a streaming run.
+    pub const MIN_GAP: Duration = Duration::from_millis(250);
+
+    /// The figures of `bench` in run `run`, once it finished.
+    pub fn cell(&self, run: &str, bench: &str) -> Option<&Cell> {
+        self.cells.get(&(run.to_string(), bench.to_string()))
+    }
+
+    /// The sweep (or matrix) among the runs, as the exports draw it.
+    pub fn scaling(&self) -> Option<&Scaling> {
+        self.scaling.as_ref()
+    }
+
+    /// Works the analysis out again when its inputs changed. `urgent` (a key, a run ending)
+    /// does it now; otherwise (a bench finished while samples stream) not sooner than
+    /// [`Self::MIN_GAP`] after the last time, and the next call catches up. Returns whether
+    /// it was worked out.
+    pub fn refresh(&mut self, inputs: &Inputs<'_>, now: Instant, urgent: bool) -> bool {
+        let fp = fingerprint(inputs);
+        if self.fingerprint == Some(fp) {
+            return false;
+        }
+        if !urgent
+            && self
+                .built_at
+                .is_some_and(|at| now.saturating_duration_since(at) < Self::MIN_GAP)
+        {
+            return false;
+        }
+        self.build(inputs);
+        self.fingerprint = Some(fp);
+        self.built_at = Some(now);
+        self.builds += 1;
+        true
+    }
+
+    fn build(&mut self, inputs: &Inputs<'_>) {
+        let records: Vec<&RunRecord> = inputs.runs.iter().map(|r| r.record).collect();
+        let baselines = Baselines {
+            bench: inputs.bench,
+            run: inputs.baseline_run.map(|r| r.record),
+            settings: inputs.settings,
+            peers: records.clone(),
+        };
+        let mut cells = HashMap::new();
+        for run in &inputs.runs {
+            let record = run.record;
+            let same: Vec<&RunRecord> = records
+                .iter()
+                .copied()
+                .filter(|o| run_differences(o, record).is_empty())
+                .collect();
+            let crud = bench_core::workloads::crud_overhead::report::overview(record);
+            let kv = bench_core::workloads::key_value::report::overview(record);
+            for b in record.benches.iter().filter(|b| b.summary.is_some()) {
+                let name = b.name.as_str();
+                let base = baselines.base_of(record, name);
+                let samples = |n: &str| record.bench(n).map_or(0, |b| b.samples.len());
+                let key = (
+                    run.id.to_string(),
+                    name.to_string(),
+                    base.to_string(),
+                    samples(name),
+                    samples(base),
+                );
+                let ratio = self
+                    .ratios
+                    .entry(key)
+                    .or_insert_with(|| baselines.ratio(record, name))
+                    .to_owned();
+                let band = if base == inputs.bench {
+                    None
+                } else if base == name {
+                    Some(Band::Baseline)
+                } else {
+                    ratio.as_ref().map(|r| Band::of(r.value))
+                };
+                let workload = crud
+                    .as_ref()
+                    .and_then(|o| crud_line(o, name))
+                    .or_else(|| kv.as_ref().and_then(|o| kv_line(o, name)));
+                cells.insert(
+                    (run.id.to_string(), name.to_string()),
+                    Cell {
+                        base: base.to_string(),
+                        ratio,
+                        change: baselines.change(record, name),
+                        band,
+                        spread: spread(same.iter().copied(), name),
+                        workload,
+                    },
+                );
+            }
+        }
+        self.cells = cells;
+        let owned: Vec<RunRecord> = records.into_iter().cloned().collect();
+        self.scaling = crate::export::scaling::scaling(&owned);
+        // Keep the resampled ratios of the runs still shown only.
+        self.ratios
+            .retain(|k, _| inputs.runs.iter().any(|r| r.id == k.0));
+    }
+}
+
+/// What the analysis depends on, hashed: the runs and how many of their benches finished
+/// (a bench only ever goes from streaming to finished; its streaming samples never count),
+/// the baselines and the verdict settings. Cheap: it is taken at every tick.
+fn fingerprint(inputs: &Inputs<'_>) -> u64 {
+    let mut h = DefaultHasher::new();
+    inputs.bench.hash(&mut h);
+    inputs.baseline_run.map(|r| r.id).hash(&mut h);
+    inputs.settings.noise.to_bits().hash(&mut h);
+    inputs.settings.alpha.to_bits().hash(&mut h);
+    let mut runs: Vec<&Run> = inputs.runs.iter().collect();
+    runs.extend(inputs.baseline_run.as_ref());
+    for r in runs {
+        r.id.hash(&mut h);
+        r.record.profiled.hash(&mut h);
+        let finished = r.record.benches.iter().filter(|b| b.summary.is_some());
+        finished.count().hash(&mut h);
+    }
+    h.finish()
+}
+
+/// For a crud_overhead bench: its backend's overall overhead on the mix and its SELECT cached
+/// against SELECT.
+fn crud_line(
+    o: &bench_core::workloads::crud_overhead::report::Overview,
+    bench: &str,
+) -> Option<String> {
+    let backend = &o.ops.iter().find(|r| r.bench == bench)?.backend;
+    let mut parts = Vec::new();
+    if let Some(r) = o.overall.get(backend) {
+        parts.push(format!(
+            "mix overall {} ({}) vs rusqlite",
+            format::ratio(r),
+            format::overhead_pct(r)
+        ));
+    }
+    if let Some(r) = o.cached_vs_select.get(backend) {
+        parts.push(format!("SELECT cached {} of SELECT", format::ratio(r)));
+    }
+    (!parts.is_empty()).then(|| format!("{backend}: {}", parts.join(" · ")))
+}
+
+/// For a key_value bench: its ops/s, its speedup against one task, and the suite's target.
+fn kv_line(o: &bench_core::workloads::key_value::report::Overview, bench: &str) -> Option<String> {
+    use bench_core::workloads::key_value::report::Holds;
+    let r = o
+        .groups
+        .iter()
+        .flat_map(|g| g.rows.iter())
+        .find(|r| r.bench == bench)?;
+    let mut t = format!("{}: {}", r.case, format::ops(r.ops_per_s));
+    if let Some(x) = r.speedup {
+        t.push_str(&format!(
+            " · {} the throughput of 1 task",
+            format::ratio_short(x)
+        ));
+    }
+    if let (Some(target), Some(h)) = (&r.target, r.holds) {
+        t.push_str(&format!(
+            " · suite target {target}: {}",
+            match h {
+                Holds::Pass => "holds",
+                Holds::Fail => "does not hold",
+                Holds::Undecided => "undecided (the CI straddles it)",
+            }
+        ));
+    }
+    Some(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing;
+
+    fn run(median: f64, base: f64) -> RunRecord {
+        let mut r = RunRecord::default();
+        r.apply(testing::start(
+            &bench_core::knobs::Knobs::default(),
+            false,
+            false,
+            testing::BUDGET,
+        ));
+        for (bench, m) in [("rusqlite", base), ("middleware/spin", median)] {
+            for e in testing::bench_events(bench, "b", 1000, &testing::samples(m, 30), None) {
+                r.apply(e);
+            }
+        }
+        r
+    }
+
+    fn inputs<'a>(runs: &'a [(String, RunRecord)], baseline: Option<usize>) -> Inputs<'a> {
+        let as_run = |(id, record): &'a (String, RunRecord)| Run { id, record };
+        Inputs {
+            runs: runs.iter().map(as_run).collect(),
+            bench: "rusqlite",
+            baseline_run: baseline.map(|i| as_run(&runs[i])),
+            settings: Settings::default(),
+        }
+    }
+
+    #[test]
+    fn the_figures_are_those_of_the_comparison_model() {
+        let runs = vec![
+            ("a".to_string(), run(4600.0, 1400.0)),
+            ("b".to_string(), run(9200.0, 1400.0)),
+        ];
+        let mut a = Analysis::default();
+        assert!(a.refresh(&inputs(&runs, Some(0)), Instant::now(), true));
+        let b = Baselines {
+            bench: "rusqlite",
+            run: Some(&runs[0].1),
+            settings: Settings::default(),
+            peers: runs.iter().map(|r| &r.1).collect(),
+        };
+        let cell = a.cell("b", "middleware/spin").unwrap();
+        assert_eq!(cell.ratio, b.ratio(&runs[1].1, "middleware/spin"));
+        assert_eq!(cell.change, b.change(&runs[1].1, "middleware/spin"));
+        assert!((cell.ratio.as_ref().unwrap().value - 9200.0 / 1400.0).abs() < 0.05);
+        assert_eq!(a.cell("a", "rusqlite").unwrap().base, "rusqlite");
+        assert!(
+            a.cell("a", "rusqlite").unwrap().change.is_none(),
+            "not against itself"
+        );
+        let sp = a.cell("a", "middleware/spin").unwrap().spread.unwrap();
+        assert_eq!(sp.runs, 2, "both runs were made the same way");
+    }
+
+    #[test]
+    fn it_is_worked_out_again_only_when_results_or_baselines_change() {
+        let mut runs = vec![("a".to_string(), run(4600.0, 1400.0))];
+        let mut a = Analysis::default();
+        let t0 = Instant::now();
+        assert!(a.refresh(&inputs(&runs, None), t0, false));
+        // Nothing changed: nothing to do, however often it is asked.
+        assert!(!a.refresh(&inputs(&runs, None), t0 + Duration::from_secs(1), true));
+        // A sample streaming into a bench that has not finished changes nothing.
+        runs[0].1.apply(bench_core::protocol::Event::BenchStart {
+            bench: "middleware/worker".into(),
+            backend: "b".into(),
+            strategy: None,
+            ops: 1000,
+            work: None,
+            sqlite: Default::default(),
+        });
+        assert!(!a.refresh(&inputs(&runs, None), t0 + Duration::from_secs(2), false));
+        // A baseline picked: at once.
+        assert!(a.refresh(&inputs(&runs, Some(0)), t0 + Duration::from_secs(2), true));
+        // A bench finished while a run streams: not sooner than MIN_GAP after the last time.
+        runs.push(("b".to_string(), run(4700.0, 1400.0)));
+        let soon = t0 + Duration::from_secs(2) + Duration::from_millis(10);
+        assert!(!a.refresh(&inputs(&runs, Some(0)), soon, false));
+        assert!(a.cell("b", "rusqlite").is_none());
+        assert!(a.refresh(&inputs(&runs, Some(0)), soon + Analysis::MIN_GAP, false));
+        assert!(a.cell("b", "rusqlite").is_some());
+        assert_eq!(a.builds, 3);
+    }
+}
