@@ -209,6 +209,9 @@ pub struct Writer {
     file: Option<std::fs::File>,
     /// Why writing stopped, once it has (said once, then the session goes on without).
     pub failed: Option<String>,
+    /// Lines held while a batch of runner events is taken in ([`Writer::hold`]), written
+    /// in one go when it ends.
+    held: Option<String>,
 }
 
 impl Writer {
@@ -217,6 +220,21 @@ impl Writer {
             path,
             file: None,
             failed: None,
+            held: None,
+        }
+    }
+
+    /// From now on lines are held, until [`Writer::release`] writes them in one go: a batch of
+    /// events read together from a runner costs one write, not one each.
+    pub fn hold(&mut self) {
+        self.held.get_or_insert_with(String::new);
+    }
+
+    /// Writes the lines held since [`Writer::hold`], and stops holding.
+    pub fn release(&mut self) -> Result<(), String> {
+        match self.held.take() {
+            Some(lines) if !lines.is_empty() => self.append_line(lines),
+            _ => Ok(()),
         }
     }
 
@@ -239,6 +257,10 @@ impl Writer {
     /// Writes a whole line unless writing has already failed; remembers the first failure.
     fn append_line(&mut self, line: String) -> Result<(), String> {
         if self.failed.is_some() {
+            return Ok(());
+        }
+        if let Some(held) = &mut self.held {
+            held.push_str(&line);
             return Ok(());
         }
         let result = self.write_line(line);
@@ -373,6 +395,43 @@ mod tests {
         let mut w = Writer::new(path.clone());
         w.append(&Entry::Dismissed).unwrap();
         assert!(!load(&path).unwrap().worth_offering());
+    }
+
+    /// A batch of events is written when released, in the order it came, and reads back as
+    /// if written line by line.
+    #[test]
+    fn held_lines_are_written_together_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = new_path(&sessions_dir(dir.path()), "20261124T100000");
+        let mut w = Writer::new(path.clone());
+        w.append(&run_entry("a-1", 1)).unwrap();
+        let before = std::fs::read_to_string(&path).unwrap();
+        w.hold();
+        events(&mut w, "a-1");
+        w.append(&Entry::End {
+            run_id: "a-1".into(),
+            outcome: "finished".into(),
+        })
+        .unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), before, "held");
+        w.release().unwrap();
+        let after = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            after.len() > before.len() && after.ends_with("\"finished\"}\n"),
+            "{after}"
+        );
+        // Released: lines go out one by one again.
+        w.append(&Entry::Dismissed).unwrap();
+        assert!(std::fs::read_to_string(&path).unwrap().len() > after.len());
+        drop(w);
+        let s = load(&path).unwrap();
+        assert_eq!(s.runs.len(), 1);
+        assert!(
+            s.runs[0]
+                .record
+                .bench("rusqlite")
+                .is_some_and(|b| b.summary.is_some())
+        );
     }
 
     #[test]

@@ -4,6 +4,7 @@
 pub mod guard;
 pub mod harnesses;
 pub mod machine;
+mod paced;
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -159,6 +160,10 @@ async fn run_child(
     let stdout = child.stdout.take().expect("piped stdout");
     let stderr = child.stderr.take().expect("piped stderr");
     let tail = StderrTail::read(stderr);
+    let stdout = paced::PacedPipe::read(stdout).map_err(|e| {
+        stop(&mut child, program);
+        ChildEnd::Failed(format!("cannot read the runner's output: {e}"))
+    })?;
     let mut stdout = BufReader::new(stdout);
     let mut buf = Vec::new();
     let mut failure: Option<String> = None;

@@ -18,8 +18,25 @@ use crate::model::{Action, Effect, State, update};
 use crate::runner::{ProcessRunner, RunHandle, Runner};
 use bench_core::service::args::SessionArgs;
 
-/// Frames per second of the render tick, independent of how fast events arrive.
-pub const FPS: u64 = 20;
+/// Ticks per second: how soon a change shows (a key draws at once).
+pub const FPS: u64 = 10;
+
+/// While runs stream, the share of one core the explorer may spend drawing: a frame that
+/// took `d` to draw is followed by the next streamed one no sooner than `d / DRAW_SHARE`
+/// later (and never sooner than [`MIN_STREAM_FRAME`]). Keys and resizes draw at once.
+pub const DRAW_SHARE: f64 = 0.0025;
+pub const MIN_STREAM_FRAME: Duration = Duration::from_millis(100);
+/// However costly a frame, the one streaming shows at least this often.
+pub const MAX_STREAM_FRAME: Duration = Duration::from_millis(1000);
+
+/// When the next frame that only shows streamed results may be drawn, given how long the
+/// last one took to draw.
+pub fn next_stream_frame(drawn_at: Instant, took: Duration) -> Instant {
+    drawn_at
+        + took
+            .div_f64(DRAW_SHARE)
+            .clamp(MIN_STREAM_FRAME, MAX_STREAM_FRAME)
+}
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct TuiArgs {
@@ -288,6 +305,28 @@ impl Loop<'_> {
         }
     }
 
+    /// Applies what a runner said; returns whether a run ended (drawn at the next tick).
+    fn run_event(&mut self, state: &mut State, ev: RunEvent) -> bool {
+        let ended = match &ev {
+            RunEvent::Exited { run_id, .. } => {
+                self.handles.remove(run_id);
+                Some(run_id.clone())
+            }
+            _ => None,
+        };
+        self.apply(state, Action::Run(ev));
+        // How the run ended, as the model decided it.
+        let Some(r) = ended.and_then(|id| state.runs.iter().find(|r| r.id == id)) else {
+            return false;
+        };
+        let entry = crate::journal::Entry::End {
+            run_id: r.id.clone(),
+            outcome: r.state.journal(),
+        };
+        self.journal(state, |w| w.append(&entry));
+        true
+    }
+
     fn apply(&mut self, state: &mut State, action: Action) {
         if let Action::Run(RunEvent::Event { run_id, line, .. }) = &action {
             let (id, line) = (run_id.clone(), line.clone());
@@ -445,45 +484,68 @@ async fn event_loop(
     // Closing the terminal window hangs up: quit as on SIGTERM, terminal restored, runs killed.
     let mut sighup = signal(SignalKind::hangup())?;
     let mut sigint = signal(SignalKind::interrupt())?;
+    // `dirty`: something the user did or the session said shows at the next tick;
+    // `streamed`: run events and progress, shown within the drawing budget.
     let mut dirty = true;
+    let mut next_stream = Instant::now();
+    // With BENCHSCOPE_KEY_LOG=FILE, each key's time from its arrival to the end of its frame
+    // is appended to FILE in microseconds (what tests/soak/explorer-cpu.sh reads).
+    let mut key_log = std::env::var_os("BENCHSCOPE_KEY_LOG").and_then(|p| {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(p)
+            .ok()
+    });
+    let mut draw = |state: &State| -> std::io::Result<Instant> {
+        let at = Instant::now();
+        terminal.draw(|f| crate::ui::render(state, f))?;
+        Ok(next_stream_frame(at, at.elapsed()))
+    };
     loop {
         tokio::select! {
             ev = keys.next() => match ev {
                 Some(Ok(TermEvent::Key(k))) => {
                     if let Some(key) = key_of(k) {
+                        let at = Instant::now();
                         lp.apply(state, Action::Key(key));
-                        dirty = true;
+                        if state.quit {
+                            break;
+                        }
+                        next_stream = draw(state)?;
+                        dirty = false;
+                        if let Some(log) = key_log.as_mut() {
+                            use std::io::Write as _;
+                            let _ = writeln!(log, "{}", at.elapsed().as_micros());
+                        }
                     }
                 }
-                Some(Ok(TermEvent::Resize(..))) => dirty = true,
+                Some(Ok(TermEvent::Resize(..))) => {
+                    next_stream = draw(state)?;
+                    dirty = false;
+                }
                 Some(Ok(_)) => {}
                 Some(Err(e)) => return Err(e),
                 None => break,
             },
             Some(ev) = rx.recv() => {
-                let ended = match &ev {
-                    RunEvent::Exited { run_id, .. } => {
-                        lp.handles.remove(run_id);
-                        Some(run_id.clone())
-                    }
-                    _ => None,
-                };
-                lp.apply(state, Action::Run(ev));
-                // How the run ended, as the model decided it.
-                if let Some(r) = ended.and_then(|id| state.runs.iter().find(|r| r.id == id)) {
-                    let entry = crate::journal::Entry::End {
-                        run_id: r.id.clone(),
-                        outcome: r.state.journal(),
-                    };
-                    lp.journal(state, |w| w.append(&entry));
+                // Every event already waiting in one go: one wake-up, and one journal write,
+                // for a runner's batch.
+                if let Some(w) = lp.journal.as_mut() {
+                    w.hold();
                 }
-                dirty = true;
+                let mut next = Some(ev);
+                while let Some(ev) = next {
+                    dirty |= lp.run_event(state, ev);
+                    next = rx.try_recv().ok();
+                }
+                lp.journal(state, |w| w.release());
             }
             _ = tick.tick() => {
                 let busy = state.any_active() || state.restart_at.is_some();
                 lp.apply(state, Action::Tick);
-                if dirty || busy {
-                    terminal.draw(|f| crate::ui::render(state, f))?;
+                if dirty || busy && Instant::now() >= next_stream {
+                    next_stream = draw(state)?;
                     dirty = false;
                 }
             }
@@ -508,10 +570,43 @@ async fn event_loop(
         match tokio::time::timeout_at(deadline, rx.recv()).await {
             Ok(Some(RunEvent::Exited { run_id, .. })) => {
                 lp.handles.remove(&run_id);
+                // A run the model had already ended (cancelled just before quitting) gets
+                // its end in the journal; one stopped by quitting has none (it stopped
+                // with the session).
+                if let Some(r) = state
+                    .runs
+                    .iter()
+                    .find(|r| r.id == run_id && !r.state.is_active())
+                {
+                    let entry = crate::journal::Entry::End {
+                        run_id,
+                        outcome: r.state.journal(),
+                    };
+                    if let Some(w) = lp.journal.as_mut() {
+                        let _ = w.append(&entry);
+                    }
+                }
             }
             Ok(Some(_)) => {}
             Ok(None) | Err(_) => break,
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A frame that took `d` to draw is followed by the next streamed one `d / DRAW_SHARE`
+    /// later, within the bounds.
+    #[test]
+    fn streamed_frames_keep_to_the_drawing_budget() {
+        let t = Instant::now();
+        let after = |took_us: u64| next_stream_frame(t, Duration::from_micros(took_us)) - t;
+        assert_eq!(after(0), MIN_STREAM_FRAME);
+        assert_eq!(after(1_000), Duration::from_millis(400));
+        assert_eq!(after(2_000), Duration::from_millis(800));
+        assert_eq!(after(50_000), MAX_STREAM_FRAME);
+    }
 }
