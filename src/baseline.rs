@@ -201,7 +201,8 @@ pub fn load(dir: &Path, what: &str) -> Result<Baseline, String> {
                 .map_err(|e| format!("{} does not read as a baseline: {e}", p.display()))
         }
         Some("benchscope.report") => {
-            let saved = crate::show::read(&text).map_err(|e| format!("{}: {e}", p.display()))?;
+            let saved =
+                crate::export::json::read(&text).map_err(|e| format!("{}: {e}", p.display()))?;
             Ok(Baseline {
                 schema: SCHEMA.into(),
                 schema_version: SCHEMA_VERSION,
@@ -454,7 +455,7 @@ pub fn text(title: &str, rows: &[Row], settings: &Settings) -> String {
         })
         .collect();
     let mut out = format!("{title}\n");
-    out.push_str(&crate::export::table::align(&headers, &cells, 1));
+    out.push_str(&crate::export::layout::align(&headers, &cells, 1));
     let mut flagged: Vec<String> = Vec::new();
     for r in rows {
         let d = r.change.differs.join(", ");

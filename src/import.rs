@@ -2,6 +2,7 @@
 //! or any CRITERION_HOME), and the files benchscope writes itself (a report, a baseline, a
 //! session journal).
 
+use bench_core::protocol::CRITERION_HARNESS as HARNESS;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -45,10 +46,6 @@ struct CriterionEstimates {
     median: Estimate,
     mean: Estimate,
 }
-
-/// What a run read from a Criterion folder names as its harness: the exports say the
-/// environment, knobs and budget are not recorded for it.
-pub const HARNESS: &str = "criterion";
 
 /// One imported Criterion benchmark, and what Criterion itself estimated (per operation).
 #[derive(Debug, Clone, PartialEq)]

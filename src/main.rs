@@ -85,7 +85,7 @@ fn main() {
         Some(Command::Compare(args)) => baseline::run(args),
         Some(Command::Runner(args)) => {
             bench_core::service::init_logging();
-            bench_core::workloads::core_main(*args)
+            bench_core::service::core_main(*args)
         }
     };
     out::exit(code);

@@ -4,8 +4,6 @@
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
-use bench_core::protocol::results::RunRecord;
-
 use crate::export::{self, Report};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -25,34 +23,7 @@ pub struct ShowArgs {
     pub format: ShowFormat,
 }
 
-/// What a saved report holds that a render needs.
-#[derive(Debug)]
-pub struct Saved {
-    pub runs: Vec<RunRecord>,
-    pub baseline: String,
-    pub generated_at: String,
-    pub run_numbers: Option<Vec<usize>>,
-}
-
-/// Reads a saved report, or says why the file is not one.
-pub fn read(text: &str) -> Result<Saved, String> {
-    let v: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
-    if v["schema"] != "benchscope.report" {
-        return Err(format!(
-            "not a benchscope report (schema {}; expected \"benchscope.report\")",
-            v["schema"]
-        ));
-    }
-    crate::files::check_version(&v, "benchscope.report", export::json::SCHEMA_VERSION)?;
-    let runs: Vec<RunRecord> = serde_json::from_value(v["runs"].clone())
-        .map_err(|e| format!("its runs do not read: {e}"))?;
-    Ok(Saved {
-        runs,
-        baseline: v["baseline"].as_str().unwrap_or("rusqlite").to_string(),
-        generated_at: v["generated_at"].as_str().unwrap_or("").to_string(),
-        run_numbers: serde_json::from_value(v["run_numbers"].clone()).ok(),
-    })
-}
+pub use crate::export::json::{Saved, read};
 
 /// Reads anything benchscope can show: a report as it was saved (its baseline bench and run
 /// numbers kept), or a baseline, a session journal or a Criterion folder as runs.
@@ -116,6 +87,7 @@ pub fn run(args: ShowArgs) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bench_core::protocol::results::RunRecord;
 
     #[test]
     fn a_saved_report_renders_as_it_did() {

@@ -197,7 +197,7 @@ pub fn text(o: &Overview, target: &str, color: bool) -> String {
     if !o.ops.is_empty() {
         let (headers, rows) = op_cells(o);
         let cells: Vec<Vec<String>> = rows.iter().map(|(r, _)| r.clone()).collect();
-        let table = super::table::align(&headers, &cells, 2);
+        let table = super::layout::align(&headers, &cells, 2);
         let _ = writeln!(out, "\noverhead per operation against rusqlite");
         for (i, line) in table.lines().enumerate() {
             match (i, color) {
@@ -217,12 +217,12 @@ pub fn text(o: &Overview, target: &str, color: bool) -> String {
         let (headers, rows) = summary_cells(o);
         if !rows.is_empty() {
             out.push('\n');
-            out.push_str(&super::table::align(&headers, &rows, 1));
+            out.push_str(&super::layout::align(&headers, &rows, 1));
         }
     }
     for (title, headers, rows) in sweep_grids(o) {
         let _ = writeln!(out, "\nbatch-insert sweep: {title}");
-        out.push_str(&super::table::align(&headers, &rows, 1));
+        out.push_str(&super::layout::align(&headers, &rows, 1));
     }
     if let Some(chart) = sweep_chart(o, target) {
         let _ = writeln!(
@@ -244,16 +244,16 @@ pub fn markdown(o: &Overview, target: &str) -> String {
         );
         let (headers, rows) = op_cells(o);
         let cells: Vec<Vec<String>> = rows.into_iter().map(|(r, _)| r).collect();
-        super::markdown::md_table(&mut out, &headers, &cells, 2);
+        super::layout::md_table(&mut out, &headers, &cells, 2);
         let (headers, rows) = summary_cells(o);
         if !rows.is_empty() {
             let _ = writeln!(out, "\n#### Overall\n");
-            super::markdown::md_table(&mut out, &headers, &rows, 1);
+            super::layout::md_table(&mut out, &headers, &rows, 1);
         }
     }
     for (title, headers, rows) in sweep_grids(o) {
         let _ = writeln!(out, "\n#### Batch-insert sweep: {title}\n");
-        super::markdown::md_table(&mut out, &headers, &rows, 1);
+        super::layout::md_table(&mut out, &headers, &rows, 1);
     }
     if let Some(chart) = sweep_chart(o, target) {
         let _ = writeln!(out, "\n```text\n{}```", chart.chart(40));

@@ -10,6 +10,35 @@ use super::Report;
 /// Version of the JSON document's layout.
 pub const SCHEMA_VERSION: u32 = 1;
 
+/// What a saved report holds that a render needs.
+#[derive(Debug)]
+pub struct Saved {
+    pub runs: Vec<RunRecord>,
+    pub baseline: String,
+    pub generated_at: String,
+    pub run_numbers: Option<Vec<usize>>,
+}
+
+/// Reads a saved report, or says why the file is not one.
+pub fn read(text: &str) -> Result<Saved, String> {
+    let v: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+    if v["schema"] != "benchscope.report" {
+        return Err(format!(
+            "not a benchscope report (schema {}; expected \"benchscope.report\")",
+            v["schema"]
+        ));
+    }
+    crate::files::check_version(&v, "benchscope.report", SCHEMA_VERSION)?;
+    let runs: Vec<RunRecord> = serde_json::from_value(v["runs"].clone())
+        .map_err(|e| format!("its runs do not read: {e}"))?;
+    Ok(Saved {
+        runs,
+        baseline: v["baseline"].as_str().unwrap_or("rusqlite").to_string(),
+        generated_at: v["generated_at"].as_str().unwrap_or("").to_string(),
+        run_numbers: serde_json::from_value(v["run_numbers"].clone()).ok(),
+    })
+}
+
 #[derive(Serialize)]
 struct Document<'a> {
     schema: &'static str,

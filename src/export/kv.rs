@@ -112,7 +112,7 @@ pub fn text(o: &Overview) -> String {
     for g in &o.groups {
         let _ = writeln!(out, "\n{}", g.group);
         let (h, rows) = group_cells(g);
-        out.push_str(&super::table::align(&h, &rows, 2));
+        out.push_str(&super::layout::align(&h, &rows, 2));
     }
     let _ = writeln!(out, "\nsuite targets");
     for line in summary(o) {
@@ -126,7 +126,7 @@ pub fn markdown(o: &Overview) -> String {
     for g in &o.groups {
         let _ = writeln!(out, "\n#### {}\n", g.group);
         let (h, rows) = group_cells(g);
-        super::markdown::md_table(&mut out, &h, &rows, 2);
+        super::layout::md_table(&mut out, &h, &rows, 2);
     }
     let _ = writeln!(out, "\n#### Suite targets\n");
     for line in summary(o) {

@@ -7,20 +7,9 @@ use bench_core::protocol::DEBUG_WARNING;
 use bench_core::protocol::results::RunRecord;
 
 use super::Report;
+use super::layout::md_table;
 use super::table::{comparison_cells, notes};
 use crate::format;
-
-pub fn md_table(out: &mut String, headers: &[String], rows: &[Vec<String>], left: usize) {
-    let _ = writeln!(out, "| {} |", headers.join(" | "));
-    let rule: Vec<&str> = (0..headers.len())
-        .map(|i| if i < left { "---" } else { "---:" })
-        .collect();
-    let _ = writeln!(out, "| {} |", rule.join(" | "));
-    for r in rows {
-        let cells: Vec<String> = r.iter().map(|c| c.replace('|', "\\|")).collect();
-        let _ = writeln!(out, "| {} |", cells.join(" | "));
-    }
-}
 
 fn phase_table(out: &mut String, run: &RunRecord) {
     let traced: Vec<_> = run
@@ -98,7 +87,7 @@ fn environment(out: &mut String, run: &RunRecord) {
 
 fn environment_of(out: &mut String, s: &bench_core::protocol::Start, several: bool) {
     let e = &s.env;
-    if s.harness == crate::import::HARNESS {
+    if s.from_criterion() {
         let _ = writeln!(
             out,
             "\nRead from a Criterion folder: its environment, knobs and budget are not recorded there."

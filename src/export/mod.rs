@@ -6,6 +6,7 @@ pub mod csv;
 pub mod histogram;
 pub mod json;
 pub mod kv;
+pub mod layout;
 pub mod markdown;
 pub mod profiles;
 pub mod repeats;

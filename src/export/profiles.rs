@@ -71,7 +71,7 @@ pub fn text(run: &RunRecord) -> String {
         return String::new();
     };
     let mut out = format!("\n{TITLE}\n");
-    out.push_str(&super::table::align(&headers, &rows, 1));
+    out.push_str(&super::layout::align(&headers, &rows, 1));
     for (bench, p) in profiles(run) {
         if p.error.is_none() {
             let _ = writeln!(out, "{bench}: top frames {}", top_line(p, 5, 60));
@@ -93,7 +93,7 @@ pub fn markdown(run: &RunRecord) -> String {
         }
     }
     let mut out = format!("\n#### {TITLE}\n\n");
-    super::markdown::md_table(&mut out, &headers, &rows, 1);
+    super::layout::md_table(&mut out, &headers, &rows, 1);
     let _ = writeln!(out);
     for (bench, p) in profiles(run) {
         if p.error.is_none() {

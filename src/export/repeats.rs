@@ -104,7 +104,7 @@ impl Repeats {
     pub fn text(&self, numbers: &dyn Fn(usize) -> usize) -> String {
         let (headers, rows) = self.rows();
         let mut out = format!("\n{}\n", self.title(numbers));
-        out.push_str(&super::table::align(&headers, &rows, 1));
+        out.push_str(&super::layout::align(&headers, &rows, 1));
         out
     }
 
@@ -112,7 +112,7 @@ impl Repeats {
         let (headers, rows) = self.rows();
         let mut out = String::new();
         let _ = writeln!(out, "\n### {}\n", self.title(numbers));
-        super::markdown::md_table(&mut out, &headers, &rows, 1);
+        super::layout::md_table(&mut out, &headers, &rows, 1);
         let _ = writeln!(
             out,
             "\nA spread wider than the interval within one run means the run-to-run variation (machine state, memory layout) is larger than one run's samples show: compare such benches only across repeated runs."

@@ -228,7 +228,7 @@ impl Scaling {
                 row
             })
             .collect();
-        out.push_str(&super::table::align(&headers, &rows, 1));
+        out.push_str(&super::layout::align(&headers, &rows, 1));
         if let Some(n) = self.note() {
             let _ = writeln!(out, "{n}");
         }

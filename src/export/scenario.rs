@@ -222,7 +222,7 @@ impl Matrix {
         let mut out = format!("\nmatrix ({})\n", self.target);
         for (title, headers, rows) in self.tables() {
             let _ = writeln!(out, "{title}");
-            out.push_str(&super::table::align(&headers, &rows, 1));
+            out.push_str(&super::layout::align(&headers, &rows, 1));
         }
         out
     }
@@ -231,7 +231,7 @@ impl Matrix {
         let mut out = format!("\n### Matrix ({})\n", self.target);
         for (title, headers, rows) in self.tables() {
             let _ = writeln!(out, "\n**{title}**\n");
-            super::markdown::md_table(&mut out, &headers, &rows, 1);
+            super::layout::md_table(&mut out, &headers, &rows, 1);
         }
         out
     }

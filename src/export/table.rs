@@ -194,39 +194,6 @@ pub fn budget_line(b: &bench_core::protocol::Budget) -> String {
     )
 }
 
-/// Left-aligns text columns, right-aligns the rest, two spaces apart.
-pub fn align(headers: &[String], rows: &[Vec<String>], left: usize) -> String {
-    let width = |i: usize| {
-        rows.iter()
-            .map(|r| r[i].chars().count())
-            .chain([headers[i].chars().count()])
-            .max()
-            .unwrap_or(0)
-    };
-    let widths: Vec<usize> = (0..headers.len()).map(width).collect();
-    let line = |cells: &[String]| {
-        let parts: Vec<String> = cells
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                if i < left {
-                    format!("{c:<w$}", w = widths[i])
-                } else {
-                    format!("{c:>w$}", w = widths[i])
-                }
-            })
-            .collect();
-        parts.join("  ").trim_end().to_string()
-    };
-    let mut out = line(headers);
-    out.push('\n');
-    for r in rows {
-        out.push_str(&line(r));
-        out.push('\n');
-    }
-    out
-}
-
 pub fn render(report: &Report<'_>) -> String {
     let mut out = String::new();
     for (i, run) in report.runs.iter().enumerate() {
@@ -252,7 +219,7 @@ pub fn render(report: &Report<'_>) -> String {
             } else {
                 ""
             };
-            if s.harness == crate::import::HARNESS {
+            if s.from_criterion() {
                 out.push_str(&format!(
                     "{}  (Criterion results: knobs, SQLite and budget not recorded)\n",
                     s.target
@@ -272,7 +239,7 @@ pub fn render(report: &Report<'_>) -> String {
         } else {
             comparison_cells(report, i)
         };
-        out.push_str(&align(&headers, &rows, 2));
+        out.push_str(&super::layout::align(&headers, &rows, 2));
         for line in notes(run) {
             out.push_str(&format!("! {line}\n"));
         }

@@ -31,11 +31,11 @@ pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
     let name_w = (w / 3).clamp(14, 26);
     let cols_fit = (w.saturating_sub(name_w) / COL_W).max(1);
     let runs: Vec<&RunView> = state.target_runs().collect();
-    // Runs read from outside with no knobs (Criterion's) say where they come from instead.
+    // Runs read from Criterion (no knobs) say where they come from instead.
     let measured: Vec<&RunView> = runs
         .iter()
         .copied()
-        .filter(|r| !r.knobs.0.is_empty())
+        .filter(|r| !r.record.from_criterion())
         .collect();
     let varied = varied_knobs(&measured);
     let col_range = window(runs.len(), cols_fit, state.compare.col);
@@ -58,7 +58,7 @@ pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
             "DEBUG".to_string()
         } else if r.profiled {
             "perf".to_string()
-        } else if r.knobs.0.is_empty() && r.record.source.is_some() {
+        } else if r.record.from_criterion() {
             r.record
                 .start
                 .as_ref()

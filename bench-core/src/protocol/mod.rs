@@ -84,6 +84,17 @@ pub struct Start {
     pub env: RunEnv,
 }
 
+/// What a run read from a Criterion folder names as its harness: the exports say its
+/// environment, knobs and budget are not recorded.
+pub const CRITERION_HARNESS: &str = "criterion";
+
+impl Start {
+    /// Whether the run was read from a Criterion folder rather than measured here.
+    pub fn from_criterion(&self) -> bool {
+        self.harness == CRITERION_HARNESS
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {

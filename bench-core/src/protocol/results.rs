@@ -122,6 +122,11 @@ pub struct RunRecord {
 }
 
 impl RunRecord {
+    /// Whether the run was read from a Criterion folder rather than measured here.
+    pub fn from_criterion(&self) -> bool {
+        self.start.as_ref().is_some_and(|s| s.from_criterion())
+    }
+
     fn bench_mut(&mut self, name: &str) -> &mut BenchResult {
         if let Some(i) = self.benches.iter().position(|b| b.name == name) {
             return &mut self.benches[i];

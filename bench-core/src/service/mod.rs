@@ -305,3 +305,21 @@ pub fn init_logging() {
         )
         .try_init();
 }
+
+/// bench-core's runner with the given arguments. Returns the exit code.
+#[cfg(feature = "middleware")]
+pub fn core_main(args: args::RunnerArgs) -> i32 {
+    let env = |timer_ns: f64, plan: &crate::workload::Plan| {
+        let mut env =
+            crate::protocol::env::collect(crate::backends::raw::sqlite_version(), timer_ns);
+        if let Some(c) = plan.knobs.count_if(&crate::catalog::CONCURRENCY) {
+            env.settings.insert("pool".into(), format!("max_size={c}"));
+        }
+        env.settings.insert(
+            "sqlite settings".into(),
+            crate::settings::SqliteSettings::from_knobs(&plan.knobs).describe(),
+        );
+        env
+    };
+    serve(&args, crate::workloads::CORE, &env)
+}

@@ -61,24 +61,6 @@ pub const CORE: crate::workload::Registry = crate::workload::Registry {
     ],
 };
 
-/// bench-core's runner with the given arguments. Returns the exit code.
-#[cfg(feature = "middleware")]
-pub fn core_main(args: crate::service::args::RunnerArgs) -> i32 {
-    let env = |timer_ns: f64, plan: &crate::workload::Plan| {
-        let mut env =
-            crate::protocol::env::collect(crate::backends::raw::sqlite_version(), timer_ns);
-        if let Some(c) = plan.knobs.count_if(&crate::catalog::CONCURRENCY) {
-            env.settings.insert("pool".into(), format!("max_size={c}"));
-        }
-        env.settings.insert(
-            "sqlite settings".into(),
-            crate::settings::SqliteSettings::from_knobs(&plan.knobs).describe(),
-        );
-        env
-    };
-    crate::service::serve(&args, CORE, &env)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
