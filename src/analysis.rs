@@ -127,7 +127,7 @@ impl Analysis {
                 .filter(|o| run_differences(o, record).is_empty())
                 .collect();
             let crud = bench_core::workloads::crud_overhead::report::overview(record);
-            let kv = bench_core::workloads::key_value::report::overview(record);
+            let own = bench_core::sections::of(record);
             for b in record.benches.iter().filter(|b| b.summary.is_some()) {
                 let name = b.name.as_str();
                 let base = baselines.base_of(record, name);
@@ -154,7 +154,7 @@ impl Analysis {
                 let workload = crud
                     .as_ref()
                     .and_then(|o| crud_line(o, name))
-                    .or_else(|| kv.as_ref().and_then(|o| kv_line(o, name)));
+                    .or_else(|| own.and_then(|s| s.bench_line(record, name)));
                 cells.insert(
                     (run.id.to_string(), name.to_string()),
                     Cell {
@@ -216,34 +216,6 @@ fn crud_line(
         parts.push(format!("SELECT cached {} of SELECT", format::ratio(r)));
     }
     (!parts.is_empty()).then(|| format!("{backend}: {}", parts.join(" · ")))
-}
-
-/// For a key_value bench: its ops/s, its speedup against one task, and the suite's target.
-fn kv_line(o: &bench_core::workloads::key_value::report::Overview, bench: &str) -> Option<String> {
-    use bench_core::workloads::key_value::report::Holds;
-    let r = o
-        .groups
-        .iter()
-        .flat_map(|g| g.rows.iter())
-        .find(|r| r.bench == bench)?;
-    let mut t = format!("{}: {}", r.case, format::ops(r.ops_per_s));
-    if let Some(x) = r.speedup {
-        t.push_str(&format!(
-            " · {} the throughput of 1 task",
-            format::ratio_short(x)
-        ));
-    }
-    if let (Some(target), Some(h)) = (&r.target, r.holds) {
-        t.push_str(&format!(
-            " · suite target {target}: {}",
-            match h {
-                Holds::Pass => "holds",
-                Holds::Fail => "does not hold",
-                Holds::Undecided => "undecided (the CI straddles it)",
-            }
-        ));
-    }
-    Some(t)
 }
 
 #[cfg(test)]

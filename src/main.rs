@@ -5,7 +5,7 @@ mod analysis;
 mod baseline;
 mod export;
 mod files;
-mod format;
+use bench_core::format;
 mod headless;
 mod import;
 mod journal;

@@ -580,6 +580,9 @@ pub struct Target {
     pub throughput: bool,
     /// Phases a subject does not let one measure apart, with why: listed, never faked.
     pub hidden: Vec<Hidden>,
+    /// What the workload adds to every view of its runs (its own tables), if anything.
+    #[serde(skip)]
+    pub sections: crate::sections::Registered,
 }
 
 /// A phase of a subject's path that has no micro-bench of its own, and why.
@@ -609,7 +612,14 @@ impl Target {
             measure,
             throughput: measure == Measure::Throughput,
             hidden: Vec::new(),
+            sections: crate::sections::Registered(None),
         }
+    }
+
+    /// The workload's own views of its runs ([`crate::sections`]).
+    pub fn sections(mut self, sections: &'static dyn crate::sections::Sections) -> Target {
+        self.sections = crate::sections::Registered(Some(sections));
+        self
     }
 
     /// Says that `bench`'s path has `phase` but no way to measure it apart, and why.

@@ -23,6 +23,7 @@ pub mod catalog;
 pub mod compare;
 pub mod dataset;
 pub mod error;
+pub mod format;
 pub mod knobs;
 pub mod measure;
 #[cfg(feature = "sqlite")]
@@ -30,6 +31,7 @@ pub mod on_rusqlite;
 pub mod profile;
 pub mod protocol;
 pub mod redact;
+pub mod sections;
 pub mod service;
 pub mod settings;
 pub mod testing;

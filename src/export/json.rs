@@ -64,9 +64,10 @@ struct Document<'a> {
     /// crud_overhead runs: per operation and backend against rusqlite, overall, the sweep.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     crud: Vec<bench_core::workloads::crud_overhead::report::Overview>,
-    /// key_value runs: each group per backend with the suite's targets judged.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    key_value: Vec<bench_core::workloads::key_value::report::Overview>,
+    /// Each workload's own figures (key_value's groups with the suite's targets judged),
+    /// under its target's name, one per run of it.
+    #[serde(flatten)]
+    workloads: std::collections::BTreeMap<String, Vec<serde_json::Value>>,
     /// ops/s by concurrency when the runs form a sweep.
     #[serde(skip_serializing_if = "Option::is_none")]
     scaling: Option<ScalingDoc>,
@@ -83,6 +84,20 @@ struct ScalingDoc {
     concurrency: Option<Vec<u64>>,
     cores: usize,
     ops_per_s: std::collections::BTreeMap<String, Vec<Option<f64>>>,
+}
+
+/// What each run's workload adds to the document, by target.
+fn workloads(runs: &[RunRecord]) -> std::collections::BTreeMap<String, Vec<serde_json::Value>> {
+    let mut out: std::collections::BTreeMap<String, Vec<serde_json::Value>> = Default::default();
+    for run in runs {
+        let (Some(w), Some(s)) = (bench_core::sections::of(run), run.start.as_ref()) else {
+            continue;
+        };
+        if let Some(v) = w.json(run) {
+            out.entry(s.target.clone()).or_default().push(v);
+        }
+    }
+    out
 }
 
 pub fn render(report: &Report<'_>) -> String {
@@ -102,11 +117,7 @@ pub fn render(report: &Report<'_>) -> String {
             .map(|r| comparison(r, &baselines))
             .collect(),
         repeats: super::repeats::repeats(report.runs),
-        key_value: report
-            .runs
-            .iter()
-            .filter_map(bench_core::workloads::key_value::report::overview)
-            .collect(),
+        workloads: workloads(report.runs),
         crud: report
             .runs
             .iter()

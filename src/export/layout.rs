@@ -1,7 +1,10 @@
 //! Tables as text: aligned columns for a terminal, pipe tables for markdown. The layout every
-//! text export and the baseline comparison share; it knows nothing of results.
+//! text export and the baseline comparison share, and how a workload's own sections
+//! ([`bench_core::sections`]) read in each; it knows nothing of results.
 
 use std::fmt::Write;
+
+use bench_core::sections::Section;
 
 /// Left-aligns text columns, right-aligns the rest, two spaces apart.
 pub fn align(headers: &[String], rows: &[Vec<String>], left: usize) -> String {
@@ -47,4 +50,37 @@ pub fn md_table(out: &mut String, headers: &[String], rows: &[Vec<String>], left
         let cells: Vec<String> = r.iter().map(|c| c.replace('|', "\\|")).collect();
         let _ = writeln!(out, "| {} |", cells.join(" | "));
     }
+}
+
+/// A workload's section as text: each table under its title, then the notes (headings in
+/// lower case, as the text export's).
+pub fn section_text(s: &Section) -> String {
+    let mut out = String::new();
+    for t in &s.tables {
+        let _ = writeln!(out, "\n{}", t.title);
+        out.push_str(&align(&t.headers, &t.rows, t.left));
+    }
+    if !s.notes.is_empty() {
+        let _ = writeln!(out, "\n{}", s.notes_title.to_lowercase());
+        for line in &s.notes {
+            let _ = writeln!(out, "  {line}");
+        }
+    }
+    out
+}
+
+/// A workload's section as markdown: a level-4 heading per table and for the notes.
+pub fn section_markdown(s: &Section) -> String {
+    let mut out = String::new();
+    for t in &s.tables {
+        let _ = writeln!(out, "\n#### {}\n", t.title);
+        md_table(&mut out, &t.headers, &t.rows, t.left);
+    }
+    if !s.notes.is_empty() {
+        let _ = writeln!(out, "\n#### {}\n", s.notes_title);
+        for line in &s.notes {
+            let _ = writeln!(out, "- {line}");
+        }
+    }
+    out
 }

@@ -204,8 +204,8 @@ pub fn render(report: &Report<'_>) -> String {
         if let Some(o) = bench_core::workloads::crud_overhead::report::overview(run) {
             out.push_str(&super::crud::markdown(&o, target));
         }
-        if let Some(o) = bench_core::workloads::key_value::report::overview(run) {
-            out.push_str(&super::kv::markdown(&o));
+        if let Some(s) = bench_core::sections::of(run).and_then(|w| w.section(run)) {
+            out.push_str(&super::layout::section_markdown(&s));
         }
         out.push_str(&super::profiles::markdown(run));
         phase_table(&mut out, run);

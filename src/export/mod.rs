@@ -5,7 +5,6 @@ pub mod crud;
 pub mod csv;
 pub mod histogram;
 pub mod json;
-pub mod kv;
 pub mod layout;
 pub mod markdown;
 pub mod profiles;

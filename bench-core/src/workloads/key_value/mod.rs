@@ -107,7 +107,8 @@ pub fn spec() -> &'static Target {
             "single_get_100b/rusqlite",
         )
         .knobs(&[KEYS, STORAGE, CONCURRENCY, SPIN_US])
-        .knobs(&crate::settings::KNOBS);
+        .knobs(&crate::settings::KNOBS)
+        .sections(&report::KvSections);
         for case in Case::all() {
             let prefix = case.name();
             let vs = leak(format!("{prefix}/rusqlite"));

@@ -161,3 +161,169 @@ pub fn overview(run: &RunRecord) -> Option<Overview> {
         cores: run.start.as_ref().map(|s| s.env.cores).unwrap_or(0),
     })
 }
+
+/// key_value's own views: each group's table per backend with the suite's targets judged, how
+/// many targets hold per backend, a line on each bench, and the overview as JSON.
+#[derive(Debug)]
+pub struct KvSections;
+
+impl crate::sections::Sections for KvSections {
+    fn section(&self, run: &RunRecord) -> Option<crate::sections::Section> {
+        let o = overview(run)?;
+        let tables = o
+            .groups
+            .iter()
+            .map(|g| {
+                let (headers, rows) = group_cells(g);
+                crate::sections::Table {
+                    title: g.group.to_string(),
+                    headers,
+                    rows,
+                    left: 2,
+                }
+            })
+            .collect();
+        Some(crate::sections::Section {
+            tables,
+            notes_title: "Suite targets".into(),
+            notes: summary(&o),
+        })
+    }
+
+    fn bench_line(&self, run: &RunRecord, bench: &str) -> Option<String> {
+        bench_line(&overview(run)?, bench)
+    }
+
+    fn json(&self, run: &RunRecord) -> Option<serde_json::Value> {
+        serde_json::to_value(overview(run)?).ok()
+    }
+}
+
+fn verdict(holds: Option<Holds>) -> &'static str {
+    match holds {
+        Some(Holds::Pass) => "pass",
+        Some(Holds::Fail) => "FAIL",
+        Some(Holds::Undecided) => "within CI",
+        None => "-",
+    }
+}
+
+/// One group's table: headers and rows.
+fn group_cells(g: &GroupTable) -> (Vec<String>, Vec<Vec<String>>) {
+    let headers = [
+        "bench",
+        "backend",
+        "median/op",
+        "95% CI (median)",
+        "p99/op",
+        "ops/s",
+        "speedup vs 1 task",
+        "suite target",
+        "holds",
+    ]
+    .map(String::from)
+    .to_vec();
+    let rows = g
+        .rows
+        .iter()
+        .map(|r| {
+            vec![
+                r.case.clone(),
+                r.backend.clone(),
+                crate::format::ns(r.median_ns),
+                crate::format::ci(r.ci95_ns),
+                r.p99_ns
+                    .map(|p| crate::format::ns(p as f64))
+                    .unwrap_or_else(|| "-".into()),
+                crate::format::ops(r.ops_per_s),
+                r.speedup
+                    .map(crate::format::ratio_short)
+                    .unwrap_or_else(|| "-".into()),
+                r.target.clone().unwrap_or_else(|| "-".into()),
+                verdict(r.holds).to_string(),
+            ]
+        })
+        .collect();
+    (headers, rows)
+}
+
+/// How many targets hold, per backend, and why linear scaling cannot on this machine.
+fn summary(o: &Overview) -> Vec<String> {
+    let mut backends: Vec<&str> = Vec::new();
+    for g in &o.groups {
+        for r in &g.rows {
+            if !backends.contains(&r.backend.as_str()) {
+                backends.push(&r.backend);
+            }
+        }
+    }
+    let mut out: Vec<String> = backends
+        .iter()
+        .filter_map(|b| {
+            let judged: Vec<_> = o
+                .groups
+                .iter()
+                .flat_map(|g| g.rows.iter())
+                .filter(|r| r.backend == *b && r.holds.is_some())
+                .collect();
+            if judged.is_empty() {
+                return None;
+            }
+            let with = |h: Holds| -> Vec<&str> {
+                judged
+                    .iter()
+                    .filter(|r| r.holds == Some(h))
+                    .map(|r| r.case.as_str())
+                    .collect()
+            };
+            let (failed, undecided) = (with(Holds::Fail), with(Holds::Undecided));
+            let mut line = format!(
+                "{b}: {} of {} targets hold",
+                with(Holds::Pass).len(),
+                judged.len()
+            );
+            if !failed.is_empty() {
+                line.push_str(&format!("; not: {}", failed.join(", ")));
+            }
+            if !undecided.is_empty() {
+                line.push_str(&format!("; within the CI: {}", undecided.join(", ")));
+            }
+            Some(line)
+        })
+        .collect();
+    if o.cores > 0 {
+        out.push(format!(
+            "linear scaling is judged as a speedup of at least 0.8 x the tasks; this machine has {} cores, so past {} tasks it cannot hold",
+            o.cores, o.cores
+        ));
+    }
+    out
+}
+
+/// For a key_value bench: its ops/s, its speedup against one task, and the suite's target.
+fn bench_line(o: &Overview, bench: &str) -> Option<String> {
+    use crate::format;
+    let r = o
+        .groups
+        .iter()
+        .flat_map(|g| g.rows.iter())
+        .find(|r| r.bench == bench)?;
+    let mut t = format!("{}: {}", r.case, format::ops(r.ops_per_s));
+    if let Some(x) = r.speedup {
+        t.push_str(&format!(
+            " · {} the throughput of 1 task",
+            format::ratio_short(x)
+        ));
+    }
+    if let (Some(target), Some(h)) = (&r.target, r.holds) {
+        t.push_str(&format!(
+            " · suite target {target}: {}",
+            match h {
+                Holds::Pass => "holds",
+                Holds::Fail => "does not hold",
+                Holds::Undecided => "undecided (the CI straddles it)",
+            }
+        ));
+    }
+    Some(t)
+}

@@ -2,9 +2,9 @@
 //! One digit rule: three significant digits (fewer decimals as a value grows), so a column of
 //! figures lines up and nothing claims more precision than it has.
 
-use bench_core::compare::{Change, Ratio};
+use crate::compare::{Change, Ratio};
 
-pub use bench_core::units::{decimals, ns};
+pub use crate::units::{decimals, ns};
 
 /// A count per operation or a factor with three significant digits (`0.0012`, `2.00`, `31.4`).
 pub fn count(v: f64) -> String {
@@ -24,7 +24,7 @@ pub fn switches(v: f64) -> String {
 
 /// The cost columns of a bench: CPU per operation, CPU over wall time (2.00 is two cores busy),
 /// context switches per operation; `-` where the run did not record them.
-pub fn cost_cells(c: Option<&bench_core::measure::cost::CostSummary>) -> [String; 3] {
+pub fn cost_cells(c: Option<&crate::measure::cost::CostSummary>) -> [String; 3] {
     match c {
         Some(c) => [
             ns(c.cpu_ns_per_op),
@@ -36,7 +36,7 @@ pub fn cost_cells(c: Option<&bench_core::measure::cost::CostSummary>) -> [String
 }
 
 /// What a bench costs besides wall time, in one line for the explorer's detail.
-pub fn cost_line(c: &bench_core::measure::cost::CostSummary) -> String {
+pub fn cost_line(c: &crate::measure::cost::CostSummary) -> String {
     format!(
         "cost: CPU {}/op, {} cores busy, kernel {:.0}%, {} switches/op",
         ns(c.cpu_ns_per_op),
@@ -181,7 +181,7 @@ pub fn plain(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bench_core::compare::Verdict;
+    use crate::compare::Verdict;
 
     #[test]
     fn units() {

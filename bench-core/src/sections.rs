@@ -1,0 +1,84 @@
+//! What a workload adds to every view of its runs beyond the comparison: its own tables, notes,
+//! a line on each bench and its own figures for the JSON document, made once from a run as
+//! data. The front end's formats render them (aligned text, markdown, the explorer's detail)
+//! and compute nothing; they find them through the catalog entry ([`Target::sections`]),
+//! never by a target's name.
+//!
+//! [`Target::sections`]: crate::catalog::Target::sections
+
+use serde::Serialize;
+
+use crate::protocol::results::RunRecord;
+
+/// A table: text in cells, the first `left` columns left-aligned.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Table {
+    pub title: String,
+    pub headers: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+    pub left: usize,
+}
+
+/// One section of a run's report: tables, then notes under a heading of their own.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct Section {
+    pub tables: Vec<Table>,
+    /// What the notes are (a heading), and the notes, one line each.
+    pub notes_title: String,
+    pub notes: Vec<String>,
+}
+
+/// A workload's own views, implemented beside the workload.
+pub trait Sections: Sync + Send {
+    /// What a run of the workload adds to its report; `None` when the run is not the
+    /// workload's or has nothing of it yet.
+    fn section(&self, run: &RunRecord) -> Option<Section>;
+
+    /// A line on one bench of the run, for the explorer's detail under its figures.
+    fn bench_line(&self, run: &RunRecord, bench: &str) -> Option<String>;
+
+    /// The workload's own figures in the JSON document, under its target's name.
+    fn json(&self, run: &RunRecord) -> Option<serde_json::Value>;
+}
+
+/// A catalog entry's sections, if its workload has any.
+#[derive(Clone, Copy, Default)]
+pub struct Registered(pub Option<&'static dyn Sections>);
+
+impl std::fmt::Debug for Registered {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() { "Some(..)" } else { "None" })
+    }
+}
+
+impl PartialEq for Registered {
+    fn eq(&self, other: &Self) -> bool {
+        match (self.0, other.0) {
+            (Some(a), Some(b)) => std::ptr::addr_eq(a, b),
+            (a, b) => a.is_none() && b.is_none(),
+        }
+    }
+}
+
+/// The sections of `run`, from its target's catalog entry.
+pub fn of(run: &RunRecord) -> Option<&'static dyn Sections> {
+    let target = run.start.as_ref()?.target.as_str();
+    crate::workloads::find(target).ok()?.sections.0
+}
+
+#[cfg(test)]
+mod tests {
+    /// A workload's sections are found through its catalog entry: key_value has its own,
+    /// the targets that have not moved onto the trait have none.
+    #[test]
+    fn sections_are_found_through_the_catalog() {
+        for t in crate::workloads::targets() {
+            assert_eq!(
+                t.sections.0.is_some(),
+                t.name == crate::workloads::key_value::NAME,
+                "{}",
+                t.name
+            );
+        }
+    }
+}
