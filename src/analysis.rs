@@ -10,7 +10,9 @@ use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::time::{Duration, Instant};
 
-use bench_core::compare::{Baselines, Change, Ratio, Settings, Spread, run_differences, spread};
+use bench_core::compare::{
+    Baselines, Change, Ratio, Settings, Spread, groups, run_differences, spread,
+};
 use bench_core::protocol::results::RunRecord;
 use bench_core::workloads::crud_overhead::report::Band;
 
@@ -119,13 +121,15 @@ impl Analysis {
             peers: records.clone(),
         };
         let mut cells = HashMap::new();
-        for run in &inputs.runs {
+        let groups = groups(&records, |a, b| run_differences(a, b).is_empty());
+        for (i, run) in inputs.runs.iter().enumerate() {
             let record = run.record;
-            let same: Vec<&RunRecord> = records
+            // The runs made the same way as this one: where its spread is taken.
+            let same: Vec<&RunRecord> = groups
                 .iter()
-                .copied()
-                .filter(|o| run_differences(o, record).is_empty())
-                .collect();
+                .find(|g| g.contains(&i))
+                .map(|g| g.iter().map(|&j| records[j]).collect())
+                .unwrap_or_default();
             let crud = bench_core::workloads::crud_overhead::report::overview(record);
             let own = bench_core::sections::of(record);
             for b in record.benches.iter().filter(|b| b.summary.is_some()) {

@@ -5,7 +5,7 @@
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
-use bench_core::compare::{Settings, Verdict, judge, judge_rounds, setup_differences};
+use bench_core::compare::{Settings, Verdict, groups, judge, judge_rounds, setup_differences};
 use bench_core::protocol::results::{BenchResult, RunRecord};
 use serde::{Deserialize, Serialize};
 
@@ -237,20 +237,10 @@ pub struct Row {
 /// same way are judged together against the baseline's runs made the same way as them (or,
 /// when none is, against the baseline's runs of the target, with what differs flagged).
 pub fn compare(baseline: &[RunRecord], current: &[RunRecord], settings: &Settings) -> Vec<Row> {
-    let mut seen = vec![false; current.len()];
     let mut rows = Vec::new();
-    for i in 0..current.len() {
-        if seen[i] || current[i].start.is_none() {
-            continue;
-        }
-        let first = &current[i];
-        let group: Vec<&RunRecord> = (i..current.len())
-            .filter(|&j| setup_differences(first, &current[j]).is_empty())
-            .map(|j| {
-                seen[j] = true;
-                &current[j]
-            })
-            .collect();
+    for positions in groups(current, |a, b| setup_differences(a, b).is_empty()) {
+        let group: Vec<&RunRecord> = positions.iter().map(|&j| &current[j]).collect();
+        let first = group[0];
         let target = first
             .start
             .as_ref()

@@ -711,6 +711,31 @@ pub fn spread<'a>(runs: impl IntoIterator<Item = &'a RunRecord>, bench: &str) ->
     })
 }
 
+/// `runs` in groups of runs made the same way (`same`: [`run_differences`] or
+/// [`setup_differences`] empty, say), each group the positions of its runs in order, groups in
+/// the order of their first runs. Runs without a start belong to no group. The one grouping of
+/// runs every view uses (repeats, verdicts against a baseline, spreads).
+pub fn groups<R: std::borrow::Borrow<RunRecord>>(
+    runs: &[R],
+    same: impl Fn(&RunRecord, &RunRecord) -> bool,
+) -> Vec<Vec<usize>> {
+    let mut seen = vec![false; runs.len()];
+    let mut out = Vec::new();
+    for i in 0..runs.len() {
+        if seen[i] || runs[i].borrow().start.is_none() {
+            continue;
+        }
+        let group: Vec<usize> = (i..runs.len())
+            .filter(|&j| !seen[j] && same(runs[i].borrow(), runs[j].borrow()))
+            .collect();
+        for &j in &group {
+            seen[j] = true;
+        }
+        out.push(group);
+    }
+    out
+}
+
 /// Whether two runs measured the same thing the same way: same target, knobs and trace.
 /// Returns what differs, or nothing when they are comparable.
 pub fn run_differences(a: &RunRecord, b: &RunRecord) -> Vec<String> {

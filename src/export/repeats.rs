@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use bench_core::compare::{Spread, run_differences, spread};
+use bench_core::compare::{Spread, groups, run_differences, spread};
 use bench_core::protocol::results::RunRecord;
 use serde::Serialize;
 
@@ -22,18 +22,8 @@ pub struct Repeats {
 
 /// Every group of two or more runs made the same way, in report order.
 pub fn repeats(runs: &[RunRecord]) -> Vec<Repeats> {
-    let mut seen = vec![false; runs.len()];
     let mut out = Vec::new();
-    for i in 0..runs.len() {
-        if seen[i] || runs[i].start.is_none() {
-            continue;
-        }
-        let group: Vec<usize> = (i..runs.len())
-            .filter(|&j| !seen[j] && run_differences(&runs[i], &runs[j]).is_empty())
-            .collect();
-        for &j in &group {
-            seen[j] = true;
-        }
+    for group in groups(runs, |a, b| run_differences(a, b).is_empty()) {
         if group.len() < 2 {
             continue;
         }
