@@ -50,6 +50,9 @@ pub struct Cell {
     pub spread: Option<Spread>,
     /// What its workload says of it (crud_overhead's mix, key_value's throughput).
     pub workload: Option<String>,
+    /// Its run took turns in paired rounds but its ratio was not (a bench of another
+    /// harness, measured in its own runner).
+    pub unpaired: bool,
 }
 
 /// Ratios already resampled: (run, bench, base, samples of each).
@@ -168,6 +171,9 @@ impl Analysis {
                         band,
                         spread: spread(same.iter().copied(), name),
                         workload,
+                        unpaired: crate::export::table::unpaired_in_paired_run(
+                            record, name, &baselines,
+                        ),
                     },
                 );
             }

@@ -194,7 +194,7 @@ pub fn render(report: &Report<'_>) -> String {
             comparison_cells(report, i)
         };
         md_table(&mut out, &headers, &rows, 2);
-        let problems = notes(run);
+        let problems = notes(run, &report.baselines());
         if !problems.is_empty() {
             let _ = writeln!(out);
             for p in problems {

@@ -81,7 +81,7 @@ mod snapshot_tests {
     use bench_core::knobs::Knobs;
     use bench_core::measure::trace::Phase;
     use bench_core::protocol::results::RunRecord;
-    use bench_core::protocol::{DatasetStatus, Event};
+    use bench_core::protocol::{Budget, DatasetStatus, Event};
 
     fn run(rows: u64, debug: bool, spin_median: f64) -> RunRecord {
         let mut knobs = Knobs::default();
@@ -429,6 +429,71 @@ mod snapshot_tests {
         let report = Report::new(&runs, "single_get_100b/rusqlite", AT);
         insta::assert_snapshot!("kv_table", table::render(&report));
         insta::assert_snapshot!("kv_markdown", markdown::render(&report));
+    }
+
+    /// A run in paired rounds whose sqlx bench ran in its own harness's runner: its ratio is
+    /// marked unpaired and the note says why; the paired one is not marked. A run without
+    /// paired rounds says its ratios are unpaired.
+    #[test]
+    fn unpaired_ratios_are_said_to_be() {
+        let paired = Budget {
+            paired: true,
+            ..testing::BUDGET
+        };
+        let mut r = RunRecord::default();
+        r.apply(testing::start(&Knobs::default(), false, false, paired));
+        for (bench, median) in [
+            ("rusqlite", 1400.0),
+            ("sqlite3_c", 1300.0),
+            ("sqlx", 20000.0),
+        ] {
+            for e in testing::bench_events(bench, "b", 1000, &testing::samples(median, 12), None) {
+                r.apply(e);
+            }
+        }
+        r.apply(Event::Paired {
+            bench: "sqlite3_c".into(),
+            against: "rusqlite".into(),
+            ratio: bench_core::measure::stats::PairedRatio {
+                pairs: 12,
+                median: 0.93,
+                ci95: [0.92, 0.94],
+            },
+        });
+        let runs = [r];
+        let text = table::render(&Report::new(&runs, "rusqlite", AT));
+        let row = |name: &str| {
+            text.lines()
+                .find(|l| l.starts_with(name))
+                .unwrap()
+                .to_string()
+        };
+        assert!(
+            row("sqlx ").contains('‡') && !row("sqlite3_c").contains('‡'),
+            "{text}"
+        );
+        assert!(
+            text.contains("‡ unpaired: measured in its own harness's runner"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("unpaired ratios: the benches ran one after another"),
+            "{text}"
+        );
+        let mut unpaired = runs[0].clone();
+        if let Some(s) = unpaired.start.as_mut() {
+            s.budget.paired = false;
+        }
+        for b in &mut unpaired.benches {
+            b.paired = None;
+        }
+        let runs = [unpaired];
+        let text = table::render(&Report::new(&runs, "rusqlite", AT));
+        assert!(!text.contains('‡'), "{text}");
+        assert!(
+            text.contains("unpaired ratios: the benches ran one after another"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -54,8 +54,13 @@ pub fn comparison_cells(report: &Report<'_>, index: usize) -> (Vec<String>, Vec<
             let ratio = if r.bench == baselines.base_of(run, &r.bench) {
                 "baseline".into()
             } else {
+                let mark = if unpaired_in_paired_run(run, &r.bench, &baselines) {
+                    " ‡"
+                } else {
+                    ""
+                };
                 r.ratio
-                    .map(|x| format::ratio(&x))
+                    .map(|x| format!("{}{mark}", format::ratio(&x)))
                     .unwrap_or_else(|| "-".into())
             };
             // A bench whose connections could not take the run's SQLite settings is marked.
@@ -132,7 +137,22 @@ pub fn baseline_label(report: &Report<'_>) -> String {
 /// What a reader must know beside a run's table, as `name: what` lines: benches that did not
 /// finish, benches whose samples warn (outliers, two modes), and benches (marked †) whose
 /// connections run with other SQLite settings than the run asked for.
-pub fn notes(run: &RunRecord) -> Vec<String> {
+/// Whether `bench` of a run measured in paired rounds has a ratio that was not: a bench of
+/// another harness, measured in its own runner process after the core's.
+pub fn unpaired_in_paired_run(
+    run: &RunRecord,
+    bench: &str,
+    baselines: &bench_core::compare::Baselines<'_>,
+) -> bool {
+    let base = baselines.base_of(run, bench);
+    run.start.as_ref().is_some_and(|s| s.budget.paired)
+        && bench != base
+        && run.bench(bench).is_some_and(|b| {
+            b.summary.is_some() && b.paired.as_ref().is_none_or(|(against, _)| against != base)
+        })
+}
+
+pub fn notes(run: &RunRecord, baselines: &bench_core::compare::Baselines<'_>) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(src) = &run.source {
         out.push(format!("read from {src}"));
@@ -160,6 +180,8 @@ pub fn notes(run: &RunRecord) -> Vec<String> {
         .iter()
         .filter_map(|b| b.paired.as_ref().map(|(_, p)| p.pairs))
         .collect();
+    let finished = run.benches.iter().filter(|b| b.summary.is_some()).count();
+    let paired_run = run.start.as_ref().is_some_and(|s| s.budget.paired);
     if let (Some(lo), Some(hi)) = (pairs.iter().min(), pairs.iter().max()) {
         let n = if lo == hi {
             lo.to_string()
@@ -169,6 +191,19 @@ pub fn notes(run: &RunRecord) -> Vec<String> {
         out.push(format!(
             "paired rounds: the benches took turns sample by sample; each ratio is the median of {n} per-round ratios, with its 95% interval"
         ));
+        if run
+            .benches
+            .iter()
+            .any(|b| unpaired_in_paired_run(run, &b.name, baselines))
+        {
+            out.push(
+                "‡ unpaired: measured in its own harness's runner after the paired rounds, so whatever the machine did in between moves its ratio; its interval is a bootstrap of the two benches' samples".into(),
+            );
+        }
+    } else if finished > 1 && !paired_run && !run.from_criterion() {
+        out.push(
+            "unpaired ratios: the benches ran one after another, so whatever the machine did in between moves a ratio from run to run (more than its interval says on a noisy machine); --paired measures them in interleaved rounds, --repeat N shows how far they move".into(),
+        );
     }
     if let Some(e) = &run.error {
         out.push(format!("run failed: {e}"));
@@ -240,7 +275,7 @@ pub fn render(report: &Report<'_>) -> String {
             comparison_cells(report, i)
         };
         out.push_str(&super::layout::align(&headers, &rows, 2));
-        for line in notes(run) {
+        for line in notes(run, &report.baselines()) {
             out.push_str(&format!("! {line}\n"));
         }
         if let Some(o) = bench_core::workloads::crud_overhead::report::overview(run) {

@@ -327,9 +327,14 @@ fn draw_detail(
                         && let Some(r) = &cell.ratio
                     {
                         t.push_str(&format!(
-                            " · {} ({}) vs {base}",
+                            " · {} ({}) vs {base}{}",
                             format::ratio(r),
-                            format::overhead_pct(r)
+                            format::overhead_pct(r),
+                            if cell.unpaired {
+                                ", unpaired (its own harness's runner, after the rounds)"
+                            } else {
+                                ""
+                            }
                         ));
                     }
                     if let Some(n) = result
