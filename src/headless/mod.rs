@@ -1,0 +1,164 @@
+//! `benchscope run`: the headless front end. Spawns the runner, shows progress on stderr,
+//! prints the comparison in the chosen format: planned and checked (plan.rs), run (run.rs),
+//! reported (report.rs), with the exit status decided here.
+
+mod plan;
+mod report;
+mod run;
+
+use bench_core::service::args::SessionArgs;
+
+use crate::export::{self, Report};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Table,
+    Markdown,
+    Json,
+    Jsonl,
+    Csv,
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct RunArgs {
+    /// Target to run (see `benchscope list`).
+    pub target: String,
+    /// Benches to run (repeatable; default: all of the target's).
+    #[arg(long = "bench", value_name = "NAME")]
+    pub benches: Vec<String>,
+    #[command(flatten)]
+    pub session: SessionArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// Runs of each configuration, each in a fresh runner process whose environment is shifted
+    /// in size (so memory layout changes between runs): the exports add the spread of each
+    /// bench's median between runs.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value = "1",
+        allow_hyphen_values = true
+    )]
+    pub repeat: String,
+    /// Run each bench under perf (a runner of its own) and write a flamegraph SVG per bench
+    /// into DIR; the outputs add where each bench's CPU goes, by layer. Profiled timings
+    /// include the profiler's cost: they are marked, and never compared with unprofiled runs.
+    #[arg(long, value_name = "DIR")]
+    pub flamegraph: Option<std::path::PathBuf>,
+    /// Write the --format output to FILE (atomically) instead of stdout.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<std::path::PathBuf>,
+    /// Also write the markdown export to FILE (atomically), whatever --format is.
+    #[arg(long, value_name = "FILE")]
+    pub export_markdown: Option<std::path::PathBuf>,
+    /// Also write the JSON export to FILE (atomically), whatever --format is.
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Option<std::path::PathBuf>,
+    /// Also write a CSV of every bench of every run to FILE (atomically).
+    #[arg(long, value_name = "FILE")]
+    pub export_csv: Option<std::path::PathBuf>,
+    /// Save the runs (every repeat and sweep value) as baseline NAME, replacing one of that
+    /// name. Repeats (--repeat 3) let later comparisons measure run-to-run variation.
+    #[arg(long, value_name = "NAME")]
+    pub save_baseline: Option<String>,
+    /// Compare the runs with baseline NAME (or a baseline or report file) after they finish;
+    /// the exit status is 3 when any bench regressed.
+    #[arg(long, value_name = "NAME")]
+    pub baseline: Option<String>,
+    /// With --baseline: measure the baseline's set-up again in this run, ROUNDS rounds of one
+    /// fresh run of its knobs and one of these, in alternating order (A B, B A, ...). The
+    /// verdicts compare the two runs of each round (a paired t-test), so what moves the
+    /// machine over minutes moves both alike and cancels; the saved runs are compared with the
+    /// new ones of their set-up to show how far the machine moved since.
+    #[arg(long, value_name = "ROUNDS", requires = "baseline")]
+    pub interleave: Option<String>,
+    #[command(flatten)]
+    pub verdicts: crate::baseline::VerdictArgs,
+    /// Show the results of a Criterion folder (target/criterion or any CRITERION_HOME) beside
+    /// the live runs, as read-only runs: each benchmark's raw samples, with Criterion's own
+    /// estimates noted.
+    #[arg(long, value_name = "DIR")]
+    pub import_criterion: Option<std::path::PathBuf>,
+}
+
+impl RunArgs {
+    /// Every file the run writes its exports to, with its format.
+    fn exports(&self) -> Vec<(Format, &std::path::Path)> {
+        [
+            (Format::Markdown, &self.export_markdown),
+            (Format::Json, &self.export_json),
+            (Format::Csv, &self.export_csv),
+        ]
+        .into_iter()
+        .filter_map(|(f, p)| Some((f, p.as_deref()?)))
+        .chain(self.output.as_deref().map(|p| (self.format, p)))
+        .collect()
+    }
+}
+
+/// A report in one format (jsonl is the event stream itself: nothing to render).
+fn render(format: Format, report: &Report<'_>) -> String {
+    match format {
+        Format::Table => export::table::render(report),
+        Format::Markdown => export::markdown::render(report),
+        Format::Json => export::json::render(report),
+        Format::Csv => export::csv::render(report),
+        Format::Jsonl => String::new(),
+    }
+}
+
+/// Which side of an interleaved comparison a run measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    /// The baseline's set-up, measured again.
+    Baseline,
+    /// What was asked for.
+    Current,
+}
+
+/// The padding a repeat's runner gets in its environment: repeat `i` carries `i` KiB more.
+pub fn env_pad(i: usize) -> Vec<(String, String)> {
+    vec![("BENCHSCOPE_ENV_PAD".to_string(), "x".repeat(i * 1024))]
+}
+
+/// Why a command stopped before running anything.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Bad input: a value, a file or a baseline; nothing ran.
+    #[error("{0}")]
+    Input(String),
+    /// What the runs need could not be set up (the runner executable, signal handling).
+    #[error("{0}")]
+    Start(String),
+}
+
+/// The exit status of `run`, in one place: 2 bad input, 1 a failure (a bench, a file, the set-up),
+/// 3 a regression against the baseline, 128 + the signal that ended it, else 0.
+pub fn run(args: RunArgs) -> i32 {
+    let ended = plan::plan(&args).and_then(|mut p| {
+        let x = run::execute(&args, &mut p)?;
+        Ok(report::report(&args, p, x))
+    });
+    match ended {
+        Err(e) => {
+            eprintln!("error: {e}");
+            match e {
+                Error::Input(_) => 2,
+                Error::Start(_) => 1,
+            }
+        }
+        Ok(report::Ended {
+            interrupted,
+            failed,
+            write_failed,
+            regressed,
+        }) => match interrupted {
+            // The conventional status of a process ended by a signal, once what finished is out.
+            Some(sig) => 128 + sig,
+            None if failed || write_failed => 1,
+            None if regressed => 3,
+            None => 0,
+        },
+    }
+}

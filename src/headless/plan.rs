@@ -1,0 +1,241 @@
+//! Everything `run` checks and plans before anything starts: outputs writable, baselines
+//! there, the sweep and repeats within bounds, the interleaved rounds, and one runner request
+//! per run. Bad input is an [`Error::Input`] naming the value and what is allowed.
+
+use std::path::PathBuf;
+
+use bench_core::compare::Settings;
+use bench_core::knobs::Knobs;
+use bench_core::protocol::results::RunRecord;
+use bench_core::service::args::{RunnerArgs, Sweep};
+use bench_core::workload::Plan;
+
+use super::{Error, Format, RunArgs, Side, env_pad};
+use crate::messages::{RunRequest, RunSettings};
+
+/// The most runs `--repeat` takes.
+pub const MAX_REPEAT: usize = 100;
+
+/// The most runs one `run` command makes (set-ups of a sweep times repeats).
+const MAX_RUNS: usize = 200;
+
+/// What a checked command will run, and against what.
+pub struct Planned {
+    pub verdict_settings: Settings,
+    pub baselines_dir: PathBuf,
+    /// Runs read from a Criterion folder, shown after the live ones.
+    pub imported: Vec<RunRecord>,
+    pub against: Option<crate::baseline::Baseline>,
+    pub sweep: Sweep,
+    pub repeat: usize,
+    /// Interleaved rounds: how many, and the baseline's set-up (knobs, trace).
+    pub interleave: Option<(usize, (Knobs, bool))>,
+    /// Each run in order: its plan, request, repeat or round, and side.
+    pub runs: Vec<(Plan, RunRequest, usize, Side)>,
+}
+
+fn repeat_count(text: &str) -> Result<usize, String> {
+    count_in(text, "--repeat", 1)
+}
+
+/// A whole number from `low` to [`MAX_REPEAT`] given to `flag`.
+fn count_in(text: &str, flag: &str, low: usize) -> Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(n) if (low..=MAX_REPEAT).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "invalid value {text:?} for {flag}: expected a whole number (allowed: {low}..={MAX_REPEAT})"
+        )),
+    }
+}
+
+/// Checks the command and plans its runs; nothing has started when it returns.
+pub fn plan(args: &RunArgs) -> Result<Planned, Error> {
+    if args.format == Format::Jsonl && args.output.is_some() {
+        return Err(Error::Input(
+            "--output takes the table, markdown, json or csv format; jsonl is the live event stream on stdout".into(),
+        ));
+    }
+    for (_, p) in args.exports() {
+        if let Err(e) = crate::files::check_writable(p) {
+            return Err(Error::Input(e.to_string()));
+        }
+    }
+    if let Err(e) = bench_core::dataset::ensure_cache_dir(&args.session.cache_dir()) {
+        return Err(Error::Input(e.to_string()));
+    }
+    // Baselines are checked before anything runs: a bad name or a missing baseline.
+    let verdict_settings = match args.verdicts.settings() {
+        Ok(s) => s,
+        Err(e) => {
+            return Err(Error::Input(e.to_string()));
+        }
+    };
+    let baselines_dir = args.verdicts.dir(&args.session.cache_dir());
+    if let Some(Err(e)) = args.save_baseline.as_deref().map(|name| {
+        crate::baseline::check_name(name)?;
+        std::fs::create_dir_all(&baselines_dir)
+            .map_err(|e| format!("cannot create {}: {e}", baselines_dir.display()))?;
+        crate::files::check_writable(&crate::baseline::path(&baselines_dir, name))
+    }) {
+        return Err(Error::Input(e.to_string()));
+    }
+    let imported = match args
+        .import_criterion
+        .as_deref()
+        .map(crate::import::criterion)
+    {
+        Some(Ok(runs)) => runs,
+        Some(Err(e)) => {
+            return Err(Error::Input(e.to_string()));
+        }
+        None => Vec::new(),
+    };
+    let against = match args
+        .baseline
+        .as_deref()
+        .map(|b| crate::baseline::load(&baselines_dir, b))
+    {
+        Some(Ok(b)) => Some(b),
+        Some(Err(e)) => {
+            return Err(Error::Input(e.to_string()));
+        }
+        None => None,
+    };
+    if let Some(dir) = &args.flamegraph {
+        if let Err(e) = crate::profile::check() {
+            return Err(Error::Input(e.to_string()));
+        }
+        if let Err(e) = std::fs::create_dir_all(dir) {
+            return Err(Error::Input(format!(
+                "cannot create the flamegraph folder {}: {e}",
+                dir.display()
+            )));
+        }
+    }
+    let sweep = bench_core::workloads::find(&args.target)
+        .map_err(|e| e.to_string())
+        .and_then(|t| args.session.knobs.sweep(t).map_err(|e| e.to_string()));
+    let (sweep, repeat) = match (sweep, repeat_count(&args.repeat)) {
+        (Ok(s), Ok(r)) => (s, r),
+        (Err(e), _) | (_, Err(e)) => {
+            return Err(Error::Input(e.to_string()));
+        }
+    };
+    let runs = sweep.variants.len().max(1) * repeat;
+    if runs > MAX_RUNS {
+        return Err(Error::Input(format!(
+            "{} set-ups x {repeat} repeats make {runs} runs (allowed: at most {MAX_RUNS} in one command)",
+            sweep.variants.len().max(1)
+        )));
+    }
+    // Interleaved rounds: the baseline's one set-up against this run's one set-up.
+    let interleave = match args.interleave.as_deref() {
+        None => None,
+        Some(text) => {
+            let checked = count_in(text, "--interleave", 2).and_then(|rounds| {
+                if repeat > 1 {
+                    return Err(format!(
+                        "--interleave {rounds} already runs each side {rounds} times: leave out --repeat {repeat}"
+                    ));
+                }
+                if sweep.variants.len() > 1 {
+                    return Err(format!(
+                        "--interleave compares one set-up with the baseline's; this run sweeps {} ({} values): run each value on its own",
+                        sweep.knobs.join(", "),
+                        sweep.variants.len()
+                    ));
+                }
+                let b = against.as_ref().expect("clap requires --baseline");
+                let target = bench_core::workloads::find(&args.target)
+                    .map(|t| t.name)
+                    .unwrap_or_default();
+                Ok((rounds, crate::baseline::setup_of(b, target)?))
+            });
+            match checked {
+                Ok(c) => Some(c),
+                Err(e) => {
+                    return Err(Error::Input(e.to_string()));
+                }
+            }
+        }
+    };
+    // One run per value (or pair of values) of a sweep, else one run.
+    let variants: Vec<RunArgs> = sweep
+        .variants
+        .iter()
+        .map(|k| {
+            let mut a = args.clone();
+            a.session.knobs = k.clone();
+            a
+        })
+        .collect();
+    // Everything is checked here, before anything starts.
+    let mut planned = Vec::new();
+    for (i, a) in variants.iter().enumerate() {
+        let runner_args = RunnerArgs {
+            target: a.target.clone(),
+            benches: a.benches.clone(),
+            session: a.session.clone(),
+            run_id: None,
+        };
+        let plan = match runner_args.plan(None) {
+            Ok(p) => p,
+            Err(e) => {
+                return Err(Error::Input(e.to_string()));
+            }
+        };
+        let request = |id: String, knobs, trace, r| {
+            let mut request = RunRequest::new(
+                format!("{}-{}-{}", plan.target.name, std::process::id(), id),
+                plan.target.name,
+                plan.benches.iter().map(|b| b.name.to_string()).collect(),
+                knobs,
+                trace,
+                &RunSettings::from_session(&a.session),
+            );
+            request.env = env_pad(r);
+            request.profile = a.flamegraph.clone();
+            request
+        };
+        match &interleave {
+            None => {
+                for r in 0..repeat {
+                    let req = request(
+                        format!("{}-{}", i + 1, r + 1),
+                        plan.knobs.clone(),
+                        plan.trace,
+                        r,
+                    );
+                    planned.push((plan.clone(), req, r, Side::Current));
+                }
+            }
+            // Round r runs both sides with the same environment, the baseline's first in
+            // even rounds and second in odd ones, so a steady drift weighs on both alike.
+            Some((rounds, (knobs, trace))) => {
+                for r in 0..*rounds {
+                    // Ids of one length: the runner's arguments take the same room.
+                    let base = request(format!("base-{}", r + 1), knobs.clone(), *trace, r);
+                    let cur = request(format!("this-{}", r + 1), plan.knobs.clone(), plan.trace, r);
+                    let (first, second) = if r % 2 == 0 {
+                        ((base, Side::Baseline), (cur, Side::Current))
+                    } else {
+                        ((cur, Side::Current), (base, Side::Baseline))
+                    };
+                    for (req, side) in [first, second] {
+                        planned.push((plan.clone(), req, r, side));
+                    }
+                }
+            }
+        }
+    }
+    Ok(Planned {
+        verdict_settings,
+        baselines_dir,
+        imported,
+        against,
+        sweep,
+        repeat,
+        interleave,
+        runs: planned,
+    })
+}

@@ -1,0 +1,198 @@
+//! What a finished command prints and writes: the report in its format, the verdicts against
+//! a baseline, a saved baseline, the export files, and every failure said once.
+
+use std::io::IsTerminal;
+
+use bench_core::protocol::results::RunRecord;
+
+use super::plan::Planned;
+use super::run::Executed;
+use super::{Format, RunArgs, Side, render};
+use crate::export::{self, Report};
+
+/// How the command ended, for its exit status.
+pub struct Ended {
+    pub interrupted: Option<i32>,
+    pub failed: bool,
+    pub write_failed: bool,
+    pub regressed: bool,
+}
+
+/// Prints and writes everything the command was asked for.
+pub fn report(args: &RunArgs, p: Planned, x: Executed) -> Ended {
+    let Planned {
+        verdict_settings,
+        baselines_dir,
+        imported,
+        against,
+        interleave,
+        ..
+    } = p;
+    let Executed {
+        mut records,
+        sides,
+        interrupted,
+        baseline,
+    } = x;
+    let failed = records
+        .iter()
+        .any(|r| r.error.is_some() || r.benches.iter().any(|b| b.error.is_some()));
+    // Read-only runs go after the live ones: in the report, never in a baseline or verdict.
+    let live = records.len();
+    records.extend(imported);
+    let generated_at = crate::format::now_rfc3339();
+    let report = Report {
+        color: std::io::stdout().is_terminal()
+            && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+        ..Report::new(&records, baseline, &generated_at)
+    };
+    let mut write_failed = false;
+    if args.output.is_none() {
+        crate::out::print(&render(args.format, &report));
+    }
+    let mut regressed = false;
+    if let Some(b) = &against {
+        let text = match &interleave {
+            None => {
+                let rows = crate::baseline::compare(&b.runs, &records[..live], &verdict_settings);
+                regressed = crate::baseline::any_regressed(&rows);
+                crate::baseline::text(
+                    &format!("against baseline {}", b.name),
+                    &rows,
+                    &verdict_settings,
+                )
+            }
+            Some(_) => {
+                let rounds = interleaved(&records[..live], &sides);
+                let rows = crate::baseline::compare_rounds(&rounds, &verdict_settings);
+                regressed = crate::baseline::any_regressed(&rows);
+                let mut text = crate::baseline::text(
+                    &format!(
+                        "against baseline {}, its set-up measured again in {} interleaved rounds",
+                        b.name,
+                        rounds.len()
+                    ),
+                    &rows,
+                    &verdict_settings,
+                );
+                let again: Vec<RunRecord> =
+                    rounds.iter().map(|(base, _)| (*base).clone()).collect();
+                let moved = crate::baseline::compare(&b.runs, &again, &verdict_settings);
+                text.push_str(&crate::baseline::moved_since(&b.saved_at, &moved));
+                text
+            }
+        };
+        // Beside a table on stdout; on stderr when stdout carries a document.
+        if args.format == Format::Table && args.output.is_none() {
+            crate::out::print(&format!("\n{text}"));
+        } else {
+            eprint!("{text}");
+        }
+    }
+    if let Some(name) = &args.save_baseline {
+        if interrupted.is_some() || failed {
+            eprintln!("baseline {name} not saved: the run did not complete");
+        } else {
+            // With interleaved rounds, the runs of this run's set-up (not the baseline's).
+            // Runs read from elsewhere (after the live ones) are never saved.
+            let mine: Vec<RunRecord> = records[..live]
+                .iter()
+                .zip(&sides)
+                .filter(|(_, (_, side))| *side == Side::Current)
+                .map(|(r, _)| r.clone())
+                .collect();
+            match crate::baseline::save(&baselines_dir, name, &mine, &generated_at) {
+                Ok(p) => eprintln!(
+                    "saved baseline {name} ({} run{}) to {}",
+                    mine.len(),
+                    if mine.len() == 1 { "" } else { "s" },
+                    p.display()
+                ),
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    write_failed = true;
+                }
+            }
+        }
+    }
+    // Files get no colour codes.
+    let plain = Report {
+        color: false,
+        ..report
+    };
+    for (format, path) in args.exports() {
+        // Markdown in a file gets its SVG charts beside it, linked.
+        let text = if format == Format::Markdown {
+            let dir = path
+                .parent()
+                .filter(|d| !d.as_os_str().is_empty())
+                .unwrap_or(std::path::Path::new("."));
+            let stem = path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "report".into());
+            let charts = export::charts::write_all(&plain, dir, &stem);
+            match &charts {
+                Ok(c) if !c.is_empty() => {
+                    eprintln!("wrote {} SVG charts beside {}", c.len(), path.display())
+                }
+                Ok(_) => {}
+                Err(e) => eprintln!("{e}"),
+            }
+            render(
+                format,
+                &Report {
+                    charts: Some(charts),
+                    ..plain
+                },
+            )
+        } else {
+            render(format, &plain)
+        };
+        match crate::files::write_atomic(path, &text) {
+            Ok(()) => eprintln!("wrote {}", path.display()),
+            Err(e) => {
+                eprintln!("error: {e}");
+                write_failed = true;
+            }
+        }
+    }
+    for r in &records {
+        for b in &r.benches {
+            if let Some(e) = &b.error {
+                eprintln!("error: bench {} failed: {e}", b.name);
+            }
+        }
+        if let Some(e) = &r.error {
+            eprintln!("error: {e}");
+        }
+    }
+    Ended {
+        interrupted,
+        failed,
+        write_failed,
+        regressed,
+    }
+}
+
+/// The complete rounds of an interleaved comparison, as `(baseline, current)` runs: both runs
+/// of a round finished without a failure of the whole run.
+fn interleaved<'a>(
+    records: &'a [RunRecord],
+    sides: &[(usize, Side)],
+) -> Vec<(&'a RunRecord, &'a RunRecord)> {
+    let mut rounds = Vec::new();
+    for (i, (r, side)) in sides.iter().enumerate() {
+        let Some(j) = (i + 1..sides.len()).find(|&j| sides[j].0 == *r) else {
+            continue;
+        };
+        let ok = |k: usize| records.get(k).filter(|x| x.error.is_none());
+        if let (Some(a), Some(b)) = (ok(i), ok(j)) {
+            rounds.push(match side {
+                Side::Baseline => (a, b),
+                Side::Current => (b, a),
+            });
+        }
+    }
+    rounds
+}
