@@ -134,7 +134,7 @@ impl Analysis {
                 .map(|g| g.iter().map(|&j| records[j]).collect())
                 .unwrap_or_default();
             let crud = bench_core::workloads::crud_overhead::report::overview(record);
-            let own = bench_core::sections::of(record);
+            let own = bench_core::workloads::sections_of(record);
             for b in record.benches.iter().filter(|b| b.summary.is_some()) {
                 let name = b.name.as_str();
                 let base = baselines.base_of(record, name);

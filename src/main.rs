@@ -5,7 +5,7 @@ mod analysis;
 mod baseline;
 mod export;
 mod files;
-use bench_core::format;
+mod format;
 mod headless;
 mod import;
 mod journal;

@@ -2,8 +2,6 @@
 //! One digit rule: three significant digits (fewer decimals as a value grows), so a column of
 //! figures lines up and nothing claims more precision than it has.
 
-use crate::compare::{Change, Ratio};
-
 pub use crate::units::{decimals, ns};
 
 /// A count per operation or a factor with three significant digits (`0.0012`, `2.00`, `31.4`).
@@ -66,74 +64,9 @@ pub fn ci(ci: [f64; 2]) -> String {
     format!("{} – {}", ns(ci[0]), ns(ci[1]))
 }
 
-/// A ratio with its 95% interval, `2.86x [2.84–2.88]`, all with the value's decimals; a ratio
-/// from a report without the interval reads `5.00 ± 0.71x`.
-pub fn ratio(r: &Ratio) -> String {
-    let d = decimals(r.value);
-    match r.ci95 {
-        Some([lo, hi]) => format!("{:.d$}x [{lo:.d$}–{hi:.d$}]", r.value),
-        None => format!("{:.d$} ± {:.d$}x", r.value, r.err),
-    }
-}
-
-/// A ratio as an overhead in percent with its interval, `+186% [+181–+214]`.
-pub fn overhead_pct(r: &Ratio) -> String {
-    let pct = |x: f64| (x - 1.0) * 100.0;
-    let d = |x: f64| if pct(x).abs() >= 100.0 { 0 } else { 1 };
-    match r.ci95 {
-        Some([lo, hi]) => format!(
-            "{:+.*}% [{:+.*}–{:+.*}]",
-            d(r.value),
-            pct(r.value),
-            d(lo),
-            pct(lo),
-            d(hi),
-            pct(hi)
-        ),
-        None => format!(
-            "{:+.*}% ± {:.*}",
-            d(r.value),
-            pct(r.value),
-            d(r.err + 1.0),
-            r.err * 100.0
-        ),
-    }
-}
-
 /// A ratio alone, `2.86x`.
 pub fn ratio_short(value: f64) -> String {
     format!("{value:.*}x", decimals(value).min(2))
-}
-
-/// A change against a baseline run with its verdict, `-6.0% ▼`; `-6.0% ≠` when the runs were
-/// not made the same way (no verdict then: [`differs`] says what).
-pub fn change(c: &Change) -> String {
-    if c.differs.is_empty() {
-        format!("{:+.1}% {}", c.pct, c.verdict.mark())
-    } else {
-        format!("{:+.1}% ≠", c.pct)
-    }
-}
-
-/// A change in words: `regressed (+6.0%)`, or what differs instead of a verdict.
-pub fn verdict(c: &Change) -> String {
-    if c.differs.is_empty() {
-        match c.ci95_pct {
-            Some([lo, hi]) => format!(
-                "{} ({:+.1}%, {:.0}% CI {lo:+.1}% to {hi:+.1}%)",
-                c.verdict.label(),
-                c.pct,
-                c.ci_level * 100.0
-            ),
-            None => format!("{} ({:+.1}%)", c.verdict.label(), c.pct),
-        }
-    } else {
-        format!(
-            "{:+.1}%, no verdict ({} differ)",
-            c.pct,
-            c.differs.join(", ")
-        )
-    }
 }
 
 /// The first `width` characters of `s`, with an ellipsis if cut.
@@ -181,7 +114,6 @@ pub fn plain(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::Verdict;
 
     #[test]
     fn units() {
@@ -194,55 +126,6 @@ mod tests {
         assert_eq!(ops(1_234_567.0), "1.23M/s");
         assert_eq!(ops(456_000.0), "456k/s");
         assert_eq!(ops(78.0), "78.0/s");
-    }
-
-    #[test]
-    fn ratios_keep_the_digit_rule() {
-        let r = |value, err| {
-            ratio(&Ratio {
-                value,
-                err,
-                ci95: None,
-            })
-        };
-        assert_eq!(r(5.0, 0.7072), "5.00 ± 0.71x");
-        assert_eq!(r(12.34, 0.26), "12.3 ± 0.3x");
-        assert_eq!(r(0.01432, 0.0002), "0.014 ± 0.000x");
-        assert_eq!(r(0.5, 0.01), "0.50 ± 0.01x");
-        assert_eq!(r(139.2, 4.1), "139 ± 4x");
-        let with_ci = Ratio {
-            value: 2.857,
-            err: 0.02,
-            ci95: Some([2.84, 2.881]),
-        };
-        assert_eq!(ratio(&with_ci), "2.86x [2.84–2.88]");
-        assert_eq!(ratio_short(2.857), "2.86x");
-        assert_eq!(ratio_short(28.1), "28.1x");
-        assert_eq!(ratio_short(0.0143), "0.01x");
-        assert_eq!(
-            change(&Change {
-                pct: -6.04,
-                verdict: Verdict::Improved,
-                ci95_pct: None,
-                ci_level: 0.95,
-                basis: String::new(),
-                differs: vec![],
-            }),
-            "-6.0% ▼"
-        );
-        let c = Change {
-            pct: -6.04,
-            verdict: Verdict::Improved,
-            ci95_pct: None,
-            ci_level: 0.95,
-            basis: String::new(),
-            differs: vec!["rows 20000 vs 40000".into()],
-        };
-        assert_eq!(change(&c), "-6.0% ≠");
-        assert_eq!(
-            verdict(&c),
-            "-6.0%, no verdict (rows 20000 vs 40000 differ)"
-        );
     }
 
     #[test]

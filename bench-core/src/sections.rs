@@ -1,8 +1,8 @@
 //! What a workload adds to every view of its runs beyond the comparison: its own tables, notes,
 //! a line on each bench and its own figures for the JSON document, made once from a run as
 //! data. The front end's formats render them (aligned text, markdown, the explorer's detail)
-//! and compute nothing; they find them through the catalog entry ([`Target::sections`]),
-//! never by a target's name.
+//! and compute nothing; they find them through the catalog entry ([`Target::sections`],
+//! `workloads::sections_of(run)`), never by a target's name.
 //!
 //! [`Target::sections`]: crate::catalog::Target::sections
 
@@ -56,29 +56,6 @@ impl PartialEq for Registered {
         match (self.0, other.0) {
             (Some(a), Some(b)) => std::ptr::addr_eq(a, b),
             (a, b) => a.is_none() && b.is_none(),
-        }
-    }
-}
-
-/// The sections of `run`, from its target's catalog entry.
-pub fn of(run: &RunRecord) -> Option<&'static dyn Sections> {
-    let target = run.start.as_ref()?.target.as_str();
-    crate::workloads::find(target).ok()?.sections.0
-}
-
-#[cfg(test)]
-mod tests {
-    /// A workload's sections are found through its catalog entry: key_value has its own,
-    /// the targets that have not moved onto the trait have none.
-    #[test]
-    fn sections_are_found_through_the_catalog() {
-        for t in crate::workloads::targets() {
-            assert_eq!(
-                t.sections.0.is_some(),
-                t.name == crate::workloads::key_value::NAME,
-                "{}",
-                t.name
-            );
         }
     }
 }

@@ -90,7 +90,8 @@ struct ScalingDoc {
 fn workloads(runs: &[RunRecord]) -> std::collections::BTreeMap<String, Vec<serde_json::Value>> {
     let mut out: std::collections::BTreeMap<String, Vec<serde_json::Value>> = Default::default();
     for run in runs {
-        let (Some(w), Some(s)) = (bench_core::sections::of(run), run.start.as_ref()) else {
+        let (Some(w), Some(s)) = (bench_core::workloads::sections_of(run), run.start.as_ref())
+        else {
             continue;
         };
         if let Some(v) = w.json(run) {

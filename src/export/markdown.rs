@@ -204,7 +204,7 @@ pub fn render(report: &Report<'_>) -> String {
         if let Some(o) = bench_core::workloads::crud_overhead::report::overview(run) {
             out.push_str(&super::crud::markdown(&o, target));
         }
-        if let Some(s) = bench_core::sections::of(run).and_then(|w| w.section(run)) {
+        if let Some(s) = bench_core::workloads::sections_of(run).and_then(|w| w.section(run)) {
             out.push_str(&super::layout::section_markdown(&s));
         }
         out.push_str(&super::profiles::markdown(run));

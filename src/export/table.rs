@@ -282,7 +282,7 @@ pub fn render(report: &Report<'_>) -> String {
             let target = run.start.as_ref().map(|s| s.target.as_str()).unwrap_or("");
             out.push_str(&super::crud::text(&o, target, report.color));
         }
-        if let Some(s) = bench_core::sections::of(run).and_then(|w| w.section(run)) {
+        if let Some(s) = bench_core::workloads::sections_of(run).and_then(|w| w.section(run)) {
             out.push_str(&super::layout::section_text(&s));
         }
         out.push_str(&super::profiles::text(run));

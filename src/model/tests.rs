@@ -1,10 +1,12 @@
 //! Synthetic key sequences and run events drive `update`; state and effects are checked.
 
 use super::*;
+use crate::messages::Outcome;
 use crate::testing;
 use bench_core::catalog::{CONCURRENCY, ROWS};
 use bench_core::knobs::{self, KnobValue, Knobs};
 use bench_core::protocol::Budget;
+use bench_core::protocol::{DatasetStatus, Event};
 use bench_core::workloads::single_row_lookup;
 
 fn default_knobs() -> Knobs {

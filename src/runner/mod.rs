@@ -1,20 +1,17 @@
 //! The runner layer: one child process per run, its stdout parsed line by line into events
 //! sent on a channel. Behind a trait so that front ends can be tested without processes.
 
+mod child;
 pub mod guard;
 pub mod harnesses;
 pub mod machine;
 mod paced;
 
-use std::collections::VecDeque;
 use std::path::PathBuf;
-use std::process::Stdio;
 
 use bench_core::catalog::Harness;
 use bench_core::profile::Profile;
 use bench_core::protocol::{self, Event};
-use tokio::io::BufReader;
-use tokio::process::Command;
 use tokio::sync::mpsc;
 
 use crate::messages::{Outcome, RunEvent, RunRequest};
@@ -110,267 +107,6 @@ pub fn split_by_harness(req: &RunRequest) -> Vec<(Harness, Vec<String>)> {
         }
     }
     groups
-}
-
-const STDERR_TAIL: usize = 20;
-
-/// How one child ended, when it did not complete.
-enum ChildEnd {
-    Cancelled,
-    Failed(String),
-}
-
-/// Runs one child to its end, forwarding its events (except `done`). Returns whether it said
-/// `done`, or why it failed.
-async fn run_child(
-    program: &Program,
-    request: &RunRequest,
-    run_id: &str,
-    events: &mpsc::UnboundedSender<RunEvent>,
-    kill_rx: &mut tokio::sync::oneshot::Receiver<()>,
-) -> Result<(), ChildEnd> {
-    let args = request.args();
-    let env = &request.env;
-    let postgres_url = request.settings.postgres_url.as_deref();
-    let mut guard = guard::Guard::new(&request.benches, &request.settings.budget_args);
-    let secrets = postgres_url
-        .map(bench_core::redact::secrets)
-        .unwrap_or_default();
-    let mut command = Command::new(&program.program);
-    match postgres_url {
-        Some(url) => command.env("BENCHSCOPE_POSTGRES_URL", url),
-        None => command.env_remove("BENCHSCOPE_POSTGRES_URL"),
-    };
-    command.envs(env.iter().map(|(k, v)| (k, v)));
-    // A process group of its own: a runner that is a script, or that starts children of its
-    // own, is stopped whole, and no grandchild keeps its pipes open after it.
-    let mut child = command
-        .args(&program.prefix_args)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|e| {
-            ChildEnd::Failed(format!("cannot start {}: {e}", program.program.display()))
-        })?;
-    let group = GroupKill(child.id());
-    let stdout = child.stdout.take().expect("piped stdout");
-    let stderr = child.stderr.take().expect("piped stderr");
-    let tail = StderrTail::read(stderr);
-    let stdout = paced::PacedPipe::read(stdout).map_err(|e| {
-        stop(&mut child, program);
-        ChildEnd::Failed(format!("cannot read the runner's output: {e}"))
-    })?;
-    let mut stdout = BufReader::new(stdout);
-    let mut buf = Vec::new();
-    let mut failure: Option<String> = None;
-    let mut saw_done = false;
-    let mut cancelled = false;
-    let mut exited: Option<std::io::Result<std::process::ExitStatus>> = None;
-    let mut drained = tokio::time::Instant::now();
-    let watchdog = guard::Watchdog::new(request);
-    let mut silence = watchdog.bound(None);
-    let mut deadline = tokio::time::Instant::now() + silence;
-    loop {
-        tokio::select! {
-            line = read_line(&mut stdout, &mut buf, MAX_LINE) => match line {
-                Ok(Line::Text(line)) => match protocol::decode(&line) {
-                    Ok(Event::Done) => saw_done = true,
-                    Ok(event) => {
-                        let (event, line) = guard::scrub(event, line, &secrets);
-                        if let Err(e) = guard.check(&event) {
-                            failure = Some(format!("runner sent an event that cannot be right: {e}"));
-                            stop(&mut child, program);
-                            break;
-                        }
-                        silence = watchdog.bound(Some(&event));
-                        deadline = tokio::time::Instant::now() + silence;
-                        let _ = events.send(RunEvent::Event { run_id: run_id.to_string(), event, line });
-                    }
-                    Err(e) => {
-                        let line = bench_core::redact::scrub(&line, &secrets);
-                        failure = Some(format!("runner wrote a malformed line ({e}): {}", truncate(&line, 200)));
-                        stop(&mut child, program);
-                        break;
-                    }
-                },
-                Ok(Line::TooLong(start)) => {
-                    let start = bench_core::redact::scrub(&start, &secrets);
-                    failure = Some(format!(
-                        "runner wrote a line of more than {} MiB (allowed: one event per line, at most {} MiB): {}",
-                        MAX_LINE >> 20, MAX_LINE >> 20, truncate(&start, 200)
-                    ));
-                    stop(&mut child, program);
-                    break;
-                }
-                Ok(Line::End) => break,
-                Err(e) => {
-                    failure = Some(format!("reading runner output: {e}"));
-                    stop(&mut child, program);
-                    break;
-                }
-            },
-            status = child.wait(), if exited.is_none() => {
-                // What it wrote before it ended is still read, for a moment: a process it left
-                // behind may hold the pipe open for ever.
-                exited = Some(status);
-                drained = tokio::time::Instant::now() + DRAIN;
-            }
-            _ = tokio::time::sleep_until(drained), if exited.is_some() => break,
-            _ = &mut *kill_rx, if !cancelled => {
-                cancelled = true;
-                stop(&mut child, program);
-            }
-            _ = tokio::time::sleep_until(deadline), if !cancelled && exited.is_none() => {
-                let what = guard.current.clone();
-                let message = format!(
-                    "no progress for {} s: the runner wrote nothing in that time and was stopped",
-                    silence.as_secs()
-                );
-                if let Some(bench) = what {
-                    send_event(events, run_id, Event::Error { bench: Some(bench), message: message.clone() });
-                }
-                failure = Some(message);
-                stop(&mut child, program);
-                break;
-            }
-        }
-    }
-    let status = match exited {
-        Some(s) => s,
-        // Its output ended (or was given up on) before it exited: a moment to exit, then the
-        // group is killed.
-        None => match tokio::time::timeout(DRAIN, child.wait()).await {
-            Ok(s) => s,
-            Err(_) => {
-                group.kill();
-                child.wait().await
-            }
-        },
-    };
-    // Whatever the runner left in its group goes with it, and so do its pipes.
-    drop(group);
-    let tail = bench_core::redact::scrub(&tail.finish().await, &secrets);
-    if cancelled {
-        return Err(ChildEnd::Cancelled);
-    }
-    if let Some(f) = failure {
-        return Err(ChildEnd::Failed(with_tail(f, &tail)));
-    }
-    match status {
-        Ok(s) if s.success() && saw_done => Ok(()),
-        Ok(s) if s.success() => Err(ChildEnd::Failed(with_tail(
-            "runner exited before saying done".into(),
-            &tail,
-        ))),
-        Ok(s) => Err(ChildEnd::Failed(with_tail(
-            format!("runner exited with {s}"),
-            &tail,
-        ))),
-        Err(e) => Err(ChildEnd::Failed(format!("waiting for the runner: {e}"))),
-    }
-}
-
-/// The longest line a runner may write (an event is a few KiB at most).
-const MAX_LINE: usize = 1 << 20;
-
-/// How long a runner's pipes are still read once it has exited (or its output ended).
-const DRAIN: std::time::Duration = std::time::Duration::from_secs(1);
-
-/// One line of a runner's stdout.
-enum Line {
-    Text(String),
-    /// The first bytes of a line longer than allowed.
-    TooLong(String),
-    End,
-}
-
-/// The next line of `r`, read into `buf` but never more than `max` bytes of it (a runner that
-/// writes without a newline does not fill the memory). Cancel-safe: a partial line stays in
-/// `buf` for the next call.
-async fn read_line<R: tokio::io::AsyncBufRead + Unpin>(
-    r: &mut R,
-    buf: &mut Vec<u8>,
-    max: usize,
-) -> std::io::Result<Line> {
-    use tokio::io::AsyncBufReadExt as _;
-    loop {
-        let chunk = r.fill_buf().await?;
-        if chunk.is_empty() {
-            if buf.is_empty() {
-                return Ok(Line::End);
-            }
-            let line = String::from_utf8_lossy(buf).into_owned();
-            buf.clear();
-            return Ok(Line::Text(line));
-        }
-        let (take, newline) = match chunk.iter().position(|b| *b == b'\n') {
-            Some(i) => (i + 1, true),
-            None => (chunk.len(), false),
-        };
-        buf.extend_from_slice(&chunk[..take]);
-        r.consume(take);
-        if newline {
-            buf.pop();
-            if buf.last() == Some(&b'\r') {
-                buf.pop();
-            }
-            let line = String::from_utf8_lossy(buf).into_owned();
-            buf.clear();
-            return Ok(Line::Text(line));
-        }
-        if buf.len() > max {
-            let start = String::from_utf8_lossy(&buf[..256.min(buf.len())]).into_owned();
-            return Ok(Line::TooLong(start));
-        }
-    }
-}
-
-/// The last lines a runner wrote on stderr, read as they come; what a process left behind
-/// still writes after the runner ended is not waited for.
-struct StderrTail {
-    lines: std::sync::Arc<std::sync::Mutex<VecDeque<String>>>,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl StderrTail {
-    fn read(stderr: tokio::process::ChildStderr) -> StderrTail {
-        let lines = std::sync::Arc::new(std::sync::Mutex::new(VecDeque::new()));
-        let keep = lines.clone();
-        let task = tokio::spawn(async move {
-            let mut r = BufReader::new(stderr);
-            let mut buf = Vec::new();
-            while let Ok(line) = read_line(&mut r, &mut buf, MAX_LINE).await {
-                let line = match line {
-                    Line::Text(l) => l,
-                    Line::TooLong(start) => {
-                        buf.clear();
-                        format!("{start}… (a line of more than {} MiB)", MAX_LINE >> 20)
-                    }
-                    Line::End => break,
-                };
-                let mut tail = keep.lock().expect("tail lock");
-                if tail.len() == STDERR_TAIL {
-                    tail.pop_front();
-                }
-                tail.push_back(line);
-            }
-        });
-        StderrTail { lines, task }
-    }
-
-    /// The lines so far, once the pipe has ended or after a short wait.
-    async fn finish(self) -> String {
-        let mut task = self.task;
-        if tokio::time::timeout(DRAIN, &mut task).await.is_err() {
-            task.abort();
-        }
-        let tail = self.lines.lock().expect("tail lock");
-        tail.iter().cloned().collect::<Vec<_>>().join("\n")
-    }
 }
 
 /// A process group, killed when dropped (a child that is no longer wanted and whatever it
@@ -520,8 +256,8 @@ impl Runner for ProcessRunner {
                     (_, p) => p,
                 };
                 let result = match program {
-                    Ok(p) => run_child(&p, &part, &run_id, &events, &mut kill_rx).await,
-                    Err(e) => Err(ChildEnd::Failed(e)),
+                    Ok(p) => child::run_child(&p, &part, &run_id, &events, &mut kill_rx).await,
+                    Err(e) => Err(child::ChildEnd::Failed(e)),
                 };
                 if let Some(stem) = stem {
                     let bench = benches[0].clone();
@@ -544,12 +280,12 @@ impl Runner for ProcessRunner {
                 }
                 match result {
                     Ok(()) => {}
-                    Err(ChildEnd::Cancelled) => {
+                    Err(child::ChildEnd::Cancelled) => {
                         cancelled = true;
                         break;
                     }
                     // One harness failing does not stop the others.
-                    Err(ChildEnd::Failed(e)) => {
+                    Err(child::ChildEnd::Failed(e)) => {
                         errors.push(format!("{} harness: {e}", harness.name()))
                     }
                 }
@@ -605,20 +341,6 @@ fn send_event(events: &mpsc::UnboundedSender<RunEvent>, run_id: &str, event: Eve
     });
 }
 
-/// Stops a child: perf gets SIGTERM, which it passes on to the runner it records (SIGKILL
-/// would leave that runner behind; the group is killed once perf has ended); a runner is
-/// killed with its whole process group.
-fn stop(child: &mut tokio::process::Child, program: &Program) {
-    match child.id() {
-        Some(pid) if program.program == crate::profile::perf() => {
-            // SAFETY: kill(2) on our own child's pid.
-            unsafe { libc::kill(pid as libc::pid_t, libc::SIGTERM) };
-        }
-        Some(pid) => GroupKill(Some(pid)).kill(),
-        None => {}
-    }
-}
-
 /// The same runner, started by perf recording into `<stem>.perf.data`.
 fn under_perf(p: &Program, stem: &std::path::Path) -> Program {
     let mut prefix_args = crate::profile::record_args(&stem.with_extension("perf.data"));
@@ -627,22 +349,6 @@ fn under_perf(p: &Program, stem: &std::path::Path) -> Program {
     Program {
         program: crate::profile::perf(),
         prefix_args,
-    }
-}
-
-fn truncate(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        s.to_string()
-    } else {
-        format!("{}…", s.chars().take(n).collect::<String>())
-    }
-}
-
-fn with_tail(msg: String, tail: &str) -> String {
-    if tail.trim().is_empty() {
-        msg
-    } else {
-        format!("{msg}; stderr:\n{tail}")
     }
 }
 

@@ -61,6 +61,14 @@ pub const CORE: crate::workload::Registry = crate::workload::Registry {
     ],
 };
 
+/// The sections of `run`'s workload (its own tables), from its target's catalog entry.
+pub fn sections_of(
+    run: &crate::protocol::results::RunRecord,
+) -> Option<&'static dyn crate::sections::Sections> {
+    let target = run.start.as_ref()?.target.as_str();
+    find(target).ok()?.sections.0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -125,6 +133,20 @@ mod tests {
         for t in targets() {
             let has_core = t.benches.iter().any(|b| b.harness() == Harness::Core);
             assert_eq!(CORE.find(t.name).is_some(), has_core, "{}", t.name);
+        }
+    }
+
+    /// A workload's sections are found through its catalog entry: key_value has its own,
+    /// the targets that have not moved onto the trait have none.
+    #[test]
+    fn sections_are_found_through_the_catalog() {
+        for t in targets() {
+            assert_eq!(
+                t.sections.0.is_some(),
+                t.name == key_value::NAME,
+                "{}",
+                t.name
+            );
         }
     }
 }
