@@ -178,6 +178,10 @@ pub enum Action {
     BaselineSaved(Result<String, String>),
     /// Saved results were read, or why not.
     Opened(Result<OpenedRuns, String>),
+    /// The session journal could not be written (the session goes on without one).
+    JournalFailed(String),
+    /// The last session could not be marked as declined.
+    DismissFailed(String),
 }
 
 /// Saved runs read from a file: the runs, their numbers (a report's), and the path.

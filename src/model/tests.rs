@@ -1046,3 +1046,22 @@ fn a_marks_the_cursors_group_and_capital_a_clears() {
     update(&mut s, Action::Key(Key::Char('A')), now);
     assert!(s.catalog.marked.is_empty());
 }
+
+/// What the loop could not write comes back as actions: the model says it and forgets the
+/// journal's path (nothing is kept there any more).
+#[test]
+fn journal_failures_are_said_by_the_model() {
+    let mut s = state();
+    let now = Instant::now();
+    s.journal = Some(PathBuf::from("/tmp/j.jsonl"));
+    update(&mut s, Action::JournalFailed("disk full".into()), now);
+    let st = s.status.clone().unwrap();
+    assert!(
+        st.error && st.text.contains("session journal: disk full"),
+        "{}",
+        st.text
+    );
+    assert_eq!(s.journal, None);
+    update(&mut s, Action::DismissFailed("read-only".into()), now);
+    assert!(s.status.unwrap().text.contains("declined: read-only"));
+}

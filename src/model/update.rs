@@ -74,6 +74,21 @@ fn apply(state: &mut State, action: Action, now: Instant) -> Vec<Effect> {
             state.set_status(format!("baseline not saved: {e}"), true);
             vec![]
         }
+        Action::JournalFailed(e) => {
+            state.set_status(
+                format!("session journal: {e}; results are no longer kept on disk"),
+                true,
+            );
+            state.journal = None;
+            vec![]
+        }
+        Action::DismissFailed(e) => {
+            state.set_status(
+                format!("cannot mark the last session as declined: {e}"),
+                true,
+            );
+            vec![]
+        }
         Action::Harness(which, h) => {
             if let HarnessBuild::Failed(_) = &h {
                 state.set_status(h.describe(which.name()).unwrap_or_default(), true);

@@ -42,11 +42,7 @@ impl Loop<'_> {
         write: impl FnOnce(&mut crate::journal::Writer) -> Result<(), String>,
     ) {
         if let Some(Err(e)) = self.journal.as_mut().map(write) {
-            state.status = Some(crate::model::Status {
-                text: format!("session journal: {e}; results are no longer kept on disk"),
-                error: true,
-            });
-            state.journal = None;
+            self.apply(state, Action::JournalFailed(e));
         }
     }
 
@@ -151,7 +147,8 @@ impl Loop<'_> {
                         });
                         queue.push(Action::Exported(result));
                     }
-                    Effect::Quit => state.quit = true,
+                    // update has set `quit`: the loop ends after this action.
+                    Effect::Quit => {}
                     Effect::Journal(entry) => self.journal(state, |w| w.append(&entry)),
                     Effect::SaveBaseline(name) => {
                         let runs: Vec<bench_core::protocol::results::RunRecord> = state
@@ -192,10 +189,7 @@ impl Loop<'_> {
                     Effect::DismissJournal(path) => {
                         let mut w = crate::journal::Writer::new(path);
                         if let Err(e) = w.append(&crate::journal::Entry::Dismissed) {
-                            state.status = Some(crate::model::Status {
-                                text: format!("cannot mark the last session as declined: {e}"),
-                                error: true,
-                            });
+                            queue.push(Action::DismissFailed(e));
                         }
                     }
                 }
