@@ -1,8 +1,6 @@
 //! CSV: one row per bench of each run, for spreadsheets and scripts. Times in nanoseconds per
 //! operation; empty cells where a figure does not exist (no baseline, no latency recording).
 
-use bench_core::compare::comparison;
-
 use super::Report;
 
 const HEADERS: [&str; 22] = [
@@ -42,7 +40,7 @@ pub fn render(report: &Report<'_>) -> String {
             .as_ref()
             .map(|s| (s.target.clone(), s.knobs.to_string()))
             .unwrap_or_default();
-        for r in comparison(run, &baselines) {
+        for r in report.comparison(i) {
             let s = run.bench(&r.bench).and_then(|b| b.summary.as_ref());
             let pick = |f: fn(&bench_core::measure::stats::Summary) -> f64| {
                 s.map(|s| num(f(s))).unwrap_or_default()

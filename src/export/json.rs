@@ -1,7 +1,7 @@
 //! The JSON document: every run with its raw samples and summaries, plus the comparison.
 
 use bench_core::catalog::CONCURRENCY;
-use bench_core::compare::{ComparisonRow, Settings, comparison};
+use bench_core::compare::{ComparisonRow, Settings};
 use bench_core::protocol::results::RunRecord;
 use serde::Serialize;
 
@@ -102,7 +102,6 @@ fn workloads(runs: &[RunRecord]) -> std::collections::BTreeMap<String, Vec<serde
 }
 
 pub fn render(report: &Report<'_>) -> String {
-    let baselines = report.baselines();
     let doc = Document {
         schema: "benchscope.report",
         schema_version: SCHEMA_VERSION,
@@ -115,7 +114,8 @@ pub fn render(report: &Report<'_>) -> String {
         comparison: report
             .runs
             .iter()
-            .map(|r| comparison(r, &baselines))
+            .enumerate()
+            .map(|(i, _)| report.comparison(i).to_vec())
             .collect(),
         repeats: super::repeats::repeats(report.runs),
         workloads: workloads(report.runs),

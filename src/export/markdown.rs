@@ -245,7 +245,6 @@ pub const COST_LEGEND: &str = "CPU/op: CPU time (user + system) of the whole run
 /// baseline run when there is one.
 fn side_by_side(out: &mut String, report: &Report<'_>) {
     let runs = report.runs;
-    let baselines = report.baselines();
     let _ = writeln!(out, "\n### Side by side (median per op)\n");
     let mut names: Vec<&str> = Vec::new();
     for r in runs {
@@ -261,12 +260,12 @@ fn side_by_side(out: &mut String, report: &Report<'_>) {
         .iter()
         .map(|n| {
             let mut row = vec![n.to_string()];
-            row.extend(runs.iter().map(|r| {
+            row.extend(runs.iter().enumerate().map(|(i, r)| {
                 let Some(s) = r.bench(n).and_then(|b| b.summary.as_ref()) else {
                     return "-".into();
                 };
-                match baselines.change(r, n) {
-                    Some(c) => format!("{} {}", format::ns(s.median), format::change(&c)),
+                match report.change(i, n) {
+                    Some(c) => format!("{} {}", format::ns(s.median), format::change(c)),
                     None => format::ns(s.median),
                 }
             }));

@@ -13,7 +13,7 @@ pub mod scaling;
 pub mod scenario;
 pub mod table;
 
-use bench_core::compare::{Baselines, Settings};
+use bench_core::compare::{Baselines, ComparisonRow, Settings};
 use bench_core::protocol::results::RunRecord;
 
 /// What every exporter is given: the runs to show, side by side, and what they are compared
@@ -34,6 +34,9 @@ pub struct Report<'a> {
     /// SVG charts written beside the markdown (caption, file name), which it links; or why
     /// there are none.
     pub charts: Option<Result<Vec<(String, String)>, String>>,
+    /// Each run's comparison rows, worked out once for every format rendered from this
+    /// report ([`Report::comparison`]).
+    pub compared: std::cell::OnceCell<Vec<Vec<ComparisonRow>>>,
 }
 
 impl<'a> Report<'a> {
@@ -47,6 +50,7 @@ impl<'a> Report<'a> {
             generated_at,
             color: false,
             charts: None,
+            compared: Default::default(),
         }
     }
 
@@ -58,6 +62,29 @@ impl<'a> Report<'a> {
             settings: self.settings,
             peers: self.runs.iter().collect(),
         }
+    }
+
+    /// The comparison rows of the run at `index` (ratios with their bootstrap intervals,
+    /// changes and verdicts): worked out once for all runs, on first use, and shared by the
+    /// table, markdown, JSON and CSV.
+    pub fn comparison(&self, index: usize) -> &[ComparisonRow] {
+        let all = self.compared.get_or_init(|| {
+            let baselines = self.baselines();
+            self.runs
+                .iter()
+                .map(|r| bench_core::compare::comparison(r, &baselines))
+                .collect()
+        });
+        all.get(index).map_or(&[], Vec::as_slice)
+    }
+
+    /// The change of `bench` in the run at `index` against the baseline run, from its row.
+    pub fn change(&self, index: usize, bench: &str) -> Option<&bench_core::compare::Change> {
+        self.comparison(index)
+            .iter()
+            .find(|r| r.bench == bench)?
+            .change
+            .as_ref()
     }
 
     /// The number to show for the run at `index`.

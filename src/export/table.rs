@@ -1,6 +1,6 @@
 //! The plain-text comparison table printed by `benchscope run`.
 
-use bench_core::compare::{comparison, settings_differences};
+use bench_core::compare::settings_differences;
 use bench_core::protocol::DEBUG_WARNING;
 use bench_core::protocol::results::RunRecord;
 
@@ -39,7 +39,7 @@ pub fn comparison_cells(report: &Report<'_>, index: usize) -> (Vec<String>, Vec<
     if let Some(n) = against {
         headers.push(format!("vs run {n}"));
     }
-    let compared = comparison(run, &baselines);
+    let compared = report.comparison(index).to_vec();
     // Runs recorded before protocol 1.3 carry no cost: no empty columns for them.
     let with_cost = compared.iter().any(|r| r.cost.is_some());
     let cost_at = headers.iter().position(|h| h == "min … max").unwrap_or(0) + 1;

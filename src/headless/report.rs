@@ -143,6 +143,7 @@ pub fn report(args: &RunArgs, p: Planned, x: Executed) -> Ended {
                 format,
                 &Report {
                     charts: Some(charts),
+                    compared: plain.compared.clone(),
                     ..plain
                 },
             )
