@@ -435,7 +435,7 @@ pub fn text(title: &str, rows: &[Row], settings: &Settings) -> String {
                 format::ns(r.baseline_ns),
                 format::ns(r.current_ns),
                 format!("{:+.1}%", c.pct),
-                c.ci95_pct
+                c.ci_pct
                     .map(|[lo, hi]| format!("{:.0}% [{lo:+.1}%, {hi:+.1}%]", c.ci_level * 100.0))
                     .unwrap_or_else(|| "-".into()),
                 format!("{} {}", c.verdict.mark(), c.verdict.label()),

@@ -51,7 +51,7 @@ pub fn change(c: &Change) -> String {
 /// A change in words: `regressed (+6.0%)`, or what differs instead of a verdict.
 pub fn verdict(c: &Change) -> String {
     if c.differs.is_empty() {
-        match c.ci95_pct {
+        match c.ci_pct {
             Some([lo, hi]) => format!(
                 "{} ({:+.1}%, {:.0}% CI {lo:+.1}% to {hi:+.1}%)",
                 c.verdict.label(),
@@ -101,7 +101,7 @@ mod tests {
             change(&Change {
                 pct: -6.04,
                 verdict: Verdict::Improved,
-                ci95_pct: None,
+                ci_pct: None,
                 ci_level: 0.95,
                 basis: String::new(),
                 differs: vec![],
@@ -111,7 +111,7 @@ mod tests {
         let c = Change {
             pct: -6.04,
             verdict: Verdict::Improved,
-            ci95_pct: None,
+            ci_pct: None,
             ci_level: 0.95,
             basis: String::new(),
             differs: vec!["rows 20000 vs 40000".into()],

@@ -123,9 +123,11 @@ pub struct Change {
     /// Relative change of the median, in percent (negative is faster).
     pub pct: f64,
     pub verdict: Verdict,
-    /// Interval of the change in percent, from what decided the verdict, at `ci_level`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ci95_pct: Option<[f64; 2]>,
+    /// Interval of the change in percent, from what decided the verdict, at `ci_level` (99%
+    /// for a verdict from repeats at the default alpha; files written before it was named for
+    /// what it holds call it `ci95_pct`, and still read).
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "ci95_pct")]
+    pub ci_pct: Option<[f64; 2]>,
     /// The confidence level of that interval (0.95 unless a verdict from repeats was made at
     /// another significance level: then 1 - alpha).
     #[serde(default = "default_level")]
@@ -318,7 +320,7 @@ pub fn judge(
     let mut out = Change {
         pct: rel * 100.0,
         verdict: Verdict::WithinNoise,
-        ci95_pct: None,
+        ci_pct: None,
         ci_level: 0.95,
         basis: String::new(),
         differs: Vec::new(),
@@ -347,7 +349,7 @@ pub fn judge(
         };
         // The interval at the level the verdict is made at, so the two always agree.
         let t = t_critical(df, settings.alpha);
-        out.ci95_pct = Some([
+        out.ci_pct = Some([
             ((d - t * se).exp() - 1.0) * 100.0,
             ((d + t * se).exp() - 1.0) * 100.0,
         ]);
@@ -379,7 +381,7 @@ pub fn judge(
         let w = (half(cp).powi(2) + half(bp).powi(2)).sqrt();
         let rel = d.exp() - 1.0;
         out.pct = rel * 100.0;
-        out.ci95_pct = Some([((d - w).exp() - 1.0) * 100.0, ((d + w).exp() - 1.0) * 100.0]);
+        out.ci_pct = Some([((d - w).exp() - 1.0) * 100.0, ((d + w).exp() - 1.0) * 100.0]);
         let direction = if rel < 0.0 {
             Verdict::Improved
         } else {
@@ -418,7 +420,7 @@ pub fn judge(
         current.first().and_then(|r| r.summary.as_ref()),
         baseline.first().and_then(|r| r.summary.as_ref()),
     ) {
-        out.ci95_pct = Some([
+        out.ci_pct = Some([
             (cs.ci95_median[0] / bs.ci95_median[1] - 1.0) * 100.0,
             (cs.ci95_median[1] / bs.ci95_median[0] - 1.0) * 100.0,
         ]);
@@ -487,7 +489,7 @@ pub fn judge_rounds(
     Some(Change {
         pct: rel * 100.0,
         verdict,
-        ci95_pct: Some([
+        ci_pct: Some([
             ((mean - t * se).exp() - 1.0) * 100.0,
             ((mean + t * se).exp() - 1.0) * 100.0,
         ]),
@@ -923,7 +925,7 @@ mod tests {
         let c = judge(&drift);
         assert_eq!(c.verdict, Verdict::Improved, "{}", c.basis);
         assert!((c.pct + 5.2).abs() < 0.5, "{}", c.pct);
-        let [lo, hi] = c.ci95_pct.unwrap();
+        let [lo, hi] = c.ci_pct.unwrap();
         assert!(lo < c.pct && c.pct < hi && hi < -2.0, "{lo} {hi}");
         assert_eq!(c.ci_level, 0.99);
         assert!(c.basis.starts_with("6 interleaved rounds"), "{}", c.basis);
@@ -977,7 +979,7 @@ mod tests {
         // cannot tell it from how far a run's ratio moves (measured: up to 18% in 20 A/A runs).
         let c = change(&with(100.0, 3.15, 0.01), &with(100.0, 3.0, 0.01), &s).unwrap();
         assert_eq!(c.verdict, Verdict::CannotTell, "{}", c.basis);
-        let [lo, hi] = c.ci95_pct.unwrap();
+        let [lo, hi] = c.ci_pct.unwrap();
         assert!(lo > 3.0 && hi < 7.0, "{lo} {hi}");
         // Beyond the margin: called.
         let c = change(&with(100.0, 4.5, 0.01), &with(100.0, 3.0, 0.01), &s).unwrap();
@@ -999,7 +1001,7 @@ mod tests {
         let slower = runs(&[105.0, 104.5, 106.0]);
         let c = judge(&refs(&slower), &refs(&base), &s).unwrap();
         assert_eq!(c.verdict, Verdict::Regressed, "{}", c.basis);
-        let [lo, hi] = c.ci95_pct.unwrap();
+        let [lo, hi] = c.ci_pct.unwrap();
         assert!(lo > 2.0 && hi < 8.0, "{lo} {hi}");
         assert_eq!(c.ci_level, 0.99, "the interval at the verdict's level");
         // Runs that move ±20%: the same 5% is within noise.
@@ -1121,6 +1123,20 @@ mod tests {
             comparison(&run, &Baselines::bench("missing"))
                 .iter()
                 .all(|row| row.ratio.is_none())
+        );
+    }
+
+    /// A change saved under the interval's old name reads; it is written under its own.
+    #[test]
+    fn a_change_saved_as_ci95_pct_reads() {
+        let old =
+            r#"{"pct": 5.0, "verdict": "regressed", "ci95_pct": [1.0, 9.0], "ci_level": 0.99}"#;
+        let c: Change = serde_json::from_str(old).unwrap();
+        assert_eq!((c.ci_pct, c.ci_level), (Some([1.0, 9.0]), 0.99));
+        let text = serde_json::to_string(&c).unwrap();
+        assert!(
+            text.contains("\"ci_pct\":[1.0,9.0]") && !text.contains("ci95"),
+            "{text}"
         );
     }
 }
