@@ -179,8 +179,7 @@ impl Analysis {
             }
         }
         self.cells = cells;
-        let owned: Vec<RunRecord> = records.into_iter().cloned().collect();
-        self.scaling = crate::export::scaling::scaling(&owned);
+        self.scaling = crate::export::scaling::scaling(&records);
         // Keep the resampled ratios of the runs still shown only.
         self.ratios
             .retain(|k, _| inputs.runs.iter().any(|r| r.id == k.0));

@@ -111,11 +111,8 @@ pub fn render(report: &Report<'_>) -> String {
         run_numbers: report.run_numbers.map(<[usize]>::to_vec),
         verdict_settings: report.baseline_run.map(|_| report.settings),
         runs: report.runs,
-        comparison: report
-            .runs
-            .iter()
-            .enumerate()
-            .map(|(i, _)| report.comparison(i).to_vec())
+        comparison: (0..report.runs.len())
+            .map(|i| report.comparison(i).to_vec())
             .collect(),
         repeats: super::repeats::repeats(report.runs),
         workloads: workloads(report.runs),

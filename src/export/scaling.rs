@@ -60,10 +60,11 @@ pub struct Scaling {
 /// The sweep among `runs`: the runs of the first run's target (trace setting and build
 /// profile) when they
 /// differ in one or two knobs, one column per combination of values (the first run of each).
-pub fn scaling(runs: &[RunRecord]) -> Option<Scaling> {
-    let first = runs.iter().find_map(|r| r.start.as_ref())?;
+pub fn scaling<R: std::borrow::Borrow<RunRecord>>(runs: &[R]) -> Option<Scaling> {
+    let first = runs.iter().find_map(|r| r.borrow().start.as_ref())?;
     let group: Vec<&RunRecord> = runs
         .iter()
+        .map(|r| r.borrow())
         .filter(|r| {
             r.start.as_ref().is_some_and(|s| {
                 s.target == first.target

@@ -56,8 +56,12 @@ impl Loop<'_> {
             _ => None,
         };
         self.apply(state, Action::Run(ev));
-        // How the run ended, as the model decided it.
-        let Some(r) = ended.and_then(|id| state.runs.iter().find(|r| r.id == id)) else {
+        ended.is_some_and(|id| self.journal_end(state, &id))
+    }
+
+    /// Journals how run `run_id` ended, as the model decided it; whether it knows the run.
+    pub(super) fn journal_end(&mut self, state: &mut State, run_id: &str) -> bool {
+        let Some(r) = state.runs.iter().find(|r| r.id == run_id) else {
             return false;
         };
         let entry = crate::journal::Entry::End {

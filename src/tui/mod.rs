@@ -352,18 +352,12 @@ async fn event_loop(
                 // A run the model had already ended (cancelled just before quitting) gets
                 // its end in the journal; one stopped by quitting has none (it stopped
                 // with the session).
-                if let Some(r) = state
+                if state
                     .runs
                     .iter()
-                    .find(|r| r.id == run_id && !r.state.is_active())
+                    .any(|r| r.id == run_id && !r.state.is_active())
                 {
-                    let entry = crate::journal::Entry::End {
-                        run_id,
-                        outcome: r.state.journal(),
-                    };
-                    if let Some(w) = lp.journal.as_mut() {
-                        let _ = w.append(&entry);
-                    }
+                    lp.journal_end(state, &run_id);
                 }
             }
             Ok(Some(_)) => {}
