@@ -10,14 +10,13 @@ use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::time::{Duration, Instant};
 
+use bench_core::compare::Band;
 use bench_core::compare::{
     Baselines, Change, Ratio, Settings, Spread, groups, run_differences, spread,
 };
 use bench_core::protocol::results::RunRecord;
-use bench_core::workloads::crud_overhead::report::Band;
 
 use crate::export::scaling::Scaling;
-use crate::format;
 
 /// A run as the analysis takes it: its id and what it recorded.
 #[derive(Clone, Copy)]
@@ -48,7 +47,7 @@ pub struct Cell {
     pub band: Option<Band>,
     /// How its median moves across the runs made with the same knobs.
     pub spread: Option<Spread>,
-    /// What its workload says of it (crud_overhead's mix, key_value's throughput).
+    /// What its workload says of it (its own line, from the workload's sections).
     pub workload: Option<String>,
     /// Its run took turns in paired rounds but its ratio was not (a bench of another
     /// harness, measured in its own runner).
@@ -133,7 +132,6 @@ impl Analysis {
                 .find(|g| g.contains(&i))
                 .map(|g| g.iter().map(|&j| records[j]).collect())
                 .unwrap_or_default();
-            let crud = bench_core::workloads::crud_overhead::report::overview(record);
             let own = bench_core::workloads::sections_of(record);
             for b in record.benches.iter().filter(|b| b.summary.is_some()) {
                 let name = b.name.as_str();
@@ -158,10 +156,7 @@ impl Analysis {
                 } else {
                     ratio.as_ref().map(|r| Band::of(r.value))
                 };
-                let workload = crud
-                    .as_ref()
-                    .and_then(|o| crud_line(o, name))
-                    .or_else(|| own.and_then(|s| s.bench_line(record, name)));
+                let workload = own.and_then(|s| s.bench_line(record, name));
                 cells.insert(
                     (run.id.to_string(), name.to_string()),
                     Cell {
@@ -204,27 +199,6 @@ fn fingerprint(inputs: &Inputs<'_>) -> u64 {
         finished.count().hash(&mut h);
     }
     h.finish()
-}
-
-/// For a crud_overhead bench: its backend's overall overhead on the mix and its SELECT cached
-/// against SELECT.
-fn crud_line(
-    o: &bench_core::workloads::crud_overhead::report::Overview,
-    bench: &str,
-) -> Option<String> {
-    let backend = &o.ops.iter().find(|r| r.bench == bench)?.backend;
-    let mut parts = Vec::new();
-    if let Some(r) = o.overall.get(backend) {
-        parts.push(format!(
-            "mix overall {} ({}) vs rusqlite",
-            format::ratio(r),
-            format::overhead_pct(r)
-        ));
-    }
-    if let Some(r) = o.cached_vs_select.get(backend) {
-        parts.push(format!("SELECT cached {} of SELECT", format::ratio(r)));
-    }
-    (!parts.is_empty()).then(|| format!("{backend}: {}", parts.join(" · ")))
 }
 
 #[cfg(test)]

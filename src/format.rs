@@ -1,42 +1,8 @@
-//! How comparisons read: ratios with their intervals, overheads, changes and verdicts, on the
+//! How comparisons against a baseline run read: changes and verdicts, on the
 //! digit rule of [`bench_core::format`] (re-exported here: the front end's one `format`).
 
-use bench_core::compare::{Change, Ratio};
+use bench_core::compare::Change;
 pub use bench_core::format::*;
-
-/// A ratio with its 95% interval, `2.86x [2.84–2.88]`, all with the value's decimals; a ratio
-/// from a report without the interval reads `5.00 ± 0.71x`.
-pub fn ratio(r: &Ratio) -> String {
-    let d = decimals(r.value);
-    match r.ci95 {
-        Some([lo, hi]) => format!("{:.d$}x [{lo:.d$}–{hi:.d$}]", r.value),
-        None => format!("{:.d$} ± {:.d$}x", r.value, r.err),
-    }
-}
-
-/// A ratio as an overhead in percent with its interval, `+186% [+181–+214]`.
-pub fn overhead_pct(r: &Ratio) -> String {
-    let pct = |x: f64| (x - 1.0) * 100.0;
-    let d = |x: f64| if pct(x).abs() >= 100.0 { 0 } else { 1 };
-    match r.ci95 {
-        Some([lo, hi]) => format!(
-            "{:+.*}% [{:+.*}–{:+.*}]",
-            d(r.value),
-            pct(r.value),
-            d(lo),
-            pct(lo),
-            d(hi),
-            pct(hi)
-        ),
-        None => format!(
-            "{:+.*}% ± {:.*}",
-            d(r.value),
-            pct(r.value),
-            d(r.err + 1.0),
-            r.err * 100.0
-        ),
-    }
-}
 
 /// A change against a baseline run with its verdict, `-6.0% ▼`; `-6.0% ≠` when the runs were
 /// not made the same way (no verdict then: [`differs`] says what).
@@ -72,7 +38,7 @@ pub fn verdict(c: &Change) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bench_core::compare::Verdict;
+    use bench_core::compare::{Ratio, Verdict};
 
     #[test]
     fn ratios_keep_the_digit_rule() {

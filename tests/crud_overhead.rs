@@ -74,7 +74,7 @@ fn every_backend_gets_its_overhead_per_operation_and_the_sweep() {
     for b in run["benches"].as_array().unwrap() {
         assert!(b["error"].is_null() && b["skipped"].is_null(), "{b}");
     }
-    let o = &v["crud"][0];
+    let o = &v["crud_overhead"][0];
     let ops = o["ops"].as_array().unwrap();
     assert_eq!(ops.len(), 8 * backends.len());
     for r in ops {

@@ -19,6 +19,32 @@ pub struct Ratio {
     pub ci95: Option<[f64; 2]>,
 }
 
+/// How heavy an overhead against a bench's own baseline is (the same operation on the
+/// reference backend): the explorer and the text table colour by it, the exports name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Band {
+    Baseline,
+    /// Under 2x rusqlite.
+    Light,
+    /// 2x to 5x.
+    Heavy,
+    /// 5x or more.
+    Severe,
+}
+
+impl Band {
+    pub fn of(ratio: f64) -> Band {
+        if ratio < 2.0 {
+            Band::Light
+        } else if ratio < 5.0 {
+            Band::Heavy
+        } else {
+            Band::Severe
+        }
+    }
+}
+
 /// Ratio of two medians; the error is the first-order propagation of each median's CI
 /// half-width (relative errors added in quadrature). What reports made before the ratio
 /// bootstrap carried; kept for summaries without samples.

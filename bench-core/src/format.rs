@@ -64,6 +64,40 @@ pub fn ci(ci: [f64; 2]) -> String {
     format!("{} – {}", ns(ci[0]), ns(ci[1]))
 }
 
+/// A ratio with its 95% interval, `2.86x [2.84–2.88]`, all with the value's decimals; a ratio
+/// from a report without the interval reads `5.00 ± 0.71x`.
+pub fn ratio(r: &crate::compare::Ratio) -> String {
+    let d = decimals(r.value);
+    match r.ci95 {
+        Some([lo, hi]) => format!("{:.d$}x [{lo:.d$}–{hi:.d$}]", r.value),
+        None => format!("{:.d$} ± {:.d$}x", r.value, r.err),
+    }
+}
+
+/// A ratio as an overhead in percent with its interval, `+186% [+181–+214]`.
+pub fn overhead_pct(r: &crate::compare::Ratio) -> String {
+    let pct = |x: f64| (x - 1.0) * 100.0;
+    let d = |x: f64| if pct(x).abs() >= 100.0 { 0 } else { 1 };
+    match r.ci95 {
+        Some([lo, hi]) => format!(
+            "{:+.*}% [{:+.*}–{:+.*}]",
+            d(r.value),
+            pct(r.value),
+            d(lo),
+            pct(lo),
+            d(hi),
+            pct(hi)
+        ),
+        None => format!(
+            "{:+.*}% ± {:.*}",
+            d(r.value),
+            pct(r.value),
+            d(r.err + 1.0),
+            r.err * 100.0
+        ),
+    }
+}
+
 /// A ratio alone, `2.86x`.
 pub fn ratio_short(value: f64) -> String {
     format!("{value:.*}x", decimals(value).min(2))

@@ -8,21 +8,37 @@
 
 use serde::Serialize;
 
+use crate::compare::Band;
 use crate::protocol::results::RunRecord;
 
 /// A table: text in cells, the first `left` columns left-aligned.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct Table {
     pub title: String,
+    /// What the table shows, a sentence (empty when the title says it all).
+    pub about: String,
     pub headers: Vec<String>,
     pub rows: Vec<Vec<String>>,
     pub left: usize,
+    /// Per row, how heavy its overhead is (terminals colour the row by it); empty when the
+    /// rows are not banded.
+    pub bands: Vec<Option<Band>>,
 }
 
-/// One section of a run's report: tables, then notes under a heading of their own.
+/// A bar chart of rates: per series a value (per second) at each point, each series on its
+/// own scale (the bars show a series' shape, the figures compare series).
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct Bars {
+    pub title: String,
+    pub points: Vec<String>,
+    pub series: Vec<(String, Vec<Option<f64>>)>,
+}
+
+/// One section of a run's report: tables, bar charts, then notes under a heading of their own.
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct Section {
     pub tables: Vec<Table>,
+    pub bars: Vec<Bars>,
     /// What the notes are (a heading), and the notes, one line each.
     pub notes_title: String,
     pub notes: Vec<String>,

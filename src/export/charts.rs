@@ -64,10 +64,7 @@ pub fn charts(report: &Report<'_>) -> Vec<Chart> {
         out.push(Chart {
             slug: "scaling".into(),
             caption: format!("{}: ops/s at each point of the sweep", sc.target),
-            x_label: match &sc.axis {
-                super::scaling::Axis::Knobs(k) => k.join(" x "),
-                super::scaling::Axis::RowsPerInsert => "rows per INSERT".into(),
-            },
+            x_label: sc.knobs.join(" x "),
             y_label: "ops/s".into(),
             x_tics: points,
             log_y: true,

@@ -61,10 +61,8 @@ struct Document<'a> {
     /// Scenario runs laid out by the knobs that vary: (title, headers, rows) per table.
     #[serde(skip_serializing_if = "Option::is_none")]
     matrix: Option<Vec<super::scenario::Table>>,
-    /// crud_overhead runs: per operation and backend against rusqlite, overall, the sweep.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    crud: Vec<bench_core::workloads::crud_overhead::report::Overview>,
-    /// Each workload's own figures (key_value's groups with the suite's targets judged),
+    /// Each workload's own figures (key_value's groups with the suite's targets judged,
+    /// crud_overhead's operations against rusqlite, the overall and the sweep),
     /// under its target's name, one per run of it.
     #[serde(flatten)]
     workloads: std::collections::BTreeMap<String, Vec<serde_json::Value>>,
@@ -116,23 +114,12 @@ pub fn render(report: &Report<'_>) -> String {
             .collect(),
         repeats: super::repeats::repeats(report.runs),
         workloads: workloads(report.runs),
-        crud: report
-            .runs
-            .iter()
-            .filter_map(bench_core::workloads::crud_overhead::report::overview)
-            .collect(),
         matrix: super::scenario::matrix(report.runs).map(|m| m.tables()),
         scaling: super::scaling::scaling(report.runs).map(|s| ScalingDoc {
-            knobs: match &s.axis {
-                super::scaling::Axis::Knobs(k) => k.clone(),
-                super::scaling::Axis::RowsPerInsert => vec![],
-            },
-            concurrency: match &s.axis {
-                super::scaling::Axis::Knobs(k) if k == &[CONCURRENCY.name] => {
-                    s.points.iter().map(|p| p.values[0].parse().ok()).collect()
-                }
-                _ => None,
-            },
+            concurrency: (s.knobs == [CONCURRENCY.name])
+                .then(|| s.points.iter().map(|p| p.values[0].parse().ok()).collect())
+                .flatten(),
+            knobs: s.knobs,
             points: s.points.into_iter().map(|p| p.values).collect(),
             cores: s.cores,
             ops_per_s: s.rows.into_iter().collect(),

@@ -201,9 +201,6 @@ pub fn render(report: &Report<'_>) -> String {
                 let _ = writeln!(out, "- {p}");
             }
         }
-        if let Some(o) = bench_core::workloads::crud_overhead::report::overview(run) {
-            out.push_str(&super::crud::markdown(&o, target));
-        }
         if let Some(s) = bench_core::workloads::sections_of(run).and_then(|w| w.section(run)) {
             out.push_str(&super::layout::section_markdown(&s));
         }

@@ -1,7 +1,6 @@
 //! Exporters: pure functions from results to text. Each format in its own file.
 
 pub mod charts;
-pub mod crud;
 pub mod csv;
 pub mod histogram;
 pub mod json;
@@ -236,7 +235,7 @@ mod snapshot_tests {
             .map(|(n, spin)| with(&[("rows", Count(n))], spin))
             .collect();
         let sc = scaling::scaling(&rows).unwrap();
-        assert_eq!(sc.axis, scaling::Axis::Knobs(vec!["rows".into()]));
+        assert_eq!(sc.knobs, ["rows"]);
         let text = sc.text();
         assert!(
             text.starts_with("scaling: ops/s by rows (single_row_lookup)\n"),
@@ -264,10 +263,7 @@ mod snapshot_tests {
             }
         }
         let sc = scaling::scaling(&matrix).unwrap();
-        assert_eq!(
-            sc.axis,
-            scaling::Axis::Knobs(vec!["concurrency".into(), "locking_mode".into()])
-        );
+        assert_eq!(sc.knobs, ["concurrency", "locking_mode"]);
         let heads: Vec<String> = sc.points.iter().map(|p| sc.header(p)).collect();
         assert_eq!(
             heads,
@@ -444,7 +440,7 @@ mod snapshot_tests {
         assert!(coloured.contains("\x1b[32m"), "under 2x in green");
         assert!(coloured.contains("\x1b[31m"), "5x and over in red");
         let v: serde_json::Value = serde_json::from_str(&json::render(&report)).unwrap();
-        let o = &v["crud"][0];
+        let o = &v["crud_overhead"][0];
         assert_eq!(o["ops"].as_array().unwrap().len(), 12);
         assert_eq!(o["sweep"][0]["speedup"][0], 1.0);
     }

@@ -1,6 +1,5 @@
 //! Sweeps: ops/s of each bench across runs of one target that differ in one knob (a sweep) or
-//! two (a matrix), and the rows/s of each backend across the batch sizes of crud_overhead's
-//! insert sweep.
+//! two (a matrix).
 
 use std::fmt::Write;
 
@@ -10,35 +9,10 @@ use bench_core::protocol::results::RunRecord;
 
 use crate::format::ops as fmt_ops;
 
-/// What a sweep varies.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Axis {
-    /// One or two knobs, across runs that differ in those knobs only.
-    Knobs(Vec<String>),
-    /// Rows per INSERT statement, across the batch benches of one run.
-    RowsPerInsert,
-}
-
-impl Axis {
-    fn title(&self) -> String {
-        match self {
-            Axis::Knobs(k) => format!("ops/s by {}", k.join(" and ")),
-            Axis::RowsPerInsert => "rows/s by rows per INSERT statement".into(),
-        }
-    }
-
-    fn first(&self) -> &'static str {
-        match self {
-            Axis::Knobs(_) => "bench",
-            Axis::RowsPerInsert => "backend",
-        }
-    }
-}
-
 /// One column of a sweep: the values of what varies.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Point {
-    /// The varied knobs' values (one per knob of the axis), or the batch size.
+    /// The varied knobs' values, one per knob.
     pub values: Vec<String>,
     /// More concurrent tasks than the machine has cores.
     pub over_cores: bool,
@@ -47,8 +21,8 @@ pub struct Point {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Scaling {
     pub target: String,
-    /// What the columns vary.
-    pub axis: Axis,
+    /// The knobs the columns vary (one or two), across runs that differ in those only.
+    pub knobs: Vec<String>,
     /// The columns, in the order the runs were made.
     pub points: Vec<Point>,
     /// Cores of the machine the runs were measured on.
@@ -149,7 +123,7 @@ pub fn scaling<R: std::borrow::Borrow<RunRecord>>(runs: &[R]) -> Option<Scaling>
         .collect();
     Some(Scaling {
         target: first.target.clone(),
-        axis: Axis::Knobs(varied),
+        knobs: varied,
         points,
         cores,
         rows,
@@ -161,19 +135,21 @@ impl Scaling {
     /// sweep, `name=value` pairs for a matrix.
     pub fn header(&self, p: &Point) -> String {
         let star = if p.over_cores { "*" } else { "" };
-        match &self.axis {
-            Axis::RowsPerInsert => p.values.join(" "),
-            Axis::Knobs(k) => k
-                .iter()
-                .zip(&p.values)
-                .map(|(name, v)| match (name.as_str(), k.len()) {
-                    (n, _) if n == CONCURRENCY.name => format!("c={v}{star}"),
-                    (_, 1) => v.clone(),
-                    (n, _) => format!("{n}={v}"),
-                })
-                .collect::<Vec<_>>()
-                .join(" "),
-        }
+        let k = &self.knobs;
+        k.iter()
+            .zip(&p.values)
+            .map(|(name, v)| match (name.as_str(), k.len()) {
+                (n, _) if n == CONCURRENCY.name => format!("c={v}{star}"),
+                (_, 1) => v.clone(),
+                (n, _) => format!("{n}={v}"),
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// What the sweep shows, `ops/s by rows and concurrency`.
+    fn title(&self) -> String {
+        format!("ops/s by {}", self.knobs.join(" and "))
     }
 
     fn note(&self) -> Option<String> {
@@ -188,14 +164,9 @@ impl Scaling {
     /// A markdown table of ops/s plus a bar chart per bench.
     pub fn markdown(&self) -> String {
         let mut out = String::new();
-        let _ = writeln!(
-            out,
-            "\n### Scaling: {} ({})\n",
-            self.axis.title(),
-            self.target
-        );
+        let _ = writeln!(out, "\n### Scaling: {} ({})\n", self.title(), self.target);
         let heads: Vec<String> = self.points.iter().map(|p| self.header(p)).collect();
-        let _ = writeln!(out, "| {} | {} |", self.axis.first(), heads.join(" | "));
+        let _ = writeln!(out, "| bench | {} |", heads.join(" | "));
         let _ = writeln!(out, "| --- |{}", " ---: |".repeat(heads.len()));
         for (name, cells) in &self.rows {
             let cells: Vec<String> = cells
@@ -213,8 +184,8 @@ impl Scaling {
 
     /// Plain text: the same table, aligned, and the chart.
     pub fn text(&self) -> String {
-        let mut out = format!("scaling: {} ({})\n", self.axis.title(), self.target);
-        let mut headers = vec![self.axis.first().to_string()];
+        let mut out = format!("scaling: {} ({})\n", self.title(), self.target);
+        let mut headers = vec!["bench".to_string()];
         headers.extend(self.points.iter().map(|p| self.header(p)));
         let rows: Vec<Vec<String>> = self
             .rows
@@ -237,35 +208,9 @@ impl Scaling {
         out
     }
 
-    /// Throughput against the axis, one block of bars per row.
+    /// Throughput at each point, one block of bars per bench.
     pub fn chart(&self, width: usize) -> String {
-        let mut out = String::new();
-        let label_w = self
-            .points
-            .iter()
-            .map(|p| self.header(p).chars().count())
-            .max()
-            .unwrap_or(0)
-            .max(6);
-        for (name, cells) in &self.rows {
-            // Each bench on its own scale: the shape of its scaling (the numbers compare benches).
-            let max = cells.iter().flatten().fold(0.0f64, |a, b| a.max(*b));
-            let _ = writeln!(out, "{name}");
-            for (p, v) in self.points.iter().zip(cells) {
-                let bar = match v {
-                    Some(v) if max > 0.0 => {
-                        "█".repeat(((v / max) * width as f64).round().max(1.0) as usize)
-                    }
-                    _ => String::new(),
-                };
-                let _ = writeln!(
-                    out,
-                    "  {:>label_w$} {bar} {}",
-                    self.header(p),
-                    v.map(fmt_ops).unwrap_or_else(|| "-".into())
-                );
-            }
-        }
-        out
+        let points: Vec<String> = self.points.iter().map(|p| self.header(p)).collect();
+        super::layout::bars(&points, &self.rows, width)
     }
 }

@@ -278,12 +278,8 @@ pub fn render(report: &Report<'_>) -> String {
         for line in notes(run, &report.baselines()) {
             out.push_str(&format!("! {line}\n"));
         }
-        if let Some(o) = bench_core::workloads::crud_overhead::report::overview(run) {
-            let target = run.start.as_ref().map(|s| s.target.as_str()).unwrap_or("");
-            out.push_str(&super::crud::text(&o, target, report.color));
-        }
         if let Some(s) = bench_core::workloads::sections_of(run).and_then(|w| w.section(run)) {
-            out.push_str(&super::layout::section_text(&s));
+            out.push_str(&super::layout::section_text(&s, report.color));
         }
         out.push_str(&super::profiles::text(run));
     }

@@ -8,10 +8,10 @@ use super::theme::Theme;
 use super::{fit, window};
 use crate::format;
 use crate::model::{Focus, RunState, RunView, State};
+use bench_core::compare::Band;
 use bench_core::measure::stats::quick_median;
 use bench_core::measure::trace::Phase;
 use bench_core::protocol::results::BenchStatus;
-use bench_core::workloads::crud_overhead::report::Band;
 
 const COL_W: usize = 16;
 

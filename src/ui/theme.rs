@@ -48,8 +48,8 @@ impl Theme {
     }
     /// An overhead against rusqlite: under 2x green, under 5x yellow, above red; without
     /// colour, the heavier bands bold (and the worst also underlined).
-    pub fn band(&self, band: bench_core::workloads::crud_overhead::report::Band) -> Style {
-        use bench_core::workloads::crud_overhead::report::Band;
+    pub fn band(&self, band: bench_core::compare::Band) -> Style {
+        use bench_core::compare::Band;
         match (band, self.color) {
             (Band::Baseline, _) => self.dim(),
             (Band::Light, true) => self.fg(Color::Green),

@@ -192,7 +192,8 @@ pub fn spec() -> &'static Target {
             "insert/rusqlite",
         )
         .knobs(&[OPS, BATCH, SWEEP_ROWS, STORAGE, CONCURRENCY, SPIN_US])
-        .knobs(&crate::settings::KNOBS);
+        .knobs(&crate::settings::KNOBS)
+        .sections(&report::CrudSections);
         for case in cases() {
             let prefix = case.name();
             let vs = leak(format!("{prefix}/rusqlite"));

@@ -7,33 +7,10 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::plan::{BATCHES, Case, Op};
+pub use crate::compare::Band;
 use crate::compare::{Ratio, ratio_of};
+use crate::format;
 use crate::protocol::results::{BenchResult, RunRecord};
-
-/// How heavy an overhead is: the explorer colours by it, the exports name it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Band {
-    Baseline,
-    /// Under 2x rusqlite.
-    Light,
-    /// 2x to 5x.
-    Heavy,
-    /// 5x or more.
-    Severe,
-}
-
-impl Band {
-    pub fn of(ratio: f64) -> Band {
-        if ratio < 2.0 {
-            Band::Light
-        } else if ratio < 5.0 {
-            Band::Heavy
-        } else {
-            Band::Severe
-        }
-    }
-}
 
 /// One operation on one backend.
 #[derive(Debug, Clone, Serialize)]
@@ -230,4 +207,212 @@ pub fn sweep_columns() -> Vec<String> {
         .map(|n| format!("{n} rows"))
         .chain(["prepared".to_string()])
         .collect()
+}
+
+/// crud_overhead's own views: the per-operation overhead table (rows banded by overhead), the
+/// overall overhead of the mix with SELECT cached against SELECT, and the batch-insert sweep
+/// as grids and bars.
+pub struct CrudSections;
+
+impl crate::sections::Sections for CrudSections {
+    fn section(&self, run: &RunRecord) -> Option<crate::sections::Section> {
+        let o = overview(run)?;
+        let mut tables = Vec::new();
+        if !o.ops.is_empty() {
+            let (headers, rows, bands) = op_cells(&o);
+            tables.push(crate::sections::Table {
+                title: "Overhead per operation against rusqlite".into(),
+                about: "Each operation of the seeded mix, timed alone on every backend, against \
+                        the same operation on rusqlite (bands: under 2x, 2-5x, 5x and over)."
+                    .into(),
+                headers,
+                rows,
+                left: 2,
+                bands,
+            });
+            let (headers, rows) = summary_cells(&o);
+            if !rows.is_empty() {
+                tables.push(crate::sections::Table {
+                    title: "Overall".into(),
+                    headers,
+                    rows,
+                    left: 1,
+                    ..Default::default()
+                });
+            }
+        }
+        tables.extend(sweep_grids(&o));
+        Some(crate::sections::Section {
+            tables,
+            bars: sweep_bars(&o).into_iter().collect(),
+            ..Default::default()
+        })
+    }
+
+    fn bench_line(&self, run: &RunRecord, bench: &str) -> Option<String> {
+        bench_line(&overview(run)?, bench)
+    }
+
+    fn json(&self, run: &RunRecord) -> Option<serde_json::Value> {
+        serde_json::to_value(overview(run)?).ok()
+    }
+}
+
+/// For one bench: its backend's overall overhead on the mix and its SELECT cached against
+/// SELECT.
+fn bench_line(o: &Overview, bench: &str) -> Option<String> {
+    let backend = &o.ops.iter().find(|r| r.bench == bench)?.backend;
+    let mut parts = Vec::new();
+    if let Some(r) = o.overall.get(backend) {
+        parts.push(format!(
+            "mix overall {} ({}) vs rusqlite",
+            format::ratio(r),
+            format::overhead_pct(r)
+        ));
+    }
+    if let Some(r) = o.cached_vs_select.get(backend) {
+        parts.push(format!("SELECT cached {} of SELECT", format::ratio(r)));
+    }
+    (!parts.is_empty()).then(|| format!("{backend}: {}", parts.join(" · ")))
+}
+
+fn band_label(b: Option<Band>) -> &'static str {
+    match b {
+        Some(Band::Baseline) => "baseline",
+        Some(Band::Light) => "< 2x",
+        Some(Band::Heavy) => "2-5x",
+        Some(Band::Severe) => ">= 5x",
+        None => "-",
+    }
+}
+
+/// The per-operation table: headers, rows and each row's band.
+fn op_cells(o: &Overview) -> (Vec<String>, Vec<Vec<String>>, Vec<Option<Band>>) {
+    let headers = [
+        "op",
+        "backend",
+        "count",
+        "median/op",
+        "95% CI (median)",
+        "p99/op",
+        "vs rusqlite (95% CI)",
+        "overhead",
+        "band",
+    ]
+    .map(String::from)
+    .to_vec();
+    let rows = o
+        .ops
+        .iter()
+        .map(|r| {
+            let (ratio, pct) = match (&r.overhead, r.band) {
+                (_, Some(Band::Baseline)) => ("baseline".to_string(), "-".to_string()),
+                (Some(x), _) => (format::ratio(x), format::overhead_pct(x)),
+                (None, _) => ("-".into(), "-".into()),
+            };
+            vec![
+                r.op.to_string(),
+                r.backend.clone(),
+                r.count.to_string(),
+                format::ns(r.median_ns),
+                format::ci(r.ci95_ns),
+                r.p99_ns
+                    .map(|p| format::ns(p as f64))
+                    .unwrap_or_else(|| "-".into()),
+                ratio,
+                pct,
+                band_label(r.band).to_string(),
+            ]
+        })
+        .collect();
+    (headers, rows, o.ops.iter().map(|r| r.band).collect())
+}
+
+/// Per backend: the overall overhead of the mix and SELECT cached against SELECT.
+fn summary_cells(o: &Overview) -> (Vec<String>, Vec<Vec<String>>) {
+    let headers = [
+        "backend",
+        "mix overall vs rusqlite",
+        "overhead",
+        "SELECT cached vs SELECT",
+    ]
+    .map(String::from)
+    .to_vec();
+    let dash = || "-".to_string();
+    let rows = o
+        .backends
+        .iter()
+        .map(|b| {
+            let overall = o.overall.get(b);
+            let cached = o.cached_vs_select.get(b);
+            vec![
+                b.clone(),
+                if b == "rusqlite" {
+                    "baseline".into()
+                } else {
+                    overall.map(format::ratio).unwrap_or_else(dash)
+                },
+                overall.map(format::overhead_pct).unwrap_or_else(dash),
+                cached.map(format::ratio).unwrap_or_else(dash),
+            ]
+        })
+        .collect();
+    (headers, rows)
+}
+
+/// The sweep as three grids: time for all rows, rows/s, speedup against batch 1.
+fn sweep_grids(o: &Overview) -> Vec<crate::sections::Table> {
+    if o.sweep.is_empty() {
+        return Vec::new();
+    }
+    let mut headers = vec!["backend".to_string()];
+    headers.extend(sweep_columns());
+    let grid =
+        |title: String, f: &dyn Fn(&SweepRow) -> Vec<Option<f64>>, show: fn(f64) -> String| {
+            crate::sections::Table {
+                title: format!("Batch-insert sweep: {title}"),
+                headers: headers.clone(),
+                rows: o
+                    .sweep
+                    .iter()
+                    .map(|r| {
+                        let cells = f(r)
+                            .into_iter()
+                            .map(|v| v.map(show).unwrap_or_else(|| "-".into()));
+                        std::iter::once(r.backend.clone()).chain(cells).collect()
+                    })
+                    .collect(),
+                left: 1,
+                ..Default::default()
+            }
+        };
+    vec![
+        grid(
+            format!("time to insert {} rows", o.sweep_rows),
+            &|r| r.time_ns.clone(),
+            format::ns,
+        ),
+        grid("rows/s".into(), &|r| r.rows_per_s.clone(), format::ops),
+        grid(
+            "speedup against 1 row per INSERT".into(),
+            &|r| r.speedup.clone(),
+            format::ratio_short,
+        ),
+    ]
+}
+
+/// The sweep as bars: rows/s per batch size, one block per backend.
+fn sweep_bars(o: &Overview) -> Option<crate::sections::Bars> {
+    if o.sweep.is_empty() {
+        return None;
+    }
+    Some(crate::sections::Bars {
+        title: "Batch-insert sweep: rows/s by rows per INSERT statement".into(),
+        points: BATCHES.iter().map(|b| b.to_string()).collect(),
+        series: o
+            .sweep
+            .iter()
+            .map(|r| (r.backend.clone(), r.rows_per_s[..BATCHES.len()].to_vec()))
+            .collect(),
+    })
 }

@@ -180,6 +180,7 @@ impl crate::sections::Sections for KvSections {
                     headers,
                     rows,
                     left: 2,
+                    ..Default::default()
                 }
             })
             .collect();
@@ -187,6 +188,7 @@ impl crate::sections::Sections for KvSections {
             tables,
             notes_title: "Suite targets".into(),
             notes: summary(&o),
+            ..Default::default()
         })
     }
 
