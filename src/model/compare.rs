@@ -74,13 +74,8 @@ pub(super) fn on_cmd(state: &mut State, cmd: Cmd) -> Vec<Effect> {
             }
             // A name is asked for, offered as `<target>-<UTC time>`.
             let stamp = crate::format::now_rfc3339().replace([':', '-'], "");
-            state.typed = Some(format!(
-                "{}-{}",
-                state.target.name,
-                stamp.trim_end_matches('Z')
-            ));
-            state.typed_for = super::TypedFor::BaselineName;
-            state.typed_error = None;
+            let name = format!("{}-{}", state.target.name, stamp.trim_end_matches('Z'));
+            state.prompt.open(name, super::TypedFor::BaselineName);
         }
         Cmd::Histogram => {
             let run = state

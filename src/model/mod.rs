@@ -93,10 +93,37 @@ pub enum Overlay {
     },
 }
 
+/// The line being typed in place of the status line (a path to open after `o`, a baseline
+/// name after `S`): its text while it is open, what it is for, and why the last try failed.
+#[derive(Debug, Clone, Default)]
+pub struct Prompt {
+    pub text: Option<String>,
+    pub purpose: TypedFor,
+    pub error: Option<String>,
+}
+
+impl Prompt {
+    /// Opens the line with `text` offered, for `purpose`.
+    pub fn open(&mut self, text: String, purpose: TypedFor) {
+        *self = Prompt {
+            text: Some(text),
+            purpose,
+            error: None,
+        };
+    }
+
+    /// Closes the line (done or given up).
+    pub fn close(&mut self) {
+        self.text = None;
+        self.error = None;
+    }
+}
+
 /// What the typed line is for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum TypedFor {
     /// A path of saved results to open (`o`).
+    #[default]
     Open,
     /// The name to save the target's runs under as a baseline (`S`).
     BaselineName,
@@ -151,11 +178,8 @@ pub struct State {
     pub offer: Option<crate::journal::Session>,
     /// A sweep asked about (see [`LONG_QUEUE`]).
     pub pending_sweep: Option<PendingSweep>,
-    /// The line being typed in place of the status line (a path to open after `o`, a baseline
-    /// name after `S`), what it is for, and why the last try failed.
-    pub typed: Option<String>,
-    pub typed_for: TypedFor,
-    pub typed_error: Option<String>,
+    /// The line typed in place of the status line.
+    pub prompt: Prompt,
     /// A sweep given on the command line (`--concurrency 1,2`): what `s` in the catalog runs
     /// instead of the concurrency sweep; its knob sets, and what they vary.
     pub cli_sweep: Option<(String, Vec<Knobs>)>,
@@ -170,6 +194,13 @@ pub enum Action {
     Run(RunEvent),
     /// Time passes (debounced restarts).
     Tick,
+    /// The explorer's session began: where its journal is written, the last session if it is
+    /// worth offering for reopening, and whether the terminal takes colour.
+    Began {
+        journal: PathBuf,
+        offer: Option<crate::journal::Session>,
+        color: bool,
+    },
     /// An export finished: the paths written, or why it failed.
     Exported(Result<Vec<String>, String>),
     /// A harness crate's build moved on.
@@ -234,9 +265,7 @@ impl State {
             offer: None,
             pending_sweep: None,
             cli_sweep: None,
-            typed: None,
-            typed_for: TypedFor::Open,
-            typed_error: None,
+            prompt: Prompt::default(),
         }
     }
 

@@ -379,8 +379,18 @@ fn the_last_session_is_reopened_as_columns_or_dismissed() {
     };
     let now = Instant::now();
     let mut s = state();
-    s.offer = Some(session());
-    s.overlay = Some(Overlay::Reopen);
+    // The session begins with the last one offered: the overlay asks.
+    let began = |offer| Action::Began {
+        journal: "/data/sessions/session-1.jsonl".into(),
+        offer,
+        color: false,
+    };
+    assert_eq!(update(&mut s, began(Some(session())), now), vec![]);
+    assert_eq!(s.overlay, Some(Overlay::Reopen));
+    assert_eq!(
+        s.journal.as_deref(),
+        Some(std::path::Path::new("/data/sessions/session-1.jsonl"))
+    );
     assert_eq!(
         press(&mut s, &[Key::Char('y')], now),
         vec![Effect::ContinueJournal(
@@ -412,6 +422,10 @@ fn the_last_session_is_reopened_as_columns_or_dismissed() {
         )]
     );
     assert!(s.runs.is_empty() && s.offer.is_none() && s.overlay.is_none());
+    // Nothing worth offering: nothing asks.
+    let mut s = state();
+    update(&mut s, began(None), now);
+    assert!(s.offer.is_none() && s.overlay.is_none() && s.journal.is_some());
 }
 
 #[test]
@@ -487,27 +501,31 @@ fn s_in_the_comparison_saves_the_finished_runs_as_a_baseline() {
     s.focus = Focus::Compare;
     // A name is asked for, offered as <target>-<UTC time>; a bad one is refused in place.
     assert!(press(&mut s, &[Key::Char('S')], now).is_empty());
-    assert_eq!(s.typed_for, crate::model::TypedFor::BaselineName);
-    let offered = s.typed.clone().unwrap();
+    assert_eq!(s.prompt.purpose, crate::model::TypedFor::BaselineName);
+    let offered = s.prompt.text.clone().unwrap();
     assert!(offered.starts_with("single_row_lookup-2"), "{offered}");
     let mut keys = vec![Key::Backspace; offered.len()];
     keys.extend(chars("a/b"));
     keys.push(Key::Enter);
     assert!(press(&mut s, &keys, now).is_empty());
     assert!(
-        s.typed_error
+        s.prompt
+            .error
             .as_deref()
             .unwrap()
             .starts_with("invalid baseline name \"a/b\""),
         "{:?}",
-        s.typed_error
+        s.prompt.error
     );
     let mut keys = vec![Key::Backspace; 3];
     keys.extend(chars("main"));
     keys.push(Key::Enter);
     let fx = press(&mut s, &keys, now);
     assert_eq!(fx, vec![Effect::SaveBaseline("main".into())]);
-    assert_eq!((s.typed.clone(), s.typed_error.clone()), (None, None));
+    assert_eq!(
+        (s.prompt.text.clone(), s.prompt.error.clone()),
+        (None, None)
+    );
     update(&mut s, Action::BaselineSaved(Err("disk full".into())), now);
     assert_eq!(
         s.status.as_ref().unwrap().text,
@@ -520,7 +538,7 @@ fn o_opens_saved_results_from_a_typed_path() {
     let mut s = state();
     let now = Instant::now();
     assert!(press(&mut s, &[Key::Char('o')], now).is_empty());
-    assert_eq!(s.typed.as_deref(), Some(""));
+    assert_eq!(s.prompt.text.as_deref(), Some(""));
     let mut keys = chars("r.jsx");
     keys.extend([Key::Backspace, Key::Char('o'), Key::Char('n'), Key::Enter]);
     let fx = press(&mut s, &keys, now);
@@ -531,10 +549,13 @@ fn o_opens_saved_results_from_a_typed_path() {
         Action::Opened(Err("cannot read r.json".into())),
         now,
     );
-    assert_eq!(s.typed_error.as_deref(), Some("cannot read r.json"));
-    assert!(s.typed.is_some());
+    assert_eq!(s.prompt.error.as_deref(), Some("cannot read r.json"));
+    assert!(s.prompt.text.is_some());
     press(&mut s, &[Key::Esc], now);
-    assert_eq!((s.typed.clone(), s.typed_error.clone()), (None, None));
+    assert_eq!(
+        (s.prompt.text.clone(), s.prompt.error.clone()),
+        (None, None)
+    );
     // Read: its runs are columns, read-only.
     let mut record = bench_core::protocol::results::RunRecord::default();
     record.apply(testing::start(

@@ -29,6 +29,19 @@ fn apply(state: &mut State, action: Action, now: Instant) -> Vec<Effect> {
         Action::Key(key) => on_key(state, key, now),
         Action::Run(ev) => on_run_event(state, ev, now),
         Action::Tick => on_tick(state, now),
+        Action::Began {
+            journal,
+            offer,
+            color,
+        } => {
+            state.journal = Some(journal);
+            state.color = color;
+            if offer.is_some() {
+                state.overlay = Some(super::Overlay::Reopen);
+            }
+            state.offer = offer;
+            vec![]
+        }
         Action::Exported(Ok(paths)) => {
             let (_, numbers, _) = state.export_runs();
             let run_ids: Vec<String> = state
@@ -56,14 +69,13 @@ fn apply(state: &mut State, action: Action, now: Instant) -> Vec<Effect> {
             vec![Effect::Journal(crate::journal::Entry::Exported { run_ids })]
         }
         Action::Opened(Ok((runs, numbers, path))) => {
-            state.typed = None;
-            state.typed_error = None;
+            state.prompt.close();
             state.show_saved(runs, numbers, &path);
             vec![]
         }
         Action::Opened(Err(e)) => {
             // The line stays open with the reason, for another try.
-            state.typed_error = Some(e);
+            state.prompt.error = Some(e);
             vec![]
         }
         Action::BaselineSaved(Ok(text)) => {
@@ -178,28 +190,27 @@ fn on_key(state: &mut State, key: Key, now: Instant) -> Vec<Effect> {
         }
         None => {}
     }
-    if state.typed.is_some() {
-        let max = match state.typed_for {
+    if state.prompt.text.is_some() {
+        let max = match state.prompt.purpose {
             TypedFor::Open => 400,
             TypedFor::BaselineName => 64,
         };
         let knobs::Typed::Submitted(text) =
-            knobs::type_key(&mut state.typed, &mut state.typed_error, key, max)
+            knobs::type_key(&mut state.prompt.text, &mut state.prompt.error, key, max)
         else {
             return vec![];
         };
         let text = text.trim();
-        return match state.typed_for {
+        return match state.prompt.purpose {
             TypedFor::Open if !text.is_empty() => vec![Effect::OpenFile(PathBuf::from(text))],
             TypedFor::Open => vec![],
             TypedFor::BaselineName => match crate::baseline::check_name(text) {
                 Ok(()) => {
-                    state.typed = None;
-                    state.typed_error = None;
+                    state.prompt.close();
                     vec![Effect::SaveBaseline(text.to_string())]
                 }
                 Err(e) => {
-                    state.typed_error = Some(e);
+                    state.prompt.error = Some(e);
                     vec![]
                 }
             },
@@ -259,9 +270,7 @@ fn on_global(state: &mut State, cmd: Cmd, now: Instant) -> Option<Vec<Effect>> {
             }
         }
         Cmd::OpenFile => {
-            state.typed = Some(String::new());
-            state.typed_for = TypedFor::Open;
-            state.typed_error = None;
+            state.prompt.open(String::new(), TypedFor::Open);
         }
         Cmd::TogglePaired => {
             state.paired = !state.paired;

@@ -135,7 +135,6 @@ pub fn run(args: TuiArgs, open: Option<&std::path::Path>) -> i32 {
         args.session.trace(),
         RunSettings::from_session(&args.session),
     );
-    state.color = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     if !varied.is_empty() {
         state.command_line_sweep(varied.join(" x "), variants);
     }
@@ -145,19 +144,25 @@ pub fn run(args: TuiArgs, open: Option<&std::path::Path>) -> i32 {
     // The session journal: this session's file, and the last session's, offered if it left
     // results no export holds.
     let dir = crate::journal::sessions_dir(&crate::journal::data_dir());
-    if let Some(last) = crate::journal::latest(&dir) {
-        match crate::journal::load(&last) {
-            Ok(s) if s.worth_offering() => {
-                state.offer = Some(s);
-                state.overlay = Some(crate::model::Overlay::Reopen);
-            }
-            Ok(_) => {}
-            Err(e) => eprintln!("warning: {e}"),
+    let offer = crate::journal::latest(&dir).and_then(|last| match crate::journal::load(&last) {
+        Ok(s) => s.worth_offering().then_some(s),
+        Err(e) => {
+            eprintln!("warning: {e}");
+            None
         }
-    }
+    });
     let stamp = crate::format::now_rfc3339().replace([':', '-'], "");
-    state.journal = Some(crate::journal::new_path(&dir, stamp.trim_end_matches('Z')));
-    let journal = state.journal.clone().map(crate::journal::Writer::new);
+    let path = crate::journal::new_path(&dir, stamp.trim_end_matches('Z'));
+    let journal = Some(crate::journal::Writer::new(path.clone()));
+    crate::model::update(
+        &mut state,
+        crate::model::Action::Began {
+            journal: path,
+            offer,
+            color: std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+        },
+        Instant::now(),
+    );
     let mut runner = match ProcessRunner::new() {
         Ok(r) => r,
         Err(e) => {

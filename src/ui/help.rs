@@ -96,7 +96,7 @@ pub fn typed_line(
     frame: &mut Frame,
     area: Rect,
 ) {
-    let (prompt, hint) = match state.typed_for {
+    let (prompt, hint) = match state.prompt.purpose {
         crate::model::TypedFor::Open => (
             "open",
             "a report, snapshot, baseline, journal (.jsonl) or Criterion folder; enter opens, esc cancels",
@@ -108,7 +108,7 @@ pub fn typed_line(
     };
     let line = Line::from(vec![
         Span::styled(format!("{prompt}: {text}▏ "), theme.accent()),
-        match &state.typed_error {
+        match &state.prompt.error {
             Some(e) => Span::styled(e.clone(), theme.error()),
             None => Span::styled(hint, theme.dim()),
         },

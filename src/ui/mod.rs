@@ -70,7 +70,7 @@ pub fn render(state: &State, frame: &mut Frame) {
         // Compact: the focused panel alone; tab moves between them.
         draw_panel(state, &theme, frame, state.focus, body);
     }
-    if let Some(text) = &state.typed {
+    if let Some(text) = &state.prompt.text {
         help::typed_line(state, text, &theme, frame, status);
         draw_hints(state, &theme, frame, hints);
         return;

@@ -553,7 +553,7 @@ fn the_open_line() {
 fn the_baseline_name_line() {
     let (mut s, t) = one_finished_run();
     keys(&mut s, &[Key::BackTab, Key::Char('S')], t);
-    let offered = s.typed.clone().unwrap_or_default();
+    let offered = s.prompt.text.clone().unwrap_or_default();
     let mut k = vec![Key::Backspace; offered.len()];
     k.extend("main".chars().map(Key::Char));
     keys(&mut s, &k, t);
