@@ -5,13 +5,64 @@ use std::time::Instant;
 
 use bench_core::catalog::CONCURRENCY;
 
-use super::keys::Cmd;
+use bench_core::catalog::BenchSpec;
+
+use super::keys::{Cmd, Key};
 use super::{Effect, SWEEP, State, move_cursor};
 
 #[derive(Debug, Clone, Default)]
 pub struct CatalogPanel {
     pub cursor: usize,
     pub marked: BTreeSet<&'static str>,
+    /// What the catalog and the comparison's rows are narrowed to (`/`): words that must all
+    /// be found in a bench's name, backend, strategy or phase.
+    pub filter: String,
+    /// The filter is being typed: keys go to it.
+    pub filtering: bool,
+}
+
+/// Whether `b` is shown under `filter`: each of its words (case aside) in the bench's name,
+/// backend (pool or crate), strategy or phase.
+pub fn shown(b: &BenchSpec, filter: &str) -> bool {
+    if filter.trim().is_empty() {
+        return true;
+    }
+    let mut text = format!("{} {}", b.name, b.backend());
+    if let Some(s) = b.strategy() {
+        text.push(' ');
+        text.push_str(s.name());
+    }
+    if let Some(p) = b.phase {
+        text.push(' ');
+        text.push_str(p.label());
+    }
+    let text = text.to_lowercase();
+    filter
+        .split_whitespace()
+        .all(|w| text.contains(&w.to_lowercase()))
+}
+
+/// Keys while the filter is typed: text narrows at each key, ↑↓ still move, enter keeps the
+/// filter, esc clears it.
+pub(super) fn on_filter_key(state: &mut State, key: Key, now: Instant) -> Vec<Effect> {
+    let c = &mut state.catalog;
+    match key {
+        Key::Char(ch) if c.filter.len() < 64 => c.filter.push(ch),
+        Key::Backspace => {
+            c.filter.pop();
+        }
+        Key::Enter => c.filtering = false,
+        Key::Esc => {
+            c.filter.clear();
+            c.filtering = false;
+        }
+        Key::Up | Key::Down => {
+            return on_cmd(state, if key == Key::Up { Cmd::Up } else { Cmd::Down }, now);
+        }
+        _ => return vec![],
+    }
+    state.catalog.cursor = 0;
+    vec![]
 }
 
 impl State {
@@ -19,7 +70,10 @@ impl State {
     pub(super) fn selected_benches(&self) -> Vec<String> {
         let benches = self.catalog_benches();
         if self.catalog.marked.is_empty() {
-            vec![benches[self.catalog.cursor].name.to_string()]
+            benches
+                .get(self.catalog.cursor)
+                .map(|b| vec![b.name.to_string()])
+                .unwrap_or_default()
         } else {
             benches
                 .iter()
@@ -56,22 +110,50 @@ impl State {
 }
 
 pub(super) fn on_cmd(state: &mut State, cmd: Cmd, now: Instant) -> Vec<Effect> {
-    let len = state.target.benches.len();
+    let shown = state.catalog_benches();
+    let len = shown.len();
+    let Some(under) = shown.get(state.catalog.cursor).map(|b| b.name) else {
+        // Nothing matches the filter: only what does not need a bench goes on.
+        match cmd {
+            Cmd::Left | Cmd::Right => state.switch_target(if cmd == Cmd::Right { 1 } else { -1 }),
+            Cmd::Filter => state.catalog.filtering = true,
+            Cmd::ClearFilter => state.catalog.filter.clear(),
+            Cmd::Run | Cmd::Mark | Cmd::MarkGroup | Cmd::Profile | Cmd::Sweep => {
+                state.set_status(
+                    format!(
+                        "no bench matches /{}: esc clears the filter",
+                        state.catalog.filter
+                    ),
+                    true,
+                );
+            }
+            _ => {}
+        }
+        return vec![];
+    };
     match cmd {
+        Cmd::Filter => state.catalog.filtering = true,
+        Cmd::ClearFilter => {
+            state.catalog.filter.clear();
+            state.catalog.cursor = state
+                .catalog_benches()
+                .iter()
+                .position(|b| b.name == under)
+                .unwrap_or(0);
+        }
         Cmd::Up | Cmd::Down => move_cursor(&mut state.catalog.cursor, len, cmd == Cmd::Down),
         Cmd::Left | Cmd::Right => state.switch_target(if cmd == Cmd::Right { 1 } else { -1 }),
         Cmd::Mark => {
-            let name = state.catalog_benches()[state.catalog.cursor].name;
+            let name = under;
             if !state.catalog.marked.remove(name) {
                 state.catalog.marked.insert(name);
             }
             move_cursor(&mut state.catalog.cursor, len, true);
         }
         Cmd::MarkGroup => {
-            let benches = state.catalog_benches();
-            let name = benches[state.catalog.cursor].name;
+            let name = under;
             let group = name.split('/').next().unwrap_or(name);
-            let members: Vec<&'static str> = benches
+            let members: Vec<&'static str> = shown
                 .iter()
                 .map(|b| b.name)
                 .filter(|n| *n == group || n.starts_with(&format!("{group}/")))
@@ -116,9 +198,7 @@ pub(super) fn on_cmd(state: &mut State, cmd: Cmd, now: Instant) -> Vec<Effect> {
             if state.refuse_if_full(1) {
                 return vec![];
             }
-            let bench = state.catalog_benches()[state.catalog.cursor]
-                .name
-                .to_string();
+            let bench = under.to_string();
             let behind = state.active_run().is_some();
             let mut run = state.new_run(vec![bench.clone()], None);
             run.profiled = true;

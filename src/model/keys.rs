@@ -27,6 +27,8 @@ pub enum Cmd {
     Right,
     Mark,
     MarkGroup,
+    Filter,
+    ClearFilter,
     ClearMarks,
     Run,
     Increase,
@@ -93,12 +95,20 @@ pub const CATALOG: &[Binding] = &[
     b(UP, "↑↓/kj", "move between benches", Cmd::Up).hint("↑↓", "move"),
     b(DOWN, "↓/j", "next bench", Cmd::Down).in_help(false),
     b(
+        &[Key::Char('/')],
+        "/",
+        "filter benches and comparison rows by name, backend, strategy or phase (enter keeps, esc clears)",
+        Cmd::Filter,
+    )
+    .hint("/", "filter"),
+    b(&[Key::Esc], "esc", "clear the filter", Cmd::ClearFilter),
+    b(
         &[Key::Char(' ')],
         "space",
         "mark / unmark bench, cursor to the next",
         Cmd::Mark,
     )
-    .hint("space", "mark+next"),
+    .hint("space", "mark"),
     b(
         &[Key::Char('a')],
         "a",

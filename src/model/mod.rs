@@ -269,21 +269,17 @@ impl State {
         }
     }
 
-    /// The benches in catalog order: benches first, then micro-benches.
+    /// The benches the catalog shows (those the filter lets through), in catalog order:
+    /// benches first, then micro-benches.
     pub fn catalog_benches(&self) -> Vec<&'static BenchSpec> {
-        let mut v: Vec<_> = self
-            .target
-            .benches
-            .iter()
-            .filter(|b| b.kind == BenchKind::Bench)
-            .collect();
-        v.extend(
+        let filter = self.catalog.filter.as_str();
+        let of = |kind| {
             self.target
                 .benches
                 .iter()
-                .filter(|b| b.kind == BenchKind::Micro),
-        );
-        v
+                .filter(move |b| b.kind == kind && catalog::shown(b, filter))
+        };
+        of(BenchKind::Bench).chain(of(BenchKind::Micro)).collect()
     }
 
     pub fn active_run(&self) -> Option<&RunView> {

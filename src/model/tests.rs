@@ -1086,3 +1086,64 @@ fn journal_failures_are_said_by_the_model() {
     update(&mut s, Action::DismissFailed("read-only".into()), now);
     assert!(s.status.unwrap().text.contains("declined: read-only"));
 }
+
+/// `/` narrows the catalog and the comparison's rows as one types (every word in a bench's
+/// name, backend, strategy or phase); keys go to the filter while it is typed; marks and runs
+/// act on what is shown; esc clears it and the cursor stays on its bench.
+#[test]
+fn the_filter_narrows_what_is_shown_and_what_runs() {
+    let now = Instant::now();
+    let mut s = state();
+    let all = s.catalog_benches().len();
+    // A mark made before filtering, on a bench the filter will hide.
+    press(&mut s, &[Key::Char(' ')], now);
+    let hidden_mark = s.catalog.marked.iter().next().copied().unwrap();
+    assert!(!hidden_mark.contains("spin"));
+
+    press(&mut s, &[Key::Char('/')], now);
+    assert!(s.catalog.filtering);
+    press(&mut s, &chars("SPIN"), now);
+    let shown: Vec<&str> = s.catalog_benches().iter().map(|b| b.name).collect();
+    assert!(shown.len() > 1 && shown.len() < all, "{shown:?}");
+    assert!(shown.iter().all(|n| n.contains("spin")), "{shown:?}");
+    // Typed keys are text, not commands: q does not quit, and nothing matches "spinq".
+    assert_eq!(press(&mut s, &[Key::Char('q')], now), vec![]);
+    assert!(!s.quit && s.catalog_benches().is_empty());
+    press(&mut s, &[Key::Backspace, Key::Enter], now);
+    assert!(!s.catalog.filtering);
+    assert_eq!(s.catalog.filter, "SPIN");
+
+    // Two words: both must be found (a phase counts).
+    let mut t = state();
+    press(&mut t, &[Key::Char('/')], now);
+    press(&mut t, &chars("interact dispatch"), now);
+    let both: Vec<&str> = t.catalog_benches().iter().map(|b| b.name).collect();
+    assert!(!both.is_empty(), "a dispatch micro-bench through interact");
+    assert!(both.iter().all(|n| n.starts_with("interact/")), "{both:?}");
+
+    // Marks and runs act on what is shown: the mark hidden by the filter does not run.
+    press(&mut s, &[Key::Char(' ')], now);
+    let fx = press(&mut s, &[Key::Enter], now);
+    let [Effect::Start(r)] = fx.as_slice() else {
+        panic!("{fx:?}")
+    };
+    assert_eq!(r.benches, vec![shown[0].to_string()]);
+    assert!(s.catalog.marked.contains(hidden_mark));
+    // The comparison's rows are filtered the same way.
+    assert!(s.compare_rows().iter().all(|n| n.contains("spin")));
+
+    // esc clears the filter; the cursor stays on the bench it was on.
+    press(&mut s, &[Key::Down], now);
+    let under = s.catalog_benches()[s.catalog.cursor].name;
+    press(&mut s, &[Key::Esc], now);
+    assert!(s.catalog.filter.is_empty());
+    assert_eq!(s.catalog_benches().len(), all);
+    assert_eq!(s.catalog_benches()[s.catalog.cursor].name, under);
+
+    // With nothing shown, a run is refused with the reason, not an index out of range.
+    press(&mut s, &[Key::Char('/')], now);
+    press(&mut s, &chars("no-such-bench"), now);
+    press(&mut s, &[Key::Enter], now);
+    assert_eq!(press(&mut s, &[Key::Enter], now), vec![]);
+    assert!(s.status.as_ref().unwrap().text.contains("no bench matches"));
+}

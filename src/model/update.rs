@@ -216,6 +216,9 @@ fn on_key(state: &mut State, key: Key, now: Instant) -> Vec<Effect> {
             },
         };
     }
+    if state.catalog.filtering {
+        return catalog::on_filter_key(state, key, now);
+    }
     if state.knobs.editing.is_some() {
         return knobs::on_edit_key(state, key, now);
     }

@@ -273,7 +273,9 @@ async fn event_loop(
     let mut dirty = true;
     let mut next_stream = Instant::now();
     // With BENCHSCOPE_KEY_LOG=FILE, each key's time from its arrival to the end of its frame
-    // is appended to FILE in microseconds (what tests/soak/explorer-cpu.sh reads).
+    // is appended to FILE in microseconds, then the part of it spent in `update`, then the CPU
+    // time the loop's thread used meanwhile (less than the first when the thread waited for a
+    // core): what tests/soak/explorer-cpu.sh and explorer-keys.sh read.
     let mut key_log = std::env::var_os("BENCHSCOPE_KEY_LOG").and_then(|p| {
         std::fs::OpenOptions::new()
             .create(true)
@@ -292,15 +294,23 @@ async fn event_loop(
                 Some(Ok(TermEvent::Key(k))) => {
                     if let Some(key) = key_of(k) {
                         let at = Instant::now();
+                        let cpu_at = key_log.as_ref().map(|_| thread_cpu());
                         lp.apply(state, Action::Key(key));
                         if state.quit {
                             break;
                         }
+                        let applied = at.elapsed();
                         next_stream = draw(state)?;
                         dirty = false;
                         if let Some(log) = key_log.as_mut() {
                             use std::io::Write as _;
-                            let _ = writeln!(log, "{}", at.elapsed().as_micros());
+                            let _ = writeln!(
+                                log,
+                                "{} {} {}",
+                                at.elapsed().as_micros(),
+                                applied.as_micros(),
+                                (thread_cpu() - cpu_at.unwrap_or_default()).as_micros()
+                            );
                         }
                     }
                 }
@@ -370,6 +380,17 @@ async fn event_loop(
         }
     }
     Ok(())
+}
+
+/// CPU time the calling thread has used (for the key log).
+fn thread_cpu() -> Duration {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec through a valid pointer.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+    Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
 }
 
 #[cfg(test)]

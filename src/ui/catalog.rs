@@ -58,6 +58,22 @@ pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
             theme.dim(),
         ),
     ));
+    if state.catalog.filtering || !state.catalog.filter.is_empty() {
+        let total = state
+            .target
+            .benches
+            .iter()
+            .filter(|b| matches!(b.kind, BenchKind::Bench | BenchKind::Micro))
+            .count();
+        let typing = if state.catalog.filtering { "▏" } else { "" };
+        let count = if benches.is_empty() {
+            "no bench matches".to_string()
+        } else {
+            format!("{} of {total}", benches.len())
+        };
+        let text = format!("/{}{typing} · {count}", state.catalog.filter);
+        rows.push((None, Line::styled(fit(&text, w), theme.accent())));
+    }
     let mut last_kind = None;
     for (i, b) in benches.iter().enumerate() {
         if last_kind != Some(b.kind) {

@@ -96,7 +96,12 @@ fn draw_panel(state: &State, theme: &Theme, frame: &mut Frame, panel: Focus, are
         .borders(Borders::ALL)
         .border_style(theme.border(focused))
         .title(Span::styled(
-            format!(" {} ", panel.title()),
+            match panel {
+                Focus::Catalog | Focus::Compare if !state.catalog.filter.is_empty() => {
+                    format!(" {} /{} ", panel.title(), state.catalog.filter)
+                }
+                _ => format!(" {} ", panel.title()),
+            },
             if focused { theme.title() } else { theme.dim() },
         ));
     let inner = block.inner(area);
@@ -142,7 +147,17 @@ fn draw_status(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
 
 /// Generated from the focused panel's keymap and the global one; `? help` always shows.
 fn draw_hints(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
-    let all = keys::hints(state.focus);
+    let typing = [
+        ("type", "to filter"),
+        ("↑↓", "move"),
+        ("enter", "keep filter"),
+        ("esc", "clear"),
+    ];
+    let all = if state.catalog.filtering {
+        typing.to_vec()
+    } else {
+        keys::hints(state.focus)
+    };
     let tail_len = "? help".len();
     let mut spans = Vec::new();
     let mut used = 0usize;

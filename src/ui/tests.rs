@@ -582,3 +582,18 @@ fn catalog_texts_are_drawn_without_markdown() {
         assert!(!screen.contains("planned"), "{}:\n{screen}", s.target.name);
     }
 }
+
+/// `/spin` typed in the catalog of a busy explorer: the catalog and the comparison's rows
+/// narrowed, the filter and its count on screen, the hints of the typed line; then kept
+/// (enter), at 80x24 and 120x40.
+#[test]
+fn the_catalog_filtered() {
+    let mut s = busy_state();
+    let t = s.now;
+    keys(&mut s, &[Key::Char('/'), Key::Char('s'), Key::Char('p')], t);
+    keys(&mut s, &[Key::Char('i'), Key::Char('n')], t);
+    insta::assert_snapshot!("filter_typed_120x40", draw(&mut s, 120, 40));
+    keys(&mut s, &[Key::Enter], t);
+    insta::assert_snapshot!("filter_kept_80x24", draw(&mut s, 80, 24));
+    insta::assert_snapshot!("filter_kept_120x40", draw(&mut s, 120, 40));
+}
