@@ -63,6 +63,8 @@ pub struct Analysis {
     built_at: Option<Instant>,
     cells: HashMap<(String, String), Cell>,
     scaling: Option<Scaling>,
+    /// Per run, its benches on the target's two axes (cases x subjects), where it has them.
+    matrices: HashMap<String, bench_core::sections::Matrix>,
     ratios: HashMap<RatioKey, Option<Ratio>>,
     /// How many times it was worked out (what the tests check it by).
     pub builds: usize,
@@ -89,6 +91,11 @@ impl Analysis {
     /// The sweep (or matrix) among the runs, as the exports draw it.
     pub fn scaling(&self) -> Option<&Scaling> {
         self.scaling.as_ref()
+    }
+
+    /// Run `run` on its target's two axes (cases x subjects), with the ratios of its cells.
+    pub fn matrix(&self, run: &str) -> Option<&bench_core::sections::Matrix> {
+        self.matrices.get(run)
     }
 
     /// Works the analysis out again when its inputs changed. `urgent` (a key, a run ending)
@@ -173,6 +180,21 @@ impl Analysis {
                 );
             }
         }
+        self.matrices = inputs
+            .runs
+            .iter()
+            .filter_map(|run| {
+                let target =
+                    bench_core::workloads::find(&run.record.start.as_ref()?.target).ok()?;
+                let ratio = |bench: &str| {
+                    cells
+                        .get(&(run.id.to_string(), bench.to_string()))
+                        .and_then(|c: &Cell| c.ratio)
+                };
+                let m = bench_core::sections::matrix(target, run.record, &ratio)?;
+                Some((run.id.to_string(), m))
+            })
+            .collect();
         self.cells = cells;
         self.scaling = crate::export::scaling::scaling(&records);
         // Keep the resampled ratios of the runs still shown only.

@@ -201,6 +201,9 @@ pub fn render(report: &Report<'_>) -> String {
                 let _ = writeln!(out, "- {p}");
             }
         }
+        if let Some(m) = report.matrix(i) {
+            out.push_str(&super::layout::section_markdown(&m));
+        }
         if let Some(s) = bench_core::workloads::sections_of(run).and_then(|w| w.section(run)) {
             out.push_str(&super::layout::section_markdown(&s));
         }

@@ -86,6 +86,20 @@ impl<'a> Report<'a> {
             .as_ref()
     }
 
+    /// The run at `index` on its target's two axes (cases x subjects) with the ratios of its
+    /// comparison rows, as a section of one table; `None` for other targets.
+    pub fn matrix(&self, index: usize) -> Option<bench_core::sections::Section> {
+        let run = self.runs.get(index)?;
+        let target = bench_core::workloads::find(&run.start.as_ref()?.target).ok()?;
+        let rows = self.comparison(index);
+        let ratio = |bench: &str| rows.iter().find(|r| r.bench == bench)?.ratio;
+        let m = bench_core::sections::matrix(target, run, &ratio)?;
+        Some(bench_core::sections::Section {
+            tables: vec![m.table("Matrix: case x backend")],
+            ..Default::default()
+        })
+    }
+
     /// The number to show for the run at `index`.
     pub fn number(&self, index: usize) -> usize {
         self.run_numbers

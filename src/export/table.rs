@@ -278,6 +278,9 @@ pub fn render(report: &Report<'_>) -> String {
         for line in notes(run, &report.baselines()) {
             out.push_str(&format!("! {line}\n"));
         }
+        if let Some(m) = report.matrix(i) {
+            out.push_str(&super::layout::section_text(&m, false));
+        }
         if let Some(s) = bench_core::workloads::sections_of(run).and_then(|w| w.section(run)) {
             out.push_str(&super::layout::section_text(&s, report.color));
         }

@@ -16,6 +16,11 @@ pub struct ComparePanel {
     pub baseline_run: Option<String>,
     /// The figures the panel draws, worked out when the results change.
     pub analysis: crate::analysis::Analysis,
+    /// The selected run drawn on its target's two axes (cases x subjects) instead of benches
+    /// x runs (`m`), with the matrix's selected row and column.
+    pub matrix: bool,
+    pub matrix_row: usize,
+    pub matrix_col: usize,
 }
 
 impl ComparePanel {
@@ -26,12 +31,50 @@ impl ComparePanel {
             baseline_bench: target.baseline,
             baseline_run: None,
             analysis: Default::default(),
+            matrix: false,
+            matrix_row: 0,
+            matrix_col: 0,
         }
     }
 }
 
 pub(super) fn on_cmd(state: &mut State, cmd: Cmd) -> Vec<Effect> {
+    if state.compare.matrix {
+        let shown = state.matrix_rows();
+        let columns = bench_core::sections::axes(state.target).map_or(0, |(_, c)| c.len());
+        match cmd {
+            Cmd::Up | Cmd::Down => {
+                move_cursor(&mut state.compare.matrix_row, shown.len(), cmd == Cmd::Down);
+                return vec![];
+            }
+            Cmd::Left | Cmd::Right => {
+                move_cursor(&mut state.compare.matrix_col, columns, cmd == Cmd::Right);
+                return vec![];
+            }
+            _ => {}
+        }
+    }
     match cmd {
+        Cmd::Matrix => {
+            if state.compare.matrix {
+                state.compare.matrix = false;
+            } else if bench_core::sections::axes(state.target).is_some() {
+                state.compare.matrix = true;
+                state.compare.matrix_row = 0;
+                state.set_status(
+                    "matrix of the selected run: ↑↓ rows, ←→ columns, m back to runs side by side",
+                    false,
+                );
+            } else {
+                state.set_status(
+                    format!(
+                        "{}'s benches are not cases on backends (as crud_overhead's and key_value's are): no matrix",
+                        state.target.name
+                    ),
+                    true,
+                );
+            }
+        }
         Cmd::Up | Cmd::Down => {
             let n = state.compare_rows().len();
             move_cursor(&mut state.compare.row, n, cmd == Cmd::Down);
@@ -82,10 +125,14 @@ pub(super) fn on_cmd(state: &mut State, cmd: Cmd) -> Vec<Effect> {
                 .target_runs()
                 .nth(state.compare.col)
                 .map(|r| (r.id.clone(), r.seq));
-            let bench = state
-                .compare_rows()
-                .get(state.compare.row)
-                .map(|b| b.to_string());
+            let bench = if state.compare.matrix {
+                state.matrix_bench()
+            } else {
+                state
+                    .compare_rows()
+                    .get(state.compare.row)
+                    .map(|b| b.to_string())
+            };
             state.show_histogram(run, bench);
         }
         Cmd::Scaling => {

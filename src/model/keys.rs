@@ -29,6 +29,7 @@ pub enum Cmd {
     MarkGroup,
     Filter,
     ClearFilter,
+    Matrix,
     ClearMarks,
     Run,
     Increase,
@@ -229,6 +230,13 @@ pub const COMPARE: &[Binding] = &[
         Cmd::Scaling,
     )
     .hint("g", "scaling"),
+    b(
+        &[Key::Char('m')],
+        "m",
+        "the run as a matrix: cases x backends (where a target has both)",
+        Cmd::Matrix,
+    )
+    .hint("m", "matrix"),
     b(
         &[Key::Char('S')],
         "S",

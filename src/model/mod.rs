@@ -300,6 +300,33 @@ impl State {
             .collect()
     }
 
+    /// The matrix view's rows: the target's cases that have a bench the filter shows.
+    pub fn matrix_rows(&self) -> Vec<&'static str> {
+        let Some((rows, _)) = bench_core::sections::axes(self.target) else {
+            return Vec::new();
+        };
+        let shown = self.catalog_benches();
+        rows.into_iter()
+            .filter(|case| {
+                shown.iter().any(|b| {
+                    b.name
+                        .strip_prefix(case)
+                        .is_some_and(|r| r.starts_with('/'))
+                })
+            })
+            .collect()
+    }
+
+    /// The bench of the matrix view's selected cell (in the selected run), if it finished.
+    pub fn matrix_bench(&self) -> Option<String> {
+        let run = self.target_runs().nth(self.compare.col)?;
+        let m = self.compare.analysis.matrix(&run.id)?;
+        let case = *self.matrix_rows().get(self.compare.matrix_row)?;
+        let i = m.rows.iter().position(|r| r == case)?;
+        let cell = m.cells[i].get(self.compare.matrix_col)?.as_ref()?;
+        Some(cell.bench.clone())
+    }
+
     /// Runs of the target the explorer shows: the comparison's columns.
     /// The sweep (or matrix) among the target's runs, as the exports draw it.
     pub fn scaling(&self) -> Option<&crate::export::scaling::Scaling> {

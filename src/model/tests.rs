@@ -1147,3 +1147,31 @@ fn the_filter_narrows_what_is_shown_and_what_runs() {
     assert_eq!(press(&mut s, &[Key::Enter], now), vec![]);
     assert!(s.status.as_ref().unwrap().text.contains("no bench matches"));
 }
+
+/// `m` in the comparison: refused with the reason on a target whose benches are not cases on
+/// backends; toggles the matrix where they are, its keys moving within it.
+#[test]
+fn the_matrix_view_is_offered_where_a_target_has_two_axes() {
+    let now = Instant::now();
+    let mut s = state();
+    s.focus = Focus::Compare;
+    press(&mut s, &[Key::Char('m')], now);
+    assert!(!s.compare.matrix);
+    assert!(s.status.as_ref().unwrap().text.contains("no matrix"));
+
+    let t = bench_core::workloads::crud_overhead::spec();
+    let k = knobs::resolve(&t.knobs, &|_| None, &[]).unwrap();
+    let mut s = State::new(t, k, false, RunSettings::default());
+    s.focus = Focus::Compare;
+    press(
+        &mut s,
+        &[Key::Char('m'), Key::Right, Key::Down, Key::Down],
+        now,
+    );
+    assert!(s.compare.matrix);
+    assert_eq!((s.compare.matrix_row, s.compare.matrix_col), (2, 1));
+    // The runs' column is not moved by the matrix's keys.
+    assert_eq!(s.compare.col, 0);
+    press(&mut s, &[Key::Char('m')], now);
+    assert!(!s.compare.matrix);
+}

@@ -153,10 +153,23 @@ fn draw_hints(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
         ("enter", "keep filter"),
         ("esc", "clear"),
     ];
+    let matrix = [
+        ("↑↓", "case"),
+        ("←→", "backend"),
+        ("m", "runs side by side"),
+        ("d", "histogram"),
+    ];
     let all = if state.catalog.filtering {
         typing.to_vec()
+    } else if state.compare.matrix && state.focus == Focus::Compare {
+        matrix.to_vec()
     } else {
+        // The matrix only for targets that have one.
+        let matrix = bench_core::sections::axes(state.target).is_some();
         keys::hints(state.focus)
+            .into_iter()
+            .filter(|(k, _)| matrix || *k != "m")
+            .collect()
     };
     let tail_len = "? help".len();
     let mut spans = Vec::new();

@@ -358,6 +358,20 @@ fn crud_overhead_in_the_comparison() {
         now,
     );
     insta::assert_snapshot!("crud_compare_120x40", draw(&mut s, 120, 40));
+    // `m`: the same run as operations x backends, the selected cell's figures below; the
+    // catalog's filter narrows its rows too.
+    keys(&mut s, &[Key::Char('m'), Key::Right, Key::Down], now);
+    insta::assert_snapshot!("crud_matrix_120x40", draw(&mut s, 120, 40));
+    insta::assert_snapshot!("crud_matrix_80x24", draw(&mut s, 80, 24));
+    keys(&mut s, &[Key::Tab, Key::Char('/')], now);
+    for c in "select".chars() {
+        keys(&mut s, &[Key::Char(c)], now);
+    }
+    keys(&mut s, &[Key::Enter], now);
+    keys(&mut s, &[Key::BackTab], now);
+    assert_eq!(s.catalog.filter, "select");
+    assert_eq!(s.matrix_rows(), ["select", "select_cached"]);
+    insta::assert_snapshot!("crud_matrix_filtered_120x40", draw(&mut s, 120, 40));
 }
 
 /// A bench profiled with `f`: its column is marked, and the detail shows its CPU by layer,
