@@ -57,7 +57,14 @@ pub fn render(state: &State, frame: &mut Frame) {
         };
         let [left, right] =
             Layout::horizontal([Constraint::Length(left_width), Constraint::Min(0)]).areas(body);
-        let knobs_height = (state.target.knobs.len() as u16 + 4).min(left.height / 2);
+        // Every knob and the borders; the line or two of help (or a refused value) only
+        // while the panel is focused or has something to say: the catalog keeps those rows.
+        let note = if state.focus == Focus::Knobs || state.knobs.error.is_some() {
+            2
+        } else {
+            0
+        };
+        let knobs_height = (state.target.knobs.len() as u16 + 2 + note).min(left.height / 2);
         let [cat, kn] =
             Layout::vertical([Constraint::Min(0), Constraint::Length(knobs_height)]).areas(left);
         let [live, cmp] =
