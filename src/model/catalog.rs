@@ -19,6 +19,14 @@ pub struct CatalogPanel {
     pub filter: String,
     /// The filter is being typed: keys go to it.
     pub filtering: bool,
+    /// Groups (the first part of bench names: `insert`, `middleware`) shown as one row (`z`).
+    pub folded: BTreeSet<&'static str>,
+}
+
+/// A bench's group: the first part of its name (`insert` of `insert/middleware/spin`), what
+/// `a` marks and `z` folds.
+pub fn group_of(name: &str) -> &str {
+    name.split('/').next().unwrap_or(name)
 }
 
 /// Whether `b` is shown under `filter`: each of its words (case aside) in the bench's name,
@@ -68,12 +76,15 @@ pub(super) fn on_filter_key(state: &mut State, key: Key, now: Instant) -> Vec<Ef
 impl State {
     /// The benches to run: the marked ones in catalog order, or the one under the cursor.
     pub(super) fn selected_benches(&self) -> Vec<String> {
-        let benches = self.catalog_benches();
+        let benches = self.filtered_benches();
         if self.catalog.marked.is_empty() {
-            benches
-                .get(self.catalog.cursor)
-                .map(|b| vec![b.name.to_string()])
-                .unwrap_or_default()
+            let Some(under) = self.catalog_benches().get(self.catalog.cursor).copied() else {
+                return Vec::new();
+            };
+            if self.catalog.folded.contains(group_of(under.name)) {
+                return self.group_members(under.name).map(String::from).collect();
+            }
+            vec![under.name.to_string()]
         } else {
             benches
                 .iter()
@@ -81,6 +92,26 @@ impl State {
                 .map(|b| b.name.to_string())
                 .collect()
         }
+    }
+
+    /// The benches the filter shows in `name`'s group.
+    pub fn group_members(&self, name: &str) -> impl Iterator<Item = &'static str> {
+        let group = group_of(name).to_string();
+        self.filtered_benches()
+            .into_iter()
+            .map(|b| b.name)
+            .filter(move |n| group_of(n) == group)
+    }
+
+    /// Puts the cursor on `name`'s row, or its folded group's.
+    fn cursor_to(&mut self, name: &str) {
+        let group = group_of(name);
+        let rows = self.catalog_benches();
+        self.catalog.cursor = rows
+            .iter()
+            .position(|b| b.name == name)
+            .or_else(|| rows.iter().position(|b| group_of(b.name) == group))
+            .unwrap_or(0);
     }
 
     /// Shows another target: its knobs keep the values of knobs of the same name.
@@ -135,14 +166,36 @@ pub(super) fn on_cmd(state: &mut State, cmd: Cmd, now: Instant) -> Vec<Effect> {
         Cmd::Filter => state.catalog.filtering = true,
         Cmd::ClearFilter => {
             state.catalog.filter.clear();
-            state.catalog.cursor = state
-                .catalog_benches()
+            state.cursor_to(under);
+        }
+        Cmd::Fold => {
+            let group = group_of(under);
+            if !state.catalog.folded.remove(group) {
+                state.catalog.folded.insert(group);
+            }
+            state.cursor_to(under);
+        }
+        Cmd::FoldAll => {
+            let groups: BTreeSet<&'static str> = state
+                .filtered_benches()
                 .iter()
-                .position(|b| b.name == under)
-                .unwrap_or(0);
+                .map(|b| group_of(b.name))
+                .filter(|g| state.group_members(g).nth(1).is_some())
+                .collect();
+            if groups.is_subset(&state.catalog.folded) {
+                state.catalog.folded.clear();
+            } else {
+                state.catalog.folded = groups;
+            }
+            state.cursor_to(under);
         }
         Cmd::Up | Cmd::Down => move_cursor(&mut state.catalog.cursor, len, cmd == Cmd::Down),
         Cmd::Left | Cmd::Right => state.switch_target(if cmd == Cmd::Right { 1 } else { -1 }),
+        // A folded group's row marks the group.
+        Cmd::Mark if state.catalog.folded.contains(group_of(under)) => {
+            mark_group(state, under);
+            move_cursor(&mut state.catalog.cursor, len, true);
+        }
         Cmd::Mark => {
             let name = under;
             if !state.catalog.marked.remove(name) {
@@ -150,32 +203,7 @@ pub(super) fn on_cmd(state: &mut State, cmd: Cmd, now: Instant) -> Vec<Effect> {
             }
             move_cursor(&mut state.catalog.cursor, len, true);
         }
-        Cmd::MarkGroup => {
-            let name = under;
-            let group = name.split('/').next().unwrap_or(name);
-            let members: Vec<&'static str> = shown
-                .iter()
-                .map(|b| b.name)
-                .filter(|n| *n == group || n.starts_with(&format!("{group}/")))
-                .collect();
-            let all_marked = members.iter().all(|n| state.catalog.marked.contains(n));
-            for n in &members {
-                if all_marked {
-                    state.catalog.marked.remove(n);
-                } else {
-                    state.catalog.marked.insert(n);
-                }
-            }
-            state.set_status(
-                format!(
-                    "{} {} benches {group}/...; {} marked",
-                    if all_marked { "unmarked" } else { "marked" },
-                    members.len(),
-                    state.catalog.marked.len()
-                ),
-                false,
-            );
-        }
+        Cmd::MarkGroup => mark_group(state, under),
         Cmd::ClearMarks => {
             state.catalog.marked.clear();
             state.set_status("no bench marked".to_string(), false);
@@ -250,4 +278,27 @@ pub(super) fn on_cmd(state: &mut State, cmd: Cmd, now: Instant) -> Vec<Effect> {
         _ => {}
     }
     vec![]
+}
+
+/// Marks every bench of `name`'s group the filter shows, or unmarks them when all are marked.
+fn mark_group(state: &mut State, name: &'static str) {
+    let group = group_of(name);
+    let members: Vec<&'static str> = state.group_members(name).collect();
+    let all_marked = members.iter().all(|n| state.catalog.marked.contains(n));
+    for n in &members {
+        if all_marked {
+            state.catalog.marked.remove(n);
+        } else {
+            state.catalog.marked.insert(n);
+        }
+    }
+    state.set_status(
+        format!(
+            "{} {} benches {group}/...; {} marked",
+            if all_marked { "unmarked" } else { "marked" },
+            members.len(),
+            state.catalog.marked.len()
+        ),
+        false,
+    );
 }

@@ -29,6 +29,8 @@ pub enum Cmd {
     MarkGroup,
     Filter,
     ClearFilter,
+    Fold,
+    FoldAll,
     Matrix,
     ClearMarks,
     Run,
@@ -98,11 +100,24 @@ pub const CATALOG: &[Binding] = &[
     b(
         &[Key::Char('/')],
         "/",
-        "filter benches and comparison rows by name, backend, strategy or phase (enter keeps, esc clears)",
+        "filter benches and rows by name, backend, strategy, phase (esc clears)",
         Cmd::Filter,
     )
     .hint("/", "filter"),
-    b(&[Key::Esc], "esc", "clear the filter", Cmd::ClearFilter),
+    b(&[Key::Esc], "esc", "clear the filter", Cmd::ClearFilter).in_help(false),
+    b(
+        &[Key::Char('z')],
+        "z/Z",
+        "fold / unfold the bench's group into one row (Z: every group)",
+        Cmd::Fold,
+    ),
+    b(
+        &[Key::Char('Z')],
+        "Z",
+        "fold / unfold every group",
+        Cmd::FoldAll,
+    )
+    .in_help(false),
     b(
         &[Key::Char(' ')],
         "space",

@@ -22,7 +22,7 @@ use bench_core::knobs::Knobs;
 use bench_core::protocol::results::RunRecord;
 
 use crate::messages::{HarnessBuild, HarnessBuilds, RunEvent, RunRequest, RunSettings};
-pub use catalog::CatalogPanel;
+pub use catalog::{CatalogPanel, group_of};
 pub use compare::ComparePanel;
 use keys::Key;
 pub use knobs::KnobsPanel;
@@ -269,9 +269,22 @@ impl State {
         }
     }
 
-    /// The benches the catalog shows (those the filter lets through), in catalog order:
-    /// benches first, then micro-benches.
+    /// The catalog's rows: the benches the filter lets through, a folded group by its first
+    /// bench alone (drawn as the group).
     pub fn catalog_benches(&self) -> Vec<&'static BenchSpec> {
+        let mut seen = std::collections::BTreeSet::new();
+        self.filtered_benches()
+            .into_iter()
+            .filter(|b| {
+                let g = catalog::group_of(b.name);
+                !self.catalog.folded.contains(g) || seen.insert(g)
+            })
+            .collect()
+    }
+
+    /// The benches the filter lets through, in catalog order: benches first, then
+    /// micro-benches. What marks, runs and the comparison's rows act on.
+    pub fn filtered_benches(&self) -> Vec<&'static BenchSpec> {
         let filter = self.catalog.filter.as_str();
         let of = |kind| {
             self.target
@@ -293,7 +306,7 @@ impl State {
     /// Bench names that appear in any run of the current target, in catalog order: the
     /// comparison's rows.
     pub fn compare_rows(&self) -> Vec<&'static str> {
-        self.catalog_benches()
+        self.filtered_benches()
             .into_iter()
             .map(|b| b.name)
             .filter(|n| self.target_runs().any(|r| r.benches.iter().any(|b| b == n)))
@@ -305,7 +318,7 @@ impl State {
         let Some((rows, _)) = bench_core::sections::axes(self.target) else {
             return Vec::new();
         };
-        let shown = self.catalog_benches();
+        let shown = self.filtered_benches();
         rows.into_iter()
             .filter(|case| {
                 shown.iter().any(|b| {

@@ -1175,3 +1175,50 @@ fn the_matrix_view_is_offered_where_a_target_has_two_axes() {
     press(&mut s, &[Key::Char('m')], now);
     assert!(!s.compare.matrix);
 }
+
+/// `z` folds the bench's group into one row and back, `Z` every group; a folded row marks and
+/// runs its whole group; the comparison's rows are not folded.
+#[test]
+fn groups_fold_into_one_row() {
+    let now = Instant::now();
+    let mut s = state();
+    let all = s.catalog_benches().len();
+    let middleware = s
+        .catalog_benches()
+        .iter()
+        .position(|b| b.name.starts_with("middleware/"))
+        .unwrap();
+    let members: Vec<&str> = s.group_members("middleware/spin").collect();
+    assert!(members.len() > 2, "{members:?}");
+    press(&mut s, &vec![Key::Down; middleware], now);
+    press(&mut s, &[Key::Down, Key::Char('z')], now);
+    // One row for the group, the cursor on it.
+    assert_eq!(s.catalog_benches().len(), all - members.len() + 1);
+    let row = s.catalog_benches()[s.catalog.cursor].name;
+    assert_eq!(group_of(row), "middleware");
+    assert_eq!(s.filtered_benches().len(), all);
+    // Enter on the folded row runs the group.
+    let fx = press(&mut s, &[Key::Enter], now);
+    let [Effect::Start(r)] = fx.as_slice() else {
+        panic!("{fx:?}")
+    };
+    assert_eq!(r.benches, members);
+    // Space on it marks the group, and moves on.
+    press(&mut s, &[Key::Char(' ')], now);
+    assert!(members.iter().all(|m| s.catalog.marked.contains(m)));
+    press(&mut s, &[Key::Up, Key::Char('z')], now);
+    assert_eq!(s.catalog_benches().len(), all);
+
+    // Z: every group of more than one bench folded, then all open again.
+    press(&mut s, &[Key::Char('Z')], now);
+    let folded = s.catalog_benches().len();
+    assert!(folded < all - members.len() + 1, "{folded}");
+    let groups: std::collections::BTreeSet<&str> = s
+        .catalog_benches()
+        .iter()
+        .map(|b| group_of(b.name))
+        .collect();
+    assert_eq!(groups.len(), folded, "one row per group");
+    press(&mut s, &[Key::Char('Z')], now);
+    assert_eq!(s.catalog_benches().len(), all);
+}

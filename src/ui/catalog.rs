@@ -85,6 +85,27 @@ pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
             rows.push((None, Line::styled(head, theme.accent())));
             last_kind = Some(b.kind);
         }
+        let group = crate::model::group_of(b.name);
+        if state.catalog.folded.contains(group) {
+            // A folded group: one row, marked as its members are.
+            let members: Vec<&str> = state.group_members(b.name).collect();
+            let marked = members
+                .iter()
+                .filter(|n| state.catalog.marked.contains(*n))
+                .count();
+            let mark = match marked {
+                0 => "[ ]",
+                m if m == members.len() => "[x]",
+                _ => "[~]",
+            };
+            let text = format!("{mark} ▸ {group}/… ({} benches)", members.len());
+            let mut line = Line::styled(fit(&text, w), theme.accent());
+            if i == state.catalog.cursor && state.focus == crate::model::Focus::Catalog {
+                line = line.style(theme.selected());
+            }
+            rows.push((Some(i), line));
+            continue;
+        }
         let mark = if state.catalog.marked.contains(b.name) {
             "[x]"
         } else {

@@ -35,16 +35,14 @@ fn section<'a>(
 
 /// Every key, generated from the same keymaps `update` uses.
 pub fn draw(theme: &Theme, frame: &mut Frame, area: Rect) {
+    // Two halves of about the same length (they stand side by side on a short screen).
     let mut left = Vec::new();
     section(theme, "everywhere", keys::GLOBAL, &mut left);
-    section(
-        theme,
-        Focus::Catalog.title(),
-        keys::keymap(Focus::Catalog),
-        &mut left,
-    );
+    for f in [Focus::Knobs, Focus::Live] {
+        section(theme, f.title(), keys::keymap(f), &mut left);
+    }
     let mut right = Vec::new();
-    for f in [Focus::Knobs, Focus::Live, Focus::Compare] {
+    for f in [Focus::Catalog, Focus::Compare] {
         section(theme, f.title(), keys::keymap(f), &mut right);
     }
     let closing = Line::styled("any key closes this help", theme.dim());

@@ -611,3 +611,19 @@ fn the_catalog_filtered() {
     insta::assert_snapshot!("filter_kept_80x24", draw(&mut s, 80, 24));
     insta::assert_snapshot!("filter_kept_120x40", draw(&mut s, 120, 40));
 }
+
+/// key_value's 270 benches with every group folded (`Z`): one row per group, a marked group
+/// shown whole, then one group opened again (`z`), at 120x40.
+#[test]
+fn key_value_groups_folded() {
+    let t = bench_core::workloads::key_value::spec();
+    let k = knobs::resolve(&t.knobs, &|_| None, &[]).unwrap();
+    let mut s = State::new(t, k, false, Default::default());
+    s.id_prefix = "t".into();
+    s.color = false;
+    let now = s.now;
+    keys(&mut s, &[Key::Char('Z'), Key::Down, Key::Char(' ')], now);
+    insta::assert_snapshot!("kv_folded_120x40", draw(&mut s, 120, 40));
+    keys(&mut s, &[Key::Up, Key::Char('z')], now);
+    insta::assert_snapshot!("kv_one_group_open_120x40", draw(&mut s, 120, 40));
+}
