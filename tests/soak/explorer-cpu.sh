@@ -12,6 +12,7 @@
 # lock. REPORT=FILE reuses a report made before (the slow part).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. tests/soak/common.sh
 seconds=${1:-20}
 runs=${2:-10}
 # Operations per sample of the run measured: 1000 lookups of rusqlite make a sample every few
@@ -45,15 +46,8 @@ if [ -z "$report" ]; then
 fi
 tmux new-session -d -s "$session" -x 340 -y 80 \
   "$bin open $report --cache-dir $work/cache --rows 1000 --lookups $lookups --time $seconds --warmup 0 --samples 100000 --min-samples 1; sleep 30"
-pid=""
-for _ in $(seq 1 50); do
-  pid=$(pgrep -f -- "^$bin open $report --cache-dir $work/cache" | head -1 || true)
-  [ -n "$pid" ] && break
-  sleep 0.2
-done
-[ -n "$pid" ] || { echo "explorer not found"; exit 1; }
+pid=$(wait_for_process "$bin open $report --cache-dir $work/cache")
 sleep 3
-ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 hz=$(getconf CLK_TCK)
 # Idle, the report open: the reference.
 i0=$(ticks "$pid"); t0=$(date +%s.%N); sleep 5; i1=$(ticks "$pid"); t1=$(date +%s.%N)

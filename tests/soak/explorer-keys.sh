@@ -18,6 +18,7 @@
 # cache (CACHE= to keep one), data folder and measurement lock.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. tests/soak/common.sh
 marks=${1:?MARKS}
 wait_s=${2:-5}
 shift 2 || shift 1
@@ -32,13 +33,7 @@ trap 'tmux kill-server 2>/dev/null || true; rm -rf "$work"' EXIT
 export BENCHSCOPE_MEASURE_LOCK="$work/measure.lock"
 export BENCHSCOPE_DATA_DIR="$work/data" BENCHSCOPE_KEY_LOG="$work/keys.log"
 tmux new-session -d -s "$session" -x 200 -y 60 "$bin $* --cache-dir $cache; sleep 60"
-pid=""
-for _ in $(seq 1 50); do
-  pid=$(pgrep -f -- "^$bin .*--cache-dir $cache" | head -1 || true)
-  [ -n "$pid" ] && break
-  sleep 0.2
-done
-[ -n "$pid" ] || { echo "explorer not found"; exit 1; }
+pid=$(wait_for_process "$bin .*--cache-dir $cache")
 sleep 2
 for _ in $(seq 1 "$marks"); do tmux send-keys -t "$session" Space; done
 sleep 0.5
@@ -53,7 +48,6 @@ done
 sleep "$wait_s"
 # Keys logged from here on only.
 : > "$work/keys.log"
-ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 hz=$(getconf CLK_TCK)
 # Time the explorer's loop thread spent runnable but waiting for a core (schedstat, ns).
 waited() { awk '{print $2}' "/proc/$1/task/$1/schedstat"; }

@@ -9,6 +9,7 @@
 # cache, so other benchscope runs on the machine are not held up by it.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. tests/soak/common.sh
 seconds=${1:-3600}
 csv=${2:-soak-rss.csv}
 bin=${BIN:-target/release/benchscope}
@@ -27,14 +28,7 @@ for k in Right Right Right; do tmux send-keys -t "$session" "$k"; sleep 0.3; don
 tmux capture-pane -p -t "$session" | grep -q async_contention || { echo "not on async_contention"; tmux capture-pane -p -t "$session"; exit 1; }
 tmux send-keys -t "$session" Down; sleep 0.3
 tmux send-keys -t "$session" Enter
-pid=""
-for _ in $(seq 1 50); do
-  # The explorer itself, not the shell tmux started it from.
-  pid=$(pgrep -f -- "^$bin --cache-dir $work/cache" | head -1 || true)
-  [ -n "$pid" ] && break
-  sleep 0.2
-done
-[ -n "$pid" ] || { echo "explorer not found"; exit 1; }
+pid=$(wait_for_process "$bin --cache-dir $work/cache")
 echo "t_s,rss_kib" > "$csv"
 start=$(date +%s)
 while kill -0 "$pid" 2>/dev/null; do
