@@ -59,7 +59,7 @@ pub fn charts(report: &Report<'_>) -> Vec<Chart> {
         out.extend(distribution(run, n));
         out.extend(phases(run, n));
     }
-    if let Some(sc) = super::scaling::scaling(report.runs) {
+    if let Some(sc) = report.scaling() {
         let points: Vec<String> = sc.points.iter().map(|p| p.values.join(" ")).collect();
         out.push(Chart {
             slug: "scaling".into(),

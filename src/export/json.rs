@@ -56,8 +56,8 @@ struct Document<'a> {
     runs: &'a [RunRecord],
     comparison: Vec<Vec<ComparisonRow>>,
     /// Groups of runs made the same way, with each bench's spread between them.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    repeats: Vec<super::repeats::Repeats>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    repeats: &'a [super::repeats::Repeats],
     /// Scenario runs laid out by the knobs that vary: (title, headers, rows) per table.
     #[serde(skip_serializing_if = "Option::is_none")]
     matrix: Option<Vec<super::scenario::Table>>,
@@ -112,10 +112,10 @@ pub fn render(report: &Report<'_>) -> String {
         comparison: (0..report.runs.len())
             .map(|i| report.comparison(i).to_vec())
             .collect(),
-        repeats: super::repeats::repeats(report.runs),
+        repeats: report.repeats(),
         workloads: workloads(report.runs),
         matrix: super::scenario::matrix(report.runs).map(|m| m.tables()),
-        scaling: super::scaling::scaling(report.runs).map(|s| ScalingDoc {
+        scaling: report.scaling().cloned().map(|s| ScalingDoc {
             concurrency: (s.knobs == [CONCURRENCY.name])
                 .then(|| s.points.iter().map(|p| p.values[0].parse().ok()).collect())
                 .flatten(),

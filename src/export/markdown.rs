@@ -217,10 +217,10 @@ pub fn render(report: &Report<'_>) -> String {
     if let Some(m) = super::scenario::matrix(report.runs) {
         out.push_str(&m.markdown());
     }
-    for r in super::repeats::repeats(report.runs) {
+    for r in report.repeats() {
         out.push_str(&r.markdown(&|i| report.number(i)));
     }
-    if let Some(sc) = super::scaling::scaling(report.runs) {
+    if let Some(sc) = report.scaling() {
         out.push_str(&sc.markdown());
     }
     match &report.charts {

@@ -36,6 +36,9 @@ pub struct Report<'a> {
     /// Each run's comparison rows, worked out once for every format rendered from this
     /// report ([`Report::comparison`]).
     pub compared: std::cell::OnceCell<Vec<Vec<ComparisonRow>>>,
+    /// The groups of runs made the same way and the sweep among the runs, worked out once
+    /// for every format ([`Report::repeats`], [`Report::scaling`]).
+    pub grouped: std::cell::OnceCell<(Vec<repeats::Repeats>, Option<scaling::Scaling>)>,
 }
 
 impl<'a> Report<'a> {
@@ -50,6 +53,7 @@ impl<'a> Report<'a> {
             color: false,
             charts: None,
             compared: Default::default(),
+            grouped: Default::default(),
         }
     }
 
@@ -75,6 +79,21 @@ impl<'a> Report<'a> {
                 .collect()
         });
         all.get(index).map_or(&[], Vec::as_slice)
+    }
+
+    fn grouped(&self) -> &(Vec<repeats::Repeats>, Option<scaling::Scaling>) {
+        self.grouped
+            .get_or_init(|| (repeats::repeats(self.runs), scaling::scaling(self.runs)))
+    }
+
+    /// The groups of runs made the same way, with each bench's spread across them.
+    pub fn repeats(&self) -> &[repeats::Repeats] {
+        &self.grouped().0
+    }
+
+    /// The sweep (or matrix of two knobs) among the runs, if they make one.
+    pub fn scaling(&self) -> Option<&scaling::Scaling> {
+        self.grouped().1.as_ref()
     }
 
     /// The change of `bench` in the run at `index` against the baseline run, from its row.

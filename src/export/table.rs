@@ -286,13 +286,13 @@ pub fn render(report: &Report<'_>) -> String {
         }
         out.push_str(&super::profiles::text(run));
     }
-    for r in super::repeats::repeats(report.runs) {
+    for r in report.repeats() {
         out.push_str(&r.text(&|i| report.number(i)));
     }
     if let Some(m) = super::scenario::matrix(report.runs) {
         out.push_str(&m.text());
     }
-    if let Some(sc) = super::scaling::scaling(report.runs) {
+    if let Some(sc) = report.scaling() {
         out.push('\n');
         out.push_str(&sc.text());
     }

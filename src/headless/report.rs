@@ -144,6 +144,7 @@ pub fn report(args: &RunArgs, p: Planned, x: Executed) -> Ended {
                 &Report {
                     charts: Some(charts),
                     compared: plain.compared.clone(),
+                    grouped: plain.grouped.clone(),
                     ..plain
                 },
             )

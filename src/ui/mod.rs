@@ -5,6 +5,7 @@ mod compare;
 mod help;
 mod knobs;
 mod live;
+mod matrix;
 pub mod theme;
 
 use ratatui::Frame;
