@@ -10,10 +10,9 @@ use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::time::{Duration, Instant};
 
+use bench_core::baselines::Baselines;
 use bench_core::compare::Band;
-use bench_core::compare::{
-    Baselines, Change, Ratio, Settings, Spread, groups, run_differences, spread,
-};
+use bench_core::compare::{Change, Ratio, Settings, Spread, groups, run_differences, spread};
 use bench_core::protocol::results::RunRecord;
 
 use crate::export::scaling::Scaling;
@@ -64,7 +63,7 @@ pub struct Analysis {
     cells: HashMap<(String, String), Cell>,
     scaling: Option<Scaling>,
     /// Per run, its benches on the target's two axes (cases x subjects), where it has them.
-    matrices: HashMap<String, bench_core::sections::Matrix>,
+    matrices: HashMap<String, bench_core::matrix::Matrix>,
     ratios: HashMap<RatioKey, Option<Ratio>>,
     /// How many times it was worked out (what the tests check it by).
     pub builds: usize,
@@ -94,7 +93,7 @@ impl Analysis {
     }
 
     /// Run `run` on its target's two axes (cases x subjects), with the ratios of its cells.
-    pub fn matrix(&self, run: &str) -> Option<&bench_core::sections::Matrix> {
+    pub fn matrix(&self, run: &str) -> Option<&bench_core::matrix::Matrix> {
         self.matrices.get(run)
     }
 
@@ -191,7 +190,7 @@ impl Analysis {
                         .get(&(run.id.to_string(), bench.to_string()))
                         .and_then(|c: &Cell| c.ratio)
                 };
-                let m = bench_core::sections::matrix(target, run.record, &ratio)?;
+                let m = bench_core::matrix::matrix(target, run.record, &ratio)?;
                 Some((run.id.to_string(), m))
             })
             .collect();

@@ -373,7 +373,7 @@ mod tests {
             "{src}"
         );
         // The comparison's ratio works within the imported run.
-        let b = bench_core::compare::Baselines::bench("rusqlite");
+        let b = bench_core::baselines::Baselines::bench("rusqlite");
         assert!(b.ratio(r, "turso_raw").unwrap().value > 0.0);
     }
 
@@ -422,7 +422,7 @@ mod tests {
                 .unwrap()
                 .contains("Criterion's parameter 1000")
         );
-        let b = bench_core::compare::Baselines::bench("rusqlite");
+        let b = bench_core::baselines::Baselines::bench("rusqlite");
         assert!(b.ratio(&runs[0], "turso_raw").unwrap().value > 0.0);
     }
 }

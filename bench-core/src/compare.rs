@@ -19,31 +19,7 @@ pub struct Ratio {
     pub ci95: Option<[f64; 2]>,
 }
 
-/// How heavy an overhead against a bench's own baseline is (the same operation on the
-/// reference backend): the explorer and the text table colour by it, the exports name it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Band {
-    Baseline,
-    /// Under 2x rusqlite.
-    Light,
-    /// 2x to 5x.
-    Heavy,
-    /// 5x or more.
-    Severe,
-}
-
-impl Band {
-    pub fn of(ratio: f64) -> Band {
-        if ratio < 2.0 {
-            Band::Light
-        } else if ratio < 5.0 {
-            Band::Heavy
-        } else {
-            Band::Severe
-        }
-    }
-}
+pub use crate::sections::Band;
 
 /// Ratio of two medians; the error is the first-order propagation of each median's CI
 /// half-width (relative errors added in quadrature). What reports made before the ratio
@@ -578,116 +554,6 @@ pub struct ComparisonRow {
     pub change: Option<Change>,
 }
 
-/// What a comparison is made against.
-#[derive(Debug, Clone)]
-pub struct Baselines<'a> {
-    /// The bench every ratio is relative to.
-    pub bench: &'a str,
-    /// The run every change is relative to (none for a single run).
-    pub run: Option<&'a RunRecord>,
-    pub settings: Settings,
-    /// Every run on hand: those made the same way as the baseline run (or as the run judged)
-    /// are its repeats, and measure how far a run moves from run to run.
-    pub peers: Vec<&'a RunRecord>,
-}
-
-impl<'a> Baselines<'a> {
-    pub fn bench(bench: &'a str) -> Self {
-        Baselines {
-            bench,
-            run: None,
-            settings: Settings::default(),
-            peers: Vec::new(),
-        }
-    }
-
-    /// The bench `bench`'s ratio is taken against: the one its catalog entry names (the same
-    /// operation on the baseline backend, say), else the baseline bench.
-    pub fn base_of(&self, run: &RunRecord, bench: &str) -> &'a str {
-        run.start
-            .as_ref()
-            .and_then(|s| crate::workloads::find(&s.target).ok())
-            .and_then(|t| t.spec(bench).ok())
-            .and_then(|s| s.vs)
-            .unwrap_or(self.bench)
-    }
-
-    /// The ratio of `bench`'s median in `run` to its baseline bench's, with its interval.
-    pub fn ratio(&self, run: &RunRecord, bench: &str) -> Option<Ratio> {
-        let b = run.bench(bench)?;
-        b.summary.as_ref()?;
-        let base = self.base_of(run, bench);
-        if bench == base {
-            // Against itself the ratio is exactly 1: the errors are perfectly correlated.
-            return Some(Ratio {
-                value: 1.0,
-                err: 0.0,
-                ci95: Some([1.0, 1.0]),
-            });
-        }
-        // Paired rounds measured this ratio pair by pair: that is the figure.
-        if let Some((against, p)) = &b.paired
-            && against == base
-        {
-            return Some(Ratio {
-                value: p.median,
-                err: (p.ci95[1] - p.ci95[0]) / 2.0,
-                ci95: Some(p.ci95),
-            });
-        }
-        ratio_of(b, run.bench(base)?)
-    }
-
-    /// The ratio's value alone (no resampling: cheap enough for every cell of every frame).
-    pub fn ratio_value(&self, run: &RunRecord, bench: &str) -> Option<f64> {
-        let b = run.bench(bench)?;
-        if let Some((against, p)) = &b.paired
-            && against == self.base_of(run, bench)
-        {
-            return Some(p.median);
-        }
-        let s = b.summary.as_ref()?;
-        let base = run.bench(self.base_of(run, bench))?.summary.as_ref()?;
-        (s.median > 0.0 && base.median > 0.0).then(|| s.median / base.median)
-    }
-
-    /// `bench` in `of` and in the peers made the same way as `of` but not as `other`.
-    fn repeats<'r>(
-        &'r self,
-        of: &'r RunRecord,
-        other: &RunRecord,
-        bench: &str,
-    ) -> Vec<&'r BenchResult> {
-        let mut g: Vec<&BenchResult> = of.bench(bench).into_iter().collect();
-        for p in &self.peers {
-            if std::ptr::eq(*p, of) || std::ptr::eq(*p, other) || p.profiled {
-                continue;
-            }
-            if setup_differences(of, p).is_empty() && !setup_differences(other, p).is_empty() {
-                g.extend(p.bench(bench));
-            }
-        }
-        g
-    }
-
-    /// The change of `bench` in `run` against the baseline run, unless `run` is that run:
-    /// judged with the repeats of each among the peers, and flagged with what differs.
-    pub fn change(&self, run: &RunRecord, bench: &str) -> Option<Change> {
-        let base = self.run.filter(|b| !std::ptr::eq(*b, run))?;
-        // A profiled run's timings include the profiler: no verdict either way.
-        if base.profiled || run.profiled {
-            return None;
-        }
-        let (current, baseline) = (
-            self.repeats(run, base, bench),
-            self.repeats(base, run, bench),
-        );
-        let mut c = judge(&current, &baseline, &self.settings)?;
-        c.differs = setup_differences(base, run);
-        Some(c)
-    }
-}
-
 /// The SQLite settings a bench's connections read back that differ from what its run asked
 /// for (`name: got (asked want)`); empty when they match or the bench has no connection.
 pub fn settings_differences(run: &RunRecord, bench: &str) -> Vec<String> {
@@ -786,31 +652,8 @@ pub fn run_differences(a: &RunRecord, b: &RunRecord) -> Vec<String> {
     }
 }
 
-/// Rows for every finished bench of a run.
-pub fn comparison(run: &RunRecord, baselines: &Baselines<'_>) -> Vec<ComparisonRow> {
-    run.benches
-        .iter()
-        .filter_map(|b| {
-            let s = b.summary.as_ref()?;
-            Some(ComparisonRow {
-                bench: b.name.clone(),
-                backend: b.backend.clone(),
-                strategy: b.strategy.clone(),
-                median_ns: s.median,
-                ci95_ns: s.ci95_median,
-                ops_per_s: if s.median > 0.0 { 1e9 / s.median } else { 0.0 },
-                p99_ns: s.latency.map(|l| l.p99),
-                samples: s.samples,
-                cost: s.cost,
-                ratio: baselines.ratio(run, &b.name),
-                change: baselines.change(run, &b.name),
-            })
-        })
-        .collect()
-}
-
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// Welch's t and its Welch-Satterthwaite degrees of freedom against an independent
@@ -851,7 +694,7 @@ mod tests {
     use crate::measure::stats::summarize;
     use crate::protocol::Event;
 
-    fn close(a: f64, b: f64) -> bool {
+    pub(crate) fn close(a: f64, b: f64) -> bool {
         (a - b).abs() < 1e-9
     }
 
@@ -1037,7 +880,7 @@ mod tests {
         assert!(c.basis.contains("run-to-run sd"), "{}", c.basis);
     }
 
-    fn record(benches: &[(&str, f64, f64, f64)]) -> RunRecord {
+    pub(crate) fn record(benches: &[(&str, f64, f64, f64)]) -> RunRecord {
         let mut r = RunRecord::default();
         for (name, m, lo, hi) in benches {
             r.apply(Event::Sample {
@@ -1109,47 +952,6 @@ mod tests {
         other.start.as_mut().unwrap().knobs.set("rows", 5u64);
         assert_eq!(run_differences(&r, &other), vec!["rows - vs 5"]);
         assert!(run_differences(&r, &r).is_empty());
-    }
-
-    #[test]
-    fn rows_carry_ratios_and_changes() {
-        let base_run = record(&[
-            ("rusqlite", 100.0, 95.0, 105.0),
-            ("mw", 300.0, 285.0, 315.0),
-        ]);
-        let run = record(&[
-            ("rusqlite", 100.0, 95.0, 105.0),
-            ("mw", 200.0, 198.0, 202.0),
-        ]);
-        let mut b = Baselines::bench("rusqlite");
-        let rows = comparison(&base_run, &b);
-        assert_eq!(rows.len(), 2);
-        let r = rows[1].ratio.unwrap();
-        assert!(close(r.value, 3.0));
-        assert_eq!(
-            r.ci95,
-            Some([3.0, 3.0]),
-            "one sample each: no spread to resample"
-        );
-        assert_eq!(rows[0].ratio.unwrap().ci95, Some([1.0, 1.0]));
-        assert_eq!(b.ratio_value(&base_run, "mw"), Some(3.0));
-        assert!(rows.iter().all(|r| r.change.is_none()), "no baseline run");
-        b.run = Some(&base_run);
-        assert!(
-            comparison(&base_run, &b).iter().all(|r| r.change.is_none()),
-            "not against itself"
-        );
-        let rows = comparison(&run, &b);
-        assert_eq!(rows[1].change.as_ref().unwrap().verdict, Verdict::Improved);
-        assert_eq!(
-            rows[0].change.as_ref().unwrap().verdict,
-            Verdict::WithinNoise
-        );
-        assert!(
-            comparison(&run, &Baselines::bench("missing"))
-                .iter()
-                .all(|row| row.ratio.is_none())
-        );
     }
 
     /// A change saved under the interval's old name reads; it is written under its own.

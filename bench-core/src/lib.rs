@@ -19,12 +19,14 @@
 extern crate self as bench_core;
 
 pub mod backends;
+pub mod baselines;
 pub mod catalog;
 pub mod compare;
 pub mod dataset;
 pub mod error;
 pub mod format;
 pub mod knobs;
+pub mod matrix;
 pub mod measure;
 #[cfg(feature = "sqlite")]
 pub mod on_rusqlite;

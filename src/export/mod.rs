@@ -12,7 +12,8 @@ pub mod scaling;
 pub mod scenario;
 pub mod table;
 
-use bench_core::compare::{Baselines, ComparisonRow, Settings};
+use bench_core::baselines::Baselines;
+use bench_core::compare::{ComparisonRow, Settings};
 use bench_core::protocol::results::RunRecord;
 
 /// What every exporter is given: the runs to show, side by side, and what they are compared
@@ -75,7 +76,7 @@ impl<'a> Report<'a> {
             let baselines = self.baselines();
             self.runs
                 .iter()
-                .map(|r| bench_core::compare::comparison(r, &baselines))
+                .map(|r| bench_core::baselines::comparison(r, &baselines))
                 .collect()
         });
         all.get(index).map_or(&[], Vec::as_slice)
@@ -112,7 +113,7 @@ impl<'a> Report<'a> {
         let target = bench_core::workloads::find(&run.start.as_ref()?.target).ok()?;
         let rows = self.comparison(index);
         let ratio = |bench: &str| rows.iter().find(|r| r.bench == bench)?.ratio;
-        let m = bench_core::sections::matrix(target, run, &ratio)?;
+        let m = bench_core::matrix::matrix(target, run, &ratio)?;
         Some(bench_core::sections::Section {
             tables: vec![m.table("Matrix: case x backend")],
             ..Default::default()

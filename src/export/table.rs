@@ -142,7 +142,7 @@ pub fn baseline_label(report: &Report<'_>) -> String {
 pub fn unpaired_in_paired_run(
     run: &RunRecord,
     bench: &str,
-    baselines: &bench_core::compare::Baselines<'_>,
+    baselines: &bench_core::baselines::Baselines<'_>,
 ) -> bool {
     let base = baselines.base_of(run, bench);
     run.start.as_ref().is_some_and(|s| s.budget.paired)
@@ -152,7 +152,7 @@ pub fn unpaired_in_paired_run(
         })
 }
 
-pub fn notes(run: &RunRecord, baselines: &bench_core::compare::Baselines<'_>) -> Vec<String> {
+pub fn notes(run: &RunRecord, baselines: &bench_core::baselines::Baselines<'_>) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(src) = &run.source {
         out.push(format!("read from {src}"));

@@ -41,7 +41,7 @@ impl ComparePanel {
 pub(super) fn on_cmd(state: &mut State, cmd: Cmd) -> Vec<Effect> {
     if state.compare.matrix {
         let shown = state.matrix_rows();
-        let columns = bench_core::sections::axes(state.target).map_or(0, |(_, c)| c.len());
+        let columns = bench_core::matrix::axes(state.target).map_or(0, |(_, c)| c.len());
         match cmd {
             Cmd::Up | Cmd::Down => {
                 move_cursor(&mut state.compare.matrix_row, shown.len(), cmd == Cmd::Down);
@@ -58,7 +58,7 @@ pub(super) fn on_cmd(state: &mut State, cmd: Cmd) -> Vec<Effect> {
         Cmd::Matrix => {
             if state.compare.matrix {
                 state.compare.matrix = false;
-            } else if bench_core::sections::axes(state.target).is_some() {
+            } else if bench_core::matrix::axes(state.target).is_some() {
                 state.compare.matrix = true;
                 state.compare.matrix_row = 0;
                 state.set_status(

@@ -315,7 +315,7 @@ impl State {
 
     /// The matrix view's rows: the target's cases that have a bench the filter shows.
     pub fn matrix_rows(&self) -> Vec<&'static str> {
-        let Some((rows, _)) = bench_core::sections::axes(self.target) else {
+        let Some((rows, _)) = bench_core::matrix::axes(self.target) else {
             return Vec::new();
         };
         let shown = self.filtered_benches();

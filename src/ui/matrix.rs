@@ -61,10 +61,7 @@ pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
         .iter()
         .map(|r| {
             r.iter()
-                .map(|c| {
-                    c.as_ref()
-                        .map_or("-".into(), bench_core::sections::cell_text)
-                })
+                .map(|c| c.as_ref().map_or("-".into(), bench_core::matrix::cell_text))
                 .collect()
         })
         .collect();

@@ -173,7 +173,7 @@ fn draw_hints(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
         matrix.to_vec()
     } else {
         // The matrix only for targets that have one.
-        let matrix = bench_core::sections::axes(state.target).is_some();
+        let matrix = bench_core::matrix::axes(state.target).is_some();
         keys::hints(state.focus)
             .into_iter()
             .filter(|(k, _)| matrix || *k != "m")
