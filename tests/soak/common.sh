@@ -15,3 +15,15 @@ wait_for_process() {
 
 # CPU time (user + system) of process PID, in clock ticks (getconf CLK_TCK per second).
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
+# The pid of the runner child of explorer PID, waiting up to 60 s for it to start.
+wait_for_runner() {
+  local parent=$1 runner=""
+  for _ in $(seq 1 600); do
+    runner=$(pgrep -P "$parent" -f " runner " | head -1 || true)
+    [ -n "$runner" ] && { echo "$runner"; return 0; }
+    sleep 0.1
+  done
+  echo "no runner started" >&2
+  return 1
+}

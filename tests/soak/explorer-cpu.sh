@@ -53,13 +53,7 @@ hz=$(getconf CLK_TCK)
 i0=$(ticks "$pid"); t0=$(date +%s.%N); sleep 5; i1=$(ticks "$pid"); t1=$(date +%s.%N)
 # Focus the comparison so its cells and detail are drawn, then back, and run rusqlite.
 tmux send-keys -t "$session" Enter
-runner=""
-for _ in $(seq 1 100); do
-  runner=$(pgrep -P "$pid" -f " runner " | head -1 || true)
-  [ -n "$runner" ] && break
-  sleep 0.1
-done
-[ -n "$runner" ] || { echo "no runner started"; tmux capture-pane -p -t "$session" | head -20; exit 1; }
+runner=$(wait_for_runner "$pid") || { tmux capture-pane -p -t "$session" | head -20; exit 1; }
 sleep 3
 window=$((seconds - 10))
 [ "$window" -ge 5 ] || { echo "SECONDS must be at least 15"; exit 2; }

@@ -38,13 +38,7 @@ sleep 2
 for _ in $(seq 1 "$marks"); do tmux send-keys -t "$session" Space; done
 sleep 0.5
 tmux send-keys -t "$session" Enter
-runner=""
-for _ in $(seq 1 600); do
-  runner=$(pgrep -P "$pid" -f " runner " | head -1 || true)
-  [ -n "$runner" ] && break
-  sleep 0.1
-done
-[ -n "$runner" ] || { echo "no runner started"; tmux capture-pane -p -t "$session" | head -20; exit 1; }
+runner=$(wait_for_runner "$pid") || { tmux capture-pane -p -t "$session" | head -20; exit 1; }
 sleep "$wait_s"
 # Keys logged from here on only.
 : > "$work/keys.log"
