@@ -138,6 +138,23 @@ pub struct PendingSweep {
     pub queued: String,
 }
 
+/// What the explorer's session shares across panels and runs.
+#[derive(Debug, Clone)]
+pub struct SessionState {
+    /// What every run of this session shares (budget, cache folder, PostgreSQL).
+    pub settings: RunSettings,
+    /// Whether to draw in colour (off when NO_COLOR is set).
+    pub color: bool,
+    /// Prefix of run ids (the process id in the app; fixed in tests).
+    pub id_prefix: String,
+    /// Runs an export holds (by id): quitting with others that have results asks first.
+    pub exported: std::collections::BTreeSet<String>,
+    /// Where this session's journal is written (shown when quitting).
+    pub journal: Option<PathBuf>,
+    /// The last session, offered for reopening at start.
+    pub offer: Option<crate::journal::Session>,
+}
+
 /// From this many waiting runs on, a sweep asks before it adds its own.
 pub const LONG_QUEUE: usize = 5;
 
@@ -149,6 +166,8 @@ pub struct State {
     pub knobs: KnobsPanel,
     pub live: LivePanel,
     pub compare: ComparePanel,
+    /// What the whole session shares: run settings, colour, run ids, journal, exports.
+    pub session: SessionState,
     pub trace: bool,
     /// Runs from now on measure in paired rounds (`--paired`).
     pub paired: bool,
@@ -159,23 +178,11 @@ pub struct State {
     pub overlay: Option<Overlay>,
     /// What each target's latest run said of its dataset (the header shows the target's own).
     pub datasets: std::collections::BTreeMap<&'static str, String>,
-    /// What every run of this session shares (budget, cache folder, PostgreSQL).
-    pub settings: RunSettings,
     pub quit: bool,
-    /// Whether to draw in colour (off when NO_COLOR is set).
-    pub color: bool,
     /// The time of the last action: what progress and ETAs are drawn against.
     pub now: Instant,
-    /// Prefix of run ids (the process id in the app; fixed in tests).
-    pub id_prefix: String,
     /// How each harness crate's build stands (built in the background from the start).
     pub harness: HarnessBuilds,
-    /// Runs an export holds (by id): quitting with others that have results asks first.
-    pub exported: std::collections::BTreeSet<String>,
-    /// Where this session's journal is written (shown when quitting).
-    pub journal: Option<PathBuf>,
-    /// The last session, offered for reopening at start.
-    pub offer: Option<crate::journal::Session>,
     /// A sweep asked about (see [`LONG_QUEUE`]).
     pub pending_sweep: Option<PendingSweep>,
     /// The line typed in place of the status line.
@@ -254,15 +261,17 @@ impl State {
             status: None,
             overlay: None,
             datasets: Default::default(),
-            settings,
+            session: SessionState {
+                settings,
+                color: true,
+                id_prefix: format!("r{}", std::process::id()),
+                exported: Default::default(),
+                journal: None,
+                offer: None,
+            },
             quit: false,
-            color: true,
             now: Instant::now(),
-            id_prefix: format!("r{}", std::process::id()),
             harness: HarnessBuilds::default(),
-            exported: Default::default(),
-            journal: None,
-            offer: None,
             pending_sweep: None,
             cli_sweep: None,
             prompt: Prompt::default(),
@@ -450,7 +459,7 @@ impl State {
         self.runs
             .iter()
             .filter(|r| {
-                !self.exported.contains(&r.id)
+                !self.session.exported.contains(&r.id)
                     && r.record
                         .benches
                         .iter()
@@ -461,7 +470,11 @@ impl State {
 
     /// The quit question's two lines.
     pub fn quit_question(&self) -> (String, String) {
-        let journal = self.journal.as_ref().map(|p| p.display().to_string());
+        let journal = self
+            .session
+            .journal
+            .as_ref()
+            .map(|p| p.display().to_string());
         if self.any_active() {
             let keep = journal
                 .map(|p| format!(" (what finished stays in the session journal {p})"))

@@ -14,7 +14,7 @@ impl State {
         let seq = self.next_seq;
         self.next_seq += 1;
         RunView {
-            id: format!("{}-{seq}", self.id_prefix),
+            id: format!("{}-{seq}", self.session.id_prefix),
             target: self.target,
             seq,
             knobs: self.knobs.values.clone(),
@@ -37,7 +37,7 @@ impl State {
             run.benches.clone(),
             run.knobs.clone(),
             run.trace,
-            &self.settings,
+            &self.session.settings,
         );
         req.profile = run.profiled.then(|| PathBuf::from(PROFILE_DIR));
         let args = &mut req.settings.budget_args;
@@ -153,7 +153,7 @@ impl State {
                 record,
             });
             // Shown from a file: nothing to export before quitting.
-            self.exported.insert(format!("saved-{seq}-{i}"));
+            self.session.exported.insert(format!("saved-{seq}-{i}"));
             n += 1;
         }
         self.compare.col = self.target_runs().count().saturating_sub(1);

@@ -23,7 +23,7 @@ fn state() -> State {
             ..Default::default()
         },
     );
-    s.id_prefix = "t".into();
+    s.session.id_prefix = "t".into();
     s
 }
 
@@ -313,7 +313,7 @@ fn quit_asks_while_runs_are_going() {
 fn quit_asks_while_results_are_not_exported_and_e_exports_them() {
     let mut s = state();
     let now = Instant::now();
-    s.journal = Some("/data/sessions/session-1.jsonl".into());
+    s.session.journal = Some("/data/sessions/session-1.jsonl".into());
     press(&mut s, &[Key::Enter], now);
     finish_bench(&mut s, "t-1", "rusqlite", 1500.0, now);
     update(&mut s, exited("t-1", Outcome::Completed), now);
@@ -388,7 +388,7 @@ fn the_last_session_is_reopened_as_columns_or_dismissed() {
     assert_eq!(update(&mut s, began(Some(session())), now), vec![]);
     assert_eq!(s.overlay, Some(Overlay::Reopen));
     assert_eq!(
-        s.journal.as_deref(),
+        s.session.journal.as_deref(),
         Some(std::path::Path::new("/data/sessions/session-1.jsonl"))
     );
     assert_eq!(
@@ -413,7 +413,7 @@ fn the_last_session_is_reopened_as_columns_or_dismissed() {
     assert!(matches!(&fx[..], [Effect::Start(r)] if r.run_id == "t-4"));
 
     let mut s = state();
-    s.offer = Some(session());
+    s.session.offer = Some(session());
     s.overlay = Some(Overlay::Reopen);
     assert_eq!(
         press(&mut s, &[Key::Char('n')], now),
@@ -421,11 +421,11 @@ fn the_last_session_is_reopened_as_columns_or_dismissed() {
             "/data/sessions/session-0.jsonl".into()
         )]
     );
-    assert!(s.runs.is_empty() && s.offer.is_none() && s.overlay.is_none());
+    assert!(s.runs.is_empty() && s.session.offer.is_none() && s.overlay.is_none());
     // Nothing worth offering: nothing asks.
     let mut s = state();
     update(&mut s, began(None), now);
-    assert!(s.offer.is_none() && s.overlay.is_none() && s.journal.is_some());
+    assert!(s.session.offer.is_none() && s.overlay.is_none() && s.session.journal.is_some());
 }
 
 #[test]
@@ -1074,7 +1074,7 @@ fn a_marks_the_cursors_group_and_capital_a_clears() {
 fn journal_failures_are_said_by_the_model() {
     let mut s = state();
     let now = Instant::now();
-    s.journal = Some(PathBuf::from("/tmp/j.jsonl"));
+    s.session.journal = Some(PathBuf::from("/tmp/j.jsonl"));
     update(&mut s, Action::JournalFailed("disk full".into()), now);
     let st = s.status.clone().unwrap();
     assert!(
@@ -1082,7 +1082,7 @@ fn journal_failures_are_said_by_the_model() {
         "{}",
         st.text
     );
-    assert_eq!(s.journal, None);
+    assert_eq!(s.session.journal, None);
     update(&mut s, Action::DismissFailed("read-only".into()), now);
     assert!(s.status.unwrap().text.contains("declined: read-only"));
 }

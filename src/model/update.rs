@@ -34,12 +34,12 @@ fn apply(state: &mut State, action: Action, now: Instant) -> Vec<Effect> {
             offer,
             color,
         } => {
-            state.journal = Some(journal);
-            state.color = color;
+            state.session.journal = Some(journal);
+            state.session.color = color;
             if offer.is_some() {
                 state.overlay = Some(super::Overlay::Reopen);
             }
-            state.offer = offer;
+            state.session.offer = offer;
             vec![]
         }
         Action::Exported(Ok(paths)) => {
@@ -50,7 +50,7 @@ fn apply(state: &mut State, action: Action, now: Instant) -> Vec<Effect> {
                 .filter(|r| r.target.name == state.target.name && numbers.contains(&r.seq))
                 .map(|r| r.id.clone())
                 .collect();
-            state.exported.extend(run_ids.iter().cloned());
+            state.session.exported.extend(run_ids.iter().cloned());
             // Say what the files hold: this target's runs only.
             let others = state
                 .runs
@@ -91,7 +91,7 @@ fn apply(state: &mut State, action: Action, now: Instant) -> Vec<Effect> {
                 format!("session journal: {e}; results are no longer kept on disk"),
                 true,
             );
-            state.journal = None;
+            state.session.journal = None;
             vec![]
         }
         Action::DismissFailed(e) => {
@@ -168,7 +168,7 @@ fn on_key(state: &mut State, key: Key, now: Instant) -> Vec<Effect> {
         }
         Some(Overlay::Reopen) => {
             state.overlay = None;
-            let Some(session) = state.offer.take() else {
+            let Some(session) = state.session.offer.take() else {
                 return vec![];
             };
             return if matches!(key, Key::Char('y') | Key::Char('Y')) {
@@ -443,7 +443,7 @@ fn reopen(state: &mut State, session: crate::journal::Session) -> Vec<Effect> {
             None => RunState::Failed("interrupted: the explorer stopped while it ran".into()),
         };
         if session.exported.contains(&r.run_id) {
-            state.exported.insert(r.run_id.clone());
+            state.session.exported.insert(r.run_id.clone());
         }
         state.next_seq = state.next_seq.max(r.seq + 1);
         let paired = r.record.start.as_ref().is_some_and(|s| s.budget.paired);
@@ -478,6 +478,6 @@ fn reopen(state: &mut State, session: crate::journal::Session) -> Vec<Effect> {
         format!("reopened {n} runs from {}{skipped}", session.path.display()),
         false,
     );
-    state.journal = Some(session.path.clone());
+    state.session.journal = Some(session.path.clone());
     vec![Effect::ContinueJournal(session.path)]
 }

@@ -160,6 +160,7 @@ impl Loop<'_> {
                             .map(|r| r.record.clone())
                             .collect();
                         let cache = state
+                            .session
                             .settings
                             .cache_dir
                             .clone()

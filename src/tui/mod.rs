@@ -225,7 +225,7 @@ pub fn run(args: TuiArgs, open: Option<&std::path::Path>) -> i32 {
     });
     drop(guard);
     let left = state.unexported();
-    if let Some(p) = state.journal.as_ref().filter(|_| left > 0) {
+    if let Some(p) = state.session.journal.as_ref().filter(|_| left > 0) {
         eprintln!(
             "{left} {} with results no export holds {} kept in {}; benchscope offers to reopen {} at its next start",
             if left == 1 { "run" } else { "runs" },

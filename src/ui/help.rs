@@ -130,7 +130,7 @@ pub fn confirm_sweep(state: &crate::model::State, theme: &Theme, frame: &mut Fra
 
 /// The last session's unexported runs, offered at start.
 pub fn reopen(state: &crate::model::State, theme: &Theme, frame: &mut Frame, area: Rect) {
-    let Some(s) = &state.offer else {
+    let Some(s) = &state.session.offer else {
         return;
     };
     let open = s.unexported();

@@ -25,7 +25,9 @@ pub const FULL_SIZE: (u16, u16) = (80, 24);
 
 pub fn render(state: &State, frame: &mut Frame) {
     let area = frame.area();
-    let theme = Theme { color: state.color };
+    let theme = Theme {
+        color: state.session.color,
+    };
     if area.width < MIN_SIZE.0 || area.height < MIN_SIZE.1 {
         let msg = format!(
             "terminal too small: {}x{} (needs {}x{})",

@@ -18,8 +18,8 @@ use crate::testing::{self, samples};
 fn base_state() -> State {
     let k = knobs::resolve(&single_row_lookup::spec().knobs, &|_| None, &[]).unwrap();
     let mut s = State::new(single_row_lookup::spec(), k, false, Default::default());
-    s.id_prefix = "t".into();
-    s.color = false;
+    s.session.id_prefix = "t".into();
+    s.session.color = false;
     s
 }
 
@@ -290,8 +290,8 @@ fn a_scenario_live_and_in_the_comparison() {
     let t = bench_core::workloads::async_contention::spec();
     let k = knobs::resolve(&t.knobs, &|_| None, &[]).unwrap();
     let mut s = State::new(t, k.clone(), false, Default::default());
-    s.id_prefix = "t".into();
-    s.color = false;
+    s.session.id_prefix = "t".into();
+    s.session.color = false;
     let now = s.now;
     keys(&mut s, &[Key::Char(' '), Key::Char(' '), Key::Enter], now);
     let mut start = testing::start(&k, false, false, testing::BUDGET);
@@ -321,8 +321,8 @@ fn crud_overhead_in_the_comparison() {
     let t = bench_core::workloads::crud_overhead::spec();
     let k = knobs::resolve(&t.knobs, &|_| None, &[]).unwrap();
     let mut s = State::new(t, k, false, Default::default());
-    s.id_prefix = "t".into();
-    s.color = false;
+    s.session.id_prefix = "t".into();
+    s.session.color = false;
     let now = s.now;
     let run = testing::crud_run();
     for b in &run.benches {
@@ -469,7 +469,7 @@ fn reopen_and_unexported_quit_questions() {
         record,
         outcome: Some("finished".into()),
     };
-    s.offer = Some(crate::journal::Session {
+    s.session.offer = Some(crate::journal::Session {
         path: "/home/u/.local/share/benchscope/sessions/session-20261123T101500-4242.jsonl".into(),
         runs: vec![run],
         ..Default::default()
@@ -619,8 +619,8 @@ fn key_value_groups_folded() {
     let t = bench_core::workloads::key_value::spec();
     let k = knobs::resolve(&t.knobs, &|_| None, &[]).unwrap();
     let mut s = State::new(t, k, false, Default::default());
-    s.id_prefix = "t".into();
-    s.color = false;
+    s.session.id_prefix = "t".into();
+    s.session.color = false;
     let now = s.now;
     keys(&mut s, &[Key::Char('Z'), Key::Down, Key::Char(' ')], now);
     insta::assert_snapshot!("kv_folded_120x40", draw(&mut s, 120, 40));
