@@ -8,8 +8,19 @@ use super::{fit, window};
 use crate::model::State;
 use bench_core::catalog::BenchKind;
 
-/// What a bench row shows beside its name: its phase, strategy or backend.
+/// What a bench row shows beside its name: its phase, strategy or backend; nothing when the
+/// name already says it (`insert/middleware/spin` is spin, `bulk_put/rusqlite` rusqlite), so
+/// the width goes to names.
 fn detail(b: &bench_core::catalog::BenchSpec) -> String {
+    let d = full_detail(b);
+    let plain = |s: &str| s.replace('-', "_");
+    let said = plain(b.name)
+        .split('/')
+        .any(|part| part == plain(&d).as_str());
+    if said { String::new() } else { d }
+}
+
+fn full_detail(b: &bench_core::catalog::BenchSpec) -> String {
     match (b.phase, b.strategy(), b.subject) {
         (Some(p), _, _) => p.label().to_string(),
         (None, Some(s), _) => s.name().to_string(),
@@ -19,15 +30,17 @@ fn detail(b: &bench_core::catalog::BenchSpec) -> String {
     }
 }
 
-/// The width the catalog's rows need to show every name and detail whole (borders included).
+/// The width the catalog's rows need to show every name and detail whole (borders included):
+/// the details start in one column after the longest name.
 pub fn width_needed(state: &State) -> u16 {
-    state
-        .catalog_benches()
-        .iter()
-        // "[ ] " name, the baseline mark and a space, the detail, the borders
-        .map(|b| 4 + b.name.chars().count() + 2 + detail(b).chars().count() + 2 + 1)
-        .max()
-        .unwrap_or(30) as u16
+    let benches = state.catalog_benches();
+    let longest = |f: &dyn Fn(&bench_core::catalog::BenchSpec) -> usize| {
+        benches.iter().map(|b| f(b)).max().unwrap_or(0)
+    };
+    let name = longest(&|b| b.name.chars().count());
+    let detail = longest(&|b| detail(b).chars().count());
+    // "[ ] " name, the baseline mark and a space, the detail, the borders
+    (4 + name + 2 + detail + 2 + 1).max(30) as u16
 }
 
 pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
