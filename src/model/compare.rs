@@ -40,11 +40,12 @@ impl ComparePanel {
 
 pub(super) fn on_cmd(state: &mut State, cmd: Cmd) -> Vec<Effect> {
     if state.compare.matrix {
-        let shown = state.matrix_rows();
-        let columns = bench_core::matrix::axes(state.target).map_or(0, |(_, c)| c.len());
+        let (rows, columns) = state
+            .matrix_view()
+            .map_or((0, 0), |(_, m, rows)| (rows.len(), m.columns.len()));
         match cmd {
             Cmd::Up | Cmd::Down => {
-                move_cursor(&mut state.compare.matrix_row, shown.len(), cmd == Cmd::Down);
+                move_cursor(&mut state.compare.matrix_row, rows, cmd == Cmd::Down);
                 return vec![];
             }
             Cmd::Left | Cmd::Right => {

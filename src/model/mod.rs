@@ -322,39 +322,44 @@ impl State {
             .collect()
     }
 
-    /// The matrix view's rows: the target's cases that have a bench the filter shows.
-    pub fn matrix_rows(&self) -> Vec<&'static str> {
-        let Some((rows, _)) = bench_core::matrix::axes(self.target) else {
-            return Vec::new();
-        };
-        let shown = self.filtered_benches();
-        rows.into_iter()
-            .filter(|case| {
-                shown.iter().any(|b| {
-                    b.name
-                        .strip_prefix(case)
-                        .is_some_and(|r| r.starts_with('/'))
-                })
-            })
-            .collect()
-    }
-
-    /// The bench of the matrix view's selected cell (in the selected run), if it finished.
-    pub fn matrix_bench(&self) -> Option<String> {
+    /// The matrix view: the selected run, its matrix, and the indices of the matrix's rows the
+    /// filter shows (a row with a finished bench the filter lets through).
+    pub fn matrix_view(&self) -> Option<(&RunView, &bench_core::matrix::Matrix, Vec<usize>)> {
         let run = self.target_runs().nth(self.compare.col)?;
         let m = self.compare.analysis.matrix(&run.id)?;
-        let case = *self.matrix_rows().get(self.compare.matrix_row)?;
-        let i = m.rows.iter().position(|r| r == case)?;
-        let cell = m.cells[i].get(self.compare.matrix_col)?.as_ref()?;
-        Some(cell.bench.clone())
+        let shown = self.filtered_benches();
+        let rows = (0..m.rows.len())
+            .filter(|&i| {
+                m.cells[i]
+                    .iter()
+                    .flatten()
+                    .any(|c| shown.iter().any(|b| b.name == c.bench))
+            })
+            .collect();
+        Some((run, m, rows))
     }
 
-    /// Runs of the target the explorer shows: the comparison's columns.
+    /// The matrix view's selected cell: its row and column, kept within the matrix.
+    pub fn matrix_cursor(&self) -> Option<(usize, usize)> {
+        let (_, m, rows) = self.matrix_view()?;
+        let row = *rows.get(self.compare.matrix_row.min(rows.len().checked_sub(1)?))?;
+        let col = self.compare.matrix_col.min(m.columns.len().checked_sub(1)?);
+        Some((row, col))
+    }
+
+    /// The bench of the matrix view's selected cell, if it finished.
+    pub fn matrix_bench(&self) -> Option<String> {
+        let (_, m, _) = self.matrix_view()?;
+        let (i, j) = self.matrix_cursor()?;
+        Some(m.cells[i][j].as_ref()?.bench.clone())
+    }
+
     /// The sweep (or matrix) among the target's runs, as the exports draw it.
     pub fn scaling(&self) -> Option<&crate::export::scaling::Scaling> {
         self.compare.analysis.scaling()
     }
 
+    /// Runs of the target the explorer shows: the comparison's columns.
     pub fn target_runs(&self) -> impl Iterator<Item = &RunView> {
         self.runs
             .iter()

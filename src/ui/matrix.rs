@@ -30,17 +30,12 @@ pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
             "No run yet: the matrix shows the selected run's benches as cases x backends.".into(),
         );
     };
-    let Some(m) = state.compare.analysis.matrix(&run.id) else {
+    let Some((_, m, rows)) = state.matrix_view() else {
         return say(
             frame,
             format!("Run {} has no finished bench on the matrix yet.", run.seq),
         );
     };
-    let shown = state.matrix_rows();
-    let rows: Vec<usize> = shown
-        .iter()
-        .filter_map(|case| m.rows.iter().position(|r| r == case))
-        .collect();
     let [head, table, detail] = Layout::vertical([
         Constraint::Length(1),
         Constraint::Min(2),
