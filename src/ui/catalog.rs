@@ -111,7 +111,7 @@ pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
                 m if m == members.len() => "[x]",
                 _ => "[~]",
             };
-            let text = format!("{mark} ▸ {group}/… ({} benches)", members.len());
+            let text = format!("{mark} ▸ {group}/… ({})", members.len());
             let mut line = Line::styled(fit(&text, w), theme.accent());
             if i == state.catalog.cursor && state.focus == crate::model::Focus::Catalog {
                 line = line.style(theme.selected());
