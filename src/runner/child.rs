@@ -29,6 +29,7 @@ pub(super) async fn run_child(
     run_id: &str,
     events: &mpsc::UnboundedSender<RunEvent>,
     kill_rx: &mut tokio::sync::oneshot::Receiver<()>,
+    nice: i32,
 ) -> Result<(), ChildEnd> {
     let args = request.args();
     let env = &request.env;
@@ -43,6 +44,7 @@ pub(super) async fn run_child(
         None => command.env_remove("BENCHSCOPE_POSTGRES_URL"),
     };
     command.envs(env.iter().map(|(k, v)| (k, v)));
+    super::lower_priority(&mut command, nice);
     // A process group of its own: a runner that is a script, or that starts children of its
     // own, is stopped whole, and no grandchild keeps its pipes open after it.
     let mut child = command

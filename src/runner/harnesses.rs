@@ -46,6 +46,9 @@ static BUILDING: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 #[derive(Debug, Clone)]
 pub struct Locator {
     pub external: External,
+    /// How many steps of `nice` below this process its cargo build runs (see
+    /// [`super::FRONT_END_FIRST`]).
+    pub nice: i32,
     cached: Arc<tokio::sync::Mutex<Option<PathBuf>>>,
     status: Arc<tokio::sync::watch::Sender<HarnessBuild>>,
 }
@@ -54,6 +57,7 @@ impl Locator {
     pub fn new(external: External) -> Self {
         Locator {
             external,
+            nice: 0,
             cached: Default::default(),
             status: Arc::new(tokio::sync::watch::Sender::new(HarnessBuild::Idle)),
         }
@@ -93,6 +97,7 @@ impl Locator {
                 &self.external,
                 &self.source_dir(),
                 &cargo,
+                self.nice,
                 note,
                 &self.status,
             )
@@ -159,6 +164,7 @@ async fn resolve(
     external: &External,
     dir: &std::path::Path,
     cargo: &std::ffi::OsStr,
+    nice: i32,
     note: &(dyn Fn(String) + Sync),
     status: &tokio::sync::watch::Sender<HarnessBuild>,
 ) -> Result<PathBuf, String> {
@@ -193,7 +199,9 @@ async fn resolve(
         };
     }
     status.send_replace(HarnessBuild::Checking);
-    let spawned = Command::new(cargo)
+    let mut build = Command::new(cargo);
+    super::lower_priority(&mut build, nice);
+    let spawned = build
         .args(["build", "--release", "--manifest-path"])
         .arg(&manifest)
         .arg("--target-dir")
@@ -351,7 +359,7 @@ mod tests {
         };
         let notes = std::sync::Mutex::new(Vec::new());
         let note = |t: String| notes.lock().unwrap().push(t);
-        let result = resolve(&EXTERNAL[0], &src, cargo.as_os_str(), &note, &status).await;
+        let result = resolve(&EXTERNAL[0], &src, cargo.as_os_str(), 0, &note, &status).await;
         drop(status);
         recorder.await.unwrap();
         let seen = seen.lock().unwrap().clone();

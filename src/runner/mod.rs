@@ -67,6 +67,52 @@ pub struct ProcessRunner {
     /// run does not sit idle for minutes) instead of building first (headless: nothing is
     /// measured beside a compiler).
     pub overlap_build: bool,
+    /// How many steps below this process's priority runners (and harness builds) run:
+    /// 0 (headless: the same as the front end), or [`front_end_nice`] in the explorer.
+    pub nice: i32,
+}
+
+/// The explorer's runners and harness builds run at the lowest priority `nice` gives (19
+/// steps below it), so that a key is answered at once even while a run keeps both cores busy
+/// with hundreds of threads (the explorer itself uses under 1% of a core). Every thread of a
+/// run is lowered alike, so a run that has the machine to itself is measured as it would be at
+/// the front end's priority: nice only weighs its threads against other processes'.
+/// `BENCHSCOPE_RUNNER_NICE` (0 to 19) sets another step; 0 runs them as the explorer.
+pub const FRONT_END_FIRST: i32 = 19;
+
+/// The explorer's step: `BENCHSCOPE_RUNNER_NICE` when set, else [`FRONT_END_FIRST`].
+pub fn front_end_nice() -> Result<i32, String> {
+    nice_from(std::env::var("BENCHSCOPE_RUNNER_NICE").ok().as_deref())
+}
+
+/// A step of nice as given (0 to 19), or [`FRONT_END_FIRST`] when none is; anything else is
+/// refused with what is allowed.
+fn nice_from(v: Option<&str>) -> Result<i32, String> {
+    match v {
+        None => Ok(FRONT_END_FIRST),
+        Some(v) => match v.trim().parse::<i32>() {
+            Ok(n) if (0..=19).contains(&n) => Ok(n),
+            _ => Err(format!(
+                "BENCHSCOPE_RUNNER_NICE is {v:?} (allowed: a whole number from 0 to 19, the steps of nice below the explorer its runs and builds take)"
+            )),
+        },
+    }
+}
+
+/// Starts `command`'s process `nice` steps below the caller's priority (nothing at 0).
+pub(crate) fn lower_priority(command: &mut tokio::process::Command, nice: i32) {
+    if nice > 0 {
+        // SAFETY: the closure runs in the forked child before exec and makes one system call
+        // (nice(2), async-signal-safe); it allocates nothing and touches no lock.
+        unsafe {
+            command.pre_exec(move || {
+                // A priority that cannot be lowered (an unusual limit) leaves the runner as
+                // it is; nothing depends on it but the explorer's latency.
+                libc::nice(nice);
+                Ok(())
+            });
+        }
+    }
 }
 
 impl ProcessRunner {
@@ -81,6 +127,7 @@ impl ProcessRunner {
                 .map(harnesses::Locator::new)
                 .collect(),
             overlap_build: false,
+            nice: 0,
         })
     }
 }
@@ -139,6 +186,7 @@ impl Runner for ProcessRunner {
         let core = self.core.clone();
         let externals = self.externals.clone();
         let overlap_build = self.overlap_build;
+        let nice = self.nice;
         tokio::spawn(async move {
             let run_id = request.run_id.clone();
             let mut errors = Vec::new();
@@ -256,7 +304,9 @@ impl Runner for ProcessRunner {
                     (_, p) => p,
                 };
                 let result = match program {
-                    Ok(p) => child::run_child(&p, &part, &run_id, &events, &mut kill_rx).await,
+                    Ok(p) => {
+                        child::run_child(&p, &part, &run_id, &events, &mut kill_rx, nice).await
+                    }
                     Err(e) => Err(child::ChildEnd::Failed(e)),
                 };
                 if let Some(stem) = stem {
@@ -379,5 +429,47 @@ impl Runner for FakeRunner {
             outcome: self.outcome.clone(),
         });
         Ok(RunHandle::detached())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_runners_step_of_nice_is_checked() {
+        assert_eq!(nice_from(None), Ok(FRONT_END_FIRST));
+        assert_eq!(nice_from(Some("0")), Ok(0));
+        assert_eq!(nice_from(Some(" 7 ")), Ok(7));
+        for bad in ["20", "-1", "high", ""] {
+            let e = nice_from(Some(bad)).unwrap_err();
+            assert!(
+                e.contains(&format!("{bad:?}")) && e.contains("0 to 19"),
+                "{e}"
+            );
+        }
+    }
+
+    /// The nice value (field 19 of /proc/PID/stat) of a process.
+    fn nice_of(stat: &str) -> i32 {
+        // The command name, in parentheses, may hold spaces: fields count from after it.
+        let after = &stat[stat
+            .rfind(')')
+            .expect("stat has the command in parentheses")
+            + 2..];
+        after.split_whitespace().nth(16).unwrap().parse().unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_lowered_child_runs_that_many_steps_below_its_parent() {
+        let own = nice_of(&std::fs::read_to_string("/proc/self/stat").unwrap());
+        for step in [0, 5] {
+            let mut command = tokio::process::Command::new("cat");
+            command.arg("/proc/self/stat");
+            lower_priority(&mut command, step);
+            let out = command.output().await.expect("cat runs");
+            let child = nice_of(&String::from_utf8_lossy(&out.stdout));
+            assert_eq!(child, (own + step).min(19), "step {step}");
+        }
     }
 }

@@ -128,6 +128,13 @@ pub fn run(args: TuiArgs, open: Option<&std::path::Path>) -> i32 {
             return 2;
         }
     };
+    let nice = match crate::runner::front_end_nice() {
+        Ok(n) => n,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return 2;
+        }
+    };
     let knobs = variants[0].clone();
     let mut state = State::new(
         target,
@@ -173,6 +180,11 @@ pub fn run(args: TuiArgs, open: Option<&std::path::Path>) -> i32 {
     // The first run of a harness crate's benches (sqlx, async-sqlite) does not wait minutes for
     // it: the harnesses build from the start, and a run's core benches go while they do.
     runner.overlap_build = true;
+    // Keys first: runs and builds yield the cores to the explorer when it has work.
+    runner.nice = nice;
+    for l in &mut runner.externals {
+        l.nice = nice;
+    }
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -275,7 +287,9 @@ async fn event_loop(
     // With BENCHSCOPE_KEY_LOG=FILE, each key's time from its arrival to the end of its frame
     // is appended to FILE in microseconds, then the part of it spent in `update`, then the CPU
     // time the loop's thread used meanwhile (less than the first when the thread waited for a
-    // core): what tests/soak/explorer-cpu.sh and explorer-keys.sh read.
+    // core), then the frame's end as Unix time in microseconds (so that a script which noted
+    // when it pressed the key also counts the wait before the key reached the loop): what
+    // tests/soak/explorer-cpu.sh and explorer-keys.sh read.
     let mut key_log = std::env::var_os("BENCHSCOPE_KEY_LOG").and_then(|p| {
         std::fs::OpenOptions::new()
             .create(true)
@@ -306,10 +320,14 @@ async fn event_loop(
                             use std::io::Write as _;
                             let _ = writeln!(
                                 log,
-                                "{} {} {}",
+                                "{} {} {} {}",
                                 at.elapsed().as_micros(),
                                 applied.as_micros(),
-                                (thread_cpu() - cpu_at.unwrap_or_default()).as_micros()
+                                (thread_cpu() - cpu_at.unwrap_or_default()).as_micros(),
+                                std::time::SystemTime::now()
+                                    .duration_since(std::time::UNIX_EPOCH)
+                                    .unwrap_or_default()
+                                    .as_micros()
                             );
                         }
                     }

@@ -5,8 +5,10 @@
 # cursor), starts the run, waits until its runner is up (and WAIT more seconds), then reads the
 # explorer's CPU time (user + system, /proc) over WINDOW seconds while KEYS keys are pressed
 # (down and up in the catalog, one every 0.25 s). The explorer logs each key's time from its
-# arrival to the end of its frame; the script prints their median and maximum, the explorer's
-# CPU, and the last line of the run's status.
+# arrival to the end of its frame, and when that frame ended; the script notes when it pressed
+# each key, so it also prints the time from the press (sent to tmux) to the frame,
+# which counts the wait before the key reached the explorer's loop (a loop thread waiting for
+# a core). It prints their medians and maxima, the explorer's CPU, and the run's status line.
 #
 #   tests/soak/explorer-keys.sh MARKS [WAIT] -- EXPLORER-ARGS...
 #
@@ -42,14 +44,22 @@ runner=$(wait_for_runner "$pid") || { tmux capture-pane -p -t "$session" | head 
 sleep "$wait_s"
 # Keys logged from here on only.
 : > "$work/keys.log"
+: > "$work/sent.log"
 hz=$(getconf CLK_TCK)
 # Time the explorer's loop thread spent runnable but waiting for a core (schedstat, ns).
 waited() { awk '{print $2}' "/proc/$1/task/$1/schedstat"; }
 e0=$(ticks "$pid"); w0=$(waited "$pid"); s0=$(date +%s.%N)
+# Keys go through one tmux client in control mode started beforehand, and the time of each
+# press is bash's own clock: no process is started per key, as none is when a person types.
+exec {control}> >(command tmux -L "$session" -C attach -t "$session" > /dev/null)
+sleep 0.5
 for i in $(seq 1 "$keys"); do
-  if [ $((i % 2)) = 1 ]; then tmux send-keys -t "$session" Down; else tmux send-keys -t "$session" Up; fi
+  echo "${EPOCHREALTIME/./}" >> "$work/sent.log"
+  if [ $((i % 2)) = 1 ]; then echo "send-keys -t $session Down" >&"$control"; else echo "send-keys -t $session Up" >&"$control"; fi
   sleep 0.25
 done
+sleep 0.5
+exec {control}>&-
 e1=$(ticks "$pid"); w1=$(waited "$pid"); s1=$(date +%s.%N)
 alive=no
 [ -e "/proc/$runner" ] && alive=yes
@@ -64,7 +74,13 @@ sort -n "$work/keys.log" | awk '{v[NR] = $1; c[NR] = $3} END {
   if (NR == 0) { print "no key logged"; exit 1 }
   printf "key to frame, %d keys: median %.1f ms, max %.1f ms (CPU of the slowest: %.2f ms)\n", NR, v[int((NR + 1) / 2)] / 1000, v[NR] / 1000, c[NR] / 1000
 }'
+# From the press to the frame: the n-th key sent against the n-th frame logged.
+paste -d' ' "$work/sent.log" <(awk '{print $4}' "$work/keys.log") | awk '$2 != "" {print $2 - $1}' \
+  | sort -n | awk -v sent="$keys" '{v[NR] = $1} END {
+  if (NR == 0) { print "no key logged"; exit 1 }
+  printf "press to frame, %d of %d keys: median %.1f ms, max %.1f ms\n", NR, sent, v[int((NR + 1) / 2)] / 1000, v[NR] / 1000
+}'
 # What the screen said at the end (the run's progress line and status).
 grep -E "running|building|dataset|bench [0-9]+/|[0-9]+/[0-9]+ benches" "$work/screen.txt" | head -3 | cut -c1-200 | sed 's/^/  /' || true
 if [ -n "${SCREEN:-}" ]; then cp "$work/screen.txt" "$SCREEN"; fi
-if [ -n "${KEYLOG:-}" ]; then cp "$work/keys.log" "$KEYLOG"; fi
+if [ -n "${KEYLOG:-}" ]; then cp "$work/keys.log" "$KEYLOG"; cp "$work/sent.log" "$KEYLOG.sent"; fi
