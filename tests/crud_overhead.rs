@@ -42,6 +42,7 @@ fn every_backend_gets_its_overhead_per_operation_and_the_sweep() {
     ];
     if pg.is_some() {
         backends.push("postgres");
+        backends.push("sql-middleware/postgres");
     }
     let mut benches = Vec::new();
     for case in [

@@ -193,10 +193,12 @@ pub fn skip_reason(subject: Subject, pool: usize, s: &SqliteSettings) -> Option<
             s.journal_mode
         ));
     }
-    let pooled = matches!(
-        subject,
-        Subject::Middleware(_) | Subject::Pool(_) | Subject::SqlxSqlite | Subject::Crate(_)
-    );
+    let pooled = match subject {
+        Subject::Middleware(_) | Subject::Pool(_) | Subject::SqlxSqlite => true,
+        // On PostgreSQL, SQLite's locking is no concern.
+        Subject::Crate(c) => c != crate::catalog::Shipped::SqlMiddlewarePostgres,
+        _ => false,
+    };
     // sql-middleware's pool holds 10 connections whatever the run asks.
     let pool = match subject {
         Subject::Crate(crate::catalog::Shipped::SqlMiddleware) => pool.max(10),

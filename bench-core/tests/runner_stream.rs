@@ -495,7 +495,19 @@ fn every_core_bench(
 )> {
     let cache = tempfile::tempdir().unwrap();
     let storage_knob = format!("storage={storage}");
+    // The core's SQLite benches (those on the PostgreSQL server are tested with one).
+    let benches: Vec<&'static bench_core::catalog::BenchSpec> = target
+        .benches
+        .iter()
+        .filter(|b| {
+            b.harness() == Harness::Core
+                && b.subject != Subject::Crate(bench_core::catalog::Shipped::SqlMiddlewarePostgres)
+        })
+        .collect();
     let mut args = vec![target.name];
+    for b in &benches {
+        args.extend(["--bench", b.name]);
+    }
     args.extend_from_slice(knobs);
     args.extend_from_slice(&[
         "--knob",
@@ -517,10 +529,8 @@ fn every_core_bench(
         .filter(|e| matches!(e, Event::Error { .. } | Event::Skipped { .. }))
         .collect();
     assert!(bad.is_empty(), "{storage}: {bad:?}");
-    target
-        .benches
-        .iter()
-        .filter(|b| b.harness() == Harness::Core)
+    benches
+        .into_iter()
         .map(|b| {
             let c = check_bench(&events, b.name).unwrap_or_else(|e| panic!("{storage}: {e}"));
             (b, c)
@@ -582,6 +592,87 @@ fn crud_overhead_streams_every_core_bench_with_the_models_work() {
     }
 }
 
+/// crud_overhead through sql-middleware's postgres feature on a real server: every case does
+/// the work the model of the table gives (BEGIN ... COMMIT held in its `Tx`), and the bench's
+/// table is gone when the run ends.
+#[test]
+fn crud_overhead_runs_sql_middleware_on_postgres_with_the_models_work() {
+    use bench_core::workloads::crud_overhead::{self, plan};
+    let Some(url) = std::env::var("BENCHSCOPE_POSTGRES_URL")
+        .ok()
+        .filter(|u| !u.is_empty())
+    else {
+        bench_core::testing::skip(
+            "crud_overhead_runs_sql_middleware_on_postgres_with_the_models_work",
+            "BENCHSCOPE_POSTGRES_URL is not set (.ci/postgres.sh starts a throwaway server)",
+        );
+        return;
+    };
+    let spec = crud_overhead::spec();
+    let steps = plan::steps(60, 10, spec.seed);
+    let sweep = plan::sweep_rows(30, spec.seed);
+    let benches: Vec<&bench_core::catalog::BenchSpec> = spec
+        .benches
+        .iter()
+        .filter(|b| b.subject == Subject::Crate(Shipped::SqlMiddlewarePostgres))
+        .collect();
+    assert_eq!(benches.len(), 15, "every case");
+    let cache = tempfile::tempdir().unwrap();
+    let mut args = vec!["crud_overhead"];
+    for b in &benches {
+        args.extend(["--bench", b.name]);
+    }
+    args.extend([
+        "--knob",
+        "ops=60",
+        "--knob",
+        "batch=10",
+        "--knob",
+        "sweep_rows=30",
+        "--time",
+        "0.01",
+        "--warmup",
+        "0",
+        "--samples",
+        "2",
+        "--min-samples",
+        "2",
+    ]);
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_bench-runner"));
+    cmd.args(&args)
+        .arg("--cache-dir")
+        .arg(cache.path())
+        .env("BENCHSCOPE_POSTGRES_URL", &url);
+    let out = run_to_end(&mut cmd).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    for b in benches {
+        let c = check_bench(&out.events, b.name).unwrap_or_else(|e| panic!("{e}"));
+        let case = crud_overhead::case_of(b).unwrap();
+        assert_eq!(
+            (c.ops, c.work.per_pass),
+            plan::expected(case, &steps, &sweep),
+            "{}",
+            b.name
+        );
+    }
+    // The bench's table is dropped when each bench ends: none is left on the server.
+    let rt = bench_core::measure::drive::runtime(None).unwrap();
+    let left = rt.block_on(async {
+        use bench_core::backends::crates::{MiddlewareConn, SqlMiddlewarePg};
+        let pool = SqlMiddlewarePg::open(&url).await.unwrap();
+        let mut conn = pool.hold(String::new()).await.unwrap();
+        conn.rows(
+            "SELECT 1 FROM pg_tables WHERE tablename = 'benchscope_crud'",
+            &[],
+        )
+        .await
+        .unwrap()
+        .results
+        .len()
+    });
+    assert_eq!(left, 0, "benchscope_crud is left on the server");
+}
+
 #[test]
 fn crud_overhead_refuses_bad_knobs() {
     let cache = tempfile::tempdir().unwrap();
@@ -622,8 +713,8 @@ fn key_value_streams_every_core_bench_with_checked_values() {
         }
         assert_eq!(
             checked.len(),
-            18 * 13,
-            "memory, rusqlite, 6 strategies, turso, tokio-rusqlite, r2d2_sqlite x 2, sql-middleware"
+            18 * 14,
+            "memory, rusqlite, 6 strategies, turso, tokio-rusqlite, r2d2_sqlite x 2, diesel, sql-middleware"
         );
     }
 }

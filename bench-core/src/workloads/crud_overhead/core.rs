@@ -7,6 +7,8 @@ use std::time::Duration;
 
 use super::Shared;
 use super::plan::{Answer, Crud, Dialect, Row, Sql};
+#[cfg(feature = "crates")]
+use crate::backends::crates::MiddlewareConn;
 use crate::backends::middleware::Middleware;
 use crate::backends::middleware::value::{ResultSet, Value};
 #[cfg(feature = "turso")]
@@ -38,6 +40,7 @@ impl Workload for Core {
         let dir = run.scratch_dir()?;
         Ok(Box::new(Ctx {
             shared: Shared::new(run),
+            postgres_url: run.postgres_url.clone(),
             dir,
             concurrency: run.plan.knobs.count(&CONCURRENCY) as usize,
             spin: Duration::from_micros(run.plan.knobs.count(&SPIN_US)),
@@ -48,6 +51,7 @@ impl Workload for Core {
 
 struct Ctx {
     shared: Shared,
+    postgres_url: Option<String>,
     dir: PathBuf,
     concurrency: usize,
     spin: Duration,
@@ -60,6 +64,11 @@ impl Session for Ctx {
     }
 
     fn skip(&self, bench: &BenchSpec) -> Option<String> {
+        if bench.subject == Subject::Crate(crate::catalog::Shipped::SqlMiddlewarePostgres)
+            && self.postgres_url.is_none()
+        {
+            return Some(crate::workloads::bulk_insert::NO_POSTGRES.to_string());
+        }
         crate::settings::skip_reason(bench.subject, self.concurrency, &self.shared.settings)
     }
 
@@ -175,11 +184,32 @@ impl Session for Ctx {
                         let conn = self
                             .rt
                             .block_on(crate::measure::drive::LookupPath::checkout(&p))?;
-                        let crud = c::SqlMiddlewareHeld { conn };
+                        let crud = MiddlewareCrud(c::SqlMiddlewareHeld { conn });
                         (
                             self.shared
                                 .iteration(&self.rt, crud, sql, case, (place, p))?,
                             settings,
+                        )
+                    }
+                    Shipped::SqlMiddlewarePostgres => {
+                        let url = self.postgres_url.clone().ok_or_else(|| {
+                            BenchError::Invalid(crate::workloads::bulk_insert::NO_POSTGRES.into())
+                        })?;
+                        let sql = Sql::for_case(Dialect::Postgres, case, self.shared.sweep.len());
+                        let held = self.rt.block_on(async {
+                            let pool = c::SqlMiddlewarePg::open(&url).await?;
+                            pool.hold(sql.drop.clone()).await
+                        })?;
+                        // PostgreSQL's settings are the server's: none of SQLite's is read.
+                        (
+                            self.shared.iteration(
+                                &self.rt,
+                                MiddlewareCrud(held),
+                                sql,
+                                case,
+                                place,
+                            )?,
+                            Default::default(),
                         )
                     }
                     _ => {
@@ -241,15 +271,20 @@ impl Crud for RusqliteCrud {
     }
 }
 
+/// A row as sql-middleware's values, the bool bound as `M` binds one.
 #[cfg(feature = "crates")]
-fn middleware_values(r: &Row) -> [sql_middleware::RowValues; 5] {
+fn middleware_values<M: MiddlewareConn>(r: &Row) -> [sql_middleware::RowValues; 5] {
     use sql_middleware::RowValues as V;
     [
         V::Int(r.id),
         V::Text(r.text.clone()),
         V::Int(r.int),
         V::Float(r.real),
-        V::Int(r.flag as i64),
+        if M::BOOL_AS_INT {
+            V::Int(r.flag as i64)
+        } else {
+            V::Bool(r.flag)
+        },
     ]
 }
 
@@ -277,47 +312,58 @@ fn middleware_rows(rs: &sql_middleware::ResultSet) -> Result<Vec<Row>, BenchErro
                     Some(V::Int(n)) => *n as f64,
                     _ => return Err(bad("real_col")),
                 },
-                flag: int(4, "bool_col")? != 0,
+                flag: match r.get_by_index(4) {
+                    Some(V::Bool(b)) => *b,
+                    _ => int(4, "bool_col")? != 0,
+                },
             })
         })
         .collect()
 }
 
+/// crud_overhead through sql-middleware's query builder with `RowValues`, on SQLite or
+/// PostgreSQL.
 #[cfg(feature = "crates")]
-impl Crud for crate::backends::crates::SqlMiddlewareHeld {
+struct MiddlewareCrud<M>(M);
+
+#[cfg(feature = "crates")]
+impl<M: MiddlewareConn> Crud for MiddlewareCrud<M> {
     async fn drop_table(&mut self, sql: &Sql) -> Result<(), BenchError> {
-        self.batch(&sql.drop).await
+        self.0.batch(&sql.drop).await
     }
     async fn create_table(&mut self, sql: &Sql) -> Result<(), BenchError> {
-        self.batch(&sql.create).await
+        self.0.batch(&sql.create).await
     }
     async fn begin(&mut self) -> Result<(), BenchError> {
-        self.batch("BEGIN").await
+        self.0.begin().await
     }
     async fn commit(&mut self) -> Result<(), BenchError> {
-        self.batch("COMMIT").await
+        self.0.commit().await
     }
     async fn insert(&mut self, sql: &Sql, r: &Row) -> Result<u64, BenchError> {
-        self.dml(&sql.insert, &middleware_values(r)).await
+        self.0.dml(&sql.insert, &middleware_values::<M>(r)).await
     }
     async fn update(&mut self, sql: &Sql, id: i64, text: &str) -> Result<u64, BenchError> {
         use sql_middleware::RowValues as V;
-        self.dml(&sql.update, &[V::Text(text.to_string()), V::Int(id)])
+        self.0
+            .dml(&sql.update, &[V::Text(text.to_string()), V::Int(id)])
             .await
     }
     async fn delete(&mut self, sql: &Sql, id: i64) -> Result<u64, BenchError> {
-        self.dml(&sql.delete, &[sql_middleware::RowValues::Int(id)])
+        self.0
+            .dml(&sql.delete, &[sql_middleware::RowValues::Int(id)])
             .await
     }
     async fn select(&mut self, sql: &Sql, above: i64) -> Result<Vec<Row>, BenchError> {
         let rs = self
+            .0
             .rows(&sql.select, &[sql_middleware::RowValues::Int(above)])
             .await?;
         middleware_rows(&rs)
     }
     async fn cached(&mut self, sql: &Sql, q: usize) -> Result<Answer, BenchError> {
         let (text, count) = &sql.cached[q];
-        let rs = self.rows(text, &[]).await?;
+        let rs = self.0.rows(text, &[]).await?;
         Ok(if *count {
             // The count is the row's last column (after an AVG, say).
             match rs.results.first().and_then(|r| r.rows.last()) {
@@ -333,8 +379,9 @@ impl Crud for crate::backends::crates::SqlMiddlewareHeld {
         })
     }
     async fn insert_values(&mut self, sql: &Sql, rows: &[Row]) -> Result<u64, BenchError> {
-        let p: Vec<sql_middleware::RowValues> = rows.iter().flat_map(middleware_values).collect();
-        self.dml(sql.batch(rows.len()), &p).await
+        let p: Vec<sql_middleware::RowValues> =
+            rows.iter().flat_map(middleware_values::<M>).collect();
+        self.0.dml(sql.batch(rows.len()), &p).await
     }
 }
 

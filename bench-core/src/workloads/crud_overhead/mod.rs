@@ -140,14 +140,15 @@ fn op_text(case: Case) -> &'static str {
 }
 
 /// The crates crud_overhead runs (the rusqlite-based ones: the same statements where each
-/// runs a query).
-const CRATES: [Shipped; 6] = [
+/// runs a query; and sql-middleware's postgres feature on the PostgreSQL server).
+const CRATES: [Shipped; 7] = [
     Shipped::TokioRusqlite,
     Shipped::AsyncSqlite,
     Shipped::R2d2SpawnBlocking,
     Shipped::R2d2BlockInPlace,
     Shipped::Diesel,
     Shipped::SqlMiddleware,
+    Shipped::SqlMiddlewarePostgres,
 ];
 
 fn about(subject: Subject) -> &'static str {
@@ -166,6 +167,9 @@ fn about(subject: Subject) -> &'static str {
         }
         Subject::Crate(Shipped::SqlMiddleware) => {
             "sql-middleware on one connection of its pool: its query builder with RowValues (statement cache on), each statement a hop to its worker"
+        }
+        Subject::Crate(Shipped::SqlMiddlewarePostgres) => {
+            "sql-middleware's postgres feature on one connection of its pool: outside a transaction its query builder (which runs each statement in a transaction of its own), inside one its Tx (each statement prepared once per transaction); needs --postgres-url or BENCHSCOPE_POSTGRES_URL"
         }
         Subject::Crate(_) => {
             "an r2d2_sqlite connection: each statement (from its cache) in block_in_place"

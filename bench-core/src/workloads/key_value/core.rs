@@ -168,6 +168,19 @@ impl Session for Ctx {
                             settings,
                         )
                     }
+                    Shipped::Diesel => {
+                        // A pool of one connection per task, each held by its task.
+                        let p = c::Diesel::open(&path, s, tasks)?;
+                        let settings = p.read_back()?;
+                        let mut handles = Vec::new();
+                        for _ in 0..tasks {
+                            handles.push(p.hold()?);
+                        }
+                        (
+                            plan::bench(&self.rt, handles, case, data, (place, p))?,
+                            settings,
+                        )
+                    }
                     Shipped::SqlMiddleware => {
                         // One connection of its pool held per task (it holds 10).
                         let p = self.rt.block_on(c::SqlMiddleware::open(&path, s))?;
@@ -490,6 +503,33 @@ mod tests {
                     let b = plan::pass(&mut m, case, &d, &mut h).await.unwrap();
                     assert_eq!(a.work, d.work(case), "{case:?} rusqlite");
                     assert_eq!(b.work, d.work(case), "{case:?} map");
+                }
+            });
+        }
+    }
+
+    /// diesel's store (its DSL: upsert, TTL filter, range scan) does each single-task case's
+    /// work, pass after pass, as the plan says (the pass checks every value it reads back).
+    #[cfg(feature = "crates")]
+    #[test]
+    fn diesel_does_each_cases_work() {
+        let dir = tempfile::tempdir().unwrap();
+        let rt = crate::measure::drive::runtime(None).unwrap();
+        for case in Case::all() {
+            if matches!(case, Case::ConcurrentReads(_)) {
+                continue;
+            }
+            let d = Data::new(case, 40, 9);
+            let path = dir.path().join(format!("{}.sqlite", case.name()));
+            let pool =
+                crate::backends::crates::Diesel::open(&path, &Default::default(), 1).unwrap();
+            let mut kv = pool.hold().unwrap();
+            rt.block_on(async {
+                plan::prepare(&mut kv, case, &d).await.unwrap();
+                for _ in 0..2 {
+                    let mut h = LatencyHistogram::new();
+                    let a = plan::pass(&mut kv, case, &d, &mut h).await.unwrap();
+                    assert_eq!(a.work, d.work(case), "{case:?} diesel");
                 }
             });
         }

@@ -1,0 +1,275 @@
+//! sql-middleware: its SQLite pool (bb8 over a worker thread per connection) and its query
+//! builder with the statement cache on, as shipped.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::backends::raw;
+use crate::dataset::{BenchRow, SELECT_BY_ID};
+use crate::error::BenchError;
+use crate::measure::drive::LookupPath;
+use crate::measure::trace::PhaseTotals;
+use crate::settings::SqliteSettings;
+
+/// sql-middleware's SQLite pool as shipped (bb8, at most 10 connections, checked on checkout,
+/// statement cache on), every connection given the run's pragmas once.
+pub struct SqlMiddleware {
+    cap: sql_middleware::ConfigAndPool,
+}
+
+/// bb8's default pool size, which sql-middleware 0.9 does not let one change.
+pub const SQL_MIDDLEWARE_POOL: usize = 10;
+
+impl SqlMiddleware {
+    pub async fn open(path: &Path, s: &SqliteSettings) -> Result<Self, BenchError> {
+        let cap = sql_middleware::ConfigAndPool::sqlite_path_builder(PathBuf::from(path))
+            .build()
+            .await
+            .map_err(BenchError::driver)?;
+        // Every connection the pool will hold, checked out at once, each given the settings
+        // (the crate opens them itself, with rusqlite's default flags).
+        let mut held = Vec::new();
+        for _ in 0..SQL_MIDDLEWARE_POOL {
+            let mut c = cap.get_connection().await.map_err(BenchError::driver)?;
+            let s = s.clone();
+            c.with_blocking_sqlite(move |raw| {
+                raw::apply(raw, &s).map_err(sql_middleware::SqlMiddlewareDbError::SqliteError)
+            })
+            .await
+            .map_err(BenchError::driver)?;
+            held.push(c);
+        }
+        drop(held);
+        Ok(SqlMiddleware { cap })
+    }
+
+    pub async fn read_back(&self) -> Result<BTreeMap<String, String>, BenchError> {
+        let mut c = self
+            .cap
+            .get_connection()
+            .await
+            .map_err(BenchError::driver)?;
+        c.with_blocking_sqlite(|raw| Ok(raw::read_back(raw)))
+            .await
+            .map_err(BenchError::driver)
+    }
+
+    pub async fn checkout_and_return(&self) -> Result<(), BenchError> {
+        drop(
+            self.cap
+                .get_connection()
+                .await
+                .map_err(BenchError::driver)?,
+        );
+        Ok(())
+    }
+}
+
+impl SqlMiddleware {
+    /// One round trip to a connection's worker thread with an empty closure.
+    pub async fn dispatch(
+        conn: &mut sql_middleware::MiddlewarePoolConnection,
+    ) -> Result<u64, BenchError> {
+        conn.with_blocking_sqlite(|raw| Ok(raw.is_autocommit() as u64))
+            .await
+            .map_err(BenchError::driver)
+    }
+
+    /// The result set of one lookup, as the query builder returns it.
+    pub async fn result_set(&self, id: i64) -> Result<sql_middleware::ResultSet, BenchError> {
+        let mut conn = self.checkout().await?;
+        conn.query(SELECT_BY_ID)
+            .params(&[sql_middleware::RowValues::Int(id)])
+            .select()
+            .await
+            .map_err(BenchError::driver)
+    }
+}
+
+/// The caller's id as sql-middleware's SQLite parameters (`convert_sql_params`), read back.
+pub fn middleware_param(id: i64) -> Result<u64, BenchError> {
+    use sql_middleware::sqlite::Params;
+    let values = [sql_middleware::RowValues::Int(id)];
+    let p: Params = sql_middleware::convert_sql_params::<Params>(
+        &values,
+        sql_middleware::ConversionMode::Query,
+    )
+    .map_err(BenchError::driver)?;
+    Ok(match std::hint::black_box(&p).as_values().first() {
+        Some(rusqlite::types::Value::Integer(i)) => *i as u64,
+        _ => 0,
+    })
+}
+
+/// One row of sql-middleware's result set decoded into the bench's struct.
+pub fn middleware_row(rs: &sql_middleware::ResultSet) -> Result<BenchRow, BenchError> {
+    use sql_middleware::RowValues;
+    let row = rs
+        .results
+        .first()
+        .ok_or_else(|| BenchError::Other("sql-middleware returned no row".into()))?;
+    let bad = |what: &str| BenchError::Other(format!("sql-middleware: unexpected {what}"));
+    Ok(BenchRow {
+        id: match row.get_by_index(0) {
+            Some(RowValues::Int(v)) => *v,
+            _ => return Err(bad("id")),
+        },
+        name: match row.get_by_index(1) {
+            Some(RowValues::Text(t)) => t.clone(),
+            _ => return Err(bad("name")),
+        },
+        score: match row.get_by_index(2) {
+            Some(RowValues::Float(v)) => *v,
+            _ => return Err(bad("score")),
+        },
+        active: match row.get_by_index(3) {
+            Some(RowValues::Int(v)) => *v != 0,
+            Some(RowValues::Bool(b)) => *b,
+            _ => return Err(bad("active")),
+        },
+    })
+}
+
+impl LookupPath for SqlMiddleware {
+    type Conn = sql_middleware::MiddlewarePoolConnection;
+    async fn checkout(&self) -> Result<Self::Conn, BenchError> {
+        self.cap.get_connection().await.map_err(BenchError::driver)
+    }
+    async fn lookup<const TRACE: bool>(
+        &self,
+        conn: &mut Self::Conn,
+        id: i64,
+        _phases: &mut PhaseTotals,
+    ) -> Result<BenchRow, BenchError> {
+        let params = [sql_middleware::RowValues::Int(id)];
+        let rs = conn
+            .query(SELECT_BY_ID)
+            .params(&params)
+            .select()
+            .await
+            .map_err(BenchError::driver)?;
+        middleware_row(&rs)
+    }
+}
+
+impl SqlMiddleware {
+    /// The rows inserted in one transaction of sql-middleware's (`begin_transaction`, one
+    /// prepared insert executed per row with its `RowValues`, commit), as its README writes one.
+    /// `fresh` runs first on the same connection, untimed (the pool holds 10: another would
+    /// find its schema stale); returns the rows changed and the ns from the transaction's
+    /// start to its commit.
+    pub async fn insert_all(
+        &self,
+        sql: &str,
+        rows: &[crate::workloads::bulk_insert::rows::BulkRow],
+        fresh: impl FnOnce(&mut rusqlite::Connection) -> rusqlite::Result<()> + Send + 'static,
+    ) -> Result<(u64, u64), BenchError> {
+        use sql_middleware::RowValues as V;
+        let mut c = self.checkout().await?;
+        c.with_blocking_sqlite(move |raw| {
+            fresh(raw).map_err(sql_middleware::SqlMiddlewareDbError::SqliteError)
+        })
+        .await
+        .map_err(BenchError::driver)?;
+        let start = std::time::Instant::now();
+        let mut tx = sql_middleware::sqlite::begin_transaction(&mut c)
+            .await
+            .map_err(BenchError::driver)?;
+        let stmt = tx.prepare(sql).map_err(BenchError::driver)?;
+        let mut changed = 0u64;
+        for r in rows {
+            let mut p = vec![
+                V::Int(r.id),
+                V::Text(r.title.clone()),
+                V::Text(r.created_at.clone()),
+                V::Float(r.amount),
+                V::Int(r.flag as i64),
+                V::Blob(r.payload.clone()),
+                V::Text(r.meta.clone()),
+            ];
+            p.extend(r.texts.iter().map(|t| V::Text(t.clone())));
+            changed += tx
+                .execute(&stmt)
+                .params(&p)
+                .run()
+                .await
+                .map_err(BenchError::driver)? as u64;
+        }
+        tx.commit().await.map_err(BenchError::driver)?;
+        let elapsed = crate::measure::trace::ns_between(start, std::time::Instant::now());
+        Ok((changed, elapsed))
+    }
+}
+
+/// One connection of sql-middleware's pool, held for a bench (crud_overhead's, key_value's):
+/// its query builder with `RowValues` (statement cache on), SQL text run on its worker for the
+/// rest.
+pub struct SqlMiddlewareHeld {
+    pub conn: sql_middleware::MiddlewarePoolConnection,
+}
+
+impl SqlMiddlewareHeld {
+    /// SQL text run as is on the connection's worker (`with_blocking_sqlite`): the crate's
+    /// own `execute_batch` wraps its statements in a transaction, which BEGIN cannot be in.
+    pub async fn batch(&mut self, sql: &str) -> Result<(), BenchError> {
+        let sql = sql.to_string();
+        self.conn
+            .with_blocking_sqlite(move |raw| {
+                raw.execute_batch(&sql)
+                    .map_err(sql_middleware::SqlMiddlewareDbError::SqliteError)
+            })
+            .await
+            .map_err(BenchError::driver)
+    }
+    pub async fn dml(
+        &mut self,
+        sql: &str,
+        p: &[sql_middleware::RowValues],
+    ) -> Result<u64, BenchError> {
+        Ok(self
+            .conn
+            .query(sql)
+            .params(p)
+            .dml()
+            .await
+            .map_err(BenchError::driver)? as u64)
+    }
+    pub async fn rows(
+        &mut self,
+        sql: &str,
+        p: &[sql_middleware::RowValues],
+    ) -> Result<sql_middleware::ResultSet, BenchError> {
+        self.conn
+            .query(sql)
+            .params(p)
+            .select()
+            .await
+            .map_err(BenchError::driver)
+    }
+}
+
+/// On SQLite, BEGIN and COMMIT are SQL text run on the connection's worker: the crate's own
+/// `execute_batch` wraps what it runs in a transaction of its own.
+impl super::MiddlewareConn for SqlMiddlewareHeld {
+    const BOOL_AS_INT: bool = true;
+
+    async fn batch(&mut self, sql: &str) -> Result<(), BenchError> {
+        SqlMiddlewareHeld::batch(self, sql).await
+    }
+    async fn begin(&mut self) -> Result<(), BenchError> {
+        SqlMiddlewareHeld::batch(self, "BEGIN").await
+    }
+    async fn commit(&mut self) -> Result<(), BenchError> {
+        SqlMiddlewareHeld::batch(self, "COMMIT").await
+    }
+    async fn dml(&mut self, sql: &str, p: &[sql_middleware::RowValues]) -> Result<u64, BenchError> {
+        SqlMiddlewareHeld::dml(self, sql, p).await
+    }
+    async fn rows(
+        &mut self,
+        sql: &str,
+        p: &[sql_middleware::RowValues],
+    ) -> Result<sql_middleware::ResultSet, BenchError> {
+        SqlMiddlewareHeld::rows(self, sql, p).await
+    }
+}
