@@ -31,31 +31,29 @@ fn full_detail(b: &bench_core::catalog::BenchSpec) -> String {
 }
 
 /// The width the catalog's rows need to show every name and detail whole (borders included):
-/// the details start in one column after the longest name.
+/// each row's name, then its detail flush right, one column apart.
 pub fn width_needed(state: &State) -> u16 {
-    let benches = state.catalog_benches();
-    let longest = |f: &dyn Fn(&bench_core::catalog::BenchSpec) -> usize| {
-        benches.iter().map(|b| f(b)).max().unwrap_or(0)
+    let row = |b: &bench_core::catalog::BenchSpec| {
+        let detail = detail(b).chars().count();
+        // "[ ] " name, the baseline mark, then a space and the detail
+        4 + b.name.chars().count() + 1 + if detail > 0 { 1 + detail } else { 0 }
     };
-    let name = longest(&|b| b.name.chars().count());
-    let detail = longest(&|b| detail(b).chars().count());
-    // "[ ] " name, the baseline mark and a space, the detail, the borders
-    (4 + name + 2 + detail + 2 + 1).max(30) as u16
+    let widest = state
+        .catalog_benches()
+        .iter()
+        .map(|b| row(b))
+        .max()
+        .unwrap_or(0);
+    // the borders, and a column to spare
+    (widest + 2 + 1).max(30) as u16
 }
 
 pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
     let benches = state.catalog_benches();
     let mut lines: Vec<Line> = Vec::new();
     let w = area.width as usize;
-    // Names get the room they need, and leave some for the detail.
-    let longest = benches
-        .iter()
-        .map(|b| b.name.chars().count())
-        .max()
-        .unwrap_or(10);
-    let name_w = longest
-        .min(w.saturating_sub(12))
-        .max(w.saturating_sub(6).min(26));
+    // A name is cut only when it alone does not fit; its detail gets what is left, flush right.
+    let name_room = w.saturating_sub(5);
     let mut rows: Vec<(Option<usize>, Line)> = Vec::new();
     let targets = bench_core::workloads::targets();
     let i = targets
@@ -131,13 +129,15 @@ pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
             " "
         };
         let text = format!(
-            "{mark} {:<name_w$}{base}",
-            crate::format::fit_name(b.name, name_w)
+            "{mark} {}{base}",
+            crate::format::fit_name(b.name, name_room)
         );
-        let rest = fit(&detail, w.saturating_sub(text.chars().count() + 1));
+        let left = w.saturating_sub(text.chars().count() + 1);
+        let rest = fit(&detail, left);
+        let pad = left.saturating_sub(rest.chars().count());
         let mut line = Line::from(vec![
             Span::raw(text),
-            Span::raw(" "),
+            Span::raw(" ".repeat(pad + 1)),
             Span::styled(rest, theme.dim()),
         ]);
         if i == state.catalog.cursor && state.focus == crate::model::Focus::Catalog {

@@ -7,6 +7,22 @@ use super::theme::Theme;
 use super::{fit, window};
 use crate::model::{Focus, State};
 
+/// The width a knob's row needs with its allowed values beside it (borders included).
+pub fn width_needed(state: &State) -> u16 {
+    let widest = state
+        .target
+        .knobs
+        .iter()
+        .map(|k| NAME_W + VALUE_W + 2 + k.allowed().chars().count())
+        .max()
+        .unwrap_or(0);
+    (widest + 2) as u16
+}
+
+/// The columns of a knob's name and of its value.
+const NAME_W: usize = 21;
+const VALUE_W: usize = 9;
+
 pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
     let w = area.width as usize;
     let mut lines: Vec<Line> = Vec::new();
@@ -23,9 +39,9 @@ pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
                 .unwrap_or_default(),
         };
         let range = format!("  {}", spec.allowed());
-        let name_w = w.saturating_sub(10).min(21);
+        let name_w = w.saturating_sub(VALUE_W + 1).min(NAME_W);
         let left = format!(
-            "{:<name_w$}{:>9}",
+            "{:<name_w$}{:>VALUE_W$}",
             fit(spec.name, name_w.saturating_sub(1)),
             value
         );

@@ -50,11 +50,14 @@ pub fn render(state: &State, frame: &mut Frame) {
     .areas(area);
     draw_title(state, &theme, frame, title);
     if area.width >= FULL_SIZE.0 && area.height >= FULL_SIZE.1 {
-        // A third of the width; on a wide terminal (120 columns and more) the catalog gets
-        // the width its names and details need, up to 45%.
+        // A third of the width; on a wide terminal (120 columns and more) the left column gets
+        // the width the catalog's names and details, and the knobs with their allowed values,
+        // need, up to 45%.
         let third = (area.width / 3).clamp(30, 44);
         let left_width = if area.width >= 120 {
-            catalog::width_needed(state).clamp(third, area.width * 45 / 100)
+            catalog::width_needed(state)
+                .max(knobs::width_needed(state))
+                .clamp(third, area.width * 45 / 100)
         } else {
             third
         };
