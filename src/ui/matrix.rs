@@ -60,10 +60,21 @@ pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
                 .collect()
         })
         .collect();
+    // A backend's name over two lines where it has a path (`middleware` over `spawn_blocking`),
+    // so that columns are as wide as their figures, not their names.
+    let two_lines = m.columns.iter().any(|c| c.contains('/'));
+    let parts = |c: &str| -> (String, String) {
+        match c.rsplit_once('/') {
+            Some((head, tail)) if two_lines => (head.to_string(), tail.to_string()),
+            _ if two_lines => (String::new(), c.to_string()),
+            _ => (String::new(), c.to_string()),
+        }
+    };
     let col_w = |j: usize| {
+        let (a, b) = parts(&m.columns[j]);
         rows.iter()
             .map(|&i| texts[i][j].chars().count())
-            .chain([m.columns[j].chars().count().min(18)])
+            .chain([a.chars().count().min(16), b.chars().count().min(16)])
             .max()
             .unwrap_or(8)
             + 2
@@ -100,6 +111,7 @@ pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
         run.seq
     );
     frame.render_widget(Paragraph::new(fit(&title, w)).style(theme.dim()), head);
+    let mut upper = vec![Span::raw(" ".repeat(label_w))];
     let mut header = vec![Span::raw(" ".repeat(label_w))];
     for (j, (column, width)) in m.columns.iter().zip(&widths).enumerate() {
         if !(first..last).contains(&j) {
@@ -109,11 +121,17 @@ pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
         if focused && j == sel {
             style = style.add_modifier(Modifier::UNDERLINED);
         }
-        let name = fit(column, width - 2);
-        header.push(Span::styled(format!("{name:>width$}"), style));
+        let (a, b) = parts(column);
+        let (a, b) = (fit(&a, width - 2), fit(&b, width - 2));
+        upper.push(Span::styled(format!("{a:>width$}"), theme.accent()));
+        header.push(Span::styled(format!("{b:>width$}"), style));
     }
-    let mut lines = vec![Line::from(header)];
-    let body_h = table.height.saturating_sub(1) as usize;
+    let mut lines = Vec::new();
+    if two_lines {
+        lines.push(Line::from(upper));
+    }
+    lines.push(Line::from(header));
+    let body_h = table.height.saturating_sub(lines.len() as u16) as usize;
     let cursor = state.compare.matrix_row.min(rows.len().saturating_sub(1));
     for ri in window(rows.len(), body_h, cursor) {
         let i = rows[ri];

@@ -73,8 +73,18 @@ pub fn render(state: &State, frame: &mut Frame) {
         let knobs_height = (state.target.knobs.len() as u16 + 2 + note).min(left.height / 2);
         let [cat, kn] =
             Layout::vertical([Constraint::Min(0), Constraint::Length(knobs_height)]).areas(left);
-        let [live, cmp] =
-            Layout::vertical([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(right);
+        // The comparison gets two thirds of the column while focused (its matrix and detail
+        // lines need the rows), half otherwise.
+        let cmp_share = if state.focus == Focus::Compare {
+            65
+        } else {
+            50
+        };
+        let [live, cmp] = Layout::vertical([
+            Constraint::Percentage(100 - cmp_share),
+            Constraint::Percentage(cmp_share),
+        ])
+        .areas(right);
         draw_panel(state, &theme, frame, Focus::Catalog, cat);
         draw_panel(state, &theme, frame, Focus::Knobs, kn);
         draw_panel(state, &theme, frame, Focus::Live, live);
