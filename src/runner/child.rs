@@ -44,7 +44,7 @@ pub(super) async fn run_child(
         None => command.env_remove("BENCHSCOPE_POSTGRES_URL"),
     };
     command.envs(env.iter().map(|(k, v)| (k, v)));
-    super::lower_priority(&mut command, nice);
+    super::own_group(&mut command, nice);
     // A process group of its own: a runner that is a script, or that starts children of its
     // own, is stopped whole, and no grandchild keeps its pipes open after it.
     let mut child = command
@@ -53,7 +53,6 @@ pub(super) async fn run_child(
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
         .kill_on_drop(true)
         .spawn()
         .map_err(|e| {

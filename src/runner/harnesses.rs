@@ -200,7 +200,9 @@ async fn resolve(
     }
     status.send_replace(HarnessBuild::Checking);
     let mut build = Command::new(cargo);
-    super::lower_priority(&mut build, nice);
+    // Its own process group (and session, lowered, in the explorer), so that stopping the
+    // build stops rustc too, not cargo alone.
+    super::own_group(&mut build, nice);
     let spawned = build
         .args(["build", "--release", "--manifest-path"])
         .arg(&manifest)
@@ -209,8 +211,6 @@ async fn resolve(
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
-        // Its own process group, so that stopping the build stops rustc too, not cargo alone.
-        .process_group(0)
         .kill_on_drop(true)
         .spawn();
     let mut child = match spawned {

@@ -73,11 +73,12 @@ pub struct ProcessRunner {
 }
 
 /// The explorer's runners and harness builds run at the lowest priority `nice` gives (19
-/// steps below it), so that a key is answered at once even while a run keeps both cores busy
-/// with hundreds of threads (the explorer itself uses under 1% of a core). Every thread of a
-/// run is lowered alike, so a run that has the machine to itself is measured as it would be at
-/// the front end's priority: nice only weighs its threads against other processes'.
-/// `BENCHSCOPE_RUNNER_NICE` (0 to 19) sets another step; 0 runs them as the explorer.
+/// steps below it) and in a session of their own, so that a key is answered at once even
+/// while a run keeps both cores busy with hundreds of threads (the explorer itself uses under
+/// 1% of a core). Every thread of a run is lowered alike, so a run that has the machine to
+/// itself is measured as it would be at the front end's priority: nice only weighs its
+/// threads against other processes'. `BENCHSCOPE_RUNNER_NICE` (0 to 19) sets another step;
+/// 0 runs them as the explorer, in its session.
 pub const FRONT_END_FIRST: i32 = 19;
 
 /// The explorer's step: `BENCHSCOPE_RUNNER_NICE` when set, else [`FRONT_END_FIRST`].
@@ -99,19 +100,29 @@ fn nice_from(v: Option<&str>) -> Result<i32, String> {
     }
 }
 
-/// Starts `command`'s process `nice` steps below the caller's priority (nothing at 0).
-pub(crate) fn lower_priority(command: &mut tokio::process::Command, nice: i32) {
+/// Starts `command`'s process in a process group of its own (so that every stop kills it
+/// whole) and, when `nice` is above 0, `nice` steps below the caller's priority in a session
+/// of its own: where the kernel groups a session's threads for scheduling (autogroup), the
+/// front end's session then holds the front end alone, and its threads weigh as much as all
+/// of the run's together instead of one of hundreds.
+pub(crate) fn own_group(command: &mut tokio::process::Command, nice: i32) {
     if nice > 0 {
-        // SAFETY: the closure runs in the forked child before exec and makes one system call
-        // (nice(2), async-signal-safe); it allocates nothing and touches no lock.
+        // SAFETY: the closure runs in the forked child before exec and makes two system calls
+        // (setsid(2), nice(2), both async-signal-safe); it allocates nothing and touches no
+        // lock. setsid makes the child the leader of a new process group too.
         unsafe {
             command.pre_exec(move || {
+                if libc::setsid() < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
                 // A priority that cannot be lowered (an unusual limit) leaves the runner as
                 // it is; nothing depends on it but the explorer's latency.
                 libc::nice(nice);
                 Ok(())
             });
         }
+    } else {
+        command.process_group(0);
     }
 }
 
@@ -450,26 +461,48 @@ mod tests {
         }
     }
 
-    /// The nice value (field 19 of /proc/PID/stat) of a process.
-    fn nice_of(stat: &str) -> i32 {
-        // The command name, in parentheses, may hold spaces: fields count from after it.
+    /// Fields of /proc/PID/stat from the state on (the command name, in parentheses, may hold
+    /// spaces): pid, then field 3 onwards.
+    fn stat_fields(stat: &str) -> (i64, Vec<i64>) {
+        let pid = stat.split_whitespace().next().unwrap().parse().unwrap();
         let after = &stat[stat
             .rfind(')')
             .expect("stat has the command in parentheses")
             + 2..];
-        after.split_whitespace().nth(16).unwrap().parse().unwrap()
+        // The state is a letter: the numbers after it.
+        let nums = after
+            .split_whitespace()
+            .skip(1)
+            .map(|f| f.parse().unwrap_or(0))
+            .collect();
+        (pid, nums)
+    }
+
+    /// Parent pid, process group, session and nice value of a process's stat line.
+    fn ids(stat: &str) -> (i64, i64, i64, i64) {
+        let (pid, f) = stat_fields(stat);
+        // After the state: ppid, pgrp, session, ... nice is the 16th.
+        let _ = f[0];
+        (pid, f[1], f[2], f[15])
     }
 
     #[tokio::test]
-    async fn a_lowered_child_runs_that_many_steps_below_its_parent() {
-        let own = nice_of(&std::fs::read_to_string("/proc/self/stat").unwrap());
+    async fn a_lowered_child_runs_that_many_steps_below_its_parent_in_a_group_of_its_own() {
+        let (_, _, own_session, own_nice) =
+            ids(&std::fs::read_to_string("/proc/self/stat").unwrap());
         for step in [0, 5] {
             let mut command = tokio::process::Command::new("cat");
             command.arg("/proc/self/stat");
-            lower_priority(&mut command, step);
+            own_group(&mut command, step);
             let out = command.output().await.expect("cat runs");
-            let child = nice_of(&String::from_utf8_lossy(&out.stdout));
-            assert_eq!(child, (own + step).min(19), "step {step}");
+            let (pid, pgrp, session, nice) = ids(&String::from_utf8_lossy(&out.stdout));
+            assert_eq!(nice, (own_nice + step as i64).min(19), "step {step}");
+            assert_eq!(pgrp, pid, "step {step}: a process group of its own");
+            if step > 0 {
+                assert_eq!(session, pid, "lowered: a session of its own");
+            } else {
+                assert_eq!(session, own_session, "not lowered: the caller's session");
+            }
         }
     }
 }
