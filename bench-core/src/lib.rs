@@ -15,7 +15,8 @@
 //! Everything that links SQLite sits behind the `sqlite` / `middleware` / `turso` features so
 //! that harness-sqlx can use the rest alone.
 
-// The shared rusqlite code (on_rusqlite.rs) names bench-core's items the way a harness does.
+// The shared rusqlite and sql-middleware code (on_rusqlite.rs, on_sql_middleware.rs) names
+// bench-core's items the way a harness does.
 extern crate self as bench_core;
 
 pub mod backends;
@@ -30,6 +31,8 @@ pub mod matrix;
 pub mod measure;
 #[cfg(feature = "sqlite")]
 pub mod on_rusqlite;
+#[cfg(feature = "crates")]
+pub mod on_sql_middleware;
 pub mod profile;
 pub mod protocol;
 pub mod redact;

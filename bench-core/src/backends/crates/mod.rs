@@ -17,11 +17,10 @@ mod sql_mw;
 mod sql_mw_pg;
 mod tokio_rs;
 
+pub use crate::on_sql_middleware::MiddlewareConn;
 pub use diesel_orm::{Diesel, DieselCrud, DieselKv, DieselLease, diesel_batch, diesel_insert_all};
 pub use r2d2_pool::{Hop, R2d2, R2d2Conn, R2d2Held, R2d2Lease, R2d2Pool, r2d2_pool};
-pub use sql_mw::{
-    SQL_MIDDLEWARE_POOL, SqlMiddleware, SqlMiddlewareHeld, middleware_param, middleware_row,
-};
+pub use sql_mw::{SQL_MIDDLEWARE_POOL, SqlMiddleware, SqlMiddlewareHeld, middleware_param};
 pub use sql_mw_pg::{SqlMiddlewarePg, SqlMiddlewarePgHeld};
 pub use tokio_rs::TokioRusqlite;
 
@@ -31,25 +30,6 @@ use std::path::Path;
 use crate::error::BenchError;
 use crate::measure::drive::LookupPath;
 use crate::settings::SqliteSettings;
-
-/// A connection of sql-middleware held for a bench, on SQLite or PostgreSQL: what
-/// crud_overhead runs through its query builder.
-#[allow(async_fn_in_trait)]
-pub trait MiddlewareConn {
-    /// Whether a bool is bound as an integer (SQLite) or as a boolean (PostgreSQL).
-    const BOOL_AS_INT: bool;
-    /// SQL text, no parameters and no rows.
-    async fn batch(&mut self, sql: &str) -> Result<(), BenchError>;
-    async fn begin(&mut self) -> Result<(), BenchError>;
-    async fn commit(&mut self) -> Result<(), BenchError>;
-    /// Rows changed.
-    async fn dml(&mut self, sql: &str, p: &[sql_middleware::RowValues]) -> Result<u64, BenchError>;
-    async fn rows(
-        &mut self,
-        sql: &str,
-        p: &[sql_middleware::RowValues],
-    ) -> Result<sql_middleware::ResultSet, BenchError>;
-}
 
 fn joined(e: tokio::task::JoinError) -> BenchError {
     BenchError::Other(format!("a blocking task failed: {e}"))

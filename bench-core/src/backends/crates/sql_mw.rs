@@ -101,35 +101,6 @@ pub fn middleware_param(id: i64) -> Result<u64, BenchError> {
     })
 }
 
-/// One row of sql-middleware's result set decoded into the bench's struct.
-pub fn middleware_row(rs: &sql_middleware::ResultSet) -> Result<BenchRow, BenchError> {
-    use sql_middleware::RowValues;
-    let row = rs
-        .results
-        .first()
-        .ok_or_else(|| BenchError::Other("sql-middleware returned no row".into()))?;
-    let bad = |what: &str| BenchError::Other(format!("sql-middleware: unexpected {what}"));
-    Ok(BenchRow {
-        id: match row.get_by_index(0) {
-            Some(RowValues::Int(v)) => *v,
-            _ => return Err(bad("id")),
-        },
-        name: match row.get_by_index(1) {
-            Some(RowValues::Text(t)) => t.clone(),
-            _ => return Err(bad("name")),
-        },
-        score: match row.get_by_index(2) {
-            Some(RowValues::Float(v)) => *v,
-            _ => return Err(bad("score")),
-        },
-        active: match row.get_by_index(3) {
-            Some(RowValues::Int(v)) => *v != 0,
-            Some(RowValues::Bool(b)) => *b,
-            _ => return Err(bad("active")),
-        },
-    })
-}
-
 impl LookupPath for SqlMiddleware {
     type Conn = sql_middleware::MiddlewarePoolConnection;
     async fn checkout(&self) -> Result<Self::Conn, BenchError> {
@@ -148,7 +119,7 @@ impl LookupPath for SqlMiddleware {
             .select()
             .await
             .map_err(BenchError::driver)?;
-        middleware_row(&rs)
+        crate::on_sql_middleware::lookup_row(&rs)
     }
 }
 
@@ -201,66 +172,35 @@ impl SqlMiddleware {
     }
 }
 
-/// One connection of sql-middleware's pool, held for a bench (crud_overhead's, key_value's):
-/// its query builder with `RowValues` (statement cache on), SQL text run on its worker for the
-/// rest.
-pub struct SqlMiddlewareHeld {
-    pub conn: sql_middleware::MiddlewarePoolConnection,
+/// One connection of sql-middleware's SQLite pool, held for a bench (crud_overhead's,
+/// key_value's): its query builder with `RowValues` (statement cache on), SQL text run on its
+/// worker.
+pub type SqlMiddlewareHeld = crate::on_sql_middleware::Held;
+
+/// SQL text run as is on the connection's worker (`with_blocking_sqlite`): the crate's own
+/// `execute_batch` wraps what it runs in a transaction of its own, which BEGIN cannot be in.
+async fn run_text(held: &mut SqlMiddlewareHeld, sql: &str) -> Result<(), BenchError> {
+    let sql = sql.to_string();
+    held.conn
+        .with_blocking_sqlite(move |raw| {
+            raw.execute_batch(&sql)
+                .map_err(sql_middleware::SqlMiddlewareDbError::SqliteError)
+        })
+        .await
+        .map_err(BenchError::driver)
 }
 
-impl SqlMiddlewareHeld {
-    /// SQL text run as is on the connection's worker (`with_blocking_sqlite`): the crate's
-    /// own `execute_batch` wraps its statements in a transaction, which BEGIN cannot be in.
-    pub async fn batch(&mut self, sql: &str) -> Result<(), BenchError> {
-        let sql = sql.to_string();
-        self.conn
-            .with_blocking_sqlite(move |raw| {
-                raw.execute_batch(&sql)
-                    .map_err(sql_middleware::SqlMiddlewareDbError::SqliteError)
-            })
-            .await
-            .map_err(BenchError::driver)
-    }
-    pub async fn dml(
-        &mut self,
-        sql: &str,
-        p: &[sql_middleware::RowValues],
-    ) -> Result<u64, BenchError> {
-        Ok(self
-            .conn
-            .query(sql)
-            .params(p)
-            .dml()
-            .await
-            .map_err(BenchError::driver)? as u64)
-    }
-    pub async fn rows(
-        &mut self,
-        sql: &str,
-        p: &[sql_middleware::RowValues],
-    ) -> Result<sql_middleware::ResultSet, BenchError> {
-        self.conn
-            .query(sql)
-            .params(p)
-            .select()
-            .await
-            .map_err(BenchError::driver)
-    }
-}
-
-/// On SQLite, BEGIN and COMMIT are SQL text run on the connection's worker: the crate's own
-/// `execute_batch` wraps what it runs in a transaction of its own.
 impl super::MiddlewareConn for SqlMiddlewareHeld {
     const BOOL_AS_INT: bool = true;
 
     async fn batch(&mut self, sql: &str) -> Result<(), BenchError> {
-        SqlMiddlewareHeld::batch(self, sql).await
+        run_text(self, sql).await
     }
     async fn begin(&mut self) -> Result<(), BenchError> {
-        SqlMiddlewareHeld::batch(self, "BEGIN").await
+        run_text(self, "BEGIN").await
     }
     async fn commit(&mut self) -> Result<(), BenchError> {
-        SqlMiddlewareHeld::batch(self, "COMMIT").await
+        run_text(self, "COMMIT").await
     }
     async fn dml(&mut self, sql: &str, p: &[sql_middleware::RowValues]) -> Result<u64, BenchError> {
         SqlMiddlewareHeld::dml(self, sql, p).await

@@ -7,8 +7,6 @@ use std::time::Duration;
 
 use super::Shared;
 use super::plan::{Answer, Crud, Dialect, Row, Sql};
-#[cfg(feature = "crates")]
-use crate::backends::crates::MiddlewareConn;
 use crate::backends::middleware::Middleware;
 use crate::backends::middleware::value::{ResultSet, Value};
 #[cfg(feature = "turso")]
@@ -20,6 +18,8 @@ use crate::measure::Bench;
 #[cfg(feature = "crates")]
 use crate::on_rusqlite::crud::HopCrud;
 use crate::on_rusqlite::crud::on_conn;
+#[cfg(feature = "crates")]
+use crate::on_sql_middleware::MiddlewareCrud;
 use crate::protocol::Event;
 use crate::workload::{RunContext, Session, Workload};
 use crate::workloads::bulk_insert::rows::Place;
@@ -268,120 +268,6 @@ impl Crud for RusqliteCrud {
     }
     async fn insert_values(&mut self, sql: &Sql, rows: &[Row]) -> Result<u64, BenchError> {
         on_conn::insert_values(&self.0, sql, rows)
-    }
-}
-
-/// A row as sql-middleware's values, the bool bound as `M` binds one.
-#[cfg(feature = "crates")]
-fn middleware_values<M: MiddlewareConn>(r: &Row) -> [sql_middleware::RowValues; 5] {
-    use sql_middleware::RowValues as V;
-    [
-        V::Int(r.id),
-        V::Text(r.text.clone()),
-        V::Int(r.int),
-        V::Float(r.real),
-        if M::BOOL_AS_INT {
-            V::Int(r.flag as i64)
-        } else {
-            V::Bool(r.flag)
-        },
-    ]
-}
-
-/// sql-middleware's rows decoded by position into table rows.
-#[cfg(feature = "crates")]
-fn middleware_rows(rs: &sql_middleware::ResultSet) -> Result<Vec<Row>, BenchError> {
-    use sql_middleware::RowValues as V;
-    let bad = |what: &str| BenchError::Other(format!("sql-middleware: unexpected {what}"));
-    rs.results
-        .iter()
-        .map(|r| {
-            let int = |i: usize, what: &str| match r.get_by_index(i) {
-                Some(V::Int(n)) => Ok(*n),
-                _ => Err(bad(what)),
-            };
-            Ok(Row {
-                id: int(0, "id")?,
-                text: match r.get_by_index(1) {
-                    Some(V::Text(t)) => t.clone(),
-                    _ => return Err(bad("text_col")),
-                },
-                int: int(2, "int_col")?,
-                real: match r.get_by_index(3) {
-                    Some(V::Float(f)) => *f,
-                    Some(V::Int(n)) => *n as f64,
-                    _ => return Err(bad("real_col")),
-                },
-                flag: match r.get_by_index(4) {
-                    Some(V::Bool(b)) => *b,
-                    _ => int(4, "bool_col")? != 0,
-                },
-            })
-        })
-        .collect()
-}
-
-/// crud_overhead through sql-middleware's query builder with `RowValues`, on SQLite or
-/// PostgreSQL.
-#[cfg(feature = "crates")]
-struct MiddlewareCrud<M>(M);
-
-#[cfg(feature = "crates")]
-impl<M: MiddlewareConn> Crud for MiddlewareCrud<M> {
-    async fn drop_table(&mut self, sql: &Sql) -> Result<(), BenchError> {
-        self.0.batch(&sql.drop).await
-    }
-    async fn create_table(&mut self, sql: &Sql) -> Result<(), BenchError> {
-        self.0.batch(&sql.create).await
-    }
-    async fn begin(&mut self) -> Result<(), BenchError> {
-        self.0.begin().await
-    }
-    async fn commit(&mut self) -> Result<(), BenchError> {
-        self.0.commit().await
-    }
-    async fn insert(&mut self, sql: &Sql, r: &Row) -> Result<u64, BenchError> {
-        self.0.dml(&sql.insert, &middleware_values::<M>(r)).await
-    }
-    async fn update(&mut self, sql: &Sql, id: i64, text: &str) -> Result<u64, BenchError> {
-        use sql_middleware::RowValues as V;
-        self.0
-            .dml(&sql.update, &[V::Text(text.to_string()), V::Int(id)])
-            .await
-    }
-    async fn delete(&mut self, sql: &Sql, id: i64) -> Result<u64, BenchError> {
-        self.0
-            .dml(&sql.delete, &[sql_middleware::RowValues::Int(id)])
-            .await
-    }
-    async fn select(&mut self, sql: &Sql, above: i64) -> Result<Vec<Row>, BenchError> {
-        let rs = self
-            .0
-            .rows(&sql.select, &[sql_middleware::RowValues::Int(above)])
-            .await?;
-        middleware_rows(&rs)
-    }
-    async fn cached(&mut self, sql: &Sql, q: usize) -> Result<Answer, BenchError> {
-        let (text, count) = &sql.cached[q];
-        let rs = self.0.rows(text, &[]).await?;
-        Ok(if *count {
-            // The count is the row's last column (after an AVG, say).
-            match rs.results.first().and_then(|r| r.rows.last()) {
-                Some(sql_middleware::RowValues::Int(n)) => Answer::Count(*n),
-                other => {
-                    return Err(BenchError::Other(format!(
-                        "a count query returned {other:?}"
-                    )));
-                }
-            }
-        } else {
-            Answer::Rows(middleware_rows(&rs)?)
-        })
-    }
-    async fn insert_values(&mut self, sql: &Sql, rows: &[Row]) -> Result<u64, BenchError> {
-        let p: Vec<sql_middleware::RowValues> =
-            rows.iter().flat_map(middleware_values::<M>).collect();
-        self.0.dml(sql.batch(rows.len()), &p).await
     }
 }
 

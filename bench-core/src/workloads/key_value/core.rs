@@ -190,7 +190,9 @@ impl Session for Ctx {
                             let conn = self
                                 .rt
                                 .block_on(crate::measure::drive::LookupPath::checkout(&p))?;
-                            handles.push(c::SqlMiddlewareHeld { conn });
+                            handles.push(crate::on_sql_middleware::MiddlewareKv(
+                                c::SqlMiddlewareHeld { conn },
+                            ));
                         }
                         (
                             plan::bench(&self.rt, handles, case, data, (place, p))?,
@@ -378,101 +380,6 @@ impl<B: Statements> Kv for ValuesKv<B> {
                 other => Err(BenchError::Other(format!("key column holds {other:?}"))),
             })
             .collect()
-    }
-}
-
-/// The store through sql-middleware: its query builder with `RowValues` for every statement
-/// (cached), BEGIN and COMMIT as text on its worker (its own `execute_batch` would wrap them in
-/// a transaction).
-#[cfg(feature = "crates")]
-impl Kv for crate::backends::crates::SqlMiddlewareHeld {
-    async fn reset(&mut self) -> Result<(), BenchError> {
-        self.batch(&plan::CREATE.join(";")).await
-    }
-    async fn clear(&mut self) -> Result<(), BenchError> {
-        self.dml(plan::CLEAR, &[]).await.map(|_| ())
-    }
-    async fn begin(&mut self) -> Result<(), BenchError> {
-        self.batch("BEGIN").await
-    }
-    async fn commit(&mut self) -> Result<(), BenchError> {
-        self.batch("COMMIT").await
-    }
-    async fn put(
-        &mut self,
-        key: &str,
-        value: &[u8],
-        expires_at: Option<i64>,
-    ) -> Result<u64, BenchError> {
-        use sql_middleware::RowValues as V;
-        let p = [
-            V::Text(TENANT.into()),
-            V::Text(NAMESPACE.into()),
-            V::Text(key.into()),
-            V::Blob(value.to_vec()),
-            expires_at.map_or(V::Null, V::Int),
-            V::Int(NOW),
-            V::Int(NOW),
-        ];
-        self.dml(plan::PUT, &p).await
-    }
-    async fn get(&mut self, key: &str) -> Result<Option<Vec<u8>>, BenchError> {
-        let rs = self.rows(plan::GET, &middleware_live_key(key)).await?;
-        rs.results
-            .first()
-            .map(|r| middleware_blob(r.get_by_index(0)))
-            .transpose()
-    }
-    async fn exists(&mut self, key: &str) -> Result<bool, BenchError> {
-        let rs = self.rows(plan::EXISTS, &middleware_live_key(key)).await?;
-        Ok(!rs.results.is_empty())
-    }
-    async fn delete(&mut self, key: &str) -> Result<u64, BenchError> {
-        use sql_middleware::RowValues as V;
-        let p = [
-            V::Text(TENANT.into()),
-            V::Text(NAMESPACE.into()),
-            V::Text(key.into()),
-        ];
-        self.dml(plan::DELETE, &p).await
-    }
-    async fn scan(&mut self, from: &str, to: &str) -> Result<Vec<(String, Vec<u8>)>, BenchError> {
-        use sql_middleware::RowValues as V;
-        let p = [
-            V::Text(TENANT.into()),
-            V::Text(NAMESPACE.into()),
-            V::Text(from.into()),
-            V::Text(to.into()),
-            V::Int(NOW),
-        ];
-        let rs = self.rows(plan::SCAN, &p).await?;
-        rs.results
-            .iter()
-            .map(|r| match r.get_by_index(0) {
-                Some(V::Text(k)) => Ok((k.clone(), middleware_blob(r.get_by_index(1))?)),
-                other => Err(BenchError::Other(format!("key column holds {other:?}"))),
-            })
-            .collect()
-    }
-}
-
-/// A live key's parameters: tenant, namespace, key, the logical clock.
-#[cfg(feature = "crates")]
-fn middleware_live_key(key: &str) -> [sql_middleware::RowValues; 4] {
-    use sql_middleware::RowValues as V;
-    [
-        V::Text(TENANT.into()),
-        V::Text(NAMESPACE.into()),
-        V::Text(key.into()),
-        V::Int(NOW),
-    ]
-}
-
-#[cfg(feature = "crates")]
-fn middleware_blob(v: Option<&sql_middleware::RowValues>) -> Result<Vec<u8>, BenchError> {
-    match v {
-        Some(sql_middleware::RowValues::Blob(b)) => Ok(b.clone()),
-        other => Err(BenchError::Other(format!("value column holds {other:?}"))),
     }
 }
 

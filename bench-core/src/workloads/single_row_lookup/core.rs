@@ -664,7 +664,10 @@ mod crate_benches {
                 let rs = ctx.rt.block_on(p.result_set(ctx.ids[0]))?;
                 let iter: IterFn<'a> = Box::new(move |_| {
                     timed_loop(&ctx.ids, |_| {
-                        Ok(black_box(c::middleware_row(black_box(&rs))?).checksum())
+                        Ok(
+                            black_box(crate::on_sql_middleware::lookup_row(black_box(&rs))?)
+                                .checksum(),
+                        )
                     })
                 });
                 let per_pass = super::row(ctx.ids[0])
