@@ -23,7 +23,8 @@ tmux() { command tmux -L "$session" "$@"; }
 trap 'tmux kill-server 2>/dev/null || true; rm -rf "$work"' EXIT
 export BENCHSCOPE_DATA_DIR="$work/data"
 # Nothing is run: no harness crate is built.
-export BENCHSCOPE_SQLX_HARNESS="$work/none" BENCHSCOPE_ASYNC_SQLITE_HARNESS="$work/none"
+export BENCHSCOPE_SQLX_HARNESS="$work/none" BENCHSCOPE_ASYNC_SQLITE_HARNESS="$work/none" \
+  BENCHSCOPE_SQL_MIDDLEWARE_TURSO_HARNESS="$work/none"
 tmux new-session -d -s "$session" -x "$cols" -y "$rows" "$bin open $report; sleep 30"
 sleep 2
 while [ $# -gt 0 ]; do

@@ -17,7 +17,11 @@ fn main() {
     // of a crate that only a harness links (async-sqlite), whichever binary draws it.
     let root = manifest.parent().unwrap_or(&manifest);
     let mut harnesses: Vec<(String, String)> = Vec::new();
-    for h in ["harness-sqlx", "harness-async-sqlite"] {
+    for h in [
+        "harness-sqlx",
+        "harness-async-sqlite",
+        "harness-sql-middleware-turso",
+    ] {
         for (n, v) in versions_in(&root.join(h).join("Cargo.lock")) {
             if !harnesses.iter().any(|(f, _)| *f == n) {
                 harnesses.push((n, v));

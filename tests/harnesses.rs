@@ -183,6 +183,64 @@ fn both_harnesses_build_and_accept_the_same_dataset() {
     );
 }
 
+/// sql-middleware on turso in its own harness beside rusqlite: its versions and allocator
+/// said, and one dataset file for both (turso builds it and rusqlite's check accepts it;
+/// rusqlite builds it and turso runs on it).
+#[test]
+fn sql_middleware_on_turso_runs_beside_rusqlite_and_shares_the_dataset() {
+    let key = |rows| DatasetKey::new("single_row_lookup", rows, single_row_lookup::spec().seed);
+    let a = tempfile::tempdir().unwrap();
+    let v = json(&mut tiny(
+        a.path(),
+        "257",
+        &["sql-middleware/turso", "sql-middleware/turso/decode"],
+    ));
+    assert_eq!(dataset_status(&v), "built");
+    let run = &v["runs"][0];
+    assert_eq!(run["done"], true);
+    assert_eq!(run["start"]["harness"], "sql-middleware-turso");
+    let crates = &run["start"]["env"]["crates"];
+    assert!(
+        crates["turso"].as_str().unwrap().starts_with("0.6"),
+        "{crates}"
+    );
+    assert!(
+        run["start"]["env"]["settings"]["sql-middleware pool"]
+            .as_str()
+            .unwrap()
+            .contains("mimalloc")
+    );
+    let backend = run["benches"][0]["backend"].as_str().unwrap();
+    assert!(
+        backend.starts_with("sql-middleware 0.9.") && backend.contains("on turso 0.6."),
+        "{backend}"
+    );
+    let path = key(257).path_in(a.path());
+    dataset::validate(&path, &key(257)).expect("rusqlite accepts the turso-built file");
+    assert_eq!(
+        rows_via_rusqlite(&path),
+        (1..=257).map(row).collect::<Vec<_>>()
+    );
+    let b = tempfile::tempdir().unwrap();
+    assert_eq!(
+        dataset_status(&json(&mut tiny(b.path(), "257", &["decode"]))),
+        "built"
+    );
+    let v = json(&mut tiny(
+        b.path(),
+        "257",
+        &["decode", "sql-middleware/turso"],
+    ));
+    let starts: Vec<&str> = std::iter::once(&v["runs"][0]["start"])
+        .chain(v["runs"][0]["more_starts"].as_array().unwrap())
+        .map(|s| s["harness"].as_str().unwrap())
+        .collect();
+    assert_eq!(starts, ["core", "sql-middleware-turso"]);
+    let rows = v["comparison"][0].as_array().unwrap();
+    let names: Vec<&str> = rows.iter().map(|r| r["bench"].as_str().unwrap()).collect();
+    assert_eq!(names, ["decode", "sql-middleware/turso"]);
+}
+
 fn fake_harness(dir: &Path, script: &str) -> std::path::PathBuf {
     let p = dir.join("fake-harness");
     std::fs::write(&p, format!("#!/bin/sh\n{script}\n")).unwrap();

@@ -38,11 +38,12 @@ fn run_one_heading(state: &str) -> String {
 
 /// Variables every explorer of these tests starts with: a data folder of the test's own (its
 /// session journals), and harness crates that are not there, so that no cargo build of them
-/// runs in the background (these tests run no sqlx or async-sqlite bench).
+/// runs in the background (these tests run no bench of a harness crate).
 fn env(work: &Path) -> String {
     format!(
         "BENCHSCOPE_DATA_DIR={} BENCHSCOPE_SQLX_HARNESS=/nonexistent/harness-sqlx \
-         BENCHSCOPE_ASYNC_SQLITE_HARNESS=/nonexistent/harness-async-sqlite ",
+         BENCHSCOPE_ASYNC_SQLITE_HARNESS=/nonexistent/harness-async-sqlite \
+         BENCHSCOPE_SQL_MIDDLEWARE_TURSO_HARNESS=/nonexistent/harness-sql-middleware-turso ",
         work.join("data").display()
     )
 }
@@ -399,6 +400,7 @@ fn without_home_the_session_is_journaled_in_the_temp_folder() {
     let cmd = format!(
         "env -u HOME -u XDG_DATA_HOME -u BENCHSCOPE_DATA_DIR TMPDIR={} BENCHSCOPE_SQLX_HARNESS=/nonexistent/harness-sqlx \
          BENCHSCOPE_ASYNC_SQLITE_HARNESS=/nonexistent/harness-async-sqlite \
+         BENCHSCOPE_SQL_MIDDLEWARE_TURSO_HARNESS=/nonexistent/harness-sql-middleware-turso \
          BENCHSCOPE_MEASURE_LOCK={} {} --rows 300 --lookups 50 --time 0.2 --warmup 0 --samples 5 --min-samples 2 \
          --cache-dir {}; echo EXITED:$?; sleep 60",
         work.path().display(),

@@ -21,6 +21,10 @@ pub enum Harness {
     /// harness-async-sqlite (async-sqlite 0.7 and its rusqlite 0.41 in their own graph).
     #[serde(rename = "async-sqlite")]
     AsyncSqlite,
+    /// harness-sql-middleware-turso (sql-middleware's turso feature: turso 0.6, whose default
+    /// features make mimalloc the process allocator).
+    #[serde(rename = "sql-middleware-turso")]
+    SqlMiddlewareTurso,
 }
 
 impl Harness {
@@ -29,11 +33,17 @@ impl Harness {
             Harness::Core => "core",
             Harness::Sqlx => "sqlx",
             Harness::AsyncSqlite => "async-sqlite",
+            Harness::SqlMiddlewareTurso => "sql-middleware-turso",
         }
     }
 
     /// Every harness, in the order a run's benches are run.
-    pub const ALL: [Harness; 3] = [Harness::Core, Harness::Sqlx, Harness::AsyncSqlite];
+    pub const ALL: [Harness; 4] = [
+        Harness::Core,
+        Harness::Sqlx,
+        Harness::AsyncSqlite,
+        Harness::SqlMiddlewareTurso,
+    ];
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -247,26 +257,30 @@ pub enum Shipped {
     AsyncSqlite,
     /// sql-middleware's postgres feature against the PostgreSQL server a URL names.
     SqlMiddlewarePostgres,
+    /// sql-middleware's turso feature (its pool over turso 0.6), in its own harness.
+    SqlMiddlewareTurso,
 }
 
 impl Shipped {
-    pub const ALL: [Shipped; 6] = [
+    pub const ALL: [Shipped; 7] = [
         Shipped::TokioRusqlite,
         Shipped::AsyncSqlite,
         Shipped::R2d2SpawnBlocking,
         Shipped::R2d2BlockInPlace,
         Shipped::Diesel,
         Shipped::SqlMiddleware,
+        Shipped::SqlMiddlewareTurso,
     ];
 
-    /// Every crate, on SQLite ([`Shipped::ALL`]) and on PostgreSQL.
-    pub const EVERY: [Shipped; 7] = [
+    /// Every crate, on SQLite and turso ([`Shipped::ALL`]) and on PostgreSQL.
+    pub const EVERY: [Shipped; 8] = [
         Shipped::TokioRusqlite,
         Shipped::AsyncSqlite,
         Shipped::R2d2SpawnBlocking,
         Shipped::R2d2BlockInPlace,
         Shipped::Diesel,
         Shipped::SqlMiddleware,
+        Shipped::SqlMiddlewareTurso,
         Shipped::SqlMiddlewarePostgres,
     ];
 
@@ -280,6 +294,7 @@ impl Shipped {
             Shipped::SqlMiddleware => "sql-middleware",
             Shipped::AsyncSqlite => "async-sqlite",
             Shipped::SqlMiddlewarePostgres => "sql-middleware/postgres",
+            Shipped::SqlMiddlewareTurso => "sql-middleware/turso",
         }
     }
 
@@ -289,7 +304,9 @@ impl Shipped {
             Shipped::TokioRusqlite => "tokio-rusqlite",
             Shipped::R2d2SpawnBlocking | Shipped::R2d2BlockInPlace => "r2d2_sqlite",
             Shipped::Diesel => "diesel",
-            Shipped::SqlMiddleware | Shipped::SqlMiddlewarePostgres => "sql-middleware",
+            Shipped::SqlMiddleware
+            | Shipped::SqlMiddlewarePostgres
+            | Shipped::SqlMiddlewareTurso => "sql-middleware",
             Shipped::AsyncSqlite => "async-sqlite",
         }
     }
@@ -297,12 +314,17 @@ impl Shipped {
     /// The crate's exact version as this build resolved it (from the Cargo.lock of the
     /// workspace that builds it: the core's, or its harness's).
     pub fn version(self) -> &'static str {
+        self.version_of(self.krate())
+    }
+
+    /// The exact version of `krate` in the lockfile of the workspace that builds this crate.
+    fn version_of(self, krate: &str) -> &'static str {
         let lock = match self.harness() {
             Harness::Core => crate::protocol::env::CRATE_VERSIONS,
             _ => crate::protocol::env::HARNESS_CRATE_VERSIONS,
         };
         lock.iter()
-            .find(|(n, _)| *n == self.krate())
+            .find(|(n, _)| *n == krate)
             .map(|(_, v)| *v)
             .unwrap_or("?")
     }
@@ -312,7 +334,16 @@ impl Shipped {
         static LABELS: LazyLock<Vec<String>> = LazyLock::new(|| {
             Shipped::EVERY
                 .iter()
-                .map(|s| format!("{} {}", s.krate(), s.version()))
+                .map(|s| match s {
+                    // The crate, and the engine under it (another turso than the turso benches').
+                    Shipped::SqlMiddlewareTurso => format!(
+                        "{} {} on turso {}",
+                        s.krate(),
+                        s.version(),
+                        s.version_of("turso")
+                    ),
+                    _ => format!("{} {}", s.krate(), s.version()),
+                })
                 .collect()
         });
         let i = Shipped::EVERY
@@ -346,6 +377,9 @@ impl Shipped {
             Shipped::AsyncSqlite => {
                 "async-sqlite's Pool: a background thread per connection, each call a closure on the next one (round robin); rusqlite 0.41 with its statement cache"
             }
+            Shipped::SqlMiddlewareTurso => {
+                "sql-middleware's turso feature: its bb8 pool over turso 0.6 connections (checked on checkout) and query builder on the calling task, statement cache on; mimalloc as the process allocator, as turso 0.6's default features make it"
+            }
         }
     }
 
@@ -353,6 +387,7 @@ impl Shipped {
     pub fn harness(self) -> Harness {
         match self {
             Shipped::AsyncSqlite => Harness::AsyncSqlite,
+            Shipped::SqlMiddlewareTurso => Harness::SqlMiddlewareTurso,
             _ => Harness::Core,
         }
     }

@@ -186,7 +186,12 @@ pub fn normalize(name: &str, value: &str) -> String {
 /// Why a bench of `subject` cannot run with these settings, if it cannot: turso keeps WAL
 /// mode only, and an exclusive lock cannot be shared by a pool of several connections.
 pub fn skip_reason(subject: Subject, pool: usize, s: &SqliteSettings) -> Option<String> {
-    let turso = matches!(subject, Subject::Turso | Subject::TursoMiddleware);
+    let turso = matches!(
+        subject,
+        Subject::Turso
+            | Subject::TursoMiddleware
+            | Subject::Crate(crate::catalog::Shipped::SqlMiddlewareTurso)
+    );
     if turso && !s.wal() {
         return Some(format!(
             "turso runs in WAL mode only (journal_mode={} asked)",

@@ -1,4 +1,5 @@
-//! Finding the harness crates (harness-sqlx, harness-async-sqlite), and building one on first
+//! Finding the harness crates (harness-sqlx, harness-async-sqlite, harness-sql-middleware-turso),
+//! and building one on first
 //! use. Each lives in its own crate (its SQLite binding conflicts with the core's rusqlite), so
 //! `cargo run` of benchscope does not build them.
 
@@ -25,7 +26,7 @@ pub struct External {
 }
 
 /// The harness crates, in the order their benches run.
-pub const EXTERNAL: [External; 2] = [
+pub const EXTERNAL: [External; 3] = [
     External {
         harness: Harness::Sqlx,
         crate_name: "harness-sqlx",
@@ -35,6 +36,11 @@ pub const EXTERNAL: [External; 2] = [
         harness: Harness::AsyncSqlite,
         crate_name: "harness-async-sqlite",
         env: "BENCHSCOPE_ASYNC_SQLITE_HARNESS",
+    },
+    External {
+        harness: Harness::SqlMiddlewareTurso,
+        crate_name: "harness-sql-middleware-turso",
+        env: "BENCHSCOPE_SQL_MIDDLEWARE_TURSO_HARNESS",
     },
 ];
 

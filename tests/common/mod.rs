@@ -11,6 +11,7 @@ pub fn benchscope() -> Command {
     }
     c.env_remove("BENCHSCOPE_SQLX_HARNESS");
     c.env_remove("BENCHSCOPE_ASYNC_SQLITE_HARNESS");
+    c.env_remove("BENCHSCOPE_SQL_MIDDLEWARE_TURSO_HARNESS");
     c
 }
 
@@ -22,6 +23,7 @@ pub fn benchscope_std() -> std::process::Command {
     }
     c.env_remove("BENCHSCOPE_SQLX_HARNESS");
     c.env_remove("BENCHSCOPE_ASYNC_SQLITE_HARNESS");
+    c.env_remove("BENCHSCOPE_SQL_MIDDLEWARE_TURSO_HARNESS");
     c
 }
 

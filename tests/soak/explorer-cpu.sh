@@ -27,7 +27,8 @@ export BENCHSCOPE_MEASURE_LOCK="$work/measure.lock"
 # A data folder of its own: no earlier session is offered for reopening at start.
 export BENCHSCOPE_DATA_DIR="$work/data" BENCHSCOPE_KEY_LOG="$work/keys.log"
 # No harness crate is built in the background while measuring (none of its benches runs).
-export BENCHSCOPE_SQLX_HARNESS="$work/no-harness" BENCHSCOPE_ASYNC_SQLITE_HARNESS="$work/no-harness"
+export BENCHSCOPE_SQLX_HARNESS="$work/no-harness" BENCHSCOPE_ASYNC_SQLITE_HARNESS="$work/no-harness" \
+  BENCHSCOPE_SQL_MIDDLEWARE_TURSO_HARNESS="$work/no-harness"
 benches=(rusqlite sqlite3_c middleware/inline middleware/spawn_blocking middleware/interact
   middleware/worker middleware/spin middleware/block_in_place turso_raw middleware/turso
   tokio-rusqlite r2d2_sqlite/spawn_blocking r2d2_sqlite/block_in_place diesel sql-middleware

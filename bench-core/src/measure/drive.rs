@@ -302,3 +302,69 @@ mod tests {
         assert_eq!(e.to_string(), "task 0 broke");
     }
 }
+
+/// One fan-out of `tasks` tasks over `ids`: each checks a connection out of `path` and looks
+/// its chunk up on it (multithread_pool_checkout's parallel select, for every harness).
+pub fn parallel_select<P: LookupPath>(
+    rt: &tokio::runtime::Runtime,
+    ids: Arc<Vec<i64>>,
+    tasks: usize,
+    path: Arc<P>,
+) -> super::IterFn<'_> {
+    Box::new(move |h| {
+        fan_out(rt, ids.len(), tasks, h, |a, b| {
+            let (path, ids) = (path.clone(), ids.clone());
+            async move {
+                let mut conn = path.checkout().await?;
+                let mut out = TaskResult {
+                    latencies: Vec::with_capacity(b - a),
+                    work: 0,
+                };
+                let mut phases = PhaseTotals::default();
+                let mut prev = Instant::now();
+                for &id in &ids[a..b] {
+                    let row = black_box(path.lookup::<false>(&mut conn, id, &mut phases).await?);
+                    out.work = out.work.wrapping_add(row.checksum());
+                    let t = Instant::now();
+                    out.latencies.push(ns_between(prev, t));
+                    prev = t;
+                }
+                Ok(out)
+            }
+        })
+    })
+}
+
+/// One fan-out of `tasks` tasks making `ops` checkouts in all, each a checkout and its return
+/// (`once`), nothing else.
+pub fn checkouts<F, Fut>(
+    rt: &tokio::runtime::Runtime,
+    ops: usize,
+    tasks: usize,
+    once: F,
+) -> super::IterFn<'_>
+where
+    F: Fn() -> Fut + Send + Sync + Clone + 'static,
+    Fut: std::future::Future<Output = Result<(), BenchError>> + Send + 'static,
+{
+    Box::new(move |h| {
+        fan_out(rt, ops, tasks, h, |a, b| {
+            let once = once.clone();
+            async move {
+                let mut out = TaskResult {
+                    latencies: Vec::with_capacity(b - a),
+                    work: 0,
+                };
+                let mut prev = Instant::now();
+                for _ in a..b {
+                    black_box(once().await?);
+                    out.work += 1;
+                    let t = Instant::now();
+                    out.latencies.push(ns_between(prev, t));
+                    prev = t;
+                }
+                Ok(out)
+            }
+        })
+    })
+}

@@ -118,7 +118,9 @@ impl Pooled {
         use crate::catalog::Shipped;
         Ok(Some(match krate {
             Shipped::TokioRusqlite => return Ok(None),
-            Shipped::AsyncSqlite | Shipped::SqlMiddlewarePostgres => return Err(elsewhere(krate)),
+            Shipped::AsyncSqlite | Shipped::SqlMiddlewareTurso | Shipped::SqlMiddlewarePostgres => {
+                return Err(elsewhere(krate));
+            }
             Shipped::R2d2SpawnBlocking | Shipped::R2d2BlockInPlace => {
                 let p = R2d2::open(path, s, n, hop(krate))?;
                 let settings = p.read_back()?;

@@ -221,7 +221,7 @@ fn crate_inserts(
     use crate::catalog::Shipped;
     let path = scratch.0.clone();
     match krate {
-        Shipped::AsyncSqlite => Err(c::elsewhere(krate)),
+        Shipped::AsyncSqlite | Shipped::SqlMiddlewareTurso => Err(c::elsewhere(krate)),
         Shipped::SqlMiddlewarePostgres => {
             use super::rows::{POSTGRES_CREATE, POSTGRES_INSERT_FROM_TEXT};
             drop(scratch);

@@ -92,6 +92,11 @@ pub fn spec() -> &'static Target {
             Subject::Crate(Shipped::SqlMiddleware),
             "sql-middleware: begin_transaction, one prepared insert run per row with RowValues (a hop to its worker each), commit",
         ))
+        .bench(bulk(
+            "sql-middleware/turso",
+            Subject::Crate(Shipped::SqlMiddlewareTurso),
+            "sql-middleware's turso feature: begin_transaction, one prepared insert run per row with RowValues, commit, on the calling task",
+        ))
     });
     &SPEC
 }

@@ -140,14 +140,15 @@ fn op_text(case: Case) -> &'static str {
 }
 
 /// The crates crud_overhead runs (the rusqlite-based ones: the same statements where each
-/// runs a query; and sql-middleware's postgres feature on the PostgreSQL server).
-const CRATES: [Shipped; 7] = [
+/// runs a query; sql-middleware on turso; and its postgres feature on the PostgreSQL server).
+const CRATES: [Shipped; 8] = [
     Shipped::TokioRusqlite,
     Shipped::AsyncSqlite,
     Shipped::R2d2SpawnBlocking,
     Shipped::R2d2BlockInPlace,
     Shipped::Diesel,
     Shipped::SqlMiddleware,
+    Shipped::SqlMiddlewareTurso,
     Shipped::SqlMiddlewarePostgres,
 ];
 
@@ -167,6 +168,9 @@ fn about(subject: Subject) -> &'static str {
         }
         Subject::Crate(Shipped::SqlMiddleware) => {
             "sql-middleware on one connection of its pool: its query builder with RowValues (statement cache on), each statement a hop to its worker"
+        }
+        Subject::Crate(Shipped::SqlMiddlewareTurso) => {
+            "sql-middleware's turso feature on one connection of its pool: its query builder with RowValues (statement cache on for queries), on the calling task; BEGIN and COMMIT as its execute_batch"
         }
         Subject::Crate(Shipped::SqlMiddlewarePostgres) => {
             "sql-middleware's postgres feature on one connection of its pool: outside a transaction its query builder (which runs each statement in a transaction of its own), inside one its Tx (each statement prepared once per transaction); needs --postgres-url or BENCHSCOPE_POSTGRES_URL"

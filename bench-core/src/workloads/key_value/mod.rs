@@ -77,6 +77,9 @@ fn about(subject: Subject) -> &'static str {
         Subject::Crate(Shipped::SqlMiddleware) => {
             "sql-middleware, one connection of its pool held per task: its query builder with RowValues (statement cache on), each statement a hop to its worker"
         }
+        Subject::Crate(Shipped::SqlMiddlewareTurso) => {
+            "sql-middleware's turso feature, one connection of its pool held per task: its query builder with RowValues, on the calling task"
+        }
         Subject::Crate(Shipped::Diesel) => {
             "diesel, one connection of its r2d2 pool held per task: each statement in its query DSL (the upsert as on_conflict().do_update(), the TTL as a filter) one spawn_blocking"
         }
@@ -92,13 +95,14 @@ fn about(subject: Subject) -> &'static str {
 
 /// The crates key_value runs: the store's statements where each runs a query (diesel: in its
 /// query DSL).
-const CRATES: [Shipped; 6] = [
+const CRATES: [Shipped; 7] = [
     Shipped::TokioRusqlite,
     Shipped::AsyncSqlite,
     Shipped::R2d2SpawnBlocking,
     Shipped::R2d2BlockInPlace,
     Shipped::Diesel,
     Shipped::SqlMiddleware,
+    Shipped::SqlMiddlewareTurso,
 ];
 
 pub fn spec() -> &'static Target {

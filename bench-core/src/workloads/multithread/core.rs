@@ -12,7 +12,7 @@ use crate::dataset::{LOOKUP_WORK, lookup_work};
 use crate::error::BenchError;
 use crate::measure::drive::{self, LookupPath, TaskResult};
 use crate::measure::stats::LatencyHistogram;
-use crate::measure::trace::{PhaseTotals, ns_between};
+use crate::measure::trace::ns_between;
 use crate::measure::{Bench, IterFn, Iteration};
 use crate::protocol::Event;
 use crate::settings::SqliteSettings;
@@ -183,28 +183,7 @@ fn rusqlite_blocking(ctx: &Ctx) -> Result<(IterFn<'_>, Settings), BenchError> {
 
 /// Each task checks a connection out of `path` and looks its chunk up on it.
 fn parallel_select<P: LookupPath>(ctx: &Ctx, path: Arc<P>) -> IterFn<'_> {
-    Box::new(move |h| {
-        ctx.fan_out(h, |a, b| {
-            let (path, ids) = (path.clone(), ctx.ids.clone());
-            async move {
-                let mut conn = path.checkout().await?;
-                let mut out = TaskResult {
-                    latencies: Vec::with_capacity(b - a),
-                    work: 0,
-                };
-                let mut phases = PhaseTotals::default();
-                let mut prev = Instant::now();
-                for &id in &ids[a..b] {
-                    let row = black_box(path.lookup::<false>(&mut conn, id, &mut phases).await?);
-                    out.work = out.work.wrapping_add(row.checksum());
-                    let t = Instant::now();
-                    out.latencies.push(ns_between(prev, t));
-                    prev = t;
-                }
-                Ok(out)
-            }
-        })
-    })
+    drive::parallel_select(&ctx.rt, ctx.ids.clone(), ctx.concurrency, path)
 }
 
 /// Each task checks connections out and gives them back (`once`), nothing else.
@@ -213,26 +192,7 @@ where
     F: Fn() -> Fut + Send + Sync + Clone + 'static,
     Fut: std::future::Future<Output = Result<(), BenchError>> + Send + 'static,
 {
-    Box::new(move |h| {
-        ctx.fan_out(h, |a, b| {
-            let once = once.clone();
-            async move {
-                let mut out = TaskResult {
-                    latencies: Vec::with_capacity(b - a),
-                    work: 0,
-                };
-                let mut prev = Instant::now();
-                for _ in a..b {
-                    black_box(once().await?);
-                    out.work += 1;
-                    let t = Instant::now();
-                    out.latencies.push(ns_between(prev, t));
-                    prev = t;
-                }
-                Ok(out)
-            }
-        })
-    })
+    drive::checkouts(&ctx.rt, ctx.ids.len(), ctx.concurrency, once)
 }
 
 #[cfg(feature = "crates")]

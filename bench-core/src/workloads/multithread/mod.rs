@@ -99,6 +99,10 @@ pub fn spec() -> &'static Target {
             "crate_pool_checkout/sql-middleware",
             Subject::Crate(Shipped::SqlMiddleware),
         ))
+        .bench(checkout(
+            "crate_pool_checkout/sql-middleware/turso",
+            Subject::Crate(Shipped::SqlMiddlewareTurso),
+        ))
         .hidden(
             "crate_parallel_select/async-sqlite",
             crate::measure::trace::Phase::Checkout,

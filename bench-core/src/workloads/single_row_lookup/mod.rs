@@ -266,6 +266,30 @@ pub fn spec() -> &'static Target {
             Bind,
             "convert_sql_params of the caller's RowValues into rusqlite parameters",
         ))
+        .bench(BenchSpec::whole(
+            "sql-middleware/turso",
+            Crate(Shipped::SqlMiddlewareTurso),
+            "get_connection (every lookups_per_checkout lookups), query(..).params(..).select() on the calling task (statement cache on), decode",
+            Shipped::SqlMiddlewareTurso.about(),
+        ))
+        .bench(BenchSpec::micro(
+            "sql-middleware/turso/pool_acquire",
+            Crate(Shipped::SqlMiddlewareTurso),
+            Checkout,
+            "get_connection() and drop (bb8 checks the turso connection on checkout, as shipped)",
+        ))
+        .bench(BenchSpec::micro(
+            "sql-middleware/turso/decode",
+            Crate(Shipped::SqlMiddlewareTurso),
+            Decode,
+            "decode one row of its ResultSet (RowValues) into BenchRow",
+        ))
+        .bench(BenchSpec::micro(
+            "sql-middleware/turso/param_convert",
+            Crate(Shipped::SqlMiddlewareTurso),
+            Bind,
+            "convert_sql_params of the caller's RowValues into turso parameters",
+        ))
         .hidden("tokio-rusqlite", Checkout, "no pool: a checkout clones a connection handle, nothing waits")
         .hidden("tokio-rusqlite", Prepare, "prepare, bind, step and decode run inside the call closure as plain rusqlite: the rusqlite micro-benches (prepare, marshalling) measure them")
         .hidden("async-sqlite", Checkout, "its Pool has no checkout: each call goes to the next connection's thread (round robin)")
@@ -277,6 +301,9 @@ pub fn spec() -> &'static Target {
         .hidden("diesel", ExecuteMarshal, "get_result steps the statement and builds the Queryable struct in one call: no public seam between execute and decode")
         .hidden("diesel", Dispatch, "the hop is tokio's spawn_blocking, measured by interact/spawn_blocking")
         .hidden("sql-middleware", Prepare, "select() prepares (or finds in its cache) on the worker thread inside the query; prepare_sqlite_statement is another path")
+        .hidden("sql-middleware/turso", Dispatch, "turso runs the query on the calling task: there is no hop to measure")
+        .hidden("sql-middleware/turso", Prepare, "select() finds the statement in the connection's cache inside the query")
+        .hidden("sql-middleware/turso", ExecuteMarshal, "the result set is built inside select(); its builder needs the crate's own rows")
         .hidden("sql-middleware", ExecuteMarshal, "the result set is built on the worker thread inside select(); its builder needs the crate's own statement handle")
     });
     &SPEC

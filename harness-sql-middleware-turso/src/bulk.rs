@@ -1,0 +1,124 @@
+//! `bulk_insert` through sql-middleware on turso: its pool on a scratch file (like bench-core's),
+//! the rows inserted in one transaction of its own (`begin_transaction`, one prepared insert
+//! run per row with its `RowValues`, commit), as its README writes one.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use bench_core::BenchError;
+use bench_core::catalog::{BenchSpec, CatalogError, ROWS, Target};
+use bench_core::measure::drive::on_runtime;
+use bench_core::measure::trace::ns_between;
+use bench_core::measure::{Bench, IterFn, Iteration};
+use bench_core::protocol::Event;
+use bench_core::settings::SqliteSettings;
+use bench_core::workload::{RunContext, Session, Workload};
+use bench_core::workloads::bulk_insert::rows::{
+    BulkRow, CHECKPOINT, DROP, SQLITE_CREATE, SQLITE_INSERT, Scratch,
+};
+use bench_core::workloads::bulk_insert::{self, INSERT_WORK};
+use sql_middleware::{MiddlewarePoolConnection, RowValues as V};
+
+use crate::lookup::SUBJECT;
+use crate::pool::{TursoPool, err};
+
+/// sql-middleware/turso's `bulk_insert`.
+pub struct Bulk;
+
+impl Workload for Bulk {
+    fn spec(&self) -> &'static Target {
+        bulk_insert::spec()
+    }
+
+    fn open<'a>(
+        &'a self,
+        run: &'a RunContext<'a>,
+        _emit: &mut dyn FnMut(Event),
+    ) -> Result<Box<dyn Session + 'a>, BenchError> {
+        Ok(Box::new(Ctx {
+            rt: bench_core::measure::drive::runtime(None)?,
+            dir: run.scratch_dir()?,
+            rows: Arc::new(bulk_insert::rows::rows(
+                run.plan.knobs.count(&ROWS),
+                run.plan.target.seed,
+            )),
+            settings: run.sqlite.clone(),
+        }))
+    }
+}
+
+struct Ctx {
+    rt: tokio::runtime::Runtime,
+    dir: std::path::PathBuf,
+    rows: Arc<Vec<BulkRow>>,
+    settings: SqliteSettings,
+}
+
+impl Session for Ctx {
+    fn ops(&self) -> u64 {
+        self.rows.len() as u64
+    }
+
+    fn skip(&self, spec: &BenchSpec) -> Option<String> {
+        bench_core::settings::skip_reason(spec.subject, 1, &self.settings)
+    }
+
+    fn bench(&self, spec: &BenchSpec) -> Result<Bench<'_>, BenchError> {
+        if spec.subject != SUBJECT {
+            return Err(CatalogError::no_implementation(
+                bulk_insert::spec(),
+                spec,
+                "not a bench of sql-middleware on turso",
+            )
+            .into());
+        }
+        let scratch = Scratch::new(&self.dir, spec.name);
+        let (pool, settings) = self
+            .rt
+            .block_on(TursoPool::open(&scratch.0, &self.settings))?;
+        let pool = Arc::new(pool);
+        let iter: IterFn<'_> = Box::new(move |_| {
+            let _scratch = &scratch;
+            let (pool, rows) = (pool.clone(), self.rows.clone());
+            on_runtime(&self.rt, async move {
+                let mut c = pool.checkout().await?;
+                // A fresh table and an empty WAL, before the clock starts.
+                c.execute_batch(&format!("{DROP}; {SQLITE_CREATE};"))
+                    .await
+                    .map_err(err)?;
+                // (It answers a row: a query, not a batch.)
+                c.query(CHECKPOINT).select().await.map_err(err)?;
+                let start = Instant::now();
+                let changed = insert_all(&mut c, &rows).await?;
+                Ok(Iteration::new(ns_between(start, Instant::now()), changed))
+            })
+        });
+        Ok(Bench::new(iter, self.rows.len() as u64, INSERT_WORK).with_settings(settings))
+    }
+}
+
+/// The rows inserted in one transaction of sql-middleware's on turso.
+async fn insert_all(c: &mut MiddlewarePoolConnection, rows: &[BulkRow]) -> Result<u64, BenchError> {
+    // The one kind of connection this build of sql-middleware has.
+    let MiddlewarePoolConnection::Turso { conn, .. } = c;
+    let tx = sql_middleware::turso::begin_transaction(&mut *conn)
+        .await
+        .map_err(err)?;
+    let mut stmt = tx.prepare(SQLITE_INSERT).await.map_err(err)?;
+    let mut changed = 0u64;
+    for r in rows {
+        let mut p = vec![
+            V::Int(r.id),
+            V::Text(r.title.clone()),
+            V::Text(r.created_at.clone()),
+            V::Float(r.amount),
+            V::Int(r.flag as i64),
+            V::Blob(r.payload.clone()),
+            V::Text(r.meta.clone()),
+        ];
+        p.extend(r.texts.iter().map(|t| V::Text(t.clone())));
+        changed += tx.execute(&mut stmt).params(&p).run().await.map_err(err)? as u64;
+    }
+    tx.commit().await.map_err(err)?;
+    Ok(changed)
+}

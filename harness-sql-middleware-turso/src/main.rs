@@ -1,0 +1,70 @@
+//! benchscope's harness of sql-middleware's turso feature: its pool and query builder on the
+//! same dataset (same rows, same shuffled ids, same cache file), speaking the same event
+//! stream through bench-core's runner service. What benchscope does through sql-middleware's
+//! query builder is bench-core's own code, compiled against this build's sql-middleware.
+
+mod bulk;
+mod crud;
+mod dataset;
+mod kv;
+mod lookup;
+mod multithread;
+mod pool;
+
+#[path = "../../bench-core/src/on_sql_middleware.rs"]
+mod on_sql_middleware;
+
+use bench_core::catalog::Harness;
+use bench_core::protocol::RunEnv;
+use bench_core::service::args::RunnerArgs;
+use bench_core::workload::{Plan, Registry};
+use clap::Parser;
+
+/// The targets this harness implements.
+const SQL_MIDDLEWARE_TURSO: Registry = Registry {
+    harness: Harness::SqlMiddlewareTurso,
+    workloads: &[
+        &lookup::Lookup,
+        &multithread::Multithread,
+        &bulk::Bulk,
+        &crud::CrudOverhead,
+        &kv::KeyValue,
+    ],
+};
+
+include!(concat!(env!("OUT_DIR"), "/crate_versions.rs"));
+
+fn main() {
+    bench_core::service::init_logging();
+    let args = RunnerArgs::parse();
+    std::process::exit(bench_core::service::serve(
+        &args,
+        SQL_MIDDLEWARE_TURSO,
+        &describe,
+    ));
+}
+
+fn describe(timer_ns: f64, plan: &Plan) -> RunEnv {
+    let turso = CRATE_VERSIONS
+        .iter()
+        .find(|(n, _)| *n == "turso")
+        .map_or("?", |(_, v)| *v);
+    let mut env = bench_core::protocol::env::collect(&format!("turso {turso}"), timer_ns);
+    // This workspace's versions (sql-middleware's turso), not the core workspace's.
+    env.crates = CRATE_VERSIONS
+        .iter()
+        .map(|(n, v)| (n.to_string(), v.to_string()))
+        .collect();
+    env.settings.insert(
+        "sqlite settings".into(),
+        bench_core::settings::SqliteSettings::from_knobs(&plan.knobs).describe(),
+    );
+    env.settings.insert(
+        "sql-middleware pool".into(),
+        format!(
+            "bb8 over turso, at most {} connections (its default), checked on checkout; mimalloc as the allocator (turso's default features)",
+            pool::POOL
+        ),
+    );
+    env
+}
