@@ -627,7 +627,7 @@ fn the_catalog_filtered() {
     insta::assert_snapshot!("filter_kept_120x40", draw(&mut s, 120, 40));
 }
 
-/// key_value's 288 benches with every group folded (`Z`): one row per group, a marked group
+/// key_value's 306 benches with every group folded (`Z`): one row per group, a marked group
 /// shown whole, then one group opened again (`z`), at 120x40.
 #[test]
 fn key_value_groups_folded() {
