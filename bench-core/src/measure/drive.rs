@@ -57,7 +57,7 @@ pub trait LookupPath: Send + Sync + 'static {
 #[derive(Debug, Clone)]
 pub struct LookupPass {
     pub elapsed_ns: u64,
-    /// Each lookup's latency, in order.
+    /// The latencies of the lookups timed on their own (one in [`LATENCY_EVERY`]), in order.
     pub latencies: Vec<u64>,
     /// Phase totals scaled to every lookup of the pass (traced passes only).
     pub phases: PhaseTotals,
@@ -65,12 +65,60 @@ pub struct LookupPass {
     pub work: u64,
 }
 
+/// One operation in this many is also timed on its own, for the latency percentiles: two clock
+/// reads around it. The others carry none, so a pass's time (one read at each end, as
+/// Criterion times an iteration) is the operations' alone, within a fraction of a read each.
+pub const LATENCY_EVERY: usize = 8;
+
+/// Which operations of a pass of `n` are timed on their own: each with probability
+/// 1 / [`LATENCY_EVERY`], drawn from `seed` before the pass's clock starts (at least one).
+pub fn timed_ops(n: usize, seed: u64) -> Vec<bool> {
+    let mut pick = Sampler::new(seed ^ 0x1A7E_5EED, LATENCY_EVERY);
+    let mut timed: Vec<bool> = (0..n).map(|_| pick.pick()).collect();
+    // A pass too short to have drawn one still times one, so that every pass has a latency.
+    if n > 0 && !timed.contains(&true) {
+        timed[(seed % n as u64) as usize] = true;
+    }
+    timed
+}
+
+/// A pass of synchronous operations over `ids` (one per id), timed as a whole; the operations
+/// [`timed_ops`] picks are also timed on their own and recorded into `h` once the pass has
+/// ended. `seed` should differ from pass to pass, so that every operation is timed in time.
+pub fn sampled_pass(
+    ids: &[i64],
+    h: &mut LatencyHistogram,
+    seed: u64,
+    mut op: impl FnMut(i64) -> Result<u64, BenchError>,
+) -> Result<super::Iteration, BenchError> {
+    let timed = timed_ops(ids.len(), seed);
+    let mut lat = Vec::with_capacity(ids.len() / LATENCY_EVERY + 16);
+    let mut work = 0u64;
+    let start = Instant::now();
+    for (&id, &timed) in ids.iter().zip(&timed) {
+        if timed {
+            let t0 = Instant::now();
+            work = work.wrapping_add(op(black_box(id))?);
+            lat.push(ns_between(t0, Instant::now()));
+        } else {
+            work = work.wrapping_add(op(black_box(id))?);
+        }
+    }
+    let end = Instant::now();
+    for ns in lat {
+        h.record(ns);
+    }
+    Ok(super::Iteration::new(ns_between(start, end), work))
+}
+
 /// Each lookup: borrow (every `lookups_per_checkout` lookups), dispatch, decode, give back.
-/// Per-op latency takes one timer read per lookup, traced or not. With `TRACE`, each checkout
-/// and each lookup is timed phase by phase with probability 1 / `every`, drawn from `seed`
-/// independently of its place in the pass (so first-after-checkout lookups are traced no more
-/// often than others, whatever `lookups_per_checkout` is); the totals are scaled to all
-/// operations, which keeps the cost of tracing to a few timer reads per `every` lookups.
+/// The pass is timed as a whole; the lookups [`timed_ops`] picks are also timed on their own
+/// (from just before them, their checkout included when they are the first of one, to their
+/// end). With `TRACE`, each checkout and each lookup is timed phase by phase with probability
+/// 1 / `every`, drawn from `seed` independently of its place in the pass (so
+/// first-after-checkout lookups are traced no more often than others, whatever
+/// `lookups_per_checkout` is); the totals are scaled to all operations, which keeps the cost
+/// of tracing to a few timer reads per `every` lookups.
 pub async fn lookup_iteration<P: LookupPath, const TRACE: bool>(
     path: Arc<P>,
     ids: Arc<Vec<i64>>,
@@ -79,22 +127,28 @@ pub async fn lookup_iteration<P: LookupPath, const TRACE: bool>(
     seed: u64,
 ) -> Result<LookupPass, BenchError> {
     let mut sampler = Sampler::new(seed, every);
-    let mut lat = Vec::with_capacity(ids.len());
+    let timed = timed_ops(ids.len(), seed);
+    let mut lat = Vec::with_capacity(ids.len() / LATENCY_EVERY + 16);
     let mut checkout = PhaseTotals::default();
     let mut lookups = PhaseTotals::default();
     let (mut chunks, mut traced_chunks) = (0u64, 0u64);
     let mut work = 0u64;
+    let mut k = 0usize;
     let start = Instant::now();
-    let mut prev = start;
     for chunk in ids.chunks(per_checkout) {
         let trace_chunk = TRACE && sampler.pick();
         chunks += 1;
-        let t0 = trace_chunk.then(Instant::now);
+        let t0 = (trace_chunk || timed[k]).then(Instant::now);
         let mut conn = path.checkout().await?;
-        if let Some(t0) = t0 {
+        if trace_chunk && let Some(t0) = t0 {
             checkout.add(Phase::Checkout, traced(t0, Instant::now()));
         }
-        for &id in chunk {
+        for (i, &id) in chunk.iter().enumerate() {
+            let from = if i == 0 {
+                t0.filter(|_| timed[k])
+            } else {
+                timed[k].then(Instant::now)
+            };
             let row = if TRACE && sampler.pick() {
                 lookups.ops += 1;
                 path.lookup::<true>(&mut conn, id, &mut lookups).await
@@ -102,14 +156,16 @@ pub async fn lookup_iteration<P: LookupPath, const TRACE: bool>(
                 path.lookup::<false>(&mut conn, id, &mut lookups).await
             };
             work = work.wrapping_add(black_box(row?).checksum());
-            let t = Instant::now();
-            lat.push(ns_between(prev, t));
-            prev = t;
+            if let Some(from) = from {
+                lat.push(ns_between(from, Instant::now()));
+            }
+            k += 1;
         }
+        let before_return = trace_chunk.then(Instant::now);
         drop(conn);
-        if trace_chunk {
+        if let Some(t) = before_return {
             traced_chunks += 1;
-            checkout.add(Phase::Checkout, traced(prev, Instant::now()));
+            checkout.add(Phase::Checkout, traced(t, Instant::now()));
         }
     }
     let end = Instant::now();
@@ -179,6 +235,72 @@ where
     Ok(Iteration::new(elapsed, work))
 }
 
+/// One fan-out of `tasks` tasks over `ids`: each checks a connection out of `path` and looks
+/// its chunk up on it (multithread_pool_checkout's parallel select, for every harness).
+pub fn parallel_select<P: LookupPath>(
+    rt: &tokio::runtime::Runtime,
+    ids: Arc<Vec<i64>>,
+    tasks: usize,
+    path: Arc<P>,
+) -> super::IterFn<'_> {
+    Box::new(move |h| {
+        fan_out(rt, ids.len(), tasks, h, |a, b| {
+            let (path, ids) = (path.clone(), ids.clone());
+            async move {
+                let mut conn = path.checkout().await?;
+                let mut out = TaskResult {
+                    latencies: Vec::with_capacity(b - a),
+                    work: 0,
+                };
+                let mut phases = PhaseTotals::default();
+                let mut prev = Instant::now();
+                for &id in &ids[a..b] {
+                    let row = black_box(path.lookup::<false>(&mut conn, id, &mut phases).await?);
+                    out.work = out.work.wrapping_add(row.checksum());
+                    let t = Instant::now();
+                    out.latencies.push(ns_between(prev, t));
+                    prev = t;
+                }
+                Ok(out)
+            }
+        })
+    })
+}
+
+/// One fan-out of `tasks` tasks making `ops` checkouts in all, each a checkout and its return
+/// (`once`), nothing else.
+pub fn checkouts<F, Fut>(
+    rt: &tokio::runtime::Runtime,
+    ops: usize,
+    tasks: usize,
+    once: F,
+) -> super::IterFn<'_>
+where
+    F: Fn() -> Fut + Send + Sync + Clone + 'static,
+    Fut: std::future::Future<Output = Result<(), BenchError>> + Send + 'static,
+{
+    Box::new(move |h| {
+        fan_out(rt, ops, tasks, h, |a, b| {
+            let once = once.clone();
+            async move {
+                let mut out = TaskResult {
+                    latencies: Vec::with_capacity(b - a),
+                    work: 0,
+                };
+                let mut prev = Instant::now();
+                for _ in a..b {
+                    black_box(once().await?);
+                    out.work += 1;
+                    let t = Instant::now();
+                    out.latencies.push(ns_between(prev, t));
+                    prev = t;
+                }
+                Ok(out)
+            }
+        })
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -232,7 +354,10 @@ mod tests {
             ))
             .unwrap();
         assert_eq!(p.work, lookup_work(&ids), "every row read");
-        assert_eq!(p.latencies.len(), 4096);
+        // One lookup in LATENCY_EVERY timed on its own, the ones timed_ops picks.
+        let timed = timed_ops(4096, seed).iter().filter(|t| **t).count();
+        assert_eq!(p.latencies.len(), timed);
+        assert!((timed as f64 - 512.0).abs() < 512.0 * 0.15, "{timed} timed");
         let places = path.traced_places.lock().unwrap().clone();
         (p, places)
     }
@@ -301,70 +426,26 @@ mod tests {
         .unwrap_err();
         assert_eq!(e.to_string(), "task 0 broke");
     }
-}
 
-/// One fan-out of `tasks` tasks over `ids`: each checks a connection out of `path` and looks
-/// its chunk up on it (multithread_pool_checkout's parallel select, for every harness).
-pub fn parallel_select<P: LookupPath>(
-    rt: &tokio::runtime::Runtime,
-    ids: Arc<Vec<i64>>,
-    tasks: usize,
-    path: Arc<P>,
-) -> super::IterFn<'_> {
-    Box::new(move |h| {
-        fan_out(rt, ids.len(), tasks, h, |a, b| {
-            let (path, ids) = (path.clone(), ids.clone());
-            async move {
-                let mut conn = path.checkout().await?;
-                let mut out = TaskResult {
-                    latencies: Vec::with_capacity(b - a),
-                    work: 0,
-                };
-                let mut phases = PhaseTotals::default();
-                let mut prev = Instant::now();
-                for &id in &ids[a..b] {
-                    let row = black_box(path.lookup::<false>(&mut conn, id, &mut phases).await?);
-                    out.work = out.work.wrapping_add(row.checksum());
-                    let t = Instant::now();
-                    out.latencies.push(ns_between(prev, t));
-                    prev = t;
-                }
-                Ok(out)
-            }
+    /// A sampled pass runs every operation once, times the pass as a whole, and records one
+    /// operation in LATENCY_EVERY (other ones from another seed), each no longer than the pass.
+    #[test]
+    fn a_sampled_pass_times_a_share_of_its_operations() {
+        let ids: Vec<i64> = (1..=4000).collect();
+        let mut h = LatencyHistogram::new();
+        let mut seen = 0u64;
+        let it = sampled_pass(&ids, &mut h, 7, |id| {
+            seen += 1;
+            Ok(id as u64)
         })
-    })
-}
-
-/// One fan-out of `tasks` tasks making `ops` checkouts in all, each a checkout and its return
-/// (`once`), nothing else.
-pub fn checkouts<F, Fut>(
-    rt: &tokio::runtime::Runtime,
-    ops: usize,
-    tasks: usize,
-    once: F,
-) -> super::IterFn<'_>
-where
-    F: Fn() -> Fut + Send + Sync + Clone + 'static,
-    Fut: std::future::Future<Output = Result<(), BenchError>> + Send + 'static,
-{
-    Box::new(move |h| {
-        fan_out(rt, ops, tasks, h, |a, b| {
-            let once = once.clone();
-            async move {
-                let mut out = TaskResult {
-                    latencies: Vec::with_capacity(b - a),
-                    work: 0,
-                };
-                let mut prev = Instant::now();
-                for _ in a..b {
-                    black_box(once().await?);
-                    out.work += 1;
-                    let t = Instant::now();
-                    out.latencies.push(ns_between(prev, t));
-                    prev = t;
-                }
-                Ok(out)
-            }
-        })
-    })
+        .unwrap();
+        assert_eq!(seen, 4000, "every operation once");
+        assert_eq!(it.work, (1..=4000u64).sum::<u64>());
+        let recorded = h.percentiles().unwrap();
+        let want = timed_ops(4000, 7).iter().filter(|t| **t).count() as u64;
+        assert_eq!(recorded.count, want);
+        assert!((want as f64 - 500.0).abs() < 75.0, "{want} of 4000 timed");
+        assert!(recorded.max <= it.elapsed_ns, "no operation outlasts its pass");
+        assert_ne!(timed_ops(4000, 7), timed_ops(4000, 8), "another seed, other operations");
+    }
 }

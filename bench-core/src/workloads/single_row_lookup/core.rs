@@ -52,7 +52,7 @@ impl Workload for Core {
             trace_every: k.count(&TRACE_EVERY) as usize,
             settings: run.sqlite.clone(),
             pool: k.word(&crate::catalog::POOL).to_string(),
-            rt: drive::runtime(None)?,
+            rt: std::sync::OnceLock::new(),
         }))
     }
 }
@@ -70,7 +70,10 @@ struct Ctx {
     settings: SqliteSettings,
     /// The `pool` knob: the pool under the middleware path.
     pool: String,
-    rt: tokio::runtime::Runtime,
+    /// Made when the first bench that needs one asks: until then the runner has no thread
+    /// but its own, so the raw lookups run on the C library's single-thread paths, as a plain
+    /// single-threaded loop (or Criterion) does.
+    rt: std::sync::OnceLock<tokio::runtime::Runtime>,
 }
 
 impl Session for Ctx {
@@ -96,7 +99,7 @@ impl Session for Ctx {
             (Subject::Rusqlite, Some(ExecuteMarshal)) => marshal_only(self),
             (Subject::Middleware(s), None) => {
                 let mw = self.middleware(s)?;
-                let settings = self.rt.block_on(mw.read_back())?;
+                let settings = self.rt()?.block_on(mw.read_back())?;
                 let pool = crate::catalog::Pool::chosen(&self.pool, s);
                 Ok(path_lookups(self, mw)
                     .with_settings(settings)
@@ -140,8 +143,17 @@ impl Ctx {
             self.pool_size,
             self.spin,
             &self.settings,
-            self.rt.handle().clone(),
+            self.rt()?.handle().clone(),
         )?))
+    }
+
+    /// The runtime, made on first use.
+    fn rt(&self) -> Result<&tokio::runtime::Runtime, BenchError> {
+        if let Some(rt) = self.rt.get() {
+            return Ok(rt);
+        }
+        let made = drive::runtime(None)?;
+        Ok(self.rt.get_or_init(|| made))
     }
 
     /// Runs an iteration future on a runtime worker thread, as a request handler would.
@@ -149,7 +161,7 @@ impl Ctx {
         &self,
         fut: impl std::future::Future<Output = Result<T, BenchError>> + Send + 'static,
     ) -> Result<T, BenchError> {
-        drive::on_runtime(&self.rt, fut)
+        drive::on_runtime(self.rt()?, fut)
     }
 
     /// A rusqlite connection with the run's settings, and what it reads back.
@@ -177,34 +189,17 @@ fn timed_loop(
     Ok(Iteration::new(ns_between(start, Instant::now()), work))
 }
 
-/// The lookups of one pass over the ids, each lookup's latency recorded; `op` returns what
-/// the lookup read, folded into its checksum.
-fn recorded_pass(
-    ids: &[i64],
-    h: &mut crate::measure::stats::LatencyHistogram,
-    mut op: impl FnMut(i64) -> Result<u64, BenchError>,
-) -> Result<Iteration, BenchError> {
-    let mut work = 0u64;
-    let start = Instant::now();
-    let mut prev = start;
-    for &id in ids {
-        work = work.wrapping_add(op(black_box(id))?);
-        let t = Instant::now();
-        h.record(ns_between(prev, t));
-        prev = t;
-    }
-    Ok(Iteration::new(ns_between(start, prev), work))
-}
-
 /// Statement prepared once; per lookup: bind, step, decode. The bench owns its connection
 /// (closed when the bench ends, so a `locking_mode=exclusive` lock does not outlive it); each
 /// pass takes the statement from the connection's cache once, before its clock starts.
 fn rusqlite_lookups(ctx: &Ctx) -> Result<Bench<'_>, BenchError> {
     let (conn, settings) = ctx.connection()?;
     let ids = ctx.ids.clone();
+    let mut pass = 0u64;
     let iter: IterFn<'_> = Box::new(move |h| {
         let mut stmt = conn.prepare_cached(SELECT_BY_ID)?;
-        recorded_pass(&ids, h, |id| Ok(raw::lookup(&mut stmt, id)?.checksum()))
+        pass += 1;
+        drive::sampled_pass(&ids, h, pass, |id| Ok(raw::lookup(&mut stmt, id)?.checksum()))
     });
     Ok(Bench::new(iter, ctx.pass_work(), LOOKUP_WORK).with_settings(settings))
 }
@@ -214,7 +209,11 @@ fn c_lookups(ctx: &Ctx) -> Result<Bench<'_>, BenchError> {
     let (conn, settings) = ctx.connection()?;
     let mut stmt = crate::backends::c_api::Lookup::prepare(conn)?;
     let ids = ctx.ids.clone();
-    let iter: IterFn<'_> = Box::new(move |h| recorded_pass(&ids, h, |id| stmt.lookup(id)));
+    let mut pass = 0u64;
+    let iter: IterFn<'_> = Box::new(move |h| {
+        pass += 1;
+        drive::sampled_pass(&ids, h, pass, |id| stmt.lookup(id))
+    });
     Ok(Bench::new(iter, ctx.pass_work(), LOOKUP_WORK).with_settings(settings))
 }
 
@@ -273,7 +272,7 @@ fn timed_path<'a, P: LookupPath>(ctx: &'a Ctx, path: Arc<P>, trace: bool) -> Ben
 /// pool.get() and drop, nothing else.
 fn checkout_only(ctx: &Ctx, strategy: Strategy) -> Result<Bench<'_>, BenchError> {
     let mw = ctx.middleware(strategy)?;
-    let settings = ctx.rt.block_on(mw.read_back())?;
+    let settings = ctx.rt()?.block_on(mw.read_back())?;
     let n = ctx.ids.len();
     let iter: IterFn<'_> = Box::new(move |_| {
         let mw = mw.clone();
@@ -291,7 +290,7 @@ fn checkout_only(ctx: &Ctx, strategy: Strategy) -> Result<Bench<'_>, BenchError>
 /// The dispatch hop with an empty closure, on a connection borrowed before the clock starts.
 fn dispatch_only(ctx: &Ctx, strategy: Strategy) -> Result<Bench<'_>, BenchError> {
     let mw = ctx.middleware(strategy)?;
-    let settings = ctx.rt.block_on(mw.read_back())?;
+    let settings = ctx.rt()?.block_on(mw.read_back())?;
     let n = ctx.ids.len();
     let iter: IterFn<'_> = Box::new(move |_| {
         let mw = mw.clone();
@@ -427,7 +426,7 @@ mod turso_benches {
     ) -> IterFn<'a> {
         let mut op = op;
         Box::new(move |_| {
-            ctx.rt.block_on(async {
+            ctx.rt()?.block_on(async {
                 let mut work = 0u64;
                 let start = Instant::now();
                 for &id in ctx.ids.iter() {
@@ -441,8 +440,8 @@ mod turso_benches {
     pub fn bench<'a>(ctx: &'a Ctx, spec: &BenchSpec) -> Result<Bench<'a>, BenchError> {
         use Phase::*;
         let s = &ctx.settings;
-        let db = ctx.rt.block_on(t::open(&ctx.path))?;
-        let (conn, settings) = ctx.rt.block_on(async {
+        let db = ctx.rt()?.block_on(t::open(&ctx.path))?;
+        let (conn, settings) = ctx.rt()?.block_on(async {
             let conn = t::connect(&db, s).await?;
             let settings = t::read_back(&conn).await;
             Ok::<_, BenchError>((conn, settings))
@@ -458,24 +457,34 @@ mod turso_benches {
             ),
             (Subject::Turso, None) => {
                 let mut stmt = ctx
-                    .rt
+                    .rt()?
                     .block_on(conn.prepare(SELECT_BY_ID))
                     .map_err(BenchError::driver)?;
+                let mut pass = 0u64;
                 let iter: IterFn<'a> = Box::new(move |h| {
                     let _keep_open = &conn;
-                    ctx.rt.block_on(async {
+                    pass += 1;
+                    // Timed as rusqlite's lookups are: the pass as a whole, and one lookup
+                    // in LATENCY_EVERY on its own.
+                    let timed = drive::timed_ops(ctx.ids.len(), pass);
+                    let mut lat = Vec::with_capacity(timed.len() / drive::LATENCY_EVERY + 16);
+                    let iteration = ctx.rt()?.block_on(async {
                         let mut work = 0u64;
                         let start = Instant::now();
-                        let mut prev = start;
-                        for &id in ctx.ids.iter() {
+                        for (&id, &timed) in ctx.ids.iter().zip(&timed) {
+                            let t0 = timed.then(Instant::now);
                             let r = black_box(t::lookup(&mut stmt, black_box(id)).await?);
                             work = work.wrapping_add(r.checksum());
-                            let now = Instant::now();
-                            h.record(ns_between(prev, now));
-                            prev = now;
+                            if let Some(t0) = t0 {
+                                lat.push(ns_between(t0, Instant::now()));
+                            }
                         }
-                        Ok(Iteration::new(ns_between(start, prev), work))
-                    })
+                        Ok::<_, BenchError>(Iteration::new(ns_between(start, Instant::now()), work))
+                    })?;
+                    for ns in lat {
+                        h.record(ns);
+                    }
+                    Ok(iteration)
                 });
                 Bench::new(iter, ctx.pass_work(), LOOKUP_WORK)
             }
@@ -504,7 +513,7 @@ mod turso_benches {
             }
             (Subject::Turso, Some(ExecuteMarshal)) => {
                 let stmt = ctx
-                    .rt
+                    .rt()?
                     .block_on(conn.prepare(SELECT_BY_ID))
                     .map_err(BenchError::driver)?;
                 let iter = timed(
@@ -521,7 +530,7 @@ mod turso_benches {
                 Bench::new(iter, per_pass, "result sets built (rows + first id)")
             }
             (Subject::Turso, Some(Decode)) => {
-                let row = ctx.rt.block_on(async {
+                let row = ctx.rt()?.block_on(async {
                     let mut rows = conn
                         .query(SELECT_BY_ID, [ctx.ids[0]])
                         .await
@@ -621,9 +630,9 @@ mod crate_benches {
         use Phase::*;
         let (n, s, path) = (ctx.pool_size, &ctx.settings, ctx.path.as_path());
         Ok(match (krate, spec.phase) {
-            (_, None) => c::open_path(krate, path, s, n, &ctx.rt, Lookups(ctx))?,
+            (_, None) => c::open_path(krate, path, s, n, ctx.rt()?, Lookups(ctx))?,
             (_, Some(Checkout)) => {
-                let Some((pool, settings)) = Pooled::open(krate, path, s, n, &ctx.rt)? else {
+                let Some((pool, settings)) = Pooled::open(krate, path, s, n, ctx.rt()?)? else {
                     return Err(no_bench(spec));
                 };
                 repeated(
@@ -635,9 +644,9 @@ mod crate_benches {
                 .with_settings(settings)
             }
             (Shipped::TokioRusqlite, Some(Dispatch)) => {
-                let p = ctx.rt.block_on(c::TokioRusqlite::open(path, s, 1))?;
-                let settings = ctx.rt.block_on(p.read_back())?;
-                let conn = Arc::new(ctx.rt.block_on(p.checkout())?);
+                let p = ctx.rt()?.block_on(c::TokioRusqlite::open(path, s, 1))?;
+                let settings = ctx.rt()?.block_on(p.read_back())?;
+                let conn = Arc::new(ctx.rt()?.block_on(p.checkout())?);
                 repeated(
                     ctx,
                     conn,
@@ -647,9 +656,9 @@ mod crate_benches {
                 .with_settings(settings)
             }
             (Shipped::SqlMiddleware, Some(Dispatch)) => {
-                let p = ctx.rt.block_on(c::SqlMiddleware::open(path, s))?;
-                let settings = ctx.rt.block_on(p.read_back())?;
-                let conn = Arc::new(tokio::sync::Mutex::new(ctx.rt.block_on(p.checkout())?));
+                let p = ctx.rt()?.block_on(c::SqlMiddleware::open(path, s))?;
+                let settings = ctx.rt()?.block_on(p.read_back())?;
+                let conn = Arc::new(tokio::sync::Mutex::new(ctx.rt()?.block_on(p.checkout())?));
                 repeated(
                     ctx,
                     conn,
@@ -659,9 +668,9 @@ mod crate_benches {
                 .with_settings(settings)
             }
             (Shipped::SqlMiddleware, Some(Decode)) => {
-                let p = ctx.rt.block_on(c::SqlMiddleware::open(path, s))?;
-                let settings = ctx.rt.block_on(p.read_back())?;
-                let rs = ctx.rt.block_on(p.result_set(ctx.ids[0]))?;
+                let p = ctx.rt()?.block_on(c::SqlMiddleware::open(path, s))?;
+                let settings = ctx.rt()?.block_on(p.read_back())?;
+                let rs = ctx.rt()?.block_on(p.result_set(ctx.ids[0]))?;
                 let iter: IterFn<'a> = Box::new(move |_| {
                     timed_loop(&ctx.ids, |_| {
                         Ok(
