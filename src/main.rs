@@ -62,7 +62,14 @@ enum Command {
 }
 
 fn main() {
-    let cli = Cli::parse();
+    let mut cli = Cli::parse();
+    // The front ends measure in paired rounds unless told `--unpaired` (a runner only when told).
+    cli.tui.session.budget.pair_by_default();
+    match &mut cli.command {
+        Some(Command::Open { tui, .. }) => tui.session.budget.pair_by_default(),
+        Some(Command::Run(args)) => args.session.budget.pair_by_default(),
+        _ => {}
+    }
     let code = match cli.command {
         None if std::io::IsTerminal::is_terminal(&std::io::stdout()) => tui::run(cli.tui, None),
         Some(Command::Open { path, tui }) => tui::run(*tui, Some(&path)),

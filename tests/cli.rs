@@ -489,6 +489,7 @@ fn a_signal_ends_a_headless_run_with_what_finished() {
                 "rusqlite",
                 "--bench",
                 "middleware/spin",
+                "--unpaired",
                 "--time",
                 "1",
                 "--warmup",

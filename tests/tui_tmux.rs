@@ -262,7 +262,7 @@ fn cancel_from_the_catalog_quit_with_unexported_results_and_reopen_them() {
     let bin = binary();
     let cmd = format!(
         "{}BENCHSCOPE_MEASURE_LOCK={} {} --rows 300 --lookups 50 --time 2 --warmup 0 --samples 20 --min-samples 2 \
-         --cache-dir {} --snapshot-dir {}; echo EXITED:$?; sleep 60",
+         --unpaired --cache-dir {} --snapshot-dir {}; echo EXITED:$?; sleep 60",
         env(work.path()),
         work.path().join("measure.lock").display(),
         bin.display(),
@@ -272,8 +272,8 @@ fn cancel_from_the_catalog_quit_with_unexported_results_and_reopen_them() {
     let session = format!("benchscope-journal-{}", std::process::id());
     let s = start(&session, &cmd);
     wait_for(&session, "Catalog", Duration::from_secs(20));
-    // Three benches (space marks and moves down), run; cancel from the catalog once the first
-    // has its result.
+    // Three benches (space marks and moves down), one after another, run; cancel from the
+    // catalog once the first has its result.
     keys(&session, &["Space", "Space", "Space", "Enter"]);
     wait_for(&session, "✓ rusqlite", Duration::from_secs(30));
     keys(&session, &["c"]);

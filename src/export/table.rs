@@ -202,7 +202,7 @@ pub fn notes(run: &RunRecord, baselines: &bench_core::baselines::Baselines<'_>) 
         }
     } else if finished > 1 && !paired_run && !run.from_criterion() {
         out.push(
-            "unpaired ratios: the benches ran one after another, so whatever the machine did in between moves a ratio from run to run (more than its interval says on a noisy machine); --paired measures them in interleaved rounds, --repeat N shows how far they move".into(),
+            "unpaired ratios: the benches ran one after another, so whatever the machine did in between moves a ratio from run to run (more than its interval says on a noisy machine: the README's \"Paired rounds\" gives how far on one); paired rounds (the default for up to 40 benches) measure them in turns, --repeat N shows how far they move".into(),
         );
     }
     if let Some(e) = &run.error {

@@ -148,6 +148,7 @@ async fn collect(
 ) -> (RunRecord, Option<i32>) {
     let (tx, mut rx) = mpsc::unbounded_channel();
     let mut record = RunRecord::default();
+    let paired = request.settings.budget_args.iter().any(|a| a == "--paired");
     let mut handle = match runner.start(request, tx) {
         Ok(h) => h,
         Err(e) => {
@@ -174,6 +175,12 @@ async fn collect(
                         Outcome::Completed => {}
                         Outcome::Cancelled => {
                             let why = match interrupted {
+                                // Paired benches finish together: what a cut-short run keeps
+                                // is their samples so far.
+                                Some(sig) if paired => format!(
+                                    "interrupted by {}: paired rounds finish together, so no bench finished; the samples taken so far are kept",
+                                    signal_name(sig)
+                                ),
                                 Some(sig) => format!(
                                     "interrupted by {}: the benches that finished are kept",
                                     signal_name(sig)

@@ -445,7 +445,14 @@ mod tests {
         let want = timed_ops(4000, 7).iter().filter(|t| **t).count() as u64;
         assert_eq!(recorded.count, want);
         assert!((want as f64 - 500.0).abs() < 75.0, "{want} of 4000 timed");
-        assert!(recorded.max <= it.elapsed_ns, "no operation outlasts its pass");
-        assert_ne!(timed_ops(4000, 7), timed_ops(4000, 8), "another seed, other operations");
+        assert!(
+            recorded.max <= it.elapsed_ns,
+            "no operation outlasts its pass"
+        );
+        assert_ne!(
+            timed_ops(4000, 7),
+            timed_ops(4000, 8),
+            "another seed, other operations"
+        );
     }
 }

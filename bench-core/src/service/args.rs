@@ -47,9 +47,13 @@ pub struct BudgetArgs {
     )]
     pub min_samples: String,
     /// Paired rounds: the benches take turns, one sample each per round, in one runner; each
-    /// bench's ratio to the baseline bench is the median of its per-round ratios.
+    /// bench's ratio to the baseline bench is the median of its per-round ratios. The front
+    /// ends (`run`, the explorer) pair by default; a runner pairs only when told.
     #[arg(long)]
     pub paired: bool,
+    /// One bench after another instead of paired rounds (the front ends' default is paired).
+    #[arg(long, conflicts_with = "paired")]
+    pub unpaired: bool,
 }
 
 fn parse_seconds(name: &str, text: &str, min: f64, max: f64) -> Result<f64, BenchError> {
@@ -78,11 +82,17 @@ impl Default for BudgetArgs {
             max_samples: "100".into(),
             min_samples: "10".into(),
             paired: false,
+            unpaired: false,
         }
     }
 }
 
 impl BudgetArgs {
+    /// A front end's reading: paired rounds unless `--unpaired` was given.
+    pub fn pair_by_default(&mut self) {
+        self.paired = !self.unpaired;
+    }
+
     pub fn resolve(&self) -> Result<Budget, BenchError> {
         let b = Budget {
             time_s: parse_seconds("time", &self.time_s, 0.0, 3600.0)?,

@@ -199,7 +199,9 @@ fn rusqlite_lookups(ctx: &Ctx) -> Result<Bench<'_>, BenchError> {
     let iter: IterFn<'_> = Box::new(move |h| {
         let mut stmt = conn.prepare_cached(SELECT_BY_ID)?;
         pass += 1;
-        drive::sampled_pass(&ids, h, pass, |id| Ok(raw::lookup(&mut stmt, id)?.checksum()))
+        drive::sampled_pass(&ids, h, pass, |id| {
+            Ok(raw::lookup(&mut stmt, id)?.checksum())
+        })
     });
     Ok(Bench::new(iter, ctx.pass_work(), LOOKUP_WORK).with_settings(settings))
 }
