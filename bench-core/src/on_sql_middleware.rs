@@ -86,6 +86,29 @@ pub fn lookup_row(rs: &sql_middleware::ResultSet) -> Result<BenchRow, BenchError
     })
 }
 
+/// A bulk_insert row as sql-middleware's values for its 16-column insert, the bool as an
+/// integer (SQLite, turso) or a boolean (PostgreSQL).
+pub fn bulk_values(
+    r: &bench_core::workloads::bulk_insert::rows::BulkRow,
+    bool_as_int: bool,
+) -> Vec<V> {
+    let mut p = vec![
+        V::Int(r.id),
+        V::Text(r.title.clone()),
+        V::Text(r.created_at.clone()),
+        V::Float(r.amount),
+        if bool_as_int {
+            V::Int(r.flag as i64)
+        } else {
+            V::Bool(r.flag)
+        },
+        V::Blob(r.payload.clone()),
+        V::Text(r.meta.clone()),
+    ];
+    p.extend(r.texts.iter().map(|t| V::Text(t.clone())));
+    p
+}
+
 /// A crud row as sql-middleware's values, the bool bound as `M` binds one.
 fn crud_values<M: MiddlewareConn>(r: &Row) -> [V; 5] {
     [

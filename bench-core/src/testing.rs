@@ -73,6 +73,31 @@ pub struct BenchCheck {
     pub sqlite: std::collections::BTreeMap<String, String>,
 }
 
+/// The smallest budget that still gives a bench two or three samples, for the stream tests.
+pub const STREAM_BUDGET: &[&str] = &[
+    "--time",
+    "0.02",
+    "--warmup",
+    "0",
+    "--samples",
+    "3",
+    "--min-samples",
+    "2",
+];
+
+/// Runs the runner binary `bin` on `args` with its dataset cache in `cache`, to its end: exit
+/// code, events, stderr (a runner that cannot be run fails the test that asked).
+pub fn run_runner(
+    bin: &str,
+    args: &[&str],
+    cache: &std::path::Path,
+) -> (Option<i32>, Vec<Event>, String) {
+    let mut cmd = std::process::Command::new(bin);
+    cmd.args(args).arg("--cache-dir").arg(cache);
+    let out = run_to_end(&mut cmd).unwrap_or_else(|e| panic!("{e}"));
+    (out.code, out.events, out.stderr)
+}
+
 /// Checks one bench's events in a stream: one `bench_start` first, with a work check;
 /// samples numbered from 0 in order, each a whole number of passes whose work is exactly
 /// passes x the declared work per pass; one `summary` last, over those samples; no error.

@@ -45,10 +45,7 @@ const ONE_SAMPLE: &[&str] = &[
 ];
 
 fn run(args: &[&str], cache: &std::path::Path) -> (Option<i32>, Vec<Event>, String) {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_bench-runner"));
-    cmd.args(args).arg("--cache-dir").arg(cache);
-    let out = run_to_end(&mut cmd).unwrap_or_else(|e| panic!("{e}"));
-    (out.code, out.events, out.stderr)
+    bench_core::testing::run_runner(env!("CARGO_BIN_EXE_bench-runner"), args, cache)
 }
 
 #[test]

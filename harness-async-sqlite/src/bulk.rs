@@ -1,18 +1,16 @@
 //! `bulk_insert` through async-sqlite: one `Client` on a scratch file (like bench-core's), the
 //! rusqlite transaction of rows run in its `conn_mut` closure.
 
-use std::sync::Arc;
 use std::time::Instant;
 
 use bench_core::BenchError;
-use bench_core::catalog::{BenchSpec, CatalogError, ROWS, Target};
+use bench_core::catalog::{BenchSpec, CatalogError, Target};
 use bench_core::measure::drive::on_runtime;
 use bench_core::measure::trace::ns_between;
 use bench_core::measure::{Bench, IterFn, Iteration};
 use bench_core::protocol::Event;
-use bench_core::settings::SqliteSettings;
 use bench_core::workload::{RunContext, Session, Workload};
-use bench_core::workloads::bulk_insert::rows::{BulkRow, Scratch};
+use bench_core::workloads::bulk_insert::rows::Scratch;
 use bench_core::workloads::bulk_insert::{self, INSERT_WORK};
 
 use crate::lookup::{SUBJECT, err, open_client};
@@ -33,31 +31,24 @@ impl Workload for Bulk {
     ) -> Result<Box<dyn Session + 'a>, BenchError> {
         Ok(Box::new(Ctx {
             rt: bench_core::measure::drive::runtime(None)?,
-            dir: run.scratch_dir()?,
-            rows: Arc::new(bulk_insert::rows::rows(
-                run.plan.knobs.count(&ROWS),
-                run.plan.target.seed,
-            )),
-            settings: run.sqlite.clone(),
+            p: bulk_insert::Params::new(run)?,
         }))
     }
 }
 
 struct Ctx {
     rt: tokio::runtime::Runtime,
-    dir: std::path::PathBuf,
-    rows: Arc<Vec<BulkRow>>,
-    settings: SqliteSettings,
+    p: bulk_insert::Params,
 }
 
 impl Session for Ctx {
     fn ops(&self) -> u64 {
-        self.rows.len() as u64
+        self.p.rows.len() as u64
     }
 
     fn skip(&self, spec: &BenchSpec) -> Option<String> {
         // One connection: no pool to share an exclusive lock with.
-        bench_core::settings::skip_reason(spec.subject, 1, &self.settings)
+        bench_core::settings::skip_reason(spec.subject, 1, &self.p.settings)
     }
 
     fn bench(&self, spec: &BenchSpec) -> Result<Bench<'_>, BenchError> {
@@ -69,11 +60,13 @@ impl Session for Ctx {
             )
             .into());
         }
-        let scratch = Scratch::new(&self.dir, spec.name);
-        let (client, settings) = self.rt.block_on(open_client(&scratch.0, &self.settings))?;
+        let scratch = Scratch::new(&self.p.dir, spec.name);
+        let (client, settings) = self
+            .rt
+            .block_on(open_client(&scratch.0, &self.p.settings))?;
         let iter: IterFn<'_> = Box::new(move |_| {
             let _scratch = &scratch;
-            let (client, rows) = (client.clone(), self.rows.clone());
+            let (client, rows) = (client.clone(), self.p.rows.clone());
             on_runtime(&self.rt, async move {
                 client.conn(bulk_reset).await.map_err(err)?;
                 let start = Instant::now();
@@ -84,6 +77,6 @@ impl Session for Ctx {
                 Ok(Iteration::new(ns_between(start, Instant::now()), changed))
             })
         });
-        Ok(Bench::new(iter, self.rows.len() as u64, INSERT_WORK).with_settings(settings))
+        Ok(Bench::new(iter, self.p.rows.len() as u64, INSERT_WORK).with_settings(settings))
     }
 }

@@ -6,18 +6,17 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use bench_core::BenchError;
-use bench_core::catalog::{BenchSpec, CatalogError, ROWS, Target};
+use bench_core::catalog::{BenchSpec, CatalogError, Target};
 use bench_core::measure::drive::on_runtime;
 use bench_core::measure::trace::ns_between;
 use bench_core::measure::{Bench, IterFn, Iteration};
 use bench_core::protocol::Event;
-use bench_core::settings::SqliteSettings;
 use bench_core::workload::{RunContext, Session, Workload};
 use bench_core::workloads::bulk_insert::rows::{
     BulkRow, CHECKPOINT, DROP, SQLITE_CREATE, SQLITE_INSERT, Scratch,
 };
 use bench_core::workloads::bulk_insert::{self, INSERT_WORK};
-use sql_middleware::{MiddlewarePoolConnection, RowValues as V};
+use sql_middleware::MiddlewarePoolConnection;
 
 use crate::lookup::SUBJECT;
 use crate::pool::{TursoPool, err};
@@ -37,30 +36,23 @@ impl Workload for Bulk {
     ) -> Result<Box<dyn Session + 'a>, BenchError> {
         Ok(Box::new(Ctx {
             rt: bench_core::measure::drive::runtime(None)?,
-            dir: run.scratch_dir()?,
-            rows: Arc::new(bulk_insert::rows::rows(
-                run.plan.knobs.count(&ROWS),
-                run.plan.target.seed,
-            )),
-            settings: run.sqlite.clone(),
+            p: bulk_insert::Params::new(run)?,
         }))
     }
 }
 
 struct Ctx {
     rt: tokio::runtime::Runtime,
-    dir: std::path::PathBuf,
-    rows: Arc<Vec<BulkRow>>,
-    settings: SqliteSettings,
+    p: bulk_insert::Params,
 }
 
 impl Session for Ctx {
     fn ops(&self) -> u64 {
-        self.rows.len() as u64
+        self.p.rows.len() as u64
     }
 
     fn skip(&self, spec: &BenchSpec) -> Option<String> {
-        bench_core::settings::skip_reason(spec.subject, 1, &self.settings)
+        bench_core::settings::skip_reason(spec.subject, 1, &self.p.settings)
     }
 
     fn bench(&self, spec: &BenchSpec) -> Result<Bench<'_>, BenchError> {
@@ -72,14 +64,14 @@ impl Session for Ctx {
             )
             .into());
         }
-        let scratch = Scratch::new(&self.dir, spec.name);
+        let scratch = Scratch::new(&self.p.dir, spec.name);
         let (pool, settings) = self
             .rt
-            .block_on(TursoPool::open(&scratch.0, &self.settings))?;
+            .block_on(TursoPool::open(&scratch.0, &self.p.settings))?;
         let pool = Arc::new(pool);
         let iter: IterFn<'_> = Box::new(move |_| {
             let _scratch = &scratch;
-            let (pool, rows) = (pool.clone(), self.rows.clone());
+            let (pool, rows) = (pool.clone(), self.p.rows.clone());
             on_runtime(&self.rt, async move {
                 let mut c = pool.checkout().await?;
                 // A fresh table and an empty WAL, before the clock starts.
@@ -93,7 +85,7 @@ impl Session for Ctx {
                 Ok(Iteration::new(ns_between(start, Instant::now()), changed))
             })
         });
-        Ok(Bench::new(iter, self.rows.len() as u64, INSERT_WORK).with_settings(settings))
+        Ok(Bench::new(iter, self.p.rows.len() as u64, INSERT_WORK).with_settings(settings))
     }
 }
 
@@ -107,16 +99,7 @@ async fn insert_all(c: &mut MiddlewarePoolConnection, rows: &[BulkRow]) -> Resul
     let mut stmt = tx.prepare(SQLITE_INSERT).await.map_err(err)?;
     let mut changed = 0u64;
     for r in rows {
-        let mut p = vec![
-            V::Int(r.id),
-            V::Text(r.title.clone()),
-            V::Text(r.created_at.clone()),
-            V::Float(r.amount),
-            V::Int(r.flag as i64),
-            V::Blob(r.payload.clone()),
-            V::Text(r.meta.clone()),
-        ];
-        p.extend(r.texts.iter().map(|t| V::Text(t.clone())));
+        let p = crate::on_sql_middleware::bulk_values(r, true);
         changed += tx.execute(&mut stmt).params(&p).run().await.map_err(err)? as u64;
     }
     tx.commit().await.map_err(err)?;

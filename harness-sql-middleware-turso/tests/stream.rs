@@ -2,32 +2,22 @@
 //! with bench-core's reader and checked against the dataset, the catalog and the models of
 //! crud_overhead and key_value.
 
-use std::process::Command;
-
 use bench_core::catalog::Harness;
 use bench_core::dataset::{lookup_ids, lookup_work};
 use bench_core::measure::trace::Phase;
 use bench_core::protocol::{DatasetStatus, Event};
-use bench_core::testing::{check_bench, run_to_end};
+use bench_core::testing::check_bench;
 use bench_core::workloads::{crud_overhead, key_value, multithread, single_row_lookup};
 
 fn run(args: &[&str], cache: &std::path::Path) -> (Option<i32>, Vec<Event>, String) {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_harness-sql-middleware-turso"));
-    cmd.args(args).arg("--cache-dir").arg(cache);
-    let out = run_to_end(&mut cmd).unwrap_or_else(|e| panic!("{e}"));
-    (out.code, out.events, out.stderr)
+    bench_core::testing::run_runner(
+        env!("CARGO_BIN_EXE_harness-sql-middleware-turso"),
+        args,
+        cache,
+    )
 }
 
-const BUDGET: &[&str] = &[
-    "--time",
-    "0.02",
-    "--warmup",
-    "0",
-    "--samples",
-    "3",
-    "--min-samples",
-    "2",
-];
+const BUDGET: &[&str] = bench_core::testing::STREAM_BUDGET;
 
 /// The benches of `target` this harness runs, by the catalog.
 fn mine(target: &bench_core::catalog::Target) -> Vec<&'static str> {

@@ -4,15 +4,13 @@
 use std::time::Instant;
 
 use bench_core::BenchError;
-use bench_core::catalog::{BenchSpec, CatalogError, ROWS, Subject, Target};
+use bench_core::catalog::{BenchSpec, CatalogError, Subject, Target};
 use bench_core::measure::trace::ns_between;
 use bench_core::measure::{Bench, IterFn, Iteration};
 use bench_core::protocol::Event;
-use bench_core::settings::SqliteSettings;
 use bench_core::workload::{RunContext, Session, Workload};
 use bench_core::workloads::bulk_insert::rows::{
-    BulkRow, CHECKPOINT, DROP, POSTGRES_CREATE, POSTGRES_INSERT, SQLITE_CREATE, SQLITE_INSERT,
-    Scratch,
+    CHECKPOINT, DROP, POSTGRES_CREATE, POSTGRES_INSERT, SQLITE_CREATE, SQLITE_INSERT, Scratch,
 };
 use bench_core::workloads::bulk_insert::{self, INSERT_WORK, NO_POSTGRES};
 
@@ -35,40 +33,33 @@ impl Workload for Bulk {
         run: &'a RunContext<'a>,
         _emit: &mut dyn FnMut(Event),
     ) -> Result<Box<dyn Session + 'a>, BenchError> {
-        let dir = run.scratch_dir()?;
         Ok(Box::new(Ctx {
             rt: bench_core::measure::drive::runtime(None)?,
-            dir,
-            rows: bulk_insert::rows::rows(run.plan.knobs.count(&ROWS), run.plan.target.seed),
-            postgres_url: run.postgres_url.clone(),
-            settings: run.sqlite.clone(),
+            p: bulk_insert::Params::new(run)?,
         }))
     }
 }
 
 struct Ctx {
     rt: tokio::runtime::Runtime,
-    dir: std::path::PathBuf,
-    rows: Vec<BulkRow>,
-    postgres_url: Option<String>,
-    settings: SqliteSettings,
+    p: bulk_insert::Params,
 }
 
 impl Session for Ctx {
     fn ops(&self) -> u64 {
-        self.rows.len() as u64
+        self.p.rows.len() as u64
     }
 
     fn skip(&self, spec: &BenchSpec) -> Option<String> {
-        if spec.subject == Subject::SqlxPostgres && self.postgres_url.is_none() {
+        if spec.subject == Subject::SqlxPostgres && self.p.postgres_url.is_none() {
             return Some(NO_POSTGRES.to_string());
         }
         // One connection: no pool to share an exclusive lock with.
-        bench_core::settings::skip_reason(spec.subject, 1, &self.settings)
+        bench_core::settings::skip_reason(spec.subject, 1, &self.p.settings)
     }
 
     fn bench(&self, spec: &BenchSpec) -> Result<Bench<'_>, BenchError> {
-        let n = self.rows.len() as u64;
+        let n = self.p.rows.len() as u64;
         match spec.subject {
             Subject::SqlxSqlite => {
                 let (iter, settings) = sqlite(self, spec)?;
@@ -114,12 +105,12 @@ pub use bench_core::redact::pg_error as pg_err;
 type Settings = std::collections::BTreeMap<String, String>;
 
 fn sqlite<'a>(ctx: &'a Ctx, spec: &BenchSpec) -> Result<(IterFn<'a>, Settings), BenchError> {
-    let scratch = Scratch::new(&ctx.dir, spec.name);
+    let scratch = Scratch::new(&ctx.p.dir, spec.name);
     let options = crate::settings::apply(
         SqliteConnectOptions::new()
             .filename(&scratch.0)
             .create_if_missing(true),
-        &ctx.settings,
+        &ctx.p.settings,
     );
     let (mut conn, settings) = ctx.rt.block_on(async {
         let mut conn = options.connect().await.map_err(err)?;
@@ -135,7 +126,7 @@ fn sqlite<'a>(ctx: &'a Ctx, spec: &BenchSpec) -> Result<(IterFn<'a>, Settings), 
             let start = Instant::now();
             let mut tx = conn.begin().await.map_err(err)?;
             let mut changed = 0u64;
-            for r in &ctx.rows {
+            for r in ctx.p.rows.iter() {
                 changed += bind_row!(sqlx::query(SQLITE_INSERT), r)
                     .execute(&mut *tx)
                     .await
@@ -151,6 +142,7 @@ fn sqlite<'a>(ctx: &'a Ctx, spec: &BenchSpec) -> Result<(IterFn<'a>, Settings), 
 
 fn postgres(ctx: &Ctx) -> Result<IterFn<'_>, BenchError> {
     let url = ctx
+        .p
         .postgres_url
         .clone()
         .ok_or_else(|| BenchError::Invalid(NO_POSTGRES.into()))?;
@@ -173,7 +165,7 @@ fn postgres(ctx: &Ctx) -> Result<IterFn<'_>, BenchError> {
             let start = Instant::now();
             let mut tx = conn.begin().await.map_err(|e| pg_err(&url, e))?;
             let mut changed = 0u64;
-            for r in &ctx.rows {
+            for r in ctx.p.rows.iter() {
                 changed += bind_row!(sqlx::query(POSTGRES_INSERT), r)
                     .execute(&mut *tx)
                     .await

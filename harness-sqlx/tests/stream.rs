@@ -1,21 +1,16 @@
 //! harness-sqlx run for real on tiny datasets; every line it writes is parsed with bench-core's
 //! reader and checked.
 
-use std::process::Command;
-
 use bench_core::catalog::Harness;
 use bench_core::dataset::{BenchRow, DatasetKey, lookup_ids, lookup_work, row};
 use bench_core::measure::trace::Phase;
 use bench_core::protocol::{DatasetStatus, Event};
 use bench_core::settings::SqliteSettings;
-use bench_core::testing::{check_bench, run_to_end};
+use bench_core::testing::check_bench;
 use bench_core::workloads::single_row_lookup;
 
 fn run(args: &[&str], cache: &std::path::Path) -> (Option<i32>, Vec<Event>, String) {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_harness-sqlx"));
-    cmd.args(args).arg("--cache-dir").arg(cache);
-    let out = run_to_end(&mut cmd).unwrap_or_else(|e| panic!("{e}"));
-    (out.code, out.events, out.stderr)
+    bench_core::testing::run_runner(env!("CARGO_BIN_EXE_harness-sqlx"), args, cache)
 }
 
 const TINY: &[&str] = &[

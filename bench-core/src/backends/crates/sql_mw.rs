@@ -135,7 +135,6 @@ impl SqlMiddleware {
         rows: &[crate::workloads::bulk_insert::rows::BulkRow],
         fresh: impl FnOnce(&mut rusqlite::Connection) -> rusqlite::Result<()> + Send + 'static,
     ) -> Result<(u64, u64), BenchError> {
-        use sql_middleware::RowValues as V;
         let mut c = self.checkout().await?;
         c.with_blocking_sqlite(move |raw| {
             fresh(raw).map_err(sql_middleware::SqlMiddlewareDbError::SqliteError)
@@ -149,16 +148,7 @@ impl SqlMiddleware {
         let stmt = tx.prepare(sql).map_err(BenchError::driver)?;
         let mut changed = 0u64;
         for r in rows {
-            let mut p = vec![
-                V::Int(r.id),
-                V::Text(r.title.clone()),
-                V::Text(r.created_at.clone()),
-                V::Float(r.amount),
-                V::Int(r.flag as i64),
-                V::Blob(r.payload.clone()),
-                V::Text(r.meta.clone()),
-            ];
-            p.extend(r.texts.iter().map(|t| V::Text(t.clone())));
+            let p = crate::on_sql_middleware::bulk_values(r, true);
             changed += tx
                 .execute(&stmt)
                 .params(&p)

@@ -93,7 +93,6 @@ impl SqlMiddlewarePg {
         insert: &str,
         rows: &[crate::workloads::bulk_insert::rows::BulkRow],
     ) -> Result<(u64, u64), BenchError> {
-        use sql_middleware::RowValues as V;
         let e = |e| pg_err(&self.url, e);
         let mut conn = self.connection().await?;
         conn.execute_batch(fresh).await.map_err(e)?;
@@ -109,16 +108,7 @@ impl SqlMiddlewarePg {
         let stmt = tx.prepare(insert).await.map_err(e)?;
         let mut changed = 0u64;
         for r in rows {
-            let mut p = vec![
-                V::Int(r.id),
-                V::Text(r.title.clone()),
-                V::Text(r.created_at.clone()),
-                V::Float(r.amount),
-                V::Bool(r.flag),
-                V::Blob(r.payload.clone()),
-                V::Text(r.meta.clone()),
-            ];
-            p.extend(r.texts.iter().map(|t| V::Text(t.clone())));
+            let p = crate::on_sql_middleware::bulk_values(r, false);
             changed += tx.execute(&stmt).params(&p).run().await.map_err(e)? as u64;
         }
         tx.commit().await.map_err(e)?;

@@ -1,19 +1,17 @@
 //! bench-core's implementation of `bulk_insert`, in a scratch SQLite file per bench.
 
 use std::hint::black_box;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::rows::{BulkRow, CHECKPOINT, DROP, SQLITE_CREATE, SQLITE_INSERT, Scratch};
 use crate::backends::middleware::Middleware;
 use crate::backends::middleware::value::{self, Value};
-use crate::catalog::{BenchSpec, CONCURRENCY, CatalogError, ROWS, SPIN_US, Subject, Target};
+use crate::catalog::{BenchSpec, CONCURRENCY, CatalogError, SPIN_US, Subject, Target};
 use crate::error::BenchError;
 use crate::measure::trace::ns_between;
 use crate::measure::{Bench, IterFn, Iteration};
 use crate::protocol::Event;
-use crate::settings::SqliteSettings;
 use crate::workload::{RunContext, Session, Workload};
 
 use super::INSERT_WORK;
@@ -33,45 +31,38 @@ impl Workload for Core {
         _emit: &mut dyn FnMut(Event),
     ) -> Result<Box<dyn Session + 'a>, BenchError> {
         let k = &run.plan.knobs;
-        let dir = run.scratch_dir()?;
         Ok(Box::new(Ctx {
-            dir,
-            rows: Arc::new(super::rows::rows(k.count(&ROWS), run.plan.target.seed)),
+            p: super::Params::new(run)?,
             concurrency: k.count(&CONCURRENCY) as usize,
             spin: Duration::from_micros(k.count(&SPIN_US)),
-            settings: run.sqlite.clone(),
-            postgres_url: run.postgres_url.clone(),
             rt: crate::measure::drive::runtime(None)?,
         }))
     }
 }
 
 struct Ctx {
-    postgres_url: Option<String>,
-    dir: PathBuf,
-    rows: Arc<Vec<BulkRow>>,
+    p: super::Params,
     concurrency: usize,
     spin: Duration,
-    settings: SqliteSettings,
     rt: tokio::runtime::Runtime,
 }
 
 impl Session for Ctx {
     fn ops(&self) -> u64 {
-        self.rows.len() as u64
+        self.p.rows.len() as u64
     }
 
     fn skip(&self, bench: &BenchSpec) -> Option<String> {
         if bench.subject == Subject::Crate(crate::catalog::Shipped::SqlMiddlewarePostgres)
-            && self.postgres_url.is_none()
+            && self.p.postgres_url.is_none()
         {
             return Some(super::NO_POSTGRES.to_string());
         }
-        crate::settings::skip_reason(bench.subject, self.concurrency, &self.settings)
+        crate::settings::skip_reason(bench.subject, self.concurrency, &self.p.settings)
     }
 
     fn bench(&self, spec: &BenchSpec) -> Result<Bench<'_>, BenchError> {
-        let scratch = Scratch::new(&self.dir, spec.name);
+        let scratch = Scratch::new(&self.p.dir, spec.name);
         let (iter, settings) = match spec.subject {
             Subject::Rusqlite => rusqlite_inserts(self, scratch)?,
             Subject::Middleware(s) => middleware_inserts(self, scratch, s)?,
@@ -88,7 +79,7 @@ impl Session for Ctx {
                 .into());
             }
         };
-        Ok(Bench::new(iter, self.rows.len() as u64, INSERT_WORK).with_settings(settings))
+        Ok(Bench::new(iter, self.p.rows.len() as u64, INSERT_WORK).with_settings(settings))
     }
 }
 
@@ -136,13 +127,13 @@ fn middleware_inserts(
         strategy,
         ctx.concurrency,
         ctx.spin,
-        &ctx.settings,
+        &ctx.p.settings,
         ctx.rt.handle().clone(),
     )?);
     let settings = ctx.rt.block_on(mw.read_back())?;
     let iter: IterFn<'_> = Box::new(move |_| {
         let _scratch = &scratch;
-        let (mw, rows) = (mw.clone(), ctx.rows.clone());
+        let (mw, rows) = (mw.clone(), ctx.p.rows.clone());
         ctx.rt.block_on(async move {
             // The table is made fresh on the connection that then inserts, as the other
             // backends do: with a pool, another connection would find its page cache stale
@@ -164,13 +155,13 @@ fn middleware_inserts(
 }
 
 fn rusqlite_inserts(ctx: &Ctx, scratch: Scratch) -> Result<(IterFn<'_>, Settings), BenchError> {
-    let mut conn = crate::backends::raw::open(&scratch.0, &ctx.settings)?;
+    let mut conn = crate::backends::raw::open(&scratch.0, &ctx.p.settings)?;
     let settings = crate::backends::raw::read_back(&conn);
     let iter: IterFn<'_> = Box::new(move |_| {
         let _scratch = &scratch;
         reset(&conn)?;
         let start = Instant::now();
-        let changed = insert_all(&mut conn, black_box(&ctx.rows))?;
+        let changed = insert_all(&mut conn, black_box(&ctx.p.rows))?;
         Ok(Iteration::new(ns_between(start, Instant::now()), changed))
     });
     Ok((iter, settings))
@@ -182,7 +173,7 @@ fn turso_inserts(ctx: &Ctx, scratch: Scratch) -> Result<(IterFn<'_>, Settings), 
     let err = BenchError::driver;
     let (db, conn, settings) = ctx.rt.block_on(async {
         let db = t::open(&scratch.0).await?;
-        let conn = t::connect(&db, &ctx.settings).await?;
+        let conn = t::connect(&db, &ctx.p.settings).await?;
         let settings = t::read_back(&conn).await;
         Ok::<_, BenchError>((db, conn, settings))
     })?;
@@ -197,7 +188,7 @@ fn turso_inserts(ctx: &Ctx, scratch: Scratch) -> Result<(IterFn<'_>, Settings), 
             conn.execute("BEGIN", ()).await.map_err(err)?;
             let mut stmt = conn.prepare(SQLITE_INSERT).await.map_err(err)?;
             let mut changed = 0u64;
-            for r in ctx.rows.iter() {
+            for r in ctx.p.rows.iter() {
                 let params = t::to_params(&to_values(r));
                 changed += stmt.execute(params).await.map_err(err)?;
             }
@@ -226,6 +217,7 @@ fn crate_inserts(
             use super::rows::{POSTGRES_CREATE, POSTGRES_INSERT_FROM_TEXT};
             drop(scratch);
             let url = ctx
+                .p
                 .postgres_url
                 .clone()
                 .ok_or_else(|| BenchError::Invalid(super::NO_POSTGRES.into()))?;
@@ -237,7 +229,7 @@ fn crate_inserts(
             let fresh = format!("{DROP}; {POSTGRES_CREATE};");
             let iter: IterFn<'_> = Box::new(move |_| {
                 let _drop_at_end = &guard;
-                let (p, rows, fresh) = (p.clone(), ctx.rows.clone(), fresh.clone());
+                let (p, rows, fresh) = (p.clone(), ctx.p.rows.clone(), fresh.clone());
                 crate::measure::drive::on_runtime(&ctx.rt, async move {
                     let (changed, ns) = p
                         .insert_all(&fresh, POSTGRES_INSERT_FROM_TEXT, &rows)
@@ -250,14 +242,14 @@ fn crate_inserts(
         Shipped::TokioRusqlite => {
             let p = ctx
                 .rt
-                .block_on(c::TokioRusqlite::open(&path, &ctx.settings, 1))?;
+                .block_on(c::TokioRusqlite::open(&path, &ctx.p.settings, 1))?;
             let settings = ctx.rt.block_on(p.read_back())?;
             let conn = ctx
                 .rt
                 .block_on(crate::measure::drive::LookupPath::checkout(&p))?;
             let iter: IterFn<'_> = Box::new(move |_| {
                 let _keep = (&scratch, &p);
-                let (conn, rows) = (conn.clone(), ctx.rows.clone());
+                let (conn, rows) = (conn.clone(), ctx.p.rows.clone());
                 crate::measure::drive::on_runtime(&ctx.rt, async move {
                     conn.call(|c| reset(c)).await.map_err(BenchError::driver)?;
                     let start = Instant::now();
@@ -271,11 +263,11 @@ fn crate_inserts(
             Ok((iter, settings))
         }
         Shipped::R2d2SpawnBlocking | Shipped::R2d2BlockInPlace => {
-            let p = Arc::new(c::R2d2::open(&path, &ctx.settings, 1, c::hop(krate))?);
+            let p = Arc::new(c::R2d2::open(&path, &ctx.p.settings, 1, c::hop(krate))?);
             let settings = p.read_back()?;
             let iter: IterFn<'_> = Box::new(move |_| {
                 let _keep = &scratch;
-                let (p, rows) = (p.clone(), ctx.rows.clone());
+                let (p, rows) = (p.clone(), ctx.p.rows.clone());
                 crate::measure::drive::on_runtime(&ctx.rt, async move {
                     p.run(|c| reset(c)).await?;
                     let start = Instant::now();
@@ -286,12 +278,12 @@ fn crate_inserts(
             Ok((iter, settings))
         }
         Shipped::Diesel => {
-            let p = Arc::new(c::Diesel::open(&path, &ctx.settings, 1)?);
+            let p = Arc::new(c::Diesel::open(&path, &ctx.p.settings, 1)?);
             let settings = p.read_back()?;
             let fresh = format!("{DROP}; {SQLITE_CREATE}; {CHECKPOINT};");
             let iter: IterFn<'_> = Box::new(move |_| {
                 let _keep = &scratch;
-                let (p, rows, fresh) = (p.clone(), ctx.rows.clone(), fresh.clone());
+                let (p, rows, fresh) = (p.clone(), ctx.p.rows.clone(), fresh.clone());
                 crate::measure::drive::on_runtime(&ctx.rt, async move {
                     p.run(move |c| c::diesel_batch(c, &fresh)).await?;
                     let start = Instant::now();
@@ -304,12 +296,12 @@ fn crate_inserts(
         Shipped::SqlMiddleware => {
             let p = Arc::new(
                 ctx.rt
-                    .block_on(c::SqlMiddleware::open(&path, &ctx.settings))?,
+                    .block_on(c::SqlMiddleware::open(&path, &ctx.p.settings))?,
             );
             let settings = ctx.rt.block_on(p.read_back())?;
             let iter: IterFn<'_> = Box::new(move |_| {
                 let _keep = &scratch;
-                let (p, rows) = (p.clone(), ctx.rows.clone());
+                let (p, rows) = (p.clone(), ctx.p.rows.clone());
                 crate::measure::drive::on_runtime(&ctx.rt, async move {
                     let (changed, ns) = p.insert_all(SQLITE_INSERT, &rows, |c| reset(c)).await?;
                     Ok(Iteration::new(ns, changed))
@@ -337,6 +329,7 @@ impl Drop for PgTable<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::settings::SqliteSettings;
 
     #[test]
     fn both_insert_paths_write_the_same_rows() {

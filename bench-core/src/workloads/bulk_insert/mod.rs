@@ -24,6 +24,29 @@ fn bulk(name: &'static str, subject: Subject, about: &'static str) -> BenchSpec 
     BenchSpec::whole(name, subject, OP, about)
 }
 
+/// What every harness's bulk_insert session starts from: its scratch folder, the rows (made once
+/// from the seed), the run's SQLite settings and the PostgreSQL URL, if any.
+pub struct Params {
+    pub dir: std::path::PathBuf,
+    pub rows: std::sync::Arc<Vec<rows::BulkRow>>,
+    pub settings: crate::settings::SqliteSettings,
+    pub postgres_url: Option<String>,
+}
+
+impl Params {
+    pub fn new(run: &crate::workload::RunContext<'_>) -> Result<Params, crate::BenchError> {
+        Ok(Params {
+            dir: run.scratch_dir()?,
+            rows: std::sync::Arc::new(rows::rows(
+                run.plan.knobs.count(&ROWS),
+                run.plan.target.seed,
+            )),
+            settings: run.sqlite.clone(),
+            postgres_url: run.postgres_url.clone(),
+        })
+    }
+}
+
 /// Why the `postgres` bench cannot run without a URL.
 pub const NO_POSTGRES: &str = "no PostgreSQL URL (set --postgres-url or BENCHSCOPE_POSTGRES_URL)";
 
