@@ -1,6 +1,7 @@
 //! benchscope's core, without a terminal UI:
 //! - `catalog`, `knobs`: the vocabulary of targets, benches (typed identity) and knobs;
 //! - `workload`: the shape every target has, and the registry a runner finds it in;
+//! - `mirror`: a workload served by a harness crate for its own subjects, on bench-core's parameters;
 //! - `workloads/`: one module per target (catalog entry + bench-core's implementation);
 //! - `measure/`: the sampling loop, statistics, per-phase trace and shared drivers;
 //! - `protocol/`: the event stream, the run environment, results folded from a stream;
@@ -29,6 +30,7 @@ pub mod format;
 pub mod knobs;
 pub mod matrix;
 pub mod measure;
+pub mod mirror;
 #[cfg(feature = "sqlite")]
 pub mod on_rusqlite;
 #[cfg(feature = "crates")]

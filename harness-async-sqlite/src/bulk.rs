@@ -4,12 +4,11 @@
 use std::time::Instant;
 
 use bench_core::BenchError;
-use bench_core::catalog::{BenchSpec, CatalogError, Target};
+use bench_core::catalog::{BenchSpec, Subject, Target};
 use bench_core::measure::drive::on_runtime;
 use bench_core::measure::trace::ns_between;
 use bench_core::measure::{Bench, IterFn, Iteration};
-use bench_core::protocol::Event;
-use bench_core::workload::{RunContext, Session, Workload};
+use bench_core::mirror::{Mirror, On};
 use bench_core::workloads::bulk_insert::rows::Scratch;
 use bench_core::workloads::bulk_insert::{self, INSERT_WORK};
 
@@ -19,55 +18,25 @@ use crate::on_rusqlite::{bulk_insert_all, bulk_reset};
 /// async-sqlite's `bulk_insert`.
 pub struct Bulk;
 
-impl Workload for Bulk {
-    fn spec(&self) -> &'static Target {
+impl Mirror for Bulk {
+    type Params = bulk_insert::Params;
+    const REFUSED: &'static str = "not an async-sqlite bench";
+
+    fn target(&self) -> &'static Target {
         bulk_insert::spec()
     }
 
-    fn open<'a>(
-        &'a self,
-        run: &'a RunContext<'a>,
-        _emit: &mut dyn FnMut(Event),
-    ) -> Result<Box<dyn Session + 'a>, BenchError> {
-        Ok(Box::new(Ctx {
-            rt: bench_core::measure::drive::runtime(None)?,
-            p: bulk_insert::Params::new(run)?,
-        }))
-    }
-}
-
-struct Ctx {
-    rt: tokio::runtime::Runtime,
-    p: bulk_insert::Params,
-}
-
-impl Session for Ctx {
-    fn ops(&self) -> u64 {
-        self.p.rows.len() as u64
+    fn serves(&self, subject: Subject) -> bool {
+        subject == SUBJECT
     }
 
-    fn skip(&self, spec: &BenchSpec) -> Option<String> {
-        // One connection: no pool to share an exclusive lock with.
-        bench_core::settings::skip_reason(spec.subject, 1, &self.p.settings)
-    }
-
-    fn bench(&self, spec: &BenchSpec) -> Result<Bench<'_>, BenchError> {
-        if spec.subject != SUBJECT {
-            return Err(CatalogError::no_implementation(
-                bulk_insert::spec(),
-                spec,
-                "not an async-sqlite bench",
-            )
-            .into());
-        }
-        let scratch = Scratch::new(&self.p.dir, spec.name);
-        let (client, settings) = self
-            .rt
-            .block_on(open_client(&scratch.0, &self.p.settings))?;
+    fn bench<'s>(&'s self, ctx: &'s Ctx, spec: &BenchSpec) -> Result<Bench<'s>, BenchError> {
+        let scratch = Scratch::new(&ctx.p.dir, spec.name);
+        let (client, settings) = ctx.rt.block_on(open_client(&scratch.0, &ctx.p.settings))?;
         let iter: IterFn<'_> = Box::new(move |_| {
             let _scratch = &scratch;
-            let (client, rows) = (client.clone(), self.p.rows.clone());
-            on_runtime(&self.rt, async move {
+            let (client, rows) = (client.clone(), ctx.p.rows.clone());
+            on_runtime(&ctx.rt, async move {
                 client.conn(bulk_reset).await.map_err(err)?;
                 let start = Instant::now();
                 let changed = client
@@ -77,6 +46,8 @@ impl Session for Ctx {
                 Ok(Iteration::new(ns_between(start, Instant::now()), changed))
             })
         });
-        Ok(Bench::new(iter, self.p.rows.len() as u64, INSERT_WORK).with_settings(settings))
+        Ok(Bench::new(iter, ctx.p.rows.len() as u64, INSERT_WORK).with_settings(settings))
     }
 }
+
+type Ctx = On<bulk_insert::Params>;

@@ -5,13 +5,12 @@
 use std::sync::Arc;
 
 use bench_core::BenchError;
-use bench_core::catalog::{BenchSpec, CatalogError, Target};
+use bench_core::catalog::{BenchSpec, Subject, Target};
 use bench_core::measure::Bench;
-use bench_core::protocol::Event;
-use bench_core::workload::{RunContext, Session, Workload};
+use bench_core::mirror::{Mirror, On};
 use bench_core::workloads::bulk_insert::rows::Place;
 use bench_core::workloads::crud_overhead::plan::{Dialect, Sql};
-use bench_core::workloads::crud_overhead::{self, Shared};
+use bench_core::workloads::crud_overhead::{self};
 
 use crate::lookup::{OnClient, SUBJECT, open_client};
 use crate::on_rusqlite::crud::HopCrud;
@@ -19,61 +18,32 @@ use crate::on_rusqlite::crud::HopCrud;
 /// async-sqlite's `crud_overhead`.
 pub struct CrudOverhead;
 
-impl Workload for CrudOverhead {
-    fn spec(&self) -> &'static Target {
+impl Mirror for CrudOverhead {
+    type Params = crud_overhead::Shared;
+    const REFUSED: &'static str = "not an async-sqlite bench";
+
+    fn target(&self) -> &'static Target {
         crud_overhead::spec()
     }
 
-    fn open<'a>(
-        &'a self,
-        run: &'a RunContext<'a>,
-        _emit: &mut dyn FnMut(Event),
-    ) -> Result<Box<dyn Session + 'a>, BenchError> {
-        Ok(Box::new(Ctx {
-            shared: Shared::new(run),
-            rt: bench_core::measure::drive::runtime(None)?,
-            dir: run.scratch_dir()?,
-        }))
-    }
-}
-
-struct Ctx {
-    shared: Shared,
-    rt: tokio::runtime::Runtime,
-    dir: std::path::PathBuf,
-}
-
-impl Session for Ctx {
-    fn ops(&self) -> u64 {
-        self.shared.steps.len() as u64
+    fn serves(&self, subject: Subject) -> bool {
+        subject == SUBJECT
     }
 
-    fn skip(&self, spec: &BenchSpec) -> Option<String> {
-        bench_core::settings::skip_reason(spec.subject, 1, &self.shared.settings)
-    }
-
-    fn bench(&self, spec: &BenchSpec) -> Result<Bench<'_>, BenchError> {
-        let case = crud_overhead::case_of(spec).ok_or_else(|| {
-            CatalogError::no_implementation(crud_overhead::spec(), spec, "not a crud case")
-        })?;
-        if spec.subject != SUBJECT {
-            return Err(CatalogError::no_implementation(
-                crud_overhead::spec(),
-                spec,
-                "not an async-sqlite bench",
-            )
-            .into());
-        }
-        let place = Place::new(&self.dir, self.shared.memory, "crud", spec.name);
-        let (client, settings) = self
+    fn bench<'s>(&'s self, ctx: &'s Ctx, spec: &BenchSpec) -> Result<Bench<'s>, BenchError> {
+        let case = crud_overhead::case_for(spec)?;
+        let place = Place::new(&ctx.p.dir, ctx.p.memory, "crud", spec.name);
+        let (client, settings) = ctx
             .rt
-            .block_on(open_client(place.path(), &self.shared.settings))?;
-        let sql = Sql::for_case(Dialect::Sqlite, case, self.shared.sweep.len());
+            .block_on(open_client(place.path(), &ctx.p.settings))?;
+        let sql = Sql::for_case(Dialect::Sqlite, case, ctx.p.sweep.len());
         let crud = HopCrud {
             on: OnClient(client),
             sql: Arc::new(sql.clone()),
         };
-        let iter = self.shared.iteration(&self.rt, crud, sql, case, place)?;
-        Ok(self.shared.bench(iter, case, settings))
+        let iter = ctx.p.iteration(&ctx.rt, crud, sql, case, place)?;
+        Ok(ctx.p.bench(iter, case, settings))
     }
 }
+
+type Ctx = On<crud_overhead::Shared>;

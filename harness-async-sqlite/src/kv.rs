@@ -3,13 +3,12 @@
 //! database the tasks share, like bench-core's).
 
 use bench_core::BenchError;
-use bench_core::catalog::{BenchSpec, CatalogError, Target};
+use bench_core::catalog::{BenchSpec, Subject, Target};
 use bench_core::measure::Bench;
-use bench_core::protocol::Event;
-use bench_core::workload::{RunContext, Session, Workload};
+use bench_core::mirror::{Mirror, On};
 use bench_core::workloads::bulk_insert::rows::Place;
-use bench_core::workloads::key_value::plan::{self, Case, Data};
-use bench_core::workloads::key_value::{self, Params};
+use bench_core::workloads::key_value::plan::{self, Data};
+use bench_core::workloads::key_value::{self};
 
 use crate::lookup::{OnClient, SUBJECT, open_client};
 use crate::on_rusqlite::kv::HopKv;
@@ -17,63 +16,35 @@ use crate::on_rusqlite::kv::HopKv;
 /// async-sqlite's `key_value`.
 pub struct KeyValue;
 
-impl Workload for KeyValue {
-    fn spec(&self) -> &'static Target {
+impl Mirror for KeyValue {
+    type Params = key_value::Params;
+    const REFUSED: &'static str = "not an async-sqlite bench";
+
+    fn target(&self) -> &'static Target {
         key_value::spec()
     }
 
-    fn open<'a>(
-        &'a self,
-        run: &'a RunContext<'a>,
-        _emit: &mut dyn FnMut(Event),
-    ) -> Result<Box<dyn Session + 'a>, BenchError> {
-        Ok(Box::new(Ctx {
-            p: Params::new(run)?,
-            rt: bench_core::measure::drive::runtime(None)?,
-        }))
-    }
-}
-
-struct Ctx {
-    p: Params,
-    rt: tokio::runtime::Runtime,
-}
-
-impl Session for Ctx {
-    fn ops(&self) -> u64 {
-        self.p.keys
+    fn serves(&self, subject: Subject) -> bool {
+        subject == SUBJECT
     }
 
-    fn skip(&self, spec: &BenchSpec) -> Option<String> {
-        bench_core::settings::skip_reason(spec.subject, 1, &self.p.settings)
-    }
-
-    fn bench(&self, spec: &BenchSpec) -> Result<Bench<'_>, BenchError> {
-        let case = key_value::case_of(spec)
-            .filter(|_| spec.subject == SUBJECT)
-            .ok_or_else(|| {
-                CatalogError::no_implementation(
-                    key_value::spec(),
-                    spec,
-                    "not an async-sqlite bench",
-                )
-            })?;
-        let data = Data::new(case, self.p.keys, self.p.seed);
-        let tasks = match case {
-            Case::ConcurrentReads(n) => n as usize,
-            _ => 1,
-        };
-        let place = Place::new(&self.p.dir, self.p.memory, "kv", spec.name);
-        let (handles, settings) = self.rt.block_on(async {
+    fn bench<'s>(&'s self, ctx: &'s Ctx, spec: &BenchSpec) -> Result<Bench<'s>, BenchError> {
+        let case = key_value::case_for(spec)?;
+        let data = Data::new(case, ctx.p.keys, ctx.p.seed);
+        let tasks = case.tasks();
+        let place = Place::new(&ctx.p.dir, ctx.p.memory, "kv", spec.name);
+        let (handles, settings) = ctx.rt.block_on(async {
             let mut handles = Vec::new();
             let mut settings = None;
             for _ in 0..tasks {
-                let (client, read) = open_client(place.path(), &self.p.settings).await?;
+                let (client, read) = open_client(place.path(), &ctx.p.settings).await?;
                 settings.get_or_insert(read);
                 handles.push(HopKv(OnClient(client)));
             }
             Ok::<_, BenchError>((handles, settings.unwrap_or_default()))
         })?;
-        Ok(plan::bench(&self.rt, handles, case, data, place)?.with_settings(settings))
+        Ok(plan::bench(&ctx.rt, handles, case, data, place)?.with_settings(settings))
     }
 }
+
+type Ctx = On<key_value::Params>;

@@ -16,6 +16,7 @@ mod multithread;
 mod on_rusqlite;
 
 use bench_core::catalog::{CONCURRENCY, Harness};
+use bench_core::mirror::Mirrored;
 use bench_core::protocol::RunEnv;
 use bench_core::service::args::RunnerArgs;
 use bench_core::workload::{Plan, Registry};
@@ -27,9 +28,9 @@ const ASYNC_SQLITE: Registry = Registry {
     workloads: &[
         &lookup::Lookup,
         &multithread::Multithread,
-        &bulk::Bulk,
-        &crud::CrudOverhead,
-        &kv::KeyValue,
+        &Mirrored(bulk::Bulk),
+        &Mirrored(crud::CrudOverhead),
+        &Mirrored(kv::KeyValue),
     ],
 };
 

@@ -15,6 +15,7 @@ mod pool;
 mod on_sql_middleware;
 
 use bench_core::catalog::Harness;
+use bench_core::mirror::Mirrored;
 use bench_core::protocol::RunEnv;
 use bench_core::service::args::RunnerArgs;
 use bench_core::workload::{Plan, Registry};
@@ -26,9 +27,9 @@ const SQL_MIDDLEWARE_TURSO: Registry = Registry {
     workloads: &[
         &lookup::Lookup,
         &multithread::Multithread,
-        &bulk::Bulk,
-        &crud::CrudOverhead,
-        &kv::KeyValue,
+        &Mirrored(bulk::Bulk),
+        &Mirrored(crud::CrudOverhead),
+        &Mirrored(kv::KeyValue),
     ],
 };
 

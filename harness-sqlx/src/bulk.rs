@@ -7,8 +7,7 @@ use bench_core::BenchError;
 use bench_core::catalog::{BenchSpec, CatalogError, Subject, Target};
 use bench_core::measure::trace::ns_between;
 use bench_core::measure::{Bench, IterFn, Iteration};
-use bench_core::protocol::Event;
-use bench_core::workload::{RunContext, Session, Workload};
+use bench_core::mirror::{Mirror, On};
 use bench_core::workloads::bulk_insert::rows::{
     CHECKPOINT, DROP, POSTGRES_CREATE, POSTGRES_INSERT, SQLITE_CREATE, SQLITE_INSERT, Scratch,
 };
@@ -23,49 +22,26 @@ use crate::lookup::err;
 /// sqlx's `bulk_insert`: SQLite and PostgreSQL.
 pub struct Bulk;
 
-impl Workload for Bulk {
-    fn spec(&self) -> &'static Target {
+impl Mirror for Bulk {
+    type Params = bulk_insert::Params;
+    const REFUSED: &'static str = "not a sqlx bench";
+
+    fn target(&self) -> &'static Target {
         bulk_insert::spec()
     }
 
-    fn open<'a>(
-        &'a self,
-        run: &'a RunContext<'a>,
-        _emit: &mut dyn FnMut(Event),
-    ) -> Result<Box<dyn Session + 'a>, BenchError> {
-        Ok(Box::new(Ctx {
-            rt: bench_core::measure::drive::runtime(None)?,
-            p: bulk_insert::Params::new(run)?,
-        }))
-    }
-}
-
-struct Ctx {
-    rt: tokio::runtime::Runtime,
-    p: bulk_insert::Params,
-}
-
-impl Session for Ctx {
-    fn ops(&self) -> u64 {
-        self.p.rows.len() as u64
+    fn serves(&self, subject: Subject) -> bool {
+        matches!(subject, Subject::SqlxSqlite | Subject::SqlxPostgres)
     }
 
-    fn skip(&self, spec: &BenchSpec) -> Option<String> {
-        if spec.subject == Subject::SqlxPostgres && self.p.postgres_url.is_none() {
-            return Some(NO_POSTGRES.to_string());
-        }
-        // One connection: no pool to share an exclusive lock with.
-        bench_core::settings::skip_reason(spec.subject, 1, &self.p.settings)
-    }
-
-    fn bench(&self, spec: &BenchSpec) -> Result<Bench<'_>, BenchError> {
-        let n = self.p.rows.len() as u64;
+    fn bench<'s>(&'s self, ctx: &'s Ctx, spec: &BenchSpec) -> Result<Bench<'s>, BenchError> {
+        let n = ctx.p.rows.len() as u64;
         match spec.subject {
             Subject::SqlxSqlite => {
-                let (iter, settings) = sqlite(self, spec)?;
+                let (iter, settings) = sqlite(ctx, spec)?;
                 Ok(Bench::new(iter, n, INSERT_WORK).with_settings(settings))
             }
-            Subject::SqlxPostgres => Ok(Bench::new(postgres(self)?, n, INSERT_WORK)),
+            Subject::SqlxPostgres => Ok(Bench::new(postgres(ctx)?, n, INSERT_WORK)),
             _ => {
                 Err(
                     CatalogError::no_implementation(bulk_insert::spec(), spec, "not a sqlx bench")
@@ -75,6 +51,8 @@ impl Session for Ctx {
         }
     }
 }
+
+type Ctx = On<bulk_insert::Params>;
 
 /// Binds one row's 16 values in table order.
 macro_rules! bind_row {

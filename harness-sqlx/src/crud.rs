@@ -7,12 +7,11 @@ use std::collections::HashMap;
 use bench_core::BenchError;
 use bench_core::catalog::{BenchSpec, CatalogError, Subject, Target};
 use bench_core::measure::Bench;
-use bench_core::protocol::Event;
-use bench_core::workload::{RunContext, Session, Workload};
+use bench_core::mirror::{Mirror, On};
 use bench_core::workloads::bulk_insert::NO_POSTGRES;
 use bench_core::workloads::bulk_insert::rows::Scratch;
 use bench_core::workloads::crud_overhead::plan::{Answer, BATCHES, Crud, Dialect, Row, Sql};
-use bench_core::workloads::crud_overhead::{self, Shared};
+use bench_core::workloads::crud_overhead::{self};
 use sqlx::postgres::PgConnectOptions;
 use sqlx::sqlite::SqliteConnectOptions;
 use sqlx::{AssertSqlSafe, ConnectOptions, Connection, Executor, SqlSafeStr, SqlStr};
@@ -23,93 +22,65 @@ use crate::lookup::err;
 /// sqlx's `crud_overhead`: SQLite and PostgreSQL.
 pub struct CrudOverhead;
 
-impl Workload for CrudOverhead {
-    fn spec(&self) -> &'static Target {
+impl Mirror for CrudOverhead {
+    type Params = crud_overhead::Shared;
+    const REFUSED: &'static str = "not a sqlx bench";
+
+    fn target(&self) -> &'static Target {
         crud_overhead::spec()
     }
 
-    fn open<'a>(
-        &'a self,
-        run: &'a RunContext<'a>,
-        _emit: &mut dyn FnMut(Event),
-    ) -> Result<Box<dyn Session + 'a>, BenchError> {
-        let dir = run.scratch_dir()?;
-        Ok(Box::new(Ctx {
-            shared: Shared::new(run),
-            rt: bench_core::measure::drive::runtime(None)?,
-            dir,
-            postgres_url: run.postgres_url.clone(),
-        }))
-    }
-}
-
-struct Ctx {
-    shared: Shared,
-    rt: tokio::runtime::Runtime,
-    dir: std::path::PathBuf,
-    postgres_url: Option<String>,
-}
-
-impl Session for Ctx {
-    fn ops(&self) -> u64 {
-        self.shared.steps.len() as u64
+    fn serves(&self, subject: Subject) -> bool {
+        matches!(subject, Subject::SqlxSqlite | Subject::SqlxPostgres)
     }
 
-    fn skip(&self, spec: &BenchSpec) -> Option<String> {
-        if spec.subject == Subject::SqlxPostgres && self.postgres_url.is_none() {
-            return Some(NO_POSTGRES.to_string());
-        }
-        bench_core::settings::skip_reason(spec.subject, 1, &self.shared.settings)
-    }
-
-    fn bench(&self, spec: &BenchSpec) -> Result<Bench<'_>, BenchError> {
-        let case = crud_overhead::case_of(spec).ok_or_else(|| {
-            CatalogError::no_implementation(crud_overhead::spec(), spec, "not a crud case")
-        })?;
+    fn bench<'s>(&'s self, ctx: &'s Ctx, spec: &BenchSpec) -> Result<Bench<'s>, BenchError> {
+        let case = crud_overhead::case_for(spec)?;
         let (iter, settings) = match spec.subject {
             Subject::SqlxSqlite => {
-                let scratch = Scratch::new(&self.dir, &format!("crud-sqlx-{}", spec.name));
-                let options = if self.shared.memory {
+                let scratch = Scratch::new(&ctx.p.dir, &format!("crud-sqlx-{}", spec.name));
+                let options = if ctx.p.memory {
                     SqliteConnectOptions::new().in_memory(true)
                 } else {
                     SqliteConnectOptions::new()
                         .filename(&scratch.0)
                         .create_if_missing(true)
                 };
-                let options = crate::settings::apply(options, &self.shared.settings);
-                let (conn, settings) = self.rt.block_on(async {
+                let options = crate::settings::apply(options, &ctx.p.settings);
+                let (conn, settings) = ctx.rt.block_on(async {
                     let mut conn = options.connect().await.map_err(err)?;
                     let settings = crate::settings::read_back(&mut conn).await?;
                     Ok::<_, BenchError>((conn, settings))
                 })?;
-                let sql = Sql::for_case(Dialect::Sqlite, case, self.shared.sweep.len());
+                let sql = Sql::for_case(Dialect::Sqlite, case, ctx.p.sweep.len());
                 let c = SqliteCrud {
                     conn,
                     stmts: Stmts::new(&sql),
                     _scratch: scratch,
                 };
-                (self.shared.iteration(&self.rt, c, sql, case, ())?, settings)
+                (ctx.p.iteration(&ctx.rt, c, sql, case, ())?, settings)
             }
             Subject::SqlxPostgres => {
-                let url = self
+                let url = ctx
+                    .p
                     .postgres_url
                     .clone()
                     .ok_or_else(|| BenchError::Invalid(NO_POSTGRES.into()))?;
                 let options: PgConnectOptions = url.parse().map_err(|e| pg_err(&url, e))?;
-                let conn = self
+                let conn = ctx
                     .rt
                     .block_on(options.connect())
                     .map_err(|e| pg_err(&url, e))?;
-                let sql = Sql::for_case(Dialect::Postgres, case, self.shared.sweep.len());
+                let sql = Sql::for_case(Dialect::Postgres, case, ctx.p.sweep.len());
                 let c = PgCrud {
                     conn: Some(conn),
                     stmts: Stmts::new(&sql),
                     drop: sql.drop.clone(),
                     url,
-                    rt: self.rt.handle().clone(),
+                    rt: ctx.rt.handle().clone(),
                 };
                 (
-                    self.shared.iteration(&self.rt, c, sql, case, ())?,
+                    ctx.p.iteration(&ctx.rt, c, sql, case, ())?,
                     Default::default(),
                 )
             }
@@ -122,9 +93,11 @@ impl Session for Ctx {
                 .into());
             }
         };
-        Ok(self.shared.bench(iter, case, settings))
+        Ok(ctx.p.bench(iter, case, settings))
     }
 }
+
+type Ctx = On<crud_overhead::Shared>;
 
 /// The plan's statements as sqlx's shared strings, made once (a query clones a reference).
 struct Stmts {

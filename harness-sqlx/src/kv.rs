@@ -2,13 +2,12 @@
 //! connection per task (a scratch file, or one in-memory database shared by the tasks).
 
 use bench_core::BenchError;
-use bench_core::catalog::{BenchSpec, CatalogError, Subject, Target};
+use bench_core::catalog::{BenchSpec, Subject, Target};
 use bench_core::measure::Bench;
-use bench_core::protocol::Event;
-use bench_core::workload::{RunContext, Session, Workload};
+use bench_core::mirror::{Mirror, On};
 use bench_core::workloads::bulk_insert::rows::Scratch;
-use bench_core::workloads::key_value::plan::{self, Case, Data, Kv, NAMESPACE, NOW, TENANT};
-use bench_core::workloads::key_value::{self, Params};
+use bench_core::workloads::key_value::plan::{self, Data, Kv, NAMESPACE, NOW, TENANT};
+use bench_core::workloads::key_value::{self};
 use sqlx::sqlite::SqliteConnectOptions;
 use sqlx::{ConnectOptions, Executor, Row};
 
@@ -17,50 +16,24 @@ use crate::lookup::err;
 /// sqlx's `key_value`.
 pub struct KeyValue;
 
-impl Workload for KeyValue {
-    fn spec(&self) -> &'static Target {
+impl Mirror for KeyValue {
+    type Params = key_value::Params;
+    const REFUSED: &'static str = "not a sqlx bench";
+
+    fn target(&self) -> &'static Target {
         key_value::spec()
     }
 
-    fn open<'a>(
-        &'a self,
-        run: &'a RunContext<'a>,
-        _emit: &mut dyn FnMut(Event),
-    ) -> Result<Box<dyn Session + 'a>, BenchError> {
-        Ok(Box::new(Ctx {
-            p: Params::new(run)?,
-            rt: bench_core::measure::drive::runtime(None)?,
-        }))
-    }
-}
-
-struct Ctx {
-    p: Params,
-    rt: tokio::runtime::Runtime,
-}
-
-impl Session for Ctx {
-    fn ops(&self) -> u64 {
-        self.p.keys
+    fn serves(&self, subject: Subject) -> bool {
+        subject == Subject::SqlxSqlite
     }
 
-    fn skip(&self, spec: &BenchSpec) -> Option<String> {
-        bench_core::settings::skip_reason(spec.subject, 1, &self.p.settings)
-    }
-
-    fn bench(&self, spec: &BenchSpec) -> Result<Bench<'_>, BenchError> {
-        let case = key_value::case_of(spec)
-            .filter(|_| spec.subject == Subject::SqlxSqlite)
-            .ok_or_else(|| {
-                CatalogError::no_implementation(key_value::spec(), spec, "not a sqlx bench")
-            })?;
-        let data = Data::new(case, self.p.keys, self.p.seed);
-        let tasks = match case {
-            Case::ConcurrentReads(n) => n as usize,
-            _ => 1,
-        };
-        let scratch = Scratch::new(&self.p.dir, &format!("kv-sqlx-{}", spec.name));
-        let options = if self.p.memory {
+    fn bench<'s>(&'s self, ctx: &'s Ctx, spec: &BenchSpec) -> Result<Bench<'s>, BenchError> {
+        let case = key_value::case_for(spec)?;
+        let data = Data::new(case, ctx.p.keys, ctx.p.seed);
+        let tasks = case.tasks();
+        let scratch = Scratch::new(&ctx.p.dir, &format!("kv-sqlx-{}", spec.name));
+        let options = if ctx.p.memory {
             // One shared in-memory database for every task's connection.
             SqliteConnectOptions::new()
                 .filename(format!(
@@ -75,8 +48,8 @@ impl Session for Ctx {
                 .filename(&scratch.0)
                 .create_if_missing(true)
         };
-        let options = crate::settings::apply(options, &self.p.settings);
-        let (handles, settings) = self.rt.block_on(async {
+        let options = crate::settings::apply(options, &ctx.p.settings);
+        let (handles, settings) = ctx.rt.block_on(async {
             let mut handles = Vec::new();
             for _ in 0..tasks {
                 handles.push(SqliteKv(options.connect().await.map_err(err)?));
@@ -84,9 +57,11 @@ impl Session for Ctx {
             let settings = crate::settings::read_back(&mut handles[0].0).await?;
             Ok::<_, BenchError>((handles, settings))
         })?;
-        Ok(plan::bench(&self.rt, handles, case, data, scratch)?.with_settings(settings))
+        Ok(plan::bench(&ctx.rt, handles, case, data, scratch)?.with_settings(settings))
     }
 }
+
+type Ctx = On<key_value::Params>;
 
 /// sqlx-sqlite on one connection; sqlx keeps every statement in its cache.
 struct SqliteKv(sqlx::SqliteConnection);

@@ -11,6 +11,7 @@ mod multithread;
 mod settings;
 
 use bench_core::catalog::{CONCURRENCY, Harness, SQLX_STATEMENT_CACHE};
+use bench_core::mirror::Mirrored;
 use bench_core::protocol::RunEnv;
 use bench_core::service::args::RunnerArgs;
 use bench_core::workload::{Plan, Registry};
@@ -22,9 +23,9 @@ const SQLX: Registry = Registry {
     workloads: &[
         &lookup::Lookup,
         &multithread::Multithread,
-        &bulk::Bulk,
-        &crud::CrudOverhead,
-        &kv::KeyValue,
+        &Mirrored(bulk::Bulk),
+        &Mirrored(crud::CrudOverhead),
+        &Mirrored(kv::KeyValue),
     ],
 };
 

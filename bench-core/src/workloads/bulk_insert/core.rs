@@ -53,12 +53,9 @@ impl Session for Ctx {
     }
 
     fn skip(&self, bench: &BenchSpec) -> Option<String> {
-        if bench.subject == Subject::Crate(crate::catalog::Shipped::SqlMiddlewarePostgres)
-            && self.p.postgres_url.is_none()
-        {
-            return Some(super::NO_POSTGRES.to_string());
-        }
-        crate::settings::skip_reason(bench.subject, self.concurrency, &self.p.settings)
+        crate::mirror::postgres_skip(bench.subject, self.p.postgres_url.as_deref()).or_else(|| {
+            crate::settings::skip_reason(bench.subject, self.concurrency, &self.p.settings)
+        })
     }
 
     fn bench(&self, spec: &BenchSpec) -> Result<Bench<'_>, BenchError> {

@@ -47,6 +47,21 @@ impl Params {
     }
 }
 
+impl crate::mirror::RunParams for Params {
+    fn new(run: &crate::workload::RunContext<'_>) -> Result<Params, crate::BenchError> {
+        Params::new(run)
+    }
+    fn ops(&self) -> u64 {
+        self.rows.len() as u64
+    }
+    fn settings(&self) -> &crate::settings::SqliteSettings {
+        &self.settings
+    }
+    fn postgres_url(&self) -> Option<&str> {
+        self.postgres_url.as_deref()
+    }
+}
+
 /// Why the `postgres` bench cannot run without a URL.
 pub const NO_POSTGRES: &str = "no PostgreSQL URL (set --postgres-url or BENCHSCOPE_POSTGRES_URL)";
 

@@ -1,7 +1,6 @@
 //! bench-core's `crud_overhead`: rusqlite, the middleware per strategy and turso, each on its
 //! own scratch database (a file in the run's journal mode, or memdb), replaying the plan.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -37,11 +36,8 @@ impl Workload for Core {
         run: &'a RunContext<'a>,
         _emit: &mut dyn FnMut(Event),
     ) -> Result<Box<dyn Session + 'a>, BenchError> {
-        let dir = run.scratch_dir()?;
         Ok(Box::new(Ctx {
-            shared: Shared::new(run),
-            postgres_url: run.postgres_url.clone(),
-            dir,
+            shared: Shared::new(run)?,
             concurrency: run.plan.knobs.count(&CONCURRENCY) as usize,
             spin: Duration::from_micros(run.plan.knobs.count(&SPIN_US)),
             rt: crate::measure::drive::runtime(None)?,
@@ -51,8 +47,6 @@ impl Workload for Core {
 
 struct Ctx {
     shared: Shared,
-    postgres_url: Option<String>,
-    dir: PathBuf,
     concurrency: usize,
     spin: Duration,
     rt: tokio::runtime::Runtime,
@@ -64,20 +58,15 @@ impl Session for Ctx {
     }
 
     fn skip(&self, bench: &BenchSpec) -> Option<String> {
-        if bench.subject == Subject::Crate(crate::catalog::Shipped::SqlMiddlewarePostgres)
-            && self.postgres_url.is_none()
-        {
-            return Some(crate::workloads::bulk_insert::NO_POSTGRES.to_string());
-        }
-        crate::settings::skip_reason(bench.subject, self.concurrency, &self.shared.settings)
+        crate::mirror::postgres_skip(bench.subject, self.shared.postgres_url.as_deref()).or_else(
+            || crate::settings::skip_reason(bench.subject, self.concurrency, &self.shared.settings),
+        )
     }
 
     fn bench(&self, spec: &BenchSpec) -> Result<Bench<'_>, BenchError> {
-        let case = super::case_of(spec).ok_or_else(|| {
-            CatalogError::no_implementation(super::spec(), spec, "not a crud_overhead case")
-        })?;
+        let case = super::case_for(spec)?;
         let sql = Sql::for_case(Dialect::Sqlite, case, self.shared.sweep.len());
-        let place = Place::new(&self.dir, self.shared.memory, "crud", spec.name);
+        let place = Place::new(&self.shared.dir, self.shared.memory, "crud", spec.name);
         let (iter, settings) = match spec.subject {
             Subject::Rusqlite => {
                 let conn = crate::backends::raw::open(place.path(), &self.shared.settings)?;
@@ -192,7 +181,7 @@ impl Session for Ctx {
                         )
                     }
                     Shipped::SqlMiddlewarePostgres => {
-                        let url = self.postgres_url.clone().ok_or_else(|| {
+                        let url = self.shared.postgres_url.clone().ok_or_else(|| {
                             BenchError::Invalid(crate::workloads::bulk_insert::NO_POSTGRES.into())
                         })?;
                         let sql = Sql::for_case(Dialect::Postgres, case, self.shared.sweep.len());

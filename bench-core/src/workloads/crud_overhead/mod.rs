@@ -13,6 +13,7 @@ pub use self::core::Core;
 
 use std::sync::LazyLock;
 
+use crate::BenchError;
 use crate::catalog::{
     BenchSpec, CONCURRENCY, Measure, SPIN_US, STORAGE, Shipped, Strategy, Subject, Target, leak,
 };
@@ -56,24 +57,44 @@ pub fn cases() -> Vec<Case> {
     v
 }
 
-/// What every harness's crud session shares: the mix, the sweep's rows, the settings.
+/// What every harness's crud session shares: the mix, the sweep's rows, the settings, where
+/// its scratch databases go and the PostgreSQL server.
 pub struct Shared {
     pub steps: Vec<Step>,
     pub sweep: Vec<Row>,
     pub memory: bool,
     pub settings: SqliteSettings,
+    pub dir: std::path::PathBuf,
+    pub postgres_url: Option<String>,
+}
+
+impl crate::mirror::RunParams for Shared {
+    fn new(run: &RunContext<'_>) -> Result<Shared, BenchError> {
+        Shared::new(run)
+    }
+    fn ops(&self) -> u64 {
+        self.steps.len() as u64
+    }
+    fn settings(&self) -> &SqliteSettings {
+        &self.settings
+    }
+    fn postgres_url(&self) -> Option<&str> {
+        self.postgres_url.as_deref()
+    }
 }
 
 impl Shared {
-    pub fn new(run: &RunContext<'_>) -> Shared {
+    pub fn new(run: &RunContext<'_>) -> Result<Shared, BenchError> {
         let k = &run.plan.knobs;
         let seed = run.plan.target.seed;
-        Shared {
+        Ok(Shared {
             steps: plan::steps(k.count(&OPS), k.count(&BATCH), seed),
             sweep: plan::sweep_rows(k.count(&SWEEP_ROWS), seed),
             memory: k.word(&STORAGE) == "memory",
             settings: run.sqlite.clone(),
-        }
+            dir: run.scratch_dir()?,
+            postgres_url: run.postgres_url.clone(),
+        })
     }
 
     /// The iteration of a bench of `case` on backend `c` with its statements `sql`, `keep`
@@ -125,6 +146,18 @@ pub const WORK: &str =
 /// The case a bench of this target runs.
 pub fn case_of(spec: &BenchSpec) -> Option<Case> {
     Case::from_variant(spec.variant)
+}
+
+/// The case a bench of this target runs, or why it is not one of this target's.
+pub fn case_for(spec: &BenchSpec) -> Result<Case, crate::BenchError> {
+    case_of(spec).ok_or_else(|| {
+        crate::catalog::CatalogError::no_implementation(
+            self::spec(),
+            spec,
+            "not a crud_overhead case",
+        )
+        .into()
+    })
 }
 
 fn op_text(case: Case) -> &'static str {

@@ -6,7 +6,7 @@ use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use super::Params;
-use super::plan::{self, Case, Data, Kv, NAMESPACE, NOW, TENANT};
+use super::plan::{self, Data, Kv, NAMESPACE, NOW, TENANT};
 use crate::backends::middleware::Middleware;
 use crate::backends::middleware::value::Value;
 #[cfg(feature = "turso")]
@@ -62,14 +62,9 @@ impl Session for Ctx {
     }
 
     fn bench(&self, spec: &BenchSpec) -> Result<Bench<'_>, BenchError> {
-        let case = super::case_of(spec).ok_or_else(|| {
-            CatalogError::no_implementation(super::spec(), spec, "not a key_value case")
-        })?;
+        let case = super::case_for(spec)?;
         let data = Data::new(case, self.p.keys, self.p.seed);
-        let tasks = match case {
-            Case::ConcurrentReads(n) => n as usize,
-            _ => 1,
-        };
+        let tasks = case.tasks();
         let place = Place::new(&self.p.dir, self.p.memory, "kv", spec.name);
         let path = place.path().to_path_buf();
         let (bench, settings): (Bench<'_>, Settings) = match spec.subject {
@@ -387,6 +382,7 @@ impl<B: Statements> Kv for ValuesKv<B> {
 mod tests {
     use super::*;
     use crate::measure::stats::LatencyHistogram;
+    use crate::workloads::key_value::plan::Case;
 
     /// Every single-task case on raw rusqlite and on the map does the work the plan says.
     #[test]

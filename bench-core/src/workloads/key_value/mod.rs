@@ -53,9 +53,29 @@ impl Params {
     }
 }
 
+impl crate::mirror::RunParams for Params {
+    fn new(run: &crate::workload::RunContext<'_>) -> Result<Params, crate::BenchError> {
+        Params::new(run)
+    }
+    fn ops(&self) -> u64 {
+        self.keys
+    }
+    fn settings(&self) -> &crate::settings::SqliteSettings {
+        &self.settings
+    }
+}
+
 /// The case a bench of this target runs.
 pub fn case_of(spec: &BenchSpec) -> Option<Case> {
     Case::from_variant(spec.variant)
+}
+
+/// The case a bench of this target runs, or why it is not one of this target's.
+pub fn case_for(spec: &BenchSpec) -> Result<Case, crate::BenchError> {
+    case_of(spec).ok_or_else(|| {
+        crate::catalog::CatalogError::no_implementation(self::spec(), spec, "not a key_value case")
+            .into()
+    })
 }
 
 fn about(subject: Subject) -> &'static str {

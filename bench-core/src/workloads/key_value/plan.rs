@@ -99,6 +99,14 @@ pub const TASKS: [u64; 4] = [1, 2, 4, 8];
 pub const SCANS: [u64; 3] = [10, 100, 1000];
 
 impl Case {
+    /// Tasks (each with its own connection) a bench of this case runs at once.
+    pub fn tasks(self) -> usize {
+        match self {
+            Case::ConcurrentReads(n) => n as usize,
+            _ => 1,
+        }
+    }
+
     pub fn all() -> Vec<Case> {
         let mut v = vec![
             Case::Put(Size::Small),
