@@ -180,6 +180,40 @@ pub fn check_bench(events: &[Event], bench: &str) -> Result<BenchCheck, String> 
     })
 }
 
+/// The names of `target`'s benches that `harness` runs, in the catalog's order.
+pub fn benches_of(
+    target: &crate::catalog::Target,
+    harness: crate::catalog::Harness,
+) -> Vec<&'static str> {
+    target
+        .benches
+        .iter()
+        .filter(|b| b.harness() == harness)
+        .map(|b| b.name)
+        .collect()
+}
+
+/// Checks that each of `expected` (a bench, the work one pass must do) streamed the passes of
+/// a run on `STREAM_BUDGET` (2 or 3), each doing exactly that work.
+pub fn check_passes(events: &[Event], expected: &[(&str, u64)]) {
+    for (bench, per_pass) in expected {
+        let c = check_bench(events, bench).unwrap_or_else(|e| panic!("{e}"));
+        assert!((2..=3).contains(&c.passes.len()), "{bench}: {:?}", c.passes);
+        assert_eq!(c.work.per_pass, *per_pass, "{bench}: {}", c.work.what);
+    }
+}
+
+/// The files in `dir` whose names start with `prefix` (scratch files a bench should have taken
+/// away with it).
+pub fn left_in(dir: &std::path::Path, prefix: &str) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(prefix))
+        .collect()
+}
+
 /// Says on the test output that `test` is skipped and why, where `cargo test` shows it: on
 /// the process's stderr itself, past the capture that hides a passing test's prints. A test
 /// calls it and returns when what it needs (tmux, perf, gnuplot, a PostgreSQL server) is not

@@ -72,12 +72,7 @@ fn every_bench_streams_a_valid_sequence() {
     assert!(start.env.sqlite.starts_with('3'), "{}", start.env.sqlite);
     assert!(start.env.timer_ns > 0.0);
     assert!(start.trace);
-    let all: Vec<&str> = single_row_lookup::spec()
-        .benches
-        .iter()
-        .filter(|b| b.harness() == Harness::Core)
-        .map(|b| b.name)
-        .collect();
+    let all: Vec<&str> = bench_core::testing::benches_of(single_row_lookup::spec(), Harness::Core);
     assert_eq!(
         start.benches, all,
         "every bench of this harness, none of sqlx's"
@@ -280,12 +275,7 @@ fn check_target(
         !events.iter().any(|e| matches!(e, Event::Error { .. })),
         "{events:?}"
     );
-    let core: Vec<&str> = target
-        .benches
-        .iter()
-        .filter(|b| b.harness() == Harness::Core)
-        .map(|b| b.name)
-        .collect();
+    let core: Vec<&str> = bench_core::testing::benches_of(target, Harness::Core);
     let postgres = std::env::var("BENCHSCOPE_POSTGRES_URL").is_ok_and(|u| !u.is_empty());
     for bench in core {
         // A PostgreSQL bench without a server is skipped, with the reason (and run and

@@ -21,12 +21,7 @@ const BUDGET: &[&str] = bench_core::testing::STREAM_BUDGET;
 
 /// The benches of `target` this harness runs, by the catalog.
 fn mine(target: &bench_core::catalog::Target) -> Vec<&'static str> {
-    target
-        .benches
-        .iter()
-        .filter(|b| b.harness() == Harness::SqlMiddlewareTurso)
-        .map(|b| b.name)
-        .collect()
+    bench_core::testing::benches_of(target, Harness::SqlMiddlewareTurso)
 }
 
 /// Runs `args` and checks the stream ends well, with no error.
@@ -168,19 +163,10 @@ fn multithread_and_bulk_stream_valid_events() {
         };
         let target = bench_core::workloads::find(args[0]).unwrap();
         assert_eq!(start.benches, mine(target), "{}", args[0]);
-        for (bench, per_pass) in benches {
-            let c = check_bench(&events, bench).unwrap_or_else(|e| panic!("{e}"));
-            assert!((2..=3).contains(&c.passes.len()), "{bench}: {:?}", c.passes);
-            assert_eq!(c.work.per_pass, per_pass, "{bench}: {}", c.work.what);
-        }
+        bench_core::testing::check_passes(&events, &benches);
     }
     // The scratch file went with the bench.
-    let left: Vec<_> = std::fs::read_dir(cache.path())
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("bulk-"))
-        .collect();
+    let left = bench_core::testing::left_in(cache.path(), "bulk-");
     assert!(left.is_empty(), "{left:?}");
 }
 

@@ -41,12 +41,7 @@ fn every_sqlx_bench_streams_a_valid_sequence() {
         panic!("{:?}", events[0])
     };
     assert_eq!(start.harness, "sqlx");
-    let mine: Vec<&str> = single_row_lookup::spec()
-        .benches
-        .iter()
-        .filter(|b| b.harness() == Harness::Sqlx)
-        .map(|b| b.name)
-        .collect();
+    let mine: Vec<&str> = bench_core::testing::benches_of(single_row_lookup::spec(), Harness::Sqlx);
     assert_eq!(start.benches, mine);
     assert!(
         start
