@@ -138,7 +138,9 @@ impl Analysis {
                 .find(|g| g.contains(&i))
                 .map(|g| g.iter().map(|&j| records[j]).collect())
                 .unwrap_or_default();
-            let own = bench_core::workloads::sections_of(record);
+            let lines = bench_core::workloads::sections_of(record)
+                .map(|s| s.bench_lines(record))
+                .unwrap_or_default();
             for b in record.benches.iter().filter(|b| b.summary.is_some()) {
                 let name = b.name.as_str();
                 let base = baselines.base_of(record, name);
@@ -162,7 +164,7 @@ impl Analysis {
                 } else {
                     ratio.as_ref().map(|r| Band::of(r.value))
                 };
-                let workload = own.and_then(|s| s.bench_line(record, name));
+                let workload = lines.get(name).cloned();
                 cells.insert(
                     (run.id.to_string(), name.to_string()),
                     Cell {

@@ -75,8 +75,9 @@ pub trait Sections: Sync + Send {
     /// workload's or has nothing of it yet.
     fn section(&self, run: &RunRecord) -> Option<Section>;
 
-    /// A line on one bench of the run, for the explorer's detail under its figures.
-    fn bench_line(&self, run: &RunRecord, bench: &str) -> Option<String>;
+    /// A line on each bench of the run that has one (by bench name), for the explorer's
+    /// detail under its figures: made once for the whole run, as the run's analysis is.
+    fn bench_lines(&self, run: &RunRecord) -> std::collections::BTreeMap<String, String>;
 
     /// The workload's own figures in the JSON document, under its target's name.
     fn json(&self, run: &RunRecord) -> Option<serde_json::Value>;

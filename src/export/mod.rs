@@ -479,6 +479,35 @@ mod snapshot_tests {
         assert_eq!(o["sweep"][0]["speedup"][0], 1.0);
     }
 
+    /// The line the explorer shows under a crud_overhead bench, made once for the whole run:
+    /// its backend's overall ratio on the mix and SELECT cached against SELECT, as the full
+    /// overview (the section's) has them, for every bench of a backend that has either.
+    #[test]
+    fn crud_bench_lines_carry_the_overviews_ratios() {
+        use bench_core::workloads::crud_overhead::report::overview;
+        let run = testing::crud_run();
+        let lines = bench_core::workloads::sections_of(&run)
+            .unwrap()
+            .bench_lines(&run);
+        let o = overview(&run).unwrap();
+        let mut checked = 0;
+        for row in &o.ops {
+            let overall = o.overall.get(&row.backend);
+            let cached = o.cached_vs_select.get(&row.backend);
+            if overall.is_none() && cached.is_none() {
+                assert!(!lines.contains_key(&row.bench), "{}", row.bench);
+                continue;
+            }
+            let line = &lines[&row.bench];
+            for r in overall.into_iter().chain(cached) {
+                let shown = bench_core::format::ratio(r);
+                assert!(line.contains(&shown), "{}: {line} lacks {shown}", row.bench);
+            }
+            checked += 1;
+        }
+        assert!(checked > 0, "no bench had a line");
+    }
+
     /// key_value: each group per backend, the suite's targets judged.
     #[test]
     fn key_value_groups_and_targets() {

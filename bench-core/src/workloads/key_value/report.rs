@@ -192,8 +192,14 @@ impl crate::sections::Sections for KvSections {
         })
     }
 
-    fn bench_line(&self, run: &RunRecord, bench: &str) -> Option<String> {
-        bench_line(&overview(run)?, bench)
+    fn bench_lines(&self, run: &RunRecord) -> std::collections::BTreeMap<String, String> {
+        let Some(o) = overview(run) else {
+            return Default::default();
+        };
+        run.benches
+            .iter()
+            .filter_map(|b| Some((b.name.clone(), bench_line(&o, &b.name)?)))
+            .collect()
     }
 
     fn json(&self, run: &RunRecord) -> Option<serde_json::Value> {
