@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use bench_core::catalog::Harness;
 use bench_core::knobs::Knobs;
 use bench_core::protocol::Event;
 use bench_core::service::args::SessionArgs;
@@ -69,13 +70,39 @@ impl RunRequest {
         }
     }
 
+    /// The request's benches grouped by the harness that runs them, in catalog order of
+    /// harnesses.
+    pub fn by_harness(&self) -> Vec<(Harness, Vec<String>)> {
+        let target = bench_core::workloads::find(&self.target).ok();
+        let harness_of = |b: &str| {
+            target
+                .and_then(|t| t.spec(b).ok())
+                .map(|s| s.harness())
+                .unwrap_or(Harness::Core)
+        };
+        let mut groups: Vec<(Harness, Vec<String>)> = Vec::new();
+        for h in Harness::ALL {
+            let mine: Vec<String> = self
+                .benches
+                .iter()
+                .filter(|b| harness_of(b) == h)
+                .cloned()
+                .collect();
+            if !mine.is_empty() {
+                groups.push((h, mine));
+            }
+        }
+        groups
+    }
+
     /// Runs the benches one after another when more than [`PAIRED_AT_MOST`] of them would
     /// take turns in one runner; says why when it does.
     pub fn cap_pairing(&mut self) -> Option<String> {
         if !self.settings.budget_args.iter().any(|a| a == "--paired") {
             return None;
         }
-        let most = crate::runner::split_by_harness(self)
+        let most = self
+            .by_harness()
             .iter()
             .map(|(_, benches)| benches.len())
             .max()

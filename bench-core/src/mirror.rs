@@ -103,5 +103,8 @@ pub fn postgres_skip(subject: Subject, url: Option<&str>) -> Option<String> {
         subject,
         Subject::SqlxPostgres | Subject::Crate(Shipped::SqlMiddlewarePostgres)
     );
-    (on_postgres && url.is_none()).then(|| crate::workloads::bulk_insert::NO_POSTGRES.to_string())
+    (on_postgres && url.is_none()).then(|| NO_POSTGRES.to_string())
 }
+
+/// Why a bench on PostgreSQL cannot run without a URL.
+pub const NO_POSTGRES: &str = "no PostgreSQL URL (set --postgres-url or BENCHSCOPE_POSTGRES_URL)";

@@ -284,11 +284,7 @@ fn check_target(
             bench_core::testing::events_of(&events, bench).as_slice()
             && !postgres
         {
-            assert_eq!(
-                reason,
-                bench_core::workloads::bulk_insert::NO_POSTGRES,
-                "{bench}"
-            );
+            assert_eq!(reason, bench_core::mirror::NO_POSTGRES, "{bench}");
             bench_core::testing::skip(
                 bench,
                 "BENCHSCOPE_POSTGRES_URL is not set (.ci/postgres.sh starts a throwaway server)",

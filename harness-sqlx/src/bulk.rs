@@ -7,11 +7,12 @@ use bench_core::BenchError;
 use bench_core::catalog::{BenchSpec, CatalogError, Subject, Target};
 use bench_core::measure::trace::ns_between;
 use bench_core::measure::{Bench, IterFn, Iteration};
+use bench_core::mirror::NO_POSTGRES;
 use bench_core::mirror::{Mirror, On};
 use bench_core::workloads::bulk_insert::rows::{
     CHECKPOINT, DROP, POSTGRES_CREATE, POSTGRES_INSERT, SQLITE_CREATE, SQLITE_INSERT, Scratch,
 };
-use bench_core::workloads::bulk_insert::{self, INSERT_WORK, NO_POSTGRES};
+use bench_core::workloads::bulk_insert::{self, INSERT_WORK};
 
 use sqlx::postgres::PgConnectOptions;
 use sqlx::sqlite::SqliteConnectOptions;

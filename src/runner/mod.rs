@@ -143,30 +143,6 @@ impl ProcessRunner {
     }
 }
 
-/// The request's benches grouped by the harness that runs them, in catalog order of harnesses.
-pub fn split_by_harness(req: &RunRequest) -> Vec<(Harness, Vec<String>)> {
-    let target = bench_core::workloads::find(&req.target).ok();
-    let harness_of = |b: &str| {
-        target
-            .and_then(|t| t.spec(b).ok())
-            .map(|s| s.harness())
-            .unwrap_or(Harness::Core)
-    };
-    let mut groups: Vec<(Harness, Vec<String>)> = Vec::new();
-    for h in Harness::ALL {
-        let mine: Vec<String> = req
-            .benches
-            .iter()
-            .filter(|b| harness_of(b) == h)
-            .cloned()
-            .collect();
-        if !mine.is_empty() {
-            groups.push((h, mine));
-        }
-    }
-    groups
-}
-
 /// A process group, killed when dropped (a child that is no longer wanted and whatever it
 /// started: a runner's script, cargo and the compilers it runs).
 pub(crate) struct GroupKill(pub(crate) Option<u32>);
@@ -205,7 +181,7 @@ impl Runner for ProcessRunner {
             // Find (or build) every harness first, so a build never lands between benches and
             // a harness that cannot be had is known before anything is measured; or, when
             // overlapping, let a harness crate build on while the core benches run.
-            let groups = split_by_harness(&request);
+            let groups = request.by_harness();
             let has_core = groups.iter().any(|(h, _)| *h == Harness::Core);
             let mut children = Vec::new();
             for (harness, benches) in groups {

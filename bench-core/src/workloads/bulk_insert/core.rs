@@ -217,7 +217,7 @@ fn crate_inserts(
                 .p
                 .postgres_url
                 .clone()
-                .ok_or_else(|| BenchError::Invalid(super::NO_POSTGRES.into()))?;
+                .ok_or_else(|| BenchError::Invalid(crate::mirror::NO_POSTGRES.into()))?;
             let p = Arc::new(ctx.rt.block_on(c::SqlMiddlewarePg::open(&url))?);
             let guard = PgTable {
                 p: p.clone(),

@@ -62,9 +62,6 @@ impl crate::mirror::RunParams for Params {
     }
 }
 
-/// Why the `postgres` bench cannot run without a URL.
-pub const NO_POSTGRES: &str = "no PostgreSQL URL (set --postgres-url or BENCHSCOPE_POSTGRES_URL)";
-
 pub fn spec() -> &'static Target {
     static SPEC: LazyLock<Target> = LazyLock::new(|| {
         Target::new(

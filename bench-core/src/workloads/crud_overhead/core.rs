@@ -182,7 +182,7 @@ impl Session for Ctx {
                     }
                     Shipped::SqlMiddlewarePostgres => {
                         let url = self.shared.postgres_url.clone().ok_or_else(|| {
-                            BenchError::Invalid(crate::workloads::bulk_insert::NO_POSTGRES.into())
+                            BenchError::Invalid(crate::mirror::NO_POSTGRES.into())
                         })?;
                         let sql = Sql::for_case(Dialect::Postgres, case, self.shared.sweep.len());
                         let held = self.rt.block_on(async {
