@@ -5,7 +5,7 @@
 //! nothing is written twice.
 
 use bench_core::BenchError;
-use bench_core::dataset::BenchRow;
+use bench_core::dataset::{BenchRow, SELECT_BY_ID};
 use bench_core::workloads::crud_overhead::plan::{Answer, Crud, Row, Sql};
 use bench_core::workloads::key_value::plan::{self as kv, Kv, NAMESPACE, NOW, TENANT};
 use sql_middleware::RowValues as V;
@@ -56,6 +56,27 @@ impl Held {
             .await
             .map_err(BenchError::driver)
     }
+}
+
+/// The result set of one lookup by id, as the query builder returns it (with the statement
+/// cache the pool was built with).
+pub async fn select_by_id(
+    conn: &mut sql_middleware::MiddlewarePoolConnection,
+    id: i64,
+) -> Result<sql_middleware::ResultSet, BenchError> {
+    conn.query(SELECT_BY_ID)
+        .params(&[V::Int(id)])
+        .select()
+        .await
+        .map_err(BenchError::driver)
+}
+
+/// One lookup by id, its row decoded.
+pub async fn lookup(
+    conn: &mut sql_middleware::MiddlewarePoolConnection,
+    id: i64,
+) -> Result<BenchRow, BenchError> {
+    lookup_row(&select_by_id(conn, id).await?)
 }
 
 /// The one row of a lookup's result set decoded into the bench's struct.

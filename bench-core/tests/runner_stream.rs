@@ -10,22 +10,11 @@ use bench_core::settings::{SqliteSettings, differences};
 use bench_core::testing::{check_bench, run_to_end};
 use bench_core::workloads::{bulk_insert, multithread, single_row_lookup};
 
-const TINY: &[&str] = &[
-    "--rows",
-    "64",
-    "--lookups",
-    "16",
-    "--concurrency",
-    "2",
-    "--time",
-    "0.02",
-    "--warmup",
-    "0",
-    "--samples",
-    "3",
-    "--min-samples",
-    "2",
-];
+/// A tiny dataset on the stream tests' budget (2 or 3 samples).
+fn tiny() -> Vec<&'static str> {
+    let dataset = ["--rows", "64", "--lookups", "16", "--concurrency", "2"];
+    [&dataset[..], bench_core::testing::STREAM_BUDGET].concat()
+}
 
 /// The rusqlite bench, one sample: enough to see what happens to the dataset.
 const ONE_SAMPLE: &[&str] = &[
@@ -52,7 +41,7 @@ fn run(args: &[&str], cache: &std::path::Path) -> (Option<i32>, Vec<Event>, Stri
 fn every_bench_streams_a_valid_sequence() {
     let cache = tempfile::tempdir().unwrap();
     let mut args = vec!["single_row_lookup", "--trace"];
-    args.extend_from_slice(TINY);
+    args.extend(tiny());
     let (code, events, stderr) = run(&args, cache.path());
     assert_eq!(code, Some(0), "stderr: {stderr}");
 
@@ -722,7 +711,7 @@ fn exclusive_locking_leaves_the_file_to_the_next_bench() {
     for b in &benches {
         args.extend(["--bench", b]);
     }
-    let mut tiny: Vec<&str> = TINY.to_vec();
+    let mut tiny = tiny();
     let c = tiny.iter().position(|a| *a == "--concurrency").unwrap();
     tiny[c + 1] = "1";
     args.extend(tiny);
@@ -755,7 +744,7 @@ fn the_middleware_path_runs_on_the_pool_the_knob_names() {
     ] {
         args.extend(["--bench", b]);
     }
-    args.extend_from_slice(TINY);
+    args.extend(tiny());
     let (code, events, stderr) = run(&args, cache.path());
     assert_eq!(code, Some(0), "stderr: {stderr}");
     let ids = lookup_ids(64, single_row_lookup::spec().seed, 16);

@@ -9,7 +9,7 @@ use bench_core::BenchError;
 use bench_core::catalog::{
     BenchSpec, CatalogError, LOOKUPS_PER_CHECKOUT, Shipped, Subject, TRACE_EVERY, Target,
 };
-use bench_core::dataset::{LOOKUP_WORK, SELECT_BY_ID, lookup_work};
+use bench_core::dataset::{LOOKUP_WORK, lookup_work};
 use bench_core::measure::drive::{self, LookupPath, lookup_iteration, on_runtime};
 use bench_core::measure::trace::{Phase, ns_between};
 use bench_core::measure::{Bench, IterFn, Iteration};
@@ -18,7 +18,7 @@ use bench_core::settings::SqliteSettings;
 use bench_core::workload::{RunContext, Session, Workload};
 use sql_middleware::RowValues as V;
 
-use crate::on_sql_middleware::lookup_row;
+use crate::on_sql_middleware::{lookup_row, select_by_id};
 use crate::pool::{TursoPool, err};
 
 /// The subject every bench of this harness measures.
@@ -166,13 +166,7 @@ impl Ctx {
             let mut c = self.pool.checkout().await?;
             let mut sets = Vec::with_capacity(self.ids.len());
             for &id in self.ids.iter() {
-                sets.push(
-                    c.query(SELECT_BY_ID)
-                        .params(&[V::Int(id)])
-                        .select()
-                        .await
-                        .map_err(err)?,
-                );
+                sets.push(select_by_id(&mut c, id).await?);
             }
             Ok::<_, BenchError>(sets)
         })?;

@@ -6,13 +6,13 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use bench_core::BenchError;
-use bench_core::dataset::{BenchRow, SELECT_BY_ID};
+use bench_core::dataset::BenchRow;
 use bench_core::measure::drive::LookupPath;
 use bench_core::measure::trace::PhaseTotals;
 use bench_core::settings::SqliteSettings;
 use sql_middleware::{ConfigAndPool, MiddlewarePoolConnection, RowValues as V};
 
-use crate::on_sql_middleware::{Held, MiddlewareConn, lookup_row};
+use crate::on_sql_middleware::{Held, MiddlewareConn};
 
 pub fn err(e: impl std::fmt::Display) -> BenchError {
     BenchError::driver(e)
@@ -102,13 +102,7 @@ impl LookupPath for TursoPool {
         id: i64,
         _phases: &mut PhaseTotals,
     ) -> Result<BenchRow, BenchError> {
-        let rs = conn
-            .query(SELECT_BY_ID)
-            .params(&[V::Int(id)])
-            .select()
-            .await
-            .map_err(err)?;
-        lookup_row(&rs)
+        crate::on_sql_middleware::lookup(conn, id).await
     }
 }
 

@@ -13,29 +13,25 @@ fn run(args: &[&str], cache: &std::path::Path) -> (Option<i32>, Vec<Event>, Stri
     bench_core::testing::run_runner(env!("CARGO_BIN_EXE_harness-sqlx"), args, cache)
 }
 
-const TINY: &[&str] = &[
-    "single_row_lookup",
-    "--rows",
-    "64",
-    "--lookups",
-    "16",
-    "--concurrency",
-    "2",
-    "--time",
-    "0.02",
-    "--warmup",
-    "0",
-    "--samples",
-    "3",
-    "--min-samples",
-    "2",
-    "--trace",
-];
+/// single_row_lookup traced, on a tiny dataset and the stream tests' budget (2 or 3 samples).
+fn tiny() -> Vec<&'static str> {
+    let target = [
+        "single_row_lookup",
+        "--rows",
+        "64",
+        "--lookups",
+        "16",
+        "--concurrency",
+        "2",
+        "--trace",
+    ];
+    [&target[..], bench_core::testing::STREAM_BUDGET].concat()
+}
 
 #[test]
 fn every_sqlx_bench_streams_a_valid_sequence() {
     let cache = tempfile::tempdir().unwrap();
-    let (code, events, stderr) = run(TINY, cache.path());
+    let (code, events, stderr) = run(&tiny(), cache.path());
     assert_eq!(code, Some(0), "{stderr}");
     let Event::Start(start) = &events[0] else {
         panic!("{:?}", events[0])

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::backends::raw;
-use crate::dataset::{BenchRow, SELECT_BY_ID};
+use crate::dataset::BenchRow;
 use crate::error::BenchError;
 use crate::measure::drive::LookupPath;
 use crate::measure::trace::PhaseTotals;
@@ -78,11 +78,7 @@ impl SqlMiddleware {
     /// The result set of one lookup, as the query builder returns it.
     pub async fn result_set(&self, id: i64) -> Result<sql_middleware::ResultSet, BenchError> {
         let mut conn = self.checkout().await?;
-        conn.query(SELECT_BY_ID)
-            .params(&[sql_middleware::RowValues::Int(id)])
-            .select()
-            .await
-            .map_err(BenchError::driver)
+        crate::on_sql_middleware::select_by_id(&mut conn, id).await
     }
 }
 
@@ -112,14 +108,7 @@ impl LookupPath for SqlMiddleware {
         id: i64,
         _phases: &mut PhaseTotals,
     ) -> Result<BenchRow, BenchError> {
-        let params = [sql_middleware::RowValues::Int(id)];
-        let rs = conn
-            .query(SELECT_BY_ID)
-            .params(&params)
-            .select()
-            .await
-            .map_err(BenchError::driver)?;
-        crate::on_sql_middleware::lookup_row(&rs)
+        crate::on_sql_middleware::lookup(conn, id).await
     }
 }
 
