@@ -38,6 +38,7 @@ pub mod on_sql_middleware;
 pub mod profile;
 pub mod protocol;
 pub mod redact;
+pub mod script;
 pub mod sections;
 pub mod service;
 pub mod settings;

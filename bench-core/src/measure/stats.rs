@@ -316,6 +316,11 @@ impl LatencyHistogram {
         self.0.saturating_record(ns.max(1));
     }
 
+    /// Adds `other`'s records to these.
+    pub fn add(&mut self, other: &LatencyHistogram) {
+        self.0.add(&other.0).expect("histograms of the same bounds");
+    }
+
     pub fn percentiles(&self) -> Option<Percentiles> {
         let h = &self.0;
         (!h.is_empty()).then(|| Percentiles {

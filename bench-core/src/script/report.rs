@@ -1,0 +1,107 @@
+//! What a script bench reports beside its summary: transactions finished and lost, busy
+//! errors, every statement's latency (pgbench's `-r` table) and whether its rows matched the
+//! other backends'.
+
+use serde::{Deserialize, Serialize};
+
+use crate::measure::stats::{LatencyHistogram, Percentiles};
+
+/// One statement's figures over a bench.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StatementStat {
+    /// The statement's number across the mix (file order).
+    pub index: usize,
+    /// `file:line` where it starts.
+    pub at: String,
+    pub text: String,
+    /// Times it ran (warm-up included).
+    pub count: u64,
+    pub mean_ns: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency: Option<Percentiles>,
+    /// Rows it returned in all.
+    pub rows: u64,
+}
+
+/// Whether a bench's rows matched another backend's for the same seed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum RowsCheck {
+    /// The first bench of the run: the others are compared with it.
+    Reference { transactions: u64 },
+    /// Every transaction compared returned what `against`'s did.
+    Same { against: String, transactions: u64 },
+    /// The first transaction whose results differ, described.
+    Differ { against: String, first: String },
+    /// Why no comparison was made.
+    NotCompared { reason: String },
+}
+
+/// A script bench's report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScriptReport {
+    pub clients: u64,
+    /// Transactions finished (warm-up included).
+    pub transactions: u64,
+    /// Transactions given up after a busy or locked error (`on_busy=fail`).
+    pub failed: u64,
+    /// Busy or locked errors met.
+    pub busy: u64,
+    /// Transactions run again after one (`on_busy=retry`).
+    pub retries: u64,
+    pub statements: Vec<StatementStat>,
+    pub rows: RowsCheck,
+    /// The user's database (the run used a copy).
+    pub db: String,
+    /// Its SHA-256 when the run started.
+    pub db_sha256: String,
+}
+
+/// One statement's running figures in one client.
+#[derive(Default)]
+pub struct StatementAcc {
+    pub hist: LatencyHistogram,
+    pub sum_ns: u64,
+    pub count: u64,
+    pub rows: u64,
+}
+
+impl StatementAcc {
+    pub fn record(&mut self, ns: u64, rows: u64) {
+        self.hist.record(ns);
+        self.sum_ns += ns;
+        self.count += 1;
+        self.rows += rows;
+    }
+
+    pub fn add(&mut self, o: &StatementAcc) {
+        self.hist.add(&o.hist);
+        self.sum_ns += o.sum_ns;
+        self.count += o.count;
+        self.rows += o.rows;
+    }
+}
+
+/// The statements' table from their accumulated figures.
+pub fn statements(mix: &super::Mix, acc: &[StatementAcc]) -> Vec<StatementStat> {
+    mix.scripts
+        .iter()
+        .flat_map(|script| script.statements().map(move |s| (script, s)))
+        .map(|(script, s)| {
+            let a = &acc[s.index];
+            StatementStat {
+                index: s.index,
+                at: format!("{}:{}", script.name, s.at.line),
+                text: s.text.clone(),
+                count: a.count,
+                mean_ns: if a.count == 0 {
+                    0.0
+                } else {
+                    a.sum_ns as f64 / a.count as f64
+                },
+                latency: a.hist.percentiles(),
+                rows: a.rows,
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,255 @@
+use super::*;
+
+fn one(text: &str) -> Result<Mix, ScriptError> {
+    Mix::parse(&[("t.sql".into(), text.into(), 1)], &[])
+}
+
+const TPCB: &str = r#"-- pgbench's TPC-B-like transaction, on SQLite
+\set aid random(1, 100000 * :scale)
+\set bid random(1, 1 * :scale)
+\set tid random(1, 10 * :scale)
+\set delta random(-5000, 5000)
+BEGIN;
+UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid;
+SELECT abalance FROM pgbench_accounts
+  WHERE aid = :aid;
+UPDATE pgbench_tellers SET tbalance = tbalance + :delta WHERE tid = :tid;
+UPDATE pgbench_branches SET bbalance = bbalance + :delta WHERE bid = :bid;
+INSERT INTO pgbench_history (tid, bid, aid, delta, mtime)
+  VALUES (:tid, :bid, :aid, :delta, CURRENT_TIMESTAMP);
+END;
+"#;
+
+#[test]
+fn a_tpcb_script_reads_as_statements_with_bound_parameters() {
+    let mix = Mix::parse(
+        &[("tpcb.sql".into(), TPCB.into(), 1)],
+        &[("scale".into(), Value::Int(1))],
+    )
+    .unwrap();
+    let s = &mix.scripts[0];
+    assert_eq!(s.name, "tpcb");
+    let stmts: Vec<_> = s.statements().collect();
+    assert_eq!(stmts.len(), 7);
+    assert_eq!(
+        stmts.iter().map(|s| s.kind).collect::<Vec<_>>(),
+        [
+            Kind::Begin,
+            Kind::Write,
+            Kind::Read,
+            Kind::Write,
+            Kind::Write,
+            Kind::Write,
+            Kind::Commit
+        ]
+    );
+    // A statement spanning lines reads as one line; its place is where it starts.
+    assert_eq!(
+        stmts[2].text,
+        "SELECT abalance FROM pgbench_accounts WHERE aid = :aid"
+    );
+    assert_eq!(stmts[2].at, At { line: 8, col: 1 });
+    assert_eq!(
+        stmts[1].sql(Placeholders::Numbered),
+        "UPDATE pgbench_accounts SET abalance = abalance + ?1 WHERE aid = ?2"
+    );
+    assert_eq!(
+        stmts[5].sql(Placeholders::Dollar),
+        "INSERT INTO pgbench_history (tid, bid, aid, delta, mtime)\n  VALUES ($1, $2, $3, $4, CURRENT_TIMESTAMP)"
+    );
+    // The parameters are the variables' slots, once each, in placeholder order.
+    let names =
+        |s: &Statement| -> Vec<&str> { s.params.iter().map(|p| mix.vars[*p].as_str()).collect() };
+    assert_eq!(names(stmts[5]), ["tid", "bid", "aid", "delta"]);
+    assert!(!mix.read_only());
+}
+
+#[test]
+fn quotes_comments_and_casts_are_not_parameters() {
+    let mix = one(
+        "\\set n 3\nSELECT ':n', \"a:b\", [c:d], x::int /* :n; */, -- :n;\n :n;\nSELECT 'it''s;' || :n",
+    )
+    .unwrap();
+    let s: Vec<_> = mix.statements().collect();
+    assert_eq!(s.len(), 2);
+    assert_eq!(s[0].params.len(), 1);
+    assert_eq!(
+        s[0].sql(Placeholders::Numbered)
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" "),
+        "SELECT ':n', \"a:b\", [c:d], x::int , ?1"
+    );
+    assert_eq!(s[1].sql(Placeholders::Numbered), "SELECT 'it''s;' || ?1");
+    assert!(mix.read_only());
+}
+
+#[test]
+fn variables_come_from_set_define_or_the_client() {
+    let mix = Mix::parse(
+        &[
+            (
+                "a.sql".into(),
+                "\\set k :rows / 2\nSELECT :k, :client_id".into(),
+                9,
+            ),
+            ("b.sql".into(), "SELECT :rows".into(), 1),
+        ],
+        &[("rows".into(), Value::Int(1000))],
+    )
+    .unwrap();
+    assert_eq!(mix.vars, ["client_id", "rows", "k"]);
+    assert_eq!(mix.defaults, [None, Some(Value::Int(1000)), None]);
+    assert_eq!(mix.total_weight(), 10);
+    // A \set in one file is not a definition for another.
+    let e = Mix::parse(
+        &[
+            ("a.sql".into(), "\\set k 1\nSELECT :k".into(), 1),
+            ("b.sql".into(), "SELECT :k".into(), 1),
+        ],
+        &[],
+    )
+    .unwrap_err();
+    assert_eq!((e.file.as_str(), e.at), ("b.sql", At { line: 1, col: 8 }));
+}
+
+#[test]
+fn clients_replay_the_same_transactions_for_the_same_seed() {
+    let mix = Mix::parse(
+        &[
+            ("tpcb.sql".into(), TPCB.into(), 3),
+            (
+                "r.sql".into(),
+                "\\set a random(1, 10)\n\\sleep :a us\nSELECT :a".into(),
+                1,
+            ),
+        ],
+        &[("scale".into(), Value::Int(2))],
+    )
+    .unwrap();
+    let replay = |seed, id| {
+        let mut c = Client::new(&mix, seed, id);
+        let mut steps = Vec::new();
+        let mut out = Vec::new();
+        for _ in 0..200 {
+            let pick = c.next(&mut steps).unwrap();
+            out.push((pick, format!("{steps:?}")));
+        }
+        out
+    };
+    let a = replay(1, 0);
+    assert_eq!(a, replay(1, 0));
+    assert_ne!(a, replay(1, 1), "each client draws its own stream");
+    assert_ne!(a, replay(2, 0));
+    // Both scripts are picked, about 3 to 1.
+    let tpcb = a.iter().filter(|(p, _)| *p == 0).count();
+    assert!((120..=180).contains(&tpcb), "{tpcb}");
+    // Values are bound in placeholder order and within their ranges.
+    let mut c = Client::new(&mix, 5, 0);
+    let mut steps = Vec::new();
+    while c.next(&mut steps).unwrap() != 0 {}
+    let Step::Sql(s, v) = &steps[1] else {
+        panic!("{steps:?}")
+    };
+    assert_eq!(s.kind, Kind::Write);
+    let [Value::Int(delta), Value::Int(aid)] = v.as_slice() else {
+        panic!("{v:?}")
+    };
+    assert!((-5000..=5000).contains(delta) && (1..=200_000).contains(aid));
+    while c.next(&mut steps).unwrap() != 1 {}
+    let (Step::Sleep(d), Step::Sql(_, v)) = (&steps[0], &steps[1]) else {
+        panic!("{steps:?}")
+    };
+    assert_eq!(*v, [Value::Int(d.as_micros() as i64)]);
+}
+
+#[test]
+fn evaluation_errors_name_the_file_and_place() {
+    let mix = one("\\set z 0\n\\set q 10 / :z\nSELECT :q").unwrap();
+    let mut c = Client::new(&mix, 1, 0);
+    assert_eq!(
+        c.next(&mut Vec::new()).unwrap_err(),
+        "t.sql:2:11: division by zero"
+    );
+}
+
+/// Every construct outside the subset, with the message a user reads: the list the docs
+/// give (docs/scripts.md).
+#[test]
+fn refused_constructs_say_where_what_and_what_is_allowed() {
+    let cases = [
+        "SELECT * FROM t WHERE id = ?",
+        "SELECT * FROM t WHERE id = $1",
+        "SELECT * FROM t WHERE id = @id",
+        "SELECT :nope",
+        "\\setrandom aid 1 10",
+        "\\gset",
+        "\\if :x",
+        "\\set 1x 3",
+        "\\set client_id 3",
+        "\\set x random(1, 10) > 3",
+        "\\set x rand(1, 10)",
+        "\\set x random(1)",
+        "\\set x",
+        "\\sleep",
+        "\\sleep 10 min",
+        "\\sleep -1",
+        "\\sleep :later ms",
+        "SELECT 'open",
+        "SELECT \"open",
+        "SELECT 1 /* open",
+        "ATTACH 'other.db' AS o",
+        "DETACH o",
+        "PRAGMA journal_mode = wal",
+        "VACUUM",
+        "SAVEPOINT a",
+        "RELEASE a",
+        "ROLLBACK TO a",
+        "START TRANSACTION",
+        "BEGIN CONCURRENT",
+        "BEGIN;\nBEGIN;\nCOMMIT",
+        "COMMIT",
+        "BEGIN;\nSELECT 1",
+        "-- nothing but a comment\n",
+    ];
+    let out: Vec<String> = cases
+        .iter()
+        .map(|c| format!("{c:?}\n  {}", one(c).unwrap_err()))
+        .collect();
+    insta::assert_snapshot!(out.join("\n"));
+}
+
+#[test]
+fn script_and_define_arguments_are_checked() {
+    assert_eq!(parse_script_arg("a.sql@9"), Ok(("a.sql".into(), 9)));
+    assert_eq!(parse_script_arg("a.sql"), Ok(("a.sql".into(), 1)));
+    assert_eq!(parse_script_arg("me@host/a.sql"), Err("invalid weight \"host/a.sql\" in --script \"me@host/a.sql\" (allowed: a whole number 1..=1000000)".into()));
+    assert_eq!(
+        parse_script_arg("a.sql@0").unwrap_err(),
+        "invalid weight \"0\" in --script \"a.sql@0\" (allowed: a whole number 1..=1000000)"
+    );
+    assert_eq!(
+        parse_define("scale=10"),
+        Ok(("scale".into(), Value::Int(10)))
+    );
+    assert_eq!(
+        parse_define(" p = 0.5"),
+        Ok(("p".into(), Value::Double(0.5)))
+    );
+    assert_eq!(
+        parse_define("scale").unwrap_err(),
+        "invalid -D \"scale\": expected NAME=VALUE"
+    );
+    assert_eq!(
+        parse_define("scale=ten").unwrap_err(),
+        "invalid -D \"scale=ten\": \"ten\" is not a number (allowed: an integer or a decimal)"
+    );
+    assert_eq!(
+        parse_define("a-b=1").unwrap_err(),
+        "invalid -D \"a-b=1\": \"a-b\" is not a variable name (allowed: letters, digits, _)"
+    );
+    assert_eq!(
+        parse_define("client_id=1").unwrap_err(),
+        "invalid -D \"client_id=1\": client_id is set by each client"
+    );
+}
