@@ -16,6 +16,9 @@ pub struct RunSettings {
     pub cache_dir: Option<PathBuf>,
     /// Handed to runners in their environment (BENCHSCOPE_POSTGRES_URL), never as an argument.
     pub postgres_url: Option<String>,
+    /// The script target's files, variables and database, as runner arguments (absolute
+    /// paths).
+    pub script_args: Vec<String>,
 }
 
 impl RunSettings {
@@ -24,6 +27,7 @@ impl RunSettings {
             budget_args: session.budget.to_args(),
             cache_dir: session.cache_dir.clone(),
             postgres_url: session.postgres_url(),
+            script_args: session.script.to_args(),
         }
     }
 }
@@ -131,6 +135,9 @@ impl RunRequest {
         }
         if let Some(d) = &self.settings.cache_dir {
             a.extend(["--cache-dir".into(), d.display().to_string()]);
+        }
+        if self.target == bench_core::workloads::script::NAME {
+            a.extend(self.settings.script_args.iter().cloned());
         }
         a
     }

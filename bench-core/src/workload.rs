@@ -32,6 +32,8 @@ pub struct RunContext<'a> {
     pub postgres_url: Option<String>,
     /// The SQLite settings every connection of the run opens with.
     pub sqlite: SqliteSettings,
+    /// The `script` target's files, variables and database (empty for other targets).
+    pub script: crate::service::args::ScriptArgs,
 }
 
 /// How a harness builds or checks a dataset file: `(cache dir, key, on_build)` to a ready file.
@@ -119,6 +121,11 @@ pub trait Session {
     /// One bench, ready to measure: its iteration, the work a pass must do, and the SQLite
     /// settings its connections read back.
     fn bench(&self, bench: &BenchSpec) -> Result<Bench<'_>, BenchError>;
+
+    /// What a bench reports of its own once its samples are taken (after its summary).
+    fn report(&self, _bench: &BenchSpec) -> Vec<Event> {
+        Vec::new()
+    }
 
     /// Prepares one bench of a scenario target (databases, pools, a runtime) to run for its
     /// set time.

@@ -112,6 +112,19 @@ pub fn plan(args: &RunArgs) -> Result<Planned, Error> {
             )));
         }
     }
+    // The script target's files and database, checked before anything runs; other targets
+    // take none of them.
+    let script = &args.session.script;
+    if args.target == bench_core::workloads::script::NAME {
+        if let Err(e) = bench_core::workloads::script::check_inputs(script) {
+            return Err(Error::Input(e.to_string()));
+        }
+    } else if !script.is_empty() {
+        return Err(Error::Input(format!(
+            "--script, -D, --db and --init are the script target's; {} takes none of them",
+            args.target
+        )));
+    }
     let sweep = bench_core::workloads::find(&args.target)
         .map_err(|e| e.to_string())
         .and_then(|t| args.session.knobs.sweep(t).map_err(|e| e.to_string()));

@@ -42,7 +42,7 @@ pub fn next_stream_frame(drawn_at: Instant, took: Duration) -> Instant {
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct TuiArgs {
-    /// Target the explorer opens on.
+    /// Target the explorer opens on (the script target when --script is given).
     #[arg(long, default_value = "single_row_lookup")]
     pub target: String,
     #[command(flatten)]
@@ -107,7 +107,21 @@ pub fn run(args: TuiArgs, open: Option<&std::path::Path>) -> i32 {
         .and_then(|s| s.runs.iter().find_map(|r| r.start.as_ref()))
         .map(|s| s.target.clone())
         .filter(|t| bench_core::workloads::find(t).is_ok());
-    let target_name = first_target.unwrap_or_else(|| args.target.clone());
+    // Script files open the script target, checked before the terminal is taken.
+    let script = &args.session.script;
+    if !script.is_empty() {
+        if let Err(e) = bench_core::workloads::script::check_inputs(script) {
+            eprintln!("error: {e}");
+            return 2;
+        }
+    }
+    let target_name = first_target.unwrap_or_else(|| {
+        if script.is_empty() {
+            args.target.clone()
+        } else {
+            bench_core::workloads::script::NAME.to_string()
+        }
+    });
     let target = match bench_core::workloads::find(&target_name) {
         Ok(t) => t,
         Err(e) => {

@@ -174,6 +174,12 @@ pub enum Event {
     Machine {
         machine: Machine,
     },
+    /// A script bench's own report (since 1.6): transactions, busy errors, each statement's
+    /// latency and whether its rows matched the other backends'.
+    Script {
+        bench: String,
+        report: crate::script::report::ScriptReport,
+    },
     /// A bench that could not run here, with the reason (not a failure).
     Skipped {
         bench: String,

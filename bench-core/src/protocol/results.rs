@@ -50,6 +50,9 @@ pub struct BenchResult {
     /// A scenario's figures over its measured time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scenario: Option<crate::measure::scenario::ScenarioStats>,
+    /// A script bench's own report: transactions, busy errors, statements, rows compared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub script: Option<crate::script::report::ScriptReport>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -220,6 +223,7 @@ impl RunRecord {
             }
             Event::Tick { bench, window } => self.bench_mut(&bench).ticks.push(window),
             Event::Scenario { bench, stats } => self.bench_mut(&bench).scenario = Some(stats),
+            Event::Script { bench, report } => self.bench_mut(&bench).script = Some(report),
             Event::Skipped { bench, reason } => self.bench_mut(&bench).skipped = Some(reason),
             Event::Error {
                 bench: Some(bench),

@@ -147,6 +147,12 @@ pub struct KnobArgs {
     /// async_contention: ms each writer holds its connection (overrides BENCH_WRITE_DELAY_MS).
     #[arg(long = "write-delay-ms", value_name = "MS", allow_hyphen_values = true)]
     pub write_delay_ms: Option<String>,
+    /// script: clients replaying the scripts at once (overrides BENCH_CLIENTS).
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub clients: Option<String>,
+    /// script: transactions in one sample (overrides BENCH_TRANSACTIONS).
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub transactions: Option<String>,
     /// Any knob of the target, as NAME=VALUE (see `benchscope list`).
     #[arg(long = "knob", value_name = "NAME=VALUE", allow_hyphen_values = true)]
     pub knob: Vec<String>,
@@ -162,6 +168,8 @@ impl KnobArgs {
             ("concurrency", &self.concurrency),
             ("databases", &self.databases),
             ("write_delay_ms", &self.write_delay_ms),
+            ("clients", &self.clients),
+            ("transactions", &self.transactions),
         ] {
             if let Some(v) = v {
                 out.push((name.to_string(), v.clone()));
@@ -270,11 +278,69 @@ pub struct Sweep {
     pub variants: Vec<KnobArgs>,
 }
 
+/// The `script` target's own inputs: script files, their variables and the database.
+#[derive(Debug, Clone, Default, PartialEq, clap::Args)]
+pub struct ScriptArgs {
+    /// script target: a script file (pgbench's -f), with its weight in a mix:
+    /// FILE[@WEIGHT]; repeat for a mix (see docs/scripts.md).
+    #[arg(long = "script", value_name = "FILE[@WEIGHT]")]
+    pub scripts: Vec<String>,
+    /// script target: a variable's value before the first transaction, NAME=VALUE
+    /// (pgbench's -D); repeat for more.
+    #[arg(short = 'D', long = "define", value_name = "NAME=VALUE")]
+    pub defines: Vec<String>,
+    /// script target: the SQLite database the scripts run on. It is copied into the cache
+    /// and never written.
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    /// script target: SQL that builds the database at --db when there is none there.
+    #[arg(long, value_name = "FILE")]
+    pub init: Option<PathBuf>,
+}
+
+impl ScriptArgs {
+    /// The same arguments for a runner, with every path absolute (a runner may start in
+    /// another folder).
+    pub fn to_args(&self) -> Vec<String> {
+        let abs = |p: &std::path::Path| {
+            std::path::absolute(p)
+                .unwrap_or_else(|_| p.to_path_buf())
+                .display()
+                .to_string()
+        };
+        let mut a = Vec::new();
+        for s in &self.scripts {
+            let (path, weight) =
+                crate::script::parse_script_arg(s).unwrap_or_else(|_| (s.clone(), 1));
+            a.extend([
+                "--script".into(),
+                format!("{}@{weight}", abs(path.as_ref())),
+            ]);
+        }
+        for d in &self.defines {
+            a.extend(["--define".into(), d.clone()]);
+        }
+        if let Some(db) = &self.db {
+            a.extend(["--db".into(), abs(db)]);
+        }
+        if let Some(init) = &self.init {
+            a.extend(["--init".into(), abs(init)]);
+        }
+        a
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self == &ScriptArgs::default()
+    }
+}
+
 /// What every front end and the runner accept: knobs, budget, tracing and the dataset cache.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct SessionArgs {
     #[command(flatten)]
     pub knobs: KnobArgs,
+    #[command(flatten)]
+    pub script: ScriptArgs,
     #[command(flatten)]
     pub budget: BudgetArgs,
     /// Report per-phase timings of the middleware path (also BENCH_TRACE=1).

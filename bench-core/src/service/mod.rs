@@ -126,6 +126,7 @@ pub fn serve(args: &RunnerArgs, registry: Registry, env: &DescribeEnv<'_>) -> i3
         cache_dir: args.session.cache_dir(),
         postgres_url: args.session.postgres_url(),
         sqlite: crate::settings::SqliteSettings::from_knobs(&plan.knobs),
+        script: args.session.script.clone(),
     };
     let result = workload
         .open(&run, &mut emit)
@@ -193,9 +194,17 @@ pub fn run_benches(plan: &Plan, session: &dyn Session, emit: &mut dyn FnMut(Even
                 Err(e)
             }
         };
-        if let Err(e) = result {
-            bench_error(spec.name, &e, emit);
+        match result {
+            Ok(_) => reported(session, spec, emit),
+            Err(e) => bench_error(spec.name, &e, emit),
         }
+    }
+}
+
+/// A bench's own report, once its samples are taken.
+fn reported(session: &dyn Session, spec: &crate::catalog::BenchSpec, emit: &mut dyn FnMut(Event)) {
+    for e in session.report(spec) {
+        emit(e);
     }
 }
 
@@ -274,7 +283,10 @@ fn run_paired(plan: &Plan, session: &dyn Session, emit: &mut dyn FnMut(Event)) {
     let mut samples: Vec<(&str, Vec<f64>)> = Vec::new();
     for ((spec, _), result) in ready.iter().zip(results) {
         match result {
-            Ok((_, xs)) => samples.push((spec.name, xs)),
+            Ok((_, xs)) => {
+                reported(session, spec, emit);
+                samples.push((spec.name, xs))
+            }
             Err(e) => bench_error(spec.name, &e, emit),
         }
     }

@@ -10,6 +10,7 @@ pub mod bulk_insert;
 pub mod crud_overhead;
 pub mod key_value;
 pub mod multithread;
+pub mod script;
 pub mod single_row_lookup;
 
 use std::sync::LazyLock;
@@ -26,6 +27,7 @@ pub fn targets() -> &'static [&'static Target] {
             async_contention::spec(),
             crud_overhead::spec(),
             key_value::spec(),
+            script::spec(),
         ]
     });
     &ALL
@@ -58,6 +60,7 @@ pub const CORE: crate::workload::Registry = crate::workload::Registry {
         &async_contention::Core,
         &crud_overhead::Core,
         &key_value::Core,
+        &script::Core,
     ],
 };
 
@@ -112,7 +115,7 @@ mod tests {
     fn unknown_targets_and_benches_name_what_there_is() {
         assert_eq!(
             find("nope").unwrap_err().to_string(),
-            "unknown target \"nope\" (known: single_row_lookup, multithread_pool_checkout, bulk_insert, async_contention, crud_overhead, key_value)"
+            "unknown target \"nope\" (known: single_row_lookup, multithread_pool_checkout, bulk_insert, async_contention, crud_overhead, key_value, script)"
         );
         let e = find("single_row_lookup")
             .unwrap()
@@ -143,7 +146,7 @@ mod tests {
         for t in targets() {
             assert_eq!(
                 t.sections.0.is_some(),
-                [key_value::NAME, crud_overhead::NAME].contains(&t.name),
+                [key_value::NAME, crud_overhead::NAME, script::NAME].contains(&t.name),
                 "{}",
                 t.name
             );

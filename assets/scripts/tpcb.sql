@@ -1,0 +1,16 @@
+-- TPC-B-like: pgbench's built-in transaction, on SQLite. One account's balance changes by a
+-- random delta, read back, and the teller, the branch and the history follow.
+-- Build the database with tpcb-init.sql (scale 1: 100,000 accounts, 10 tellers, 1 branch)
+-- and give the same scale: -D scale=1.
+\set aid random(1, 100000 * :scale)
+\set bid random(1, 1 * :scale)
+\set tid random(1, 10 * :scale)
+\set delta random(-5000, 5000)
+BEGIN;
+UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = :aid;
+SELECT abalance FROM pgbench_accounts WHERE aid = :aid;
+UPDATE pgbench_tellers SET tbalance = tbalance + :delta WHERE tid = :tid;
+UPDATE pgbench_branches SET bbalance = bbalance + :delta WHERE bid = :bid;
+INSERT INTO pgbench_history (tid, bid, aid, delta, mtime)
+  VALUES (:tid, :bid, :aid, :delta, CURRENT_TIMESTAMP);
+END;

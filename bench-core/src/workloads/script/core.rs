@@ -1,0 +1,683 @@
+//! bench-core's `script`: the scripts replayed through rusqlite (a thread and a connection per
+//! client) and through the middleware path per strategy (a task per client on a pool of
+//! `clients` connections, one checkout per transaction, one dispatch per statement).
+//!
+//! Each bench starts from the same database: the user's file is copied once into the cache
+//! (see [`crate::script::db`]), and a script that writes runs each bench on a fresh copy of
+//! that copy. Every client replays its own seeded stream, so two benches send the same
+//! statements with the same values; what they return is hashed per transaction and compared.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rusqlite::Connection;
+
+use crate::backends::middleware::Middleware;
+use crate::catalog::{BenchSpec, CatalogError, SPIN_US, Subject, Target};
+use crate::error::BenchError;
+use crate::measure::stats::LatencyHistogram;
+use crate::measure::trace::ns_between;
+use crate::measure::{Bench, IterFn, Iteration};
+use crate::protocol::{DatasetStatus, Event};
+use crate::script::digest::{Cell, Digest};
+use crate::script::report::{RowsCheck, ScriptReport, StatementAcc};
+use crate::script::{Client, Kind, Mix, Placeholders, Step, Value};
+use crate::settings::SqliteSettings;
+use crate::workload::{RunContext, Session, Workload};
+
+use super::{CLIENTS, ON_BUSY, TRANSACTIONS};
+
+/// What the work check of a script bench counts.
+pub const WORK: &str = "transactions finished or given up (on_busy=fail) in the sample";
+
+/// Transactions per client whose results are kept to compare backends.
+const COMPARED: usize = 1000;
+/// A transaction run again this many times without getting through fails its bench.
+const MAX_RETRIES: u32 = 10_000;
+
+/// bench-core's `script`.
+pub struct Core;
+
+impl Workload for Core {
+    fn spec(&self) -> &'static Target {
+        super::spec()
+    }
+
+    fn open<'a>(
+        &'a self,
+        run: &'a RunContext<'a>,
+        emit: &mut dyn FnMut(Event),
+    ) -> Result<Box<dyn Session + 'a>, BenchError> {
+        let mix = super::check_inputs(&run.script)?;
+        let db = run.script.db.clone().expect("checked");
+        let dir = run.scratch_dir()?;
+        if !db.exists() {
+            let init = run.script.init.as_ref().expect("checked");
+            emit(Event::Dataset {
+                status: DatasetStatus::Building,
+                rows: 0,
+                path: db.display().to_string(),
+                build_ms: None,
+            });
+            crate::script::db::init(&db, init)?;
+        }
+        let started = Instant::now();
+        let (snapshot, sha256) = crate::script::db::snapshot(&db, &dir)?;
+        emit(Event::Dataset {
+            status: DatasetStatus::Built,
+            rows: 0,
+            path: snapshot.display().to_string(),
+            build_ms: Some(started.elapsed().as_secs_f64() * 1000.0),
+        });
+        let k = &run.plan.knobs;
+        let sql = mix
+            .statements()
+            .map(|s| Arc::<str>::from(s.sql(Placeholders::Numbered)))
+            .collect();
+        Ok(Box::new(Ctx {
+            exec: Exec {
+                sql,
+                retry: k.word(&ON_BUSY) == "retry",
+                mix,
+            },
+            snapshot,
+            original: db,
+            sha256,
+            dir,
+            clients: k.count(&CLIENTS) as usize,
+            per_pass: k.count(&TRANSACTIONS),
+            spin: Duration::from_micros(k.count(&SPIN_US)),
+            settings: run.sqlite.clone(),
+            seed: run.plan.target.seed,
+            rt: crate::measure::drive::runtime(None)?,
+            states: RefCell::new(BTreeMap::new()),
+            reference: RefCell::new(None),
+        }))
+    }
+}
+
+/// What the clients share while they run (on threads of their own for rusqlite).
+struct Exec {
+    mix: Mix,
+    /// Each statement's SQL with numbered placeholders, by statement index.
+    sql: Vec<Arc<str>>,
+    retry: bool,
+}
+
+struct Ctx {
+    exec: Exec,
+    snapshot: PathBuf,
+    original: PathBuf,
+    sha256: String,
+    dir: PathBuf,
+    clients: usize,
+    per_pass: u64,
+    spin: Duration,
+    settings: SqliteSettings,
+    seed: u64,
+    rt: tokio::runtime::Runtime,
+    /// Each bench's figures, filled while it runs and reported when it ends.
+    states: RefCell<BTreeMap<String, Rc<RefCell<Acc>>>>,
+    /// The first bench reported: the others' results are compared with its.
+    reference: RefCell<Option<(String, Vec<Vec<TxResult>>)>>,
+}
+
+/// What one statement returned.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct StmtOut {
+    hash: u64,
+    rows: u64,
+    changed: u64,
+}
+
+/// What one transaction returned, statement by statement.
+#[derive(Debug, Clone, PartialEq)]
+struct TxResult {
+    script: usize,
+    statements: Vec<(usize, StmtOut)>,
+}
+
+/// One client's running figures.
+struct ClientAcc {
+    statements: Vec<StatementAcc>,
+    transactions: u64,
+    failed: u64,
+    busy: u64,
+    retries: u64,
+    kept: Vec<TxResult>,
+    /// Transaction latencies of the current sample.
+    latencies: LatencyHistogram,
+    /// Transactions finished or given up in the current sample.
+    in_sample: u64,
+}
+
+impl ClientAcc {
+    fn new(statements: usize) -> Self {
+        ClientAcc {
+            statements: (0..statements).map(|_| StatementAcc::default()).collect(),
+            transactions: 0,
+            failed: 0,
+            busy: 0,
+            retries: 0,
+            kept: Vec::new(),
+            latencies: LatencyHistogram::new(),
+            in_sample: 0,
+        }
+    }
+
+    /// A transaction that got through: its statements' figures and results.
+    fn finished(&mut self, script: usize, done: Vec<(usize, u64, StmtOut)>, ns: u64) {
+        for (i, ns, out) in &done {
+            self.statements[*i].record(*ns, out.rows);
+        }
+        self.transactions += 1;
+        self.in_sample += 1;
+        self.latencies.record(ns);
+        if self.kept.len() < COMPARED {
+            self.kept.push(TxResult {
+                script,
+                statements: done.into_iter().map(|(i, _, o)| (i, o)).collect(),
+            });
+        }
+    }
+}
+
+struct Acc {
+    clients: Vec<ClientAcc>,
+}
+
+/// The transactions each client runs in one sample: `per_pass` shared out, the first
+/// clients taking one more when it does not divide.
+fn shares(per_pass: u64, clients: usize) -> Vec<u64> {
+    let c = clients as u64;
+    (0..c)
+        .map(|i| per_pass / c + u64::from(i < per_pass % c))
+        .collect()
+}
+
+fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
+}
+
+/// Runs one statement on a connection: its values bound, every row read and hashed.
+fn exec_statement(
+    c: &mut Connection,
+    sql: &str,
+    kind: Kind,
+    params: &[Value],
+) -> rusqlite::Result<StmtOut> {
+    let mut stmt = c.prepare_cached(sql)?;
+    for (i, v) in params.iter().enumerate() {
+        match v {
+            Value::Int(n) => stmt.raw_bind_parameter(i + 1, n)?,
+            Value::Double(d) => stmt.raw_bind_parameter(i + 1, d)?,
+        }
+    }
+    let cols = stmt.column_count();
+    let mut d = Digest::default();
+    {
+        let mut rows = stmt.raw_query();
+        while let Some(row) = rows.next()? {
+            for i in 0..cols {
+                use rusqlite::types::ValueRef as V;
+                d.cell(match row.get_ref(i)? {
+                    V::Null => Cell::Null,
+                    V::Integer(n) => Cell::Int(n),
+                    V::Real(r) => Cell::Real(r),
+                    V::Text(t) => Cell::Text(std::str::from_utf8(t).unwrap_or("\u{fffd}")),
+                    V::Blob(b) => Cell::Blob(b),
+                });
+            }
+            d.row();
+        }
+    }
+    drop(stmt);
+    let changed = if kind == Kind::Write { c.changes() } else { 0 };
+    d.statement(changed);
+    Ok(StmtOut {
+        hash: d.finish(),
+        rows: d.rows(),
+        changed,
+    })
+}
+
+/// What to do after a statement failed.
+enum Failed {
+    /// Busy or locked: try the transaction again (after this backoff), or give it up.
+    Busy,
+    Other(String),
+}
+
+fn describe(mix: &Mix, index: usize, e: impl std::fmt::Display) -> String {
+    let (script, s) = mix
+        .scripts
+        .iter()
+        .flat_map(|sc| sc.statements().map(move |s| (sc, s)))
+        .find(|(_, s)| s.index == index)
+        .expect("a statement of the mix");
+    format!("{}:{}:{}: {e}", script.path, s.at.line, s.at.col)
+}
+
+impl Exec {
+    /// After a failed attempt: the backoff before the next, or None when the transaction is
+    /// given up (counted) or the bench must fail.
+    fn after_failure(
+        &self,
+        f: Failed,
+        acc: &mut ClientAcc,
+        attempts: &mut u32,
+    ) -> Result<Option<Duration>, BenchError> {
+        match f {
+            Failed::Other(m) => Err(BenchError::Invalid(m)),
+            Failed::Busy => {
+                acc.busy += 1;
+                if !self.retry {
+                    acc.failed += 1;
+                    acc.in_sample += 1;
+                    return Ok(None);
+                }
+                *attempts += 1;
+                if *attempts > MAX_RETRIES {
+                    return Err(BenchError::Invalid(format!(
+                        "a transaction met SQLITE_BUSY {MAX_RETRIES} times in a row; give up with on_busy=fail, or lower clients"
+                    )));
+                }
+                acc.retries += 1;
+                Ok(Some(Duration::from_micros(
+                    (50u64 << (*attempts).min(8)).min(10_000),
+                )))
+            }
+        }
+    }
+
+    /// A statement's outcome, started at `t0`: its figures kept, or why the attempt ends.
+    fn took(
+        &self,
+        index: usize,
+        t0: Instant,
+        r: rusqlite::Result<StmtOut>,
+        done: &mut Vec<(usize, u64, StmtOut)>,
+    ) -> Result<(), Failed> {
+        match r {
+            Ok(out) => {
+                done.push((index, ns_between(t0, Instant::now()), out));
+                Ok(())
+            }
+            Err(e) if is_busy(&e) => Err(Failed::Busy),
+            Err(e) => Err(Failed::Other(describe(&self.mix, index, e))),
+        }
+    }
+
+    /// One client's share of a sample on its own connection.
+    fn client_sync(
+        &self,
+        conn: &mut Connection,
+        client: &mut Client<'_>,
+        acc: &mut ClientAcc,
+        n: u64,
+    ) -> Result<(), BenchError> {
+        let mut steps = Vec::new();
+        for _ in 0..n {
+            let script = client.next(&mut steps).map_err(BenchError::Invalid)?;
+            let mut attempts = 0;
+            loop {
+                let start = Instant::now();
+                let mut done = Vec::with_capacity(steps.len());
+                let mut failed = None;
+                for step in &steps {
+                    match step {
+                        Step::Sleep(d) => std::thread::sleep(*d),
+                        Step::Sql(s, v) => {
+                            let t0 = Instant::now();
+                            let r = exec_statement(conn, &self.sql[s.index], s.kind, v);
+                            if let Err(f) = self.took(s.index, t0, r, &mut done) {
+                                failed = Some(f);
+                                break;
+                            }
+                        }
+                    }
+                }
+                let Some(f) = failed else {
+                    acc.finished(script, done, ns_between(start, Instant::now()));
+                    break;
+                };
+                if !conn.is_autocommit() {
+                    let _ = conn.execute_batch("ROLLBACK");
+                }
+                match self.after_failure(f, acc, &mut attempts)? {
+                    Some(wait) => std::thread::sleep(wait),
+                    None => break,
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// One client's share of a sample through the middleware: a checkout per transaction,
+    /// a dispatch per statement.
+    async fn client_mw(
+        &self,
+        mw: &Middleware,
+        client: &mut Client<'_>,
+        acc: &mut ClientAcc,
+        n: u64,
+    ) -> Result<(), BenchError> {
+        let mut steps = Vec::new();
+        for _ in 0..n {
+            let script = client.next(&mut steps).map_err(BenchError::Invalid)?;
+            let mut attempts = 0;
+            loop {
+                let start = Instant::now();
+                let mut conn = mw.checkout().await?;
+                let mut done = Vec::with_capacity(steps.len());
+                let mut failed = None;
+                for step in &steps {
+                    match step {
+                        Step::Sleep(d) => tokio::time::sleep(*d).await,
+                        Step::Sql(s, v) => {
+                            let (sql, kind, params) =
+                                (self.sql[s.index].clone(), s.kind, v.clone());
+                            let t0 = Instant::now();
+                            let r = mw
+                                .call(&mut conn, move |c| exec_statement(c, &sql, kind, &params))
+                                .await?;
+                            if let Err(f) = self.took(s.index, t0, r, &mut done) {
+                                failed = Some(f);
+                                break;
+                            }
+                        }
+                    }
+                }
+                let Some(f) = failed else {
+                    drop(conn);
+                    acc.finished(script, done, ns_between(start, Instant::now()));
+                    break;
+                };
+                mw.call(&mut conn, |c| {
+                    if !c.is_autocommit() {
+                        let _ = c.execute_batch("ROLLBACK");
+                    }
+                })
+                .await?;
+                drop(conn);
+                match self.after_failure(f, acc, &mut attempts)? {
+                    Some(wait) => tokio::time::sleep(wait).await,
+                    None => break,
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Ctx {
+    /// The file a bench runs on: the snapshot itself when the scripts only read, else a
+    /// fresh copy of it.
+    fn database_for(&self, bench: &str) -> Result<PathBuf, BenchError> {
+        if self.exec.mix.read_only() {
+            return Ok(self.snapshot.clone());
+        }
+        let name = format!(
+            "script-work-{}-{}.sqlite",
+            bench.replace('/', "-"),
+            std::process::id()
+        );
+        let path = self.dir.join(name);
+        crate::script::db::working_copy(&self.snapshot, &path)?;
+        Ok(path)
+    }
+
+    fn new_acc(&self, bench: &str) -> Rc<RefCell<Acc>> {
+        let n = self.exec.sql.len();
+        let acc = Rc::new(RefCell::new(Acc {
+            clients: (0..self.clients).map(|_| ClientAcc::new(n)).collect(),
+        }));
+        self.states
+            .borrow_mut()
+            .insert(bench.to_string(), acc.clone());
+        acc
+    }
+
+    fn rusqlite_bench(&self, name: &str) -> Result<Bench<'_>, BenchError> {
+        let path = self.database_for(name)?;
+        let mut conns = (0..self.clients)
+            .map(|_| crate::backends::raw::open(&path, &self.settings))
+            .collect::<Result<Vec<_>, _>>()?;
+        let settings = crate::backends::raw::read_back(&conns[0]);
+        let mut clients: Vec<Client<'_>> = (0..self.clients)
+            .map(|i| Client::new(&self.exec.mix, self.seed, i as u64))
+            .collect();
+        let acc = self.new_acc(name);
+        let shares = shares(self.per_pass, self.clients);
+        let exec = &self.exec;
+        let iter: IterFn<'_> = Box::new(move |hist| {
+            let mut a = acc.borrow_mut();
+            let start = Instant::now();
+            if shares.len() == 1 {
+                exec.client_sync(&mut conns[0], &mut clients[0], &mut a.clients[0], shares[0])?;
+            } else {
+                std::thread::scope(|s| {
+                    let handles: Vec<_> = conns
+                        .iter_mut()
+                        .zip(clients.iter_mut())
+                        .zip(a.clients.iter_mut())
+                        .zip(shares.iter())
+                        .map(|(((c, cl), ac), n)| s.spawn(move || exec.client_sync(c, cl, ac, *n)))
+                        .collect();
+                    handles
+                        .into_iter()
+                        .map(|h| {
+                            h.join()
+                                .map_err(|_| BenchError::other("a client thread panicked"))?
+                        })
+                        .collect::<Result<Vec<()>, BenchError>>()
+                })?;
+            }
+            let elapsed = ns_between(start, Instant::now());
+            Ok(Iteration::new(elapsed, sample_done(&mut a, hist)))
+        });
+        Ok(Bench::new(iter, self.per_pass, WORK).with_settings(settings))
+    }
+
+    fn middleware_bench(
+        &self,
+        name: &str,
+        strategy: crate::catalog::Strategy,
+    ) -> Result<Bench<'_>, BenchError> {
+        let path = self.database_for(name)?;
+        let mw = Middleware::new(
+            path,
+            strategy,
+            self.clients,
+            self.spin,
+            &self.settings,
+            self.rt.handle().clone(),
+        )?;
+        let settings = self.rt.block_on(mw.read_back())?;
+        let mut clients: Vec<Client<'_>> = (0..self.clients)
+            .map(|i| Client::new(&self.exec.mix, self.seed, i as u64))
+            .collect();
+        let acc = self.new_acc(name);
+        let shares = shares(self.per_pass, self.clients);
+        let exec = &self.exec;
+        let iter: IterFn<'_> = Box::new(move |hist| {
+            let mut a = acc.borrow_mut();
+            let start = Instant::now();
+            self.rt.block_on(async {
+                let runs = clients
+                    .iter_mut()
+                    .zip(a.clients.iter_mut())
+                    .zip(shares.iter())
+                    .map(|((cl, ac), n)| exec.client_mw(&mw, cl, ac, *n));
+                futures_util::future::join_all(runs)
+                    .await
+                    .into_iter()
+                    .collect::<Result<Vec<()>, BenchError>>()
+            })?;
+            let elapsed = ns_between(start, Instant::now());
+            Ok(Iteration::new(elapsed, sample_done(&mut a, hist)))
+        });
+        Ok(Bench::new(iter, self.per_pass, WORK).with_settings(settings))
+    }
+
+    fn compare(&self, name: &str, acc: &Acc) -> RowsCheck {
+        let failed: u64 = acc.clients.iter().map(|c| c.failed).sum();
+        let mix = &self.exec.mix;
+        if !mix.read_only() && self.clients > 1 {
+            return RowsCheck::NotCompared {
+                reason: format!(
+                    "{} clients write: the order their transactions reach the database differs from one backend to the next",
+                    self.clients
+                ),
+            };
+        }
+        if !mix.read_only() && failed > 0 {
+            return RowsCheck::NotCompared {
+                reason: format!(
+                    "{failed} transactions were given up (on_busy=fail), so the rows that followed differ"
+                ),
+            };
+        }
+        let mine: Vec<Vec<TxResult>> = acc.clients.iter().map(|c| c.kept.clone()).collect();
+        let mut reference = self.reference.borrow_mut();
+        let Some((against, theirs)) = reference.as_ref() else {
+            let n = mine.iter().map(|k| k.len() as u64).sum();
+            *reference = Some((name.to_string(), mine));
+            return RowsCheck::Reference { transactions: n };
+        };
+        let mut compared = 0u64;
+        for (client, (a, b)) in mine.iter().zip(theirs).enumerate() {
+            for (t, (x, y)) in a.iter().zip(b).enumerate() {
+                if x != y {
+                    return RowsCheck::Differ {
+                        against: against.clone(),
+                        first: self.difference(client, t, x, y, against),
+                    };
+                }
+                compared += 1;
+            }
+        }
+        RowsCheck::Same {
+            against: against.clone(),
+            transactions: compared,
+        }
+    }
+
+    fn difference(
+        &self,
+        client: usize,
+        t: usize,
+        x: &TxResult,
+        y: &TxResult,
+        against: &str,
+    ) -> String {
+        let mix = &self.exec.mix;
+        let script = &mix.scripts[x.script];
+        let head = format!("client {client}, transaction {} ({})", t + 1, script.name);
+        if x.script != y.script {
+            return format!("{head}: {against} ran {} there", mix.scripts[y.script].name);
+        }
+        for ((i, a), (_, b)) in x.statements.iter().zip(&y.statements) {
+            if a != b {
+                let s = mix
+                    .statements()
+                    .find(|s| s.index == *i)
+                    .expect("in the mix");
+                return format!(
+                    "{head}, {}:{} `{}`: {} rows, {} changed; {against}: {} rows, {} changed{}",
+                    script.name,
+                    s.at.line,
+                    s.text,
+                    a.rows,
+                    a.changed,
+                    b.rows,
+                    b.changed,
+                    if a.rows == b.rows && a.changed == b.changed {
+                        " (other values)"
+                    } else {
+                        ""
+                    }
+                );
+            }
+        }
+        format!(
+            "{head}: {} statements ran; {against}: {}",
+            x.statements.len(),
+            y.statements.len()
+        )
+    }
+}
+
+/// After a sample: its transaction latencies into the run's histogram; the transactions it
+/// finished or gave up, for the work check.
+fn sample_done(a: &mut Acc, hist: &mut LatencyHistogram) -> u64 {
+    let mut work = 0;
+    for c in &mut a.clients {
+        hist.add(&c.latencies);
+        c.latencies = LatencyHistogram::new();
+        work += std::mem::take(&mut c.in_sample);
+    }
+    work
+}
+
+impl Session for Ctx {
+    fn ops(&self) -> u64 {
+        self.per_pass
+    }
+
+    fn bench(&self, spec: &BenchSpec) -> Result<Bench<'_>, BenchError> {
+        match spec.subject {
+            Subject::Rusqlite => self.rusqlite_bench(spec.name),
+            Subject::Middleware(s) => self.middleware_bench(spec.name, s),
+            _ => {
+                Err(CatalogError::no_implementation(super::spec(), spec, "not a core bench").into())
+            }
+        }
+    }
+
+    fn report(&self, spec: &BenchSpec) -> Vec<Event> {
+        let Some(acc) = self.states.borrow().get(spec.name).cloned() else {
+            return Vec::new();
+        };
+        let acc = acc.borrow();
+        let mut merged: Vec<StatementAcc> = (0..self.exec.sql.len())
+            .map(|_| StatementAcc::default())
+            .collect();
+        for c in &acc.clients {
+            for (m, s) in merged.iter_mut().zip(&c.statements) {
+                m.add(s);
+            }
+        }
+        let sum = |f: fn(&ClientAcc) -> u64| acc.clients.iter().map(f).sum::<u64>();
+        let rows = self.compare(spec.name, &acc);
+        let differ = match &rows {
+            RowsCheck::Differ { against, first } => Some(Event::Error {
+                bench: Some(spec.name.to_string()),
+                message: format!("returned other rows than {against}: {first}"),
+            }),
+            _ => None,
+        };
+        let report = Event::Script {
+            bench: spec.name.to_string(),
+            report: ScriptReport {
+                clients: self.clients as u64,
+                transactions: sum(|c| c.transactions),
+                failed: sum(|c| c.failed),
+                busy: sum(|c| c.busy),
+                retries: sum(|c| c.retries),
+                statements: crate::script::report::statements(&self.exec.mix, &merged),
+                rows,
+                db: self.original.display().to_string(),
+                db_sha256: self.sha256.clone(),
+            },
+        };
+        std::iter::once(report).chain(differ).collect()
+    }
+}

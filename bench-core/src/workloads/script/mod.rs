@@ -1,0 +1,122 @@
+//! `script`: your own workload. pgbench-style script files (`--script FILE[@WEIGHT]`, `-D`)
+//! over your own SQLite database (`--db`, copied, never written), replayed with one seed
+//! through each backend: per-transaction latency and transactions/s as each bench's figures,
+//! every statement's latency and the rows each backend returned beside them (see
+//! docs/scripts.md and [`crate::script`]).
+
+#[cfg(feature = "middleware")]
+mod core;
+pub mod report;
+#[cfg(feature = "middleware")]
+pub use self::core::Core;
+
+use std::sync::LazyLock;
+
+use crate::catalog::{BenchSpec, Measure, SPIN_US, Subject, Target};
+use crate::error::BenchError;
+use crate::knobs::KnobSpec;
+use crate::script::Mix;
+
+pub const NAME: &str = "script";
+
+pub const CLIENTS: KnobSpec = KnobSpec::count(
+    "clients",
+    Some("BENCH_CLIENTS"),
+    1,
+    1,
+    256,
+    "clients replaying the scripts at once (pgbench's -c), each on its own connection or task as the backend does it",
+);
+pub const TRANSACTIONS: KnobSpec = KnobSpec::count(
+    "transactions",
+    Some("BENCH_TRANSACTIONS"),
+    200,
+    1,
+    10_000_000,
+    "transactions in one sample, shared out among the clients",
+);
+pub const ON_BUSY: KnobSpec = KnobSpec::choice(
+    "on_busy",
+    Some("BENCH_ON_BUSY"),
+    "retry",
+    &["retry", "fail"],
+    "a transaction that meets SQLITE_BUSY or SQLITE_LOCKED: rolled back and run again after a backoff (retry), or rolled back and counted as failed (fail); both are counted",
+);
+
+const OP: &str = "one transaction (one run of a script of the mix)";
+
+pub fn spec() -> &'static Target {
+    static SPEC: LazyLock<Target> = LazyLock::new(|| {
+        Target::new(
+            NAME,
+            "your scripts (--script FILE[@WEIGHT], -D NAME=VALUE) on your database (--db PATH, copied), replayed with one seed through each backend; transactions/s, per-statement latency, rows compared",
+            0x5EED_5C41,
+            Measure::Throughput,
+            "rusqlite",
+        )
+        .sections(&report::ScriptSections)
+        .knobs(&[CLIENTS, TRANSACTIONS, ON_BUSY, SPIN_US])
+        .knobs(&crate::settings::KNOBS)
+        .bench(BenchSpec::whole(
+            "rusqlite",
+            Subject::Rusqlite,
+            OP,
+            "each client a thread with its own connection; statements prepared once (cached) and run in order",
+        ))
+        .per_strategy("middleware/", |name, s| {
+            BenchSpec::whole(
+                name,
+                Subject::Middleware(s),
+                OP,
+                "each client a task on a pool of `clients` connections: one checkout per transaction, one dispatch per statement",
+            )
+        })
+    });
+    &SPEC
+}
+
+/// The run's scripts, read and checked: every problem named with its file, line and column.
+pub fn load_mix(args: &crate::service::args::ScriptArgs) -> Result<Mix, BenchError> {
+    if args.scripts.is_empty() {
+        return Err(BenchError::Invalid(
+            "the script target needs at least one --script FILE[@WEIGHT] (see docs/scripts.md; assets/scripts/ has examples)".into(),
+        ));
+    }
+    let mut sources = Vec::new();
+    for s in &args.scripts {
+        let (path, weight) = crate::script::parse_script_arg(s).map_err(BenchError::Invalid)?;
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| BenchError::Invalid(format!("--script {path}: cannot read it: {e}")))?;
+        sources.push((path, text, weight));
+    }
+    let mut defines = Vec::new();
+    for d in &args.defines {
+        defines.push(crate::script::parse_define(d).map_err(BenchError::Invalid)?);
+    }
+    Mix::parse(&sources, &defines).map_err(|e| BenchError::Invalid(e.to_string()))
+}
+
+/// Everything a front end checks before a run starts: the scripts read and parsed, and a
+/// database there is (or one --init builds).
+pub fn check_inputs(args: &crate::service::args::ScriptArgs) -> Result<Mix, BenchError> {
+    let mix = load_mix(args)?;
+    match (&args.db, &args.init) {
+        (None, _) => Err(BenchError::Invalid(
+            "the script target needs --db PATH: your SQLite database (copied, never written), or a new file with --init FILE".into(),
+        )),
+        (Some(db), None) if !db.exists() => Err(BenchError::Invalid(format!(
+            "--db {}: no such file (allowed: an existing SQLite database, or --init FILE to build it)",
+            db.display()
+        ))),
+        (Some(_), Some(init)) if !init.is_file() => Err(BenchError::Invalid(format!(
+            "--init {}: no such file (allowed: a file of SQL statements)",
+            init.display()
+        ))),
+        #[cfg(feature = "sqlite")]
+        (Some(db), _) if db.exists() => {
+            crate::script::db::check_is_sqlite(db)?;
+            Ok(mix)
+        }
+        _ => Ok(mix),
+    }
+}

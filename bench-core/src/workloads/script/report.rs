@@ -1,0 +1,174 @@
+//! The script target's own views: each bench's transactions (rate, latency percentiles, busy
+//! errors, rows compared), every statement's mean latency per bench (pgbench's `-r` table),
+//! and the database the run copied, with its checksum.
+
+use std::collections::BTreeMap;
+
+use crate::format::ops;
+use crate::protocol::results::{BenchResult, RunRecord};
+use crate::script::report::{RowsCheck, ScriptReport};
+use crate::sections::{Section, Sections, Table};
+use crate::units::ns;
+
+/// The script target's sections.
+#[derive(Debug)]
+pub struct ScriptSections;
+
+fn reports(run: &RunRecord) -> Vec<(&BenchResult, &ScriptReport)> {
+    run.benches
+        .iter()
+        .filter_map(|b| Some((b, b.script.as_ref()?)))
+        .collect()
+}
+
+/// How a bench's rows compared, in a few words.
+pub fn rows_word(r: &RowsCheck) -> String {
+    match r {
+        RowsCheck::Reference { transactions } => {
+            format!("reference ({transactions} transactions kept)")
+        }
+        RowsCheck::Same {
+            against,
+            transactions,
+        } => format!("same as {against} ({transactions} transactions)"),
+        RowsCheck::Differ { against, .. } => format!("DIFFER from {against}"),
+        RowsCheck::NotCompared { .. } => "not compared".into(),
+    }
+}
+
+fn transactions_table(rs: &[(&BenchResult, &ScriptReport)]) -> Table {
+    let rows = rs
+        .iter()
+        .map(|(b, r)| {
+            let s = b.summary.as_ref();
+            let lat = s.and_then(|s| s.latency.as_ref());
+            let p = |f: fn(&crate::measure::stats::Percentiles) -> u64| {
+                lat.map_or("-".into(), |l| ns(f(l) as f64))
+            };
+            vec![
+                b.name.clone(),
+                r.clients.to_string(),
+                s.map_or("-".into(), |s| ops(1e9 / s.median)),
+                p(|l| l.p50),
+                p(|l| l.p99),
+                p(|l| l.max),
+                r.transactions.to_string(),
+                r.busy.to_string(),
+                r.retries.to_string(),
+                r.failed.to_string(),
+                rows_word(&r.rows),
+            ]
+        })
+        .collect();
+    Table {
+        title: "Transactions".into(),
+        about: "transactions/s from the median sample; latency percentiles of single transactions (hdrhistogram over the timed samples); busy: SQLITE_BUSY or SQLITE_LOCKED met, each retried or given up as on_busy says".into(),
+        headers: [
+            "bench", "clients", "tx/s", "p50", "p99", "max", "transactions", "busy", "retried",
+            "given up", "rows",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows,
+        left: 1,
+        ..Default::default()
+    }
+}
+
+/// pgbench's `-r`: each statement's mean latency, one column per bench.
+fn statements_table(rs: &[(&BenchResult, &ScriptReport)]) -> Option<Table> {
+    let (_, first) = rs.first()?;
+    let mut headers = vec!["statement".to_string(), "sql".to_string()];
+    headers.extend(rs.iter().map(|(b, _)| b.name.clone()));
+    let rows = first
+        .statements
+        .iter()
+        .map(|st| {
+            let mut row = vec![st.at.clone(), crate::format::fit(&st.text, 48)];
+            for (_, r) in rs {
+                let cell = r
+                    .statements
+                    .iter()
+                    .find(|s| s.index == st.index)
+                    .filter(|s| s.count > 0)
+                    .map_or("-".into(), |s| ns(s.mean_ns));
+                row.push(cell);
+            }
+            row
+        })
+        .collect();
+    Some(Table {
+        title: "Statements".into(),
+        about: "mean latency of each statement as the client saw it (the dispatch included), over every transaction that got through".into(),
+        headers,
+        rows,
+        left: 2,
+        ..Default::default()
+    })
+}
+
+fn notes(rs: &[(&BenchResult, &ScriptReport)]) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some((_, r)) = rs.first() {
+        out.push(format!(
+            "database {} (sha256 {}): the run used a copy; the original was not written",
+            r.db, r.db_sha256
+        ));
+    }
+    for (b, r) in rs {
+        match &r.rows {
+            RowsCheck::Differ { first, .. } => out.push(format!("{}: {first}", b.name)),
+            RowsCheck::NotCompared { reason } => {
+                out.push(format!("{}: rows not compared: {reason}", b.name))
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+impl Sections for ScriptSections {
+    fn section(&self, run: &RunRecord) -> Option<Section> {
+        let rs = reports(run);
+        if rs.is_empty() {
+            return None;
+        }
+        let mut tables = vec![transactions_table(&rs)];
+        tables.extend(statements_table(&rs));
+        Some(Section {
+            tables,
+            notes_title: "Database and rows".into(),
+            notes: notes(&rs),
+            ..Default::default()
+        })
+    }
+
+    fn bench_lines(&self, run: &RunRecord) -> BTreeMap<String, String> {
+        reports(run)
+            .into_iter()
+            .map(|(b, r)| {
+                (
+                    b.name.clone(),
+                    format!(
+                        "{} transactions, {} busy ({} retried, {} given up); rows {}",
+                        r.transactions,
+                        r.busy,
+                        r.retries,
+                        r.failed,
+                        rows_word(&r.rows)
+                    ),
+                )
+            })
+            .collect()
+    }
+
+    fn json(&self, run: &RunRecord) -> Option<serde_json::Value> {
+        let rs = reports(run);
+        if rs.is_empty() {
+            return None;
+        }
+        let m: BTreeMap<&str, &ScriptReport> =
+            rs.iter().map(|(b, r)| (b.name.as_str(), *r)).collect();
+        serde_json::to_value(m).ok()
+    }
+}

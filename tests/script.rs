@@ -1,0 +1,252 @@
+//! The script target end to end: pgbench-style scripts over a real SQLite file through
+//! rusqlite and the middleware path, the rows compared, the original never written, and bad
+//! scripts refused before anything runs.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use bench_core::script::db::sha256;
+use common::{QUICK, benchscope};
+
+fn asset(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("assets/scripts")
+        .join(name)
+}
+
+fn run_json(args: &[&str], dir: &Path) -> serde_json::Value {
+    let out = benchscope()
+        .args(["run", "script"])
+        .args(args)
+        .args(QUICK)
+        .args(["--format", "json", "--cache-dir"])
+        .arg(dir.join("cache"))
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    serde_json::from_slice(&out).unwrap()
+}
+
+/// TPC-B on a database built by --init: every backend replays the same transactions and
+/// returns the same rows; the file given is the same bytes after the run.
+#[test]
+fn tpcb_runs_through_each_backend_with_the_same_rows_and_the_original_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("bank.db");
+    let script = asset("tpcb.sql");
+    let init = asset("tpcb-init.sql");
+    let doc = run_json(
+        &[
+            "--script",
+            script.to_str().unwrap(),
+            "-D",
+            "scale=1",
+            "--db",
+            db.to_str().unwrap(),
+            "--init",
+            init.to_str().unwrap(),
+            "--transactions",
+            "20",
+            "--bench",
+            "rusqlite",
+            "--bench",
+            "middleware/spawn_blocking",
+            "--bench",
+            "middleware/worker",
+        ],
+        dir.path(),
+    );
+    assert!(db.exists(), "--init built the database");
+    let before = sha256(&db).unwrap();
+    let run = &doc["runs"][0];
+    let benches = run["benches"].as_array().unwrap();
+    assert_eq!(benches.len(), 3, "{run}");
+    for (i, b) in benches.iter().enumerate() {
+        let r = &b["script"];
+        assert!(b["summary"]["median"].as_f64().unwrap() > 0.0, "{b}");
+        // Every sample ran 20 transactions; none met a busy database with one client.
+        assert!(r["transactions"].as_u64().unwrap() >= 40, "{r}");
+        assert_eq!(r["busy"], 0);
+        // Seven statements, each ran once per transaction.
+        let st = r["statements"].as_array().unwrap();
+        assert_eq!(st.len(), 7);
+        assert!(st.iter().all(|s| s["count"] == r["transactions"]), "{r}");
+        assert_eq!(st[2]["at"], "tpcb:11");
+        assert_eq!(
+            st[2]["rows"], r["transactions"],
+            "the SELECT returns one row each time"
+        );
+        assert_eq!(r["db"], db.display().to_string());
+        assert_eq!(r["db_sha256"], before);
+        let rows = &r["rows"];
+        if i == 0 {
+            assert_eq!(rows["status"], "reference", "{rows}");
+        } else {
+            assert_eq!(rows["status"], "same", "{rows}");
+            assert_eq!(rows["against"], "rusqlite");
+            assert!(rows["transactions"].as_u64().unwrap() >= 40);
+        }
+    }
+    // Run again on the database as it is now: the original is never written.
+    run_json(
+        &[
+            "--script",
+            script.to_str().unwrap(),
+            "-D",
+            "scale=1",
+            "--db",
+            db.to_str().unwrap(),
+            "--transactions",
+            "10",
+            "--bench",
+            "rusqlite",
+        ],
+        dir.path(),
+    );
+    assert_eq!(sha256(&db).unwrap(), before);
+}
+
+/// A read-only mix with two clients, weights and a skewed draw; the markdown carries the
+/// statements table.
+#[test]
+fn a_weighted_mix_with_clients_reports_each_statement() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("items.db");
+    let out = benchscope()
+        .args(["run", "script", "--script"])
+        .arg(format!("{}@9", asset("lookup.sql").display()))
+        .arg("--script")
+        .arg(format!("{}@1", asset("json.sql").display()))
+        .args(["-D", "keys=100000", "-D", "customers=2000", "--db"])
+        .arg(&db)
+        .arg("--init")
+        .arg(asset("lookup-init.sql"))
+        .args(["--clients", "2", "--transactions", "40"])
+        .args(["--bench", "rusqlite", "--bench", "middleware/worker"])
+        .args(QUICK)
+        .args(["--format", "markdown", "--cache-dir"])
+        .arg(dir.path().join("cache"))
+        .assert();
+    // lookup-init builds items but not orders: the json script's statement fails, named.
+    let err = String::from_utf8(out.get_output().stdout.clone()).unwrap()
+        + &String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(err.contains("json.sql:5:1: no such table: orders"), "{err}");
+
+    let out = benchscope()
+        .args(["run", "script", "--script"])
+        .arg(format!("{}@9", asset("lookup.sql").display()))
+        .arg("--script")
+        .arg(format!("{}@1", asset("lookup.sql").display()))
+        .args(["-D", "keys=100000", "--db"])
+        .arg(&db)
+        .args(["--clients", "2", "--transactions", "40"])
+        .args(["--bench", "rusqlite", "--bench", "middleware/worker"])
+        .args(QUICK)
+        .args(["--format", "markdown", "--cache-dir"])
+        .arg(dir.path().join("cache"))
+        .assert()
+        .success();
+    let md = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(md.contains("Statements"), "{md}");
+    assert!(md.contains("lookup:5"), "{md}");
+    assert!(md.contains("same as rusqlite"), "{md}");
+}
+
+/// Bad input is refused before anything runs, with the file, line and column.
+#[test]
+fn bad_scripts_and_databases_are_refused_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.sql");
+    std::fs::write(
+        &bad,
+        "\\set x random(1, 10)\nSELECT * FROM t WHERE id = ?;\n",
+    )
+    .unwrap();
+    let db = dir.path().join("x.db");
+    let refused = |args: &[&str], wants: &str| {
+        let out = benchscope()
+            .args(["run", "script"])
+            .args(args)
+            .args(["--cache-dir"])
+            .arg(dir.path().join("cache"))
+            .assert()
+            .code(2)
+            .get_output()
+            .stderr
+            .clone();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains(wants), "{args:?}: {text}");
+        assert!(!dir.path().join("cache").join("runs").exists());
+    };
+    refused(
+        &[
+            "--script",
+            bad.to_str().unwrap(),
+            "--db",
+            db.to_str().unwrap(),
+        ],
+        "bad.sql:2:28: the parameter ?; allowed: :name",
+    );
+    let good = asset("lookup.sql");
+    refused(
+        &[
+            "--script",
+            good.to_str().unwrap(),
+            "--db",
+            db.to_str().unwrap(),
+        ],
+        "undefined variable :keys",
+    );
+    refused(
+        &[
+            "--script",
+            good.to_str().unwrap(),
+            "-D",
+            "keys=10",
+            "--db",
+            db.to_str().unwrap(),
+        ],
+        "x.db: no such file",
+    );
+    std::fs::write(&db, "not a database at all, just text").unwrap();
+    refused(
+        &[
+            "--script",
+            good.to_str().unwrap(),
+            "-D",
+            "keys=10",
+            "--db",
+            db.to_str().unwrap(),
+        ],
+        "x.db: not a SQLite database",
+    );
+    refused(
+        &["--db", db.to_str().unwrap()],
+        "needs at least one --script",
+    );
+    refused(
+        &["--script", "missing.sql", "--db", db.to_str().unwrap()],
+        "--script missing.sql: cannot read it",
+    );
+    // The script flags belong to the script target alone.
+    let out = benchscope()
+        .args([
+            "run",
+            "single_row_lookup",
+            "--script",
+            good.to_str().unwrap(),
+        ])
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    assert!(
+        String::from_utf8(out)
+            .unwrap()
+            .contains("are the script target's")
+    );
+}
