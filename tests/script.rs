@@ -81,6 +81,9 @@ fn tpcb_runs_through_each_backend_with_the_same_rows_and_the_original_untouched(
         );
         assert_eq!(r["db"], db.display().to_string());
         assert_eq!(r["db_sha256"], before);
+        // A transaction takes at least as long as its statements.
+        let inside: f64 = st.iter().map(|s| s["mean_ns"].as_f64().unwrap()).sum();
+        assert!(r["tx_mean_ns"].as_f64().unwrap() >= inside * 0.99, "{r}");
         let rows = &r["rows"];
         if i == 0 {
             assert_eq!(rows["status"], "reference", "{rows}");
@@ -152,6 +155,8 @@ fn a_weighted_mix_with_clients_reports_each_statement() {
     let md = String::from_utf8(out.get_output().stdout.clone()).unwrap();
     assert!(md.contains("Statements"), "{md}");
     assert!(md.contains("lookup:5"), "{md}");
+    // A transaction's time outside its statements (the middleware's checkout and return).
+    assert!(md.contains("| outside | checkout, return"), "{md}");
     assert!(md.contains("same as rusqlite"), "{md}");
 }
 

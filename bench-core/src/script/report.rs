@@ -43,6 +43,9 @@ pub struct ScriptReport {
     pub clients: u64,
     /// Transactions finished (warm-up included).
     pub transactions: u64,
+    /// Their mean latency, ns.
+    #[serde(default)]
+    pub tx_mean_ns: f64,
     /// Transactions given up after a busy or locked error (`on_busy=fail`).
     pub failed: u64,
     /// Busy or locked errors met.
@@ -104,4 +107,21 @@ pub fn statements(mix: &super::Mix, acc: &[StatementAcc]) -> Vec<StatementStat> 
             }
         })
         .collect()
+}
+
+impl ScriptReport {
+    /// What a transaction spent outside its statements, on average: the checkout and the
+    /// connection's return, `\sleep`s, the loop between statements.
+    pub fn outside_statements_ns(&self) -> Option<f64> {
+        if self.transactions == 0 {
+            return None;
+        }
+        let inside: f64 = self
+            .statements
+            .iter()
+            .map(|s| s.mean_ns * s.count as f64)
+            .sum::<f64>()
+            / self.transactions as f64;
+        Some((self.tx_mean_ns - inside).max(0.0))
+    }
 }

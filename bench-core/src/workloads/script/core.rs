@@ -145,6 +145,7 @@ struct TxResult {
 struct ClientAcc {
     statements: Vec<StatementAcc>,
     transactions: u64,
+    tx_sum_ns: u64,
     failed: u64,
     busy: u64,
     retries: u64,
@@ -160,6 +161,7 @@ impl ClientAcc {
         ClientAcc {
             statements: (0..statements).map(|_| StatementAcc::default()).collect(),
             transactions: 0,
+            tx_sum_ns: 0,
             failed: 0,
             busy: 0,
             retries: 0,
@@ -175,6 +177,7 @@ impl ClientAcc {
             self.statements[*i].record(*ns, out.rows);
         }
         self.transactions += 1;
+        self.tx_sum_ns += ns;
         self.in_sample += 1;
         self.latencies.record(ns);
         if self.kept.len() < COMPARED {
@@ -669,6 +672,7 @@ impl Session for Ctx {
             report: ScriptReport {
                 clients: self.clients as u64,
                 transactions: sum(|c| c.transactions),
+                tx_mean_ns: sum(|c| c.tx_sum_ns) as f64 / sum(|c| c.transactions).max(1) as f64,
                 failed: sum(|c| c.failed),
                 busy: sum(|c| c.busy),
                 retries: sum(|c| c.retries),
