@@ -109,11 +109,11 @@ pub fn run(args: TuiArgs, open: Option<&std::path::Path>) -> i32 {
         .filter(|t| bench_core::workloads::find(t).is_ok());
     // Script files open the script target, checked before the terminal is taken.
     let script = &args.session.script;
-    if !script.is_empty() {
-        if let Err(e) = bench_core::workloads::script::check_inputs(script) {
-            eprintln!("error: {e}");
-            return 2;
-        }
+    if !script.is_empty()
+        && let Err(e) = bench_core::workloads::script::check_inputs(script)
+    {
+        eprintln!("error: {e}");
+        return 2;
     }
     let target_name = first_target.unwrap_or_else(|| {
         if script.is_empty() {
