@@ -93,6 +93,16 @@ fn tpcb_runs_through_each_backend_with_the_same_rows_and_the_original_untouched(
             assert!(rows["transactions"].as_u64().unwrap() >= 40);
         }
     }
+    // The working copies went with the run; the snapshot stays for the next.
+    let cache: Vec<String> = std::fs::read_dir(dir.path().join("cache"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("script-"))
+        .collect();
+    assert!(
+        cache.iter().all(|n| n.starts_with("script-db-")),
+        "{cache:?}"
+    );
     // Run again on the database as it is now: the original is never written.
     run_json(
         &[

@@ -119,13 +119,42 @@ fn backup(original: &Path, to: &Path) -> Result<(), BenchError> {
     Ok(())
 }
 
-/// A fresh working copy of `snapshot` at `to` (for a script that writes).
-pub fn working_copy(snapshot: &Path, to: &Path) -> Result<(), BenchError> {
+/// Removes a database file and whatever SQLite kept beside it.
+pub fn remove_with_journals(p: &Path) {
     for suffix in ["", "-wal", "-shm", "-journal"] {
-        let mut s = to.as_os_str().to_owned();
+        let mut s = p.as_os_str().to_owned();
         s.push(suffix);
         let _ = std::fs::remove_file(PathBuf::from(s));
     }
+}
+
+/// Working copies in `dir` whose runner is gone (killed before it could remove them):
+/// `script-work-<bench>-<pid>.sqlite` with no process `<pid>` left.
+pub fn remove_orphans(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(stem) = name
+            .strip_prefix("script-work-")
+            .and_then(|n| n.strip_suffix(".sqlite"))
+        else {
+            continue;
+        };
+        let pid = stem.rsplit('-').next().and_then(|p| p.parse::<u32>().ok());
+        if let Some(pid) = pid
+            && pid != std::process::id()
+            && !Path::new("/proc").join(pid.to_string()).exists()
+        {
+            remove_with_journals(&e.path());
+        }
+    }
+}
+
+/// A fresh working copy of `snapshot` at `to` (for a script that writes).
+pub fn working_copy(snapshot: &Path, to: &Path) -> Result<(), BenchError> {
+    remove_with_journals(to);
     std::fs::copy(snapshot, to).map_err(|e| {
         BenchError::Invalid(format!(
             "cannot copy {} to {}: {e}",
@@ -231,6 +260,33 @@ mod tests {
         assert_eq!(count(&copy), 4000);
         assert_eq!(sha256(&db).unwrap(), before);
         assert!(!wal_of(&copy).exists());
+    }
+
+    /// A killed runner's working copies go the next time a run opens; a live one's stay.
+    #[test]
+    fn orphaned_working_copies_are_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let gone = dir.path().join("script-work-rusqlite-999999999.sqlite");
+        let mine = dir.path().join(format!(
+            "script-work-rusqlite-{}.sqlite",
+            std::process::id()
+        ));
+        let other = dir.path().join("script-db-0123.sqlite");
+        for p in [&gone, &mine, &other] {
+            std::fs::write(p, b"x").unwrap();
+        }
+        std::fs::write(
+            dir.path().join("script-work-rusqlite-999999999.sqlite-wal"),
+            b"x",
+        )
+        .unwrap();
+        remove_orphans(dir.path());
+        let left: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        assert_eq!(left.len(), 2, "{left:?}");
+        assert!(mine.exists() && other.exists());
     }
 
     #[test]

@@ -55,6 +55,7 @@ impl Workload for Core {
         let mix = super::check_inputs(&run.script)?;
         let db = run.script.db.clone().expect("checked");
         let dir = run.scratch_dir()?;
+        crate::script::db::remove_orphans(&dir);
         if !db.exists() {
             let init = run.script.init.as_ref().expect("checked");
             emit(Event::Dataset {
@@ -95,6 +96,7 @@ impl Workload for Core {
             seed: run.plan.target.seed,
             rt: crate::measure::drive::runtime(None)?,
             states: RefCell::new(BTreeMap::new()),
+            working: RefCell::new(Vec::new()),
             reference: RefCell::new(None),
         }))
     }
@@ -124,6 +126,16 @@ struct Ctx {
     states: RefCell<BTreeMap<String, Rc<RefCell<Acc>>>>,
     /// The first bench reported: the others' results are compared with its.
     reference: RefCell<Option<(String, Vec<Vec<TxResult>>)>>,
+    /// The working copies made for this run's benches, removed when it ends.
+    working: RefCell<Vec<PathBuf>>,
+}
+
+impl Drop for Ctx {
+    fn drop(&mut self) {
+        for p in self.working.borrow().iter() {
+            crate::script::db::remove_with_journals(p);
+        }
+    }
 }
 
 /// What one statement returned.
@@ -434,6 +446,7 @@ impl Ctx {
         );
         let path = self.dir.join(name);
         crate::script::db::working_copy(&self.snapshot, &path)?;
+        self.working.borrow_mut().push(path.clone());
         Ok(path)
     }
 
