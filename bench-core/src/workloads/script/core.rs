@@ -263,6 +263,193 @@ fn exec_statement(
     })
 }
 
+/// Why a statement failed, as a driver says it.
+pub(super) enum StmtError {
+    /// SQLITE_BUSY or SQLITE_LOCKED (or the driver's own busy): the transaction may be tried
+    /// again.
+    Busy,
+    Other(String),
+}
+
+fn classify(e: rusqlite::Error) -> StmtError {
+    if is_busy(&e) {
+        StmtError::Busy
+    } else {
+        StmtError::Other(e.to_string())
+    }
+}
+
+/// How an async backend runs one client's transactions: the connection a transaction runs
+/// on, a statement on it, and a rollback after a failure.
+trait AsyncPath {
+    type Conn;
+    async fn checkout(&self, client: usize) -> Result<Self::Conn, BenchError>;
+    async fn exec(
+        &self,
+        conn: &mut Self::Conn,
+        sql: Arc<str>,
+        kind: Kind,
+        params: Vec<Value>,
+    ) -> Result<Result<StmtOut, StmtError>, BenchError>;
+    async fn rollback(&self, conn: &mut Self::Conn) -> Result<(), BenchError>;
+}
+
+/// The middleware path: a checkout per transaction, a dispatch per statement.
+struct OnMiddleware(Middleware);
+
+impl AsyncPath for OnMiddleware {
+    type Conn = crate::backends::middleware::Conn;
+    async fn checkout(&self, _client: usize) -> Result<Self::Conn, BenchError> {
+        Ok(self.0.checkout().await?)
+    }
+    async fn exec(
+        &self,
+        conn: &mut Self::Conn,
+        sql: Arc<str>,
+        kind: Kind,
+        params: Vec<Value>,
+    ) -> Result<Result<StmtOut, StmtError>, BenchError> {
+        Ok(self
+            .0
+            .call(conn, move |c| {
+                exec_statement(c, &sql, kind, &params).map_err(classify)
+            })
+            .await?)
+    }
+    async fn rollback(&self, conn: &mut Self::Conn) -> Result<(), BenchError> {
+        Ok(self.0.call(conn, rollback).await?)
+    }
+}
+
+/// tokio-rusqlite as it ships: each client its own `Connection` (a thread of its own), one
+/// `call` per statement.
+#[cfg(feature = "crates")]
+struct OnTokioRusqlite(Vec<tokio_rusqlite::Connection>);
+
+#[cfg(feature = "crates")]
+impl AsyncPath for OnTokioRusqlite {
+    type Conn = tokio_rusqlite::Connection;
+    async fn checkout(&self, client: usize) -> Result<Self::Conn, BenchError> {
+        Ok(self.0[client].clone())
+    }
+    async fn exec(
+        &self,
+        conn: &mut Self::Conn,
+        sql: Arc<str>,
+        kind: Kind,
+        params: Vec<Value>,
+    ) -> Result<Result<StmtOut, StmtError>, BenchError> {
+        conn.call(move |c| {
+            Ok::<_, rusqlite::Error>(exec_statement(c, &sql, kind, &params).map_err(classify))
+        })
+        .await
+        .map_err(BenchError::driver)
+    }
+    async fn rollback(&self, conn: &mut Self::Conn) -> Result<(), BenchError> {
+        conn.call(|c| {
+            rollback(c);
+            Ok::<_, rusqlite::Error>(())
+        })
+        .await
+        .map_err(BenchError::driver)
+    }
+}
+
+/// turso: each client its own connection on one `Database`, statements prepared once
+/// (turso's statement cache) and run on the calling task.
+#[cfg(feature = "turso")]
+struct OnTurso {
+    conns: Vec<turso::Connection>,
+    /// Kept for as long as its connections run.
+    _db: turso::Database,
+}
+
+#[cfg(feature = "turso")]
+impl AsyncPath for OnTurso {
+    type Conn = usize;
+    async fn checkout(&self, client: usize) -> Result<Self::Conn, BenchError> {
+        Ok(client)
+    }
+    async fn exec(
+        &self,
+        conn: &mut Self::Conn,
+        sql: Arc<str>,
+        kind: Kind,
+        params: Vec<Value>,
+    ) -> Result<Result<StmtOut, StmtError>, BenchError> {
+        Ok(turso_statement(&self.conns[*conn], &sql, kind, &params)
+            .await
+            .map_err(|e| match e {
+                turso::Error::Busy(_) | turso::Error::BusySnapshot(_) => StmtError::Busy,
+                other => StmtError::Other(other.to_string()),
+            }))
+    }
+    async fn rollback(&self, conn: &mut Self::Conn) -> Result<(), BenchError> {
+        let c = &self.conns[*conn];
+        if !c.is_autocommit().map_err(BenchError::driver)? {
+            let _ = c.execute("ROLLBACK", ()).await;
+        }
+        Ok(())
+    }
+}
+
+/// A statement on a turso connection: its values bound, every row read and hashed as
+/// [`exec_statement`] does; rows changed from `execute` (or, with RETURNING, the rows).
+#[cfg(feature = "turso")]
+async fn turso_statement(
+    c: &turso::Connection,
+    sql: &str,
+    kind: Kind,
+    params: &[Value],
+) -> Result<StmtOut, turso::Error> {
+    let mut stmt = c.prepare_cached(sql).await?;
+    let values: Vec<turso::Value> = params
+        .iter()
+        .map(|v| match v {
+            Value::Int(n) => turso::Value::Integer(*n),
+            Value::Double(d) => turso::Value::Real(*d),
+        })
+        .collect();
+    let mut d = Digest::default();
+    let returns = kind != Kind::Write || returning(sql);
+    let changed = if returns {
+        let mut rows = stmt.query(values).await?;
+        while let Some(row) = rows.next().await? {
+            for i in 0..row.column_count() {
+                d.cell(match &row.get_value(i)? {
+                    turso::Value::Null => Cell::Null,
+                    turso::Value::Integer(n) => Cell::Int(*n),
+                    turso::Value::Real(r) => Cell::Real(*r),
+                    turso::Value::Text(t) => Cell::Text(t),
+                    turso::Value::Blob(b) => Cell::Blob(b),
+                });
+            }
+            d.row();
+        }
+        if kind == Kind::Write { d.rows() } else { 0 }
+    } else {
+        stmt.execute(values).await?
+    };
+    d.statement(changed);
+    Ok(StmtOut {
+        hash: d.finish(),
+        rows: d.rows(),
+        changed,
+    })
+}
+
+/// Whether a write statement returns rows (`RETURNING`).
+fn returning(sql: &str) -> bool {
+    sql.split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+        .any(|w| w.eq_ignore_ascii_case("returning"))
+}
+
+fn rollback(c: &mut Connection) {
+    if !c.is_autocommit() {
+        let _ = c.execute_batch("ROLLBACK");
+    }
+}
+
 /// What to do after a statement failed.
 enum Failed {
     /// Busy or locked: try the transaction again (after this backoff), or give it up.
@@ -317,7 +504,7 @@ impl Exec {
         &self,
         index: usize,
         t0: Instant,
-        r: rusqlite::Result<StmtOut>,
+        r: Result<StmtOut, StmtError>,
         done: &mut Vec<(usize, u64, StmtOut)>,
     ) -> Result<(), Failed> {
         match r {
@@ -325,8 +512,8 @@ impl Exec {
                 done.push((index, ns_between(t0, Instant::now()), out));
                 Ok(())
             }
-            Err(e) if is_busy(&e) => Err(Failed::Busy),
-            Err(e) => Err(Failed::Other(describe(&self.mix, index, e))),
+            Err(StmtError::Busy) => Err(Failed::Busy),
+            Err(StmtError::Other(e)) => Err(Failed::Other(describe(&self.mix, index, e))),
         }
     }
 
@@ -351,7 +538,8 @@ impl Exec {
                         Step::Sleep(d) => std::thread::sleep(*d),
                         Step::Sql(s, v) => {
                             let t0 = Instant::now();
-                            let r = exec_statement(conn, &self.sql[s.index], s.kind, v);
+                            let r = exec_statement(conn, &self.sql[s.index], s.kind, v)
+                                .map_err(classify);
                             if let Err(f) = self.took(s.index, t0, r, &mut done) {
                                 failed = Some(f);
                                 break;
@@ -363,9 +551,7 @@ impl Exec {
                     acc.finished(script, done, ns_between(start, Instant::now()));
                     break;
                 };
-                if !conn.is_autocommit() {
-                    let _ = conn.execute_batch("ROLLBACK");
-                }
+                rollback(conn);
                 match self.after_failure(f, acc, &mut attempts)? {
                     Some(wait) => std::thread::sleep(wait),
                     None => break,
@@ -375,11 +561,12 @@ impl Exec {
         Ok(())
     }
 
-    /// One client's share of a sample through the middleware: a checkout per transaction,
+    /// One client's share of a sample through an async path: a checkout per transaction,
     /// a dispatch per statement.
-    async fn client_mw(
+    async fn client_async<P: AsyncPath>(
         &self,
-        mw: &Middleware,
+        path: &P,
+        id: usize,
         client: &mut Client<'_>,
         acc: &mut ClientAcc,
         n: u64,
@@ -390,18 +577,16 @@ impl Exec {
             let mut attempts = 0;
             loop {
                 let start = Instant::now();
-                let mut conn = mw.checkout().await?;
+                let mut conn = path.checkout(id).await?;
                 let mut done = Vec::with_capacity(steps.len());
                 let mut failed = None;
                 for step in &steps {
                     match step {
                         Step::Sleep(d) => tokio::time::sleep(*d).await,
                         Step::Sql(s, v) => {
-                            let (sql, kind, params) =
-                                (self.sql[s.index].clone(), s.kind, v.clone());
                             let t0 = Instant::now();
-                            let r = mw
-                                .call(&mut conn, move |c| exec_statement(c, &sql, kind, &params))
+                            let r = path
+                                .exec(&mut conn, self.sql[s.index].clone(), s.kind, v.clone())
                                 .await?;
                             if let Err(f) = self.took(s.index, t0, r, &mut done) {
                                 failed = Some(f);
@@ -415,12 +600,7 @@ impl Exec {
                     acc.finished(script, done, ns_between(start, Instant::now()));
                     break;
                 };
-                mw.call(&mut conn, |c| {
-                    if !c.is_autocommit() {
-                        let _ = c.execute_batch("ROLLBACK");
-                    }
-                })
-                .await?;
+                path.rollback(&mut conn).await?;
                 drop(conn);
                 match self.after_failure(f, acc, &mut attempts)? {
                     Some(wait) => tokio::time::sleep(wait).await,
@@ -435,8 +615,8 @@ impl Exec {
 impl Ctx {
     /// The file a bench runs on: the snapshot itself when the scripts only read, else a
     /// fresh copy of it.
-    fn database_for(&self, bench: &str) -> Result<PathBuf, BenchError> {
-        if self.exec.mix.read_only() {
+    fn database_for(&self, bench: &str, own: bool) -> Result<PathBuf, BenchError> {
+        if self.exec.mix.read_only() && !own {
             return Ok(self.snapshot.clone());
         }
         let name = format!(
@@ -462,7 +642,7 @@ impl Ctx {
     }
 
     fn rusqlite_bench(&self, name: &str) -> Result<Bench<'_>, BenchError> {
-        let path = self.database_for(name)?;
+        let path = self.database_for(name, false)?;
         let mut conns = (0..self.clients)
             .map(|_| crate::backends::raw::open(&path, &self.settings))
             .collect::<Result<Vec<_>, _>>()?;
@@ -507,9 +687,8 @@ impl Ctx {
         name: &str,
         strategy: crate::catalog::Strategy,
     ) -> Result<Bench<'_>, BenchError> {
-        let path = self.database_for(name)?;
         let mw = Middleware::new(
-            path,
+            self.database_for(name, false)?,
             strategy,
             self.clients,
             self.spin,
@@ -517,6 +696,62 @@ impl Ctx {
             self.rt.handle().clone(),
         )?;
         let settings = self.rt.block_on(mw.read_back())?;
+        self.async_bench(name, OnMiddleware(mw), settings)
+    }
+
+    #[cfg(feature = "crates")]
+    fn tokio_rusqlite_bench(&self, name: &str) -> Result<Bench<'_>, BenchError> {
+        let path = self.database_for(name, false)?;
+        let conns = self.rt.block_on(async {
+            let mut v = Vec::with_capacity(self.clients);
+            for _ in 0..self.clients {
+                let c = tokio_rusqlite::Connection::open_with_flags(
+                    &path,
+                    crate::backends::raw::flags(&self.settings),
+                )
+                .await
+                .map_err(BenchError::driver)?;
+                let s = self.settings.clone();
+                c.call(move |c| crate::backends::raw::configure(c, &s))
+                    .await
+                    .map_err(BenchError::driver)?;
+                v.push(c);
+            }
+            Ok::<_, BenchError>(v)
+        })?;
+        let settings = self
+            .rt
+            .block_on(
+                conns[0].call(|c| Ok::<_, rusqlite::Error>(crate::backends::raw::read_back(c))),
+            )
+            .map_err(BenchError::driver)?;
+        self.async_bench(name, OnTokioRusqlite(conns), settings)
+    }
+
+    /// turso locks its file for itself: it always runs on a copy of its own.
+    #[cfg(feature = "turso")]
+    fn turso_bench(&self, name: &str) -> Result<Bench<'_>, BenchError> {
+        use crate::backends::turso as t;
+        let path = self.database_for(name, true)?;
+        let (db, conns, settings) = self.rt.block_on(async {
+            let db = t::open(&path).await?;
+            let mut conns = Vec::with_capacity(self.clients);
+            for _ in 0..self.clients {
+                conns.push(t::connect(&db, &self.settings).await?);
+            }
+            let settings = t::read_back(&conns[0]).await;
+            Ok::<_, BenchError>((db, conns, settings))
+        })?;
+        self.async_bench(name, OnTurso { conns, _db: db }, settings)
+    }
+
+    /// A bench of an async path: each client a future on the bench's runtime.
+    fn async_bench<P: AsyncPath + 'static>(
+        &self,
+        name: &str,
+        path: P,
+        settings: BTreeMap<String, String>,
+    ) -> Result<Bench<'_>, BenchError> {
         let mut clients: Vec<Client<'_>> = (0..self.clients)
             .map(|i| Client::new(&self.exec.mix, self.seed, i as u64))
             .collect();
@@ -531,7 +766,8 @@ impl Ctx {
                     .iter_mut()
                     .zip(a.clients.iter_mut())
                     .zip(shares.iter())
-                    .map(|((cl, ac), n)| exec.client_mw(&mw, cl, ac, *n));
+                    .enumerate()
+                    .map(|(id, ((cl, ac), n))| exec.client_async(&path, id, cl, ac, *n));
                 futures_util::future::join_all(runs)
                     .await
                     .into_iter()
@@ -652,6 +888,12 @@ impl Session for Ctx {
         match spec.subject {
             Subject::Rusqlite => self.rusqlite_bench(spec.name),
             Subject::Middleware(s) => self.middleware_bench(spec.name, s),
+            #[cfg(feature = "crates")]
+            Subject::Crate(crate::catalog::Shipped::TokioRusqlite) => {
+                self.tokio_rusqlite_bench(spec.name)
+            }
+            #[cfg(feature = "turso")]
+            Subject::Turso => self.turso_bench(spec.name),
             _ => {
                 Err(CatalogError::no_implementation(super::spec(), spec, "not a core bench").into())
             }

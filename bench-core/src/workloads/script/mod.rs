@@ -71,6 +71,18 @@ pub fn spec() -> &'static Target {
                 "each client a task on a pool of `clients` connections: one checkout per transaction, one dispatch per statement",
             )
         })
+        .bench(BenchSpec::whole(
+            "tokio-rusqlite",
+            Subject::Crate(crate::catalog::Shipped::TokioRusqlite),
+            OP,
+            "tokio-rusqlite as it ships: each client a task with its own Connection (a thread of its own), one call per statement",
+        ))
+        .bench(BenchSpec::whole(
+            "turso",
+            Subject::Turso,
+            OP,
+            "turso: each client a task with its own connection on one Database (on a copy of its own: turso locks its file), statements prepared once and run on the task",
+        ))
     });
     &SPEC
 }
