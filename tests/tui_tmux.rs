@@ -425,3 +425,52 @@ fn without_home_the_session_is_journaled_in_the_temp_folder() {
     let text = std::fs::read_to_string(&journals[0]).unwrap();
     assert!(text.contains(r#""kind":"run""#), "{text}");
 }
+
+/// `--script` and `--db` open the explorer on the script target: a run of rusqlite and one
+/// middleware strategy over a TPC-B database, exported with its statements table.
+#[test]
+fn a_script_opens_its_target_runs_and_exports_its_statements() {
+    if !tmux_here("a_script_opens_its_target_runs_and_exports_its_statements") {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let scripts = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/scripts");
+    let snaps = work.path().join("snaps");
+    let session = format!("benchscope-script-{}", std::process::id());
+    let cmd = format!(
+        "{}{} --script {} -D scale=1 --db {} --init {} --transactions 20 --time 0.2 --warmup 0 \
+         --samples 10 --min-samples 2 --cache-dir {} --snapshot-dir {}; echo EXITED:$?; sleep 60",
+        env(work.path()),
+        binary().display(),
+        scripts.join("tpcb.sql").display(),
+        work.path().join("bank.db").display(),
+        scripts.join("tpcb-init.sql").display(),
+        work.path().join("cache").display(),
+        snaps.display()
+    );
+    let _s = start(&session, &cmd);
+    let pane = wait_for(&session, "Catalog", Duration::from_secs(20));
+    assert!(pane.contains("◀ script ▶"), "{pane}");
+    // rusqlite, then middleware/worker (the fifth bench).
+    keys(
+        &session,
+        &["Space", "Down", "Down", "Down", "Down", "Space", "Enter"],
+    );
+    let pane = wait_for(&session, "run 1 finished", Duration::from_secs(90));
+    assert!(pane.contains("middleware/worker"), "{pane}");
+    keys(&session, &["e"]);
+    wait_for(&session, "exported ", Duration::from_secs(10));
+    keys(&session, &["q"]);
+    wait_for(&session, "EXITED:0", Duration::from_secs(10));
+    let md = std::fs::read_dir(&snaps)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "md"))
+        .expect("a markdown snapshot");
+    let text = std::fs::read_to_string(md).unwrap();
+    assert!(
+        text.contains("#### Statements") && text.contains("| tpcb:11 |"),
+        "{text}"
+    );
+    assert!(text.contains("same as rusqlite"), "{text}");
+}
