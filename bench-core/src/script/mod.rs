@@ -234,6 +234,15 @@ impl Mix {
         self.scripts.iter().flat_map(|s| s.statements())
     }
 
+    /// Statement `index` of the mix, with the script it is in.
+    pub fn statement(&self, index: usize) -> (&Script, &Statement) {
+        self.scripts
+            .iter()
+            .flat_map(|sc| sc.statements().map(move |s| (sc, s)))
+            .find(|(_, s)| s.index == index)
+            .expect("a statement of the mix")
+    }
+
     /// True when no statement changes the database: the copy can serve every run.
     pub fn read_only(&self) -> bool {
         self.statements().all(|s| s.kind != Kind::Write)
@@ -315,6 +324,26 @@ impl Parser<'_> {
 
     fn peek2(&self) -> Option<char> {
         self.chars.get(self.pos + 1).copied()
+    }
+
+    /// The letters, digits and `_` from here on (a name), consumed.
+    fn word(&mut self) -> String {
+        let mut w = String::new();
+        while let Some(c) = self
+            .peek()
+            .filter(|c| c.is_ascii_alphanumeric() || *c == '_')
+        {
+            w.push(c);
+            self.bump();
+        }
+        w
+    }
+
+    /// Skips spaces and tabs (not line ends).
+    fn skip_blanks(&mut self) {
+        while self.peek().is_some_and(|c| c == ' ' || c == '\t') {
+            self.bump();
+        }
     }
 
     fn bump(&mut self) -> Option<char> {
@@ -420,9 +449,7 @@ impl Parser<'_> {
 
     /// The rest of the line after a backslash command's name, with its starting column.
     fn rest_of_line(&mut self) -> (String, usize) {
-        while self.peek().is_some_and(|c| c == ' ' || c == '\t') {
-            self.bump();
-        }
+        self.skip_blanks();
         let col = self.col;
         let mut s = String::new();
         while let Some(c) = self.peek().filter(|c| *c != '\n') {
@@ -439,30 +466,12 @@ impl Parser<'_> {
     fn meta(&mut self) -> Result<Command, ScriptError> {
         let at = self.at();
         self.bump();
-        let mut name = String::new();
-        while let Some(c) = self
-            .peek()
-            .filter(|c| c.is_ascii_alphanumeric() || *c == '_')
-        {
-            name.push(c);
-            self.bump();
-        }
+        let name = self.word();
         match name.as_str() {
             "set" => {
-                let name_at = {
-                    while self.peek().is_some_and(|c| c == ' ' || c == '\t') {
-                        self.bump();
-                    }
-                    self.at()
-                };
-                let mut var = String::new();
-                while let Some(c) = self
-                    .peek()
-                    .filter(|c| c.is_ascii_alphanumeric() || *c == '_')
-                {
-                    var.push(c);
-                    self.bump();
-                }
+                self.skip_blanks();
+                let name_at = self.at();
+                let var = self.word();
                 if var.is_empty() || var.starts_with(|c: char| c.is_ascii_digit()) {
                     return Err(self.error(
                         name_at,
@@ -625,14 +634,7 @@ impl Parser<'_> {
                 {
                     let p_at = self.at();
                     self.bump();
-                    let mut name = String::new();
-                    while let Some(d) = self
-                        .peek()
-                        .filter(|d| d.is_ascii_alphanumeric() || *d == '_')
-                    {
-                        name.push(d);
-                        self.bump();
-                    }
+                    let name = self.word();
                     if !self.known.contains(&name) {
                         return Err(self.error(
                             p_at,
@@ -654,16 +656,8 @@ impl Parser<'_> {
                 }
                 '?' | '@' | '$' => {
                     let p_at = self.at();
-                    let mut found = String::new();
-                    found.push(c);
                     self.bump();
-                    while let Some(d) = self
-                        .peek()
-                        .filter(|d| d.is_ascii_alphanumeric() || *d == '_')
-                    {
-                        found.push(d);
-                        self.bump();
-                    }
+                    let found = format!("{c}{}", self.word());
                     return Err(self.error(
                         p_at,
                         format!("the parameter {found}"),

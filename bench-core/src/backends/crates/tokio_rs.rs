@@ -38,6 +38,11 @@ impl TokioRusqlite {
         })
     }
 
+    /// Every connection opened, in order.
+    pub fn connections(&self) -> &[tokio_rusqlite::Connection] {
+        &self.conns
+    }
+
     /// What the first connection runs with.
     pub async fn read_back(&self) -> Result<BTreeMap<String, String>, BenchError> {
         self.conns[0]

@@ -133,7 +133,7 @@ struct Ctx {
 impl Drop for Ctx {
     fn drop(&mut self) {
         for p in self.working.borrow().iter() {
-            crate::script::db::remove_with_journals(p);
+            crate::dataset::remove_db_files(p);
         }
     }
 }
@@ -264,9 +264,9 @@ fn exec_statement(
 }
 
 /// Why a statement failed, as a driver says it.
-pub(super) enum StmtError {
-    /// SQLITE_BUSY or SQLITE_LOCKED (or the driver's own busy): the transaction may be tried
-    /// again.
+enum StmtError {
+    /// SQLITE_BUSY or SQLITE_LOCKED (or the driver's own busy): the transaction is tried
+    /// again after a backoff, or given up, as `on_busy` says.
     Busy,
     Other(String),
 }
@@ -324,13 +324,15 @@ impl AsyncPath for OnMiddleware {
 /// tokio-rusqlite as it ships: each client its own `Connection` (a thread of its own), one
 /// `call` per statement.
 #[cfg(feature = "crates")]
-struct OnTokioRusqlite(Vec<tokio_rusqlite::Connection>);
+struct OnTokioRusqlite(crate::backends::crates::TokioRusqlite);
 
 #[cfg(feature = "crates")]
 impl AsyncPath for OnTokioRusqlite {
     type Conn = tokio_rusqlite::Connection;
+    /// Client `i`'s own connection (not the crate path's round robin: a transaction must
+    /// stay on one connection).
     async fn checkout(&self, client: usize) -> Result<Self::Conn, BenchError> {
-        Ok(self.0[client].clone())
+        Ok(self.0.connections()[client].clone())
     }
     async fn exec(
         &self,
@@ -450,20 +452,8 @@ fn rollback(c: &mut Connection) {
     }
 }
 
-/// What to do after a statement failed.
-enum Failed {
-    /// Busy or locked: try the transaction again (after this backoff), or give it up.
-    Busy,
-    Other(String),
-}
-
 fn describe(mix: &Mix, index: usize, e: impl std::fmt::Display) -> String {
-    let (script, s) = mix
-        .scripts
-        .iter()
-        .flat_map(|sc| sc.statements().map(move |s| (sc, s)))
-        .find(|(_, s)| s.index == index)
-        .expect("a statement of the mix");
+    let (script, s) = mix.statement(index);
     format!("{}:{}:{}: {e}", script.path, s.at.line, s.at.col)
 }
 
@@ -472,13 +462,13 @@ impl Exec {
     /// given up (counted) or the bench must fail.
     fn after_failure(
         &self,
-        f: Failed,
+        f: StmtError,
         acc: &mut ClientAcc,
         attempts: &mut u32,
     ) -> Result<Option<Duration>, BenchError> {
         match f {
-            Failed::Other(m) => Err(BenchError::Invalid(m)),
-            Failed::Busy => {
+            StmtError::Other(m) => Err(BenchError::Invalid(m)),
+            StmtError::Busy => {
                 acc.busy += 1;
                 if !self.retry {
                     acc.failed += 1;
@@ -499,21 +489,22 @@ impl Exec {
         }
     }
 
-    /// A statement's outcome, started at `t0`: its figures kept, or why the attempt ends.
+    /// A statement's outcome, started at `t0`: its figures kept, or why the attempt ends
+    /// (another error than busy named by the statement's place).
     fn took(
         &self,
         index: usize,
         t0: Instant,
         r: Result<StmtOut, StmtError>,
         done: &mut Vec<(usize, u64, StmtOut)>,
-    ) -> Result<(), Failed> {
+    ) -> Result<(), StmtError> {
         match r {
             Ok(out) => {
                 done.push((index, ns_between(t0, Instant::now()), out));
                 Ok(())
             }
-            Err(StmtError::Busy) => Err(Failed::Busy),
-            Err(StmtError::Other(e)) => Err(Failed::Other(describe(&self.mix, index, e))),
+            Err(StmtError::Other(e)) => Err(StmtError::Other(describe(&self.mix, index, e))),
+            Err(busy) => Err(busy),
         }
     }
 
@@ -701,31 +692,13 @@ impl Ctx {
 
     #[cfg(feature = "crates")]
     fn tokio_rusqlite_bench(&self, name: &str) -> Result<Bench<'_>, BenchError> {
+        use crate::backends::crates::TokioRusqlite;
         let path = self.database_for(name, false)?;
-        let conns = self.rt.block_on(async {
-            let mut v = Vec::with_capacity(self.clients);
-            for _ in 0..self.clients {
-                let c = tokio_rusqlite::Connection::open_with_flags(
-                    &path,
-                    crate::backends::raw::flags(&self.settings),
-                )
-                .await
-                .map_err(BenchError::driver)?;
-                let s = self.settings.clone();
-                c.call(move |c| crate::backends::raw::configure(c, &s))
-                    .await
-                    .map_err(BenchError::driver)?;
-                v.push(c);
-            }
-            Ok::<_, BenchError>(v)
-        })?;
-        let settings = self
-            .rt
-            .block_on(
-                conns[0].call(|c| Ok::<_, rusqlite::Error>(crate::backends::raw::read_back(c))),
-            )
-            .map_err(BenchError::driver)?;
-        self.async_bench(name, OnTokioRusqlite(conns), settings)
+        let crate_path =
+            self.rt
+                .block_on(TokioRusqlite::open(&path, &self.settings, self.clients))?;
+        let settings = self.rt.block_on(crate_path.read_back())?;
+        self.async_bench(name, OnTokioRusqlite(crate_path), settings)
     }
 
     /// turso locks its file for itself: it always runs on a copy of its own.
@@ -838,10 +811,7 @@ impl Ctx {
         }
         for ((i, a), (_, b)) in x.statements.iter().zip(&y.statements) {
             if a != b {
-                let s = mix
-                    .statements()
-                    .find(|s| s.index == *i)
-                    .expect("in the mix");
+                let (_, s) = mix.statement(*i);
                 return format!(
                     "{head}, {}:{} `{}`: {} rows, {} changed; {against}: {} rows, {} changed{}",
                     script.name,
