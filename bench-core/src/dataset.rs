@@ -269,10 +269,16 @@ pub fn remove_db_files(path: &Path) {
     }
 }
 
+/// Whether process `pid` is this one or still runs (Linux: `/proc/<pid>`).
+pub fn process_running(pid: u32) -> bool {
+    pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists()
+}
+
 /// Removes what builds of `path` left behind when their process died half way (the
 /// temporary file `<name>.tmp<pid>` and its -wal / -shm), whose process no longer runs. Called
-/// under the dataset's lock, so no build of it is going on in another process.
-fn remove_stale_builds(path: &Path) {
+/// under the dataset's lock, or where a build's own temporary file is named by its pid, so
+/// that no build going on in another process loses its file.
+pub(crate) fn remove_stale_builds(path: &Path) {
     let (Some(dir), Some(stem)) = (path.parent(), path.file_stem().and_then(|s| s.to_str())) else {
         return;
     };
@@ -289,8 +295,7 @@ fn remove_stale_builds(path: &Path) {
         let Ok(pid) = pid.parse::<u32>() else {
             continue;
         };
-        let running = pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists();
-        if !running {
+        if !process_running(pid) {
             tracing::warn!(file = %name, "removing what a killed dataset build left behind");
             let _ = std::fs::remove_file(e.path());
         }

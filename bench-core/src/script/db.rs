@@ -11,6 +11,7 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags};
 use sha2::{Digest, Sha256};
 
+use crate::dataset::remove_db_files;
 use crate::error::BenchError;
 
 /// The SHA-256 of a file's bytes, in hex (what `sha256sum` prints).
@@ -61,15 +62,12 @@ pub fn snapshot(original: &Path, cache_dir: &Path) -> Result<(PathBuf, String), 
     if copy.exists() && !wal.exists() {
         return Ok((copy, sum));
     }
-    let tmp = cache_dir.join(format!(
-        ".script-db-{}.{}.tmp",
-        &sum[..16],
-        std::process::id()
-    ));
-    let _ = std::fs::remove_file(&tmp);
-    backup(original, &tmp).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
-    })?;
+    // Built beside the copy under this process's id, as datasets are; what a killed run left
+    // there goes first.
+    crate::dataset::remove_stale_builds(&copy);
+    let tmp = copy.with_extension(format!("tmp{}", std::process::id()));
+    remove_db_files(&tmp);
+    backup(original, &tmp).inspect_err(|_| remove_db_files(&tmp))?;
     std::fs::rename(&tmp, &copy).map_err(|e| {
         BenchError::Invalid(format!("cannot move the copy to {}: {e}", copy.display()))
     })?;
@@ -119,15 +117,6 @@ fn backup(original: &Path, to: &Path) -> Result<(), BenchError> {
     Ok(())
 }
 
-/// Removes a database file and whatever SQLite kept beside it.
-pub fn remove_with_journals(p: &Path) {
-    for suffix in ["", "-wal", "-shm", "-journal"] {
-        let mut s = p.as_os_str().to_owned();
-        s.push(suffix);
-        let _ = std::fs::remove_file(PathBuf::from(s));
-    }
-}
-
 /// Working copies in `dir` whose runner is gone (killed before it could remove them):
 /// `script-work-<bench>-<pid>.sqlite` with no process `<pid>` left.
 pub fn remove_orphans(dir: &Path) {
@@ -143,18 +132,15 @@ pub fn remove_orphans(dir: &Path) {
             continue;
         };
         let pid = stem.rsplit('-').next().and_then(|p| p.parse::<u32>().ok());
-        if let Some(pid) = pid
-            && pid != std::process::id()
-            && !Path::new("/proc").join(pid.to_string()).exists()
-        {
-            remove_with_journals(&e.path());
+        if pid.is_some_and(|pid| !crate::dataset::process_running(pid)) {
+            remove_db_files(&e.path());
         }
     }
 }
 
 /// A fresh working copy of `snapshot` at `to` (for a script that writes).
 pub fn working_copy(snapshot: &Path, to: &Path) -> Result<(), BenchError> {
-    remove_with_journals(to);
+    remove_db_files(to);
     std::fs::copy(snapshot, to).map_err(|e| {
         BenchError::Invalid(format!(
             "cannot copy {} to {}: {e}",
@@ -176,7 +162,7 @@ pub fn init(path: &Path, init_file: &Path) -> Result<(), BenchError> {
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(format!(".{}.tmp", std::process::id()));
     let tmp = PathBuf::from(tmp);
-    let _ = std::fs::remove_file(&tmp);
+    remove_db_files(&tmp);
     let built = (|| {
         let c = Connection::open(&tmp).map_err(BenchError::Sqlite)?;
         c.execute_batch(&sql)
@@ -184,7 +170,7 @@ pub fn init(path: &Path, init_file: &Path) -> Result<(), BenchError> {
         c.close().map_err(|(_, e)| BenchError::Sqlite(e))
     })();
     if let Err(e) = built {
-        let _ = std::fs::remove_file(&tmp);
+        remove_db_files(&tmp);
         return Err(e);
     }
     std::fs::rename(&tmp, path).map_err(|e| {
