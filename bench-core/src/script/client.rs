@@ -63,7 +63,7 @@ impl<'m> Client<'m> {
             draw -= u64::from(s.weight);
         }
         let script = &self.mix.scripts[pick];
-        let fail = |at: super::At, m: &str| format!("{}:{}:{}: {m}", script.path, at.line, at.col);
+        let fail = |at: super::At, m: &str| format!("{}: {m}", script.place(at));
         for c in &script.commands {
             match c {
                 Command::Set { slot, expr } => {

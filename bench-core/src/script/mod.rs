@@ -150,6 +150,11 @@ pub struct Script {
 }
 
 impl Script {
+    /// `file:line:col` of a place in this script, as errors name it.
+    pub fn place(&self, at: At) -> String {
+        format!("{}:{}:{}", self.path, at.line, at.col)
+    }
+
     pub fn statements(&self) -> impl Iterator<Item = &Statement> {
         self.commands.iter().filter_map(|c| match c {
             Command::Sql(s) => Some(s),

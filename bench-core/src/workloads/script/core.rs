@@ -454,7 +454,7 @@ fn rollback(c: &mut Connection) {
 
 fn describe(mix: &Mix, index: usize, e: impl std::fmt::Display) -> String {
     let (script, s) = mix.statement(index);
-    format!("{}:{}:{}: {e}", script.path, s.at.line, s.at.col)
+    format!("{}: {e}", script.place(s.at))
 }
 
 impl Exec {
