@@ -59,6 +59,12 @@ fn tpcb_runs_through_each_backend_with_the_same_rows_and_the_original_untouched(
             "--bench",
             "tokio-rusqlite",
             "--bench",
+            "r2d2_sqlite/spawn_blocking",
+            "--bench",
+            "r2d2_sqlite/block_in_place",
+            "--bench",
+            "sql-middleware",
+            "--bench",
             "turso",
         ],
         dir.path(),
@@ -67,7 +73,7 @@ fn tpcb_runs_through_each_backend_with_the_same_rows_and_the_original_untouched(
     let before = sha256(&db).unwrap();
     let run = &doc["runs"][0];
     let benches = run["benches"].as_array().unwrap();
-    assert_eq!(benches.len(), 5, "{run}");
+    assert_eq!(benches.len(), 8, "{run}");
     for (i, b) in benches.iter().enumerate() {
         let r = &b["script"];
         assert!(b["summary"]["median"].as_f64().unwrap() > 0.0, "{b}");

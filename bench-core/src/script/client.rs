@@ -6,48 +6,58 @@
 //! variables and random draws only (the subset has no `\gset`), so the values are those of
 //! pgbench's order, and the latency measured is the database path's alone.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::{Command, Mix, SleepAmount, Statement, Value};
+use super::{Command, Kind, Mix, SleepAmount, Value};
 
 /// One step of a transaction, ready to run.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Step<'m> {
+pub enum Step {
     /// A statement with its parameters' values, in placeholder order.
-    Sql(&'m Statement, Vec<Value>),
+    Sql(Stmt, Vec<Value>),
     Sleep(Duration),
 }
 
-/// A client of a run.
+/// Which statement of the mix a step runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stmt {
+    /// The statement's number across the mix ([`super::Statement::index`]).
+    pub index: usize,
+    pub kind: Kind,
+}
+
+/// A client of a run: owns what it needs, so that it can run as a task of its own.
 #[derive(Debug, Clone)]
-pub struct Client<'m> {
-    mix: &'m Mix,
+pub struct Client {
+    mix: Arc<Mix>,
     rng: ChaCha8Rng,
     vars: Vec<Option<Value>>,
     total: u64,
 }
 
-impl<'m> Client<'m> {
+impl Client {
     /// Client `id` (0-based) of a run seeded with `seed`.
-    pub fn new(mix: &'m Mix, seed: u64, id: u64) -> Self {
+    pub fn new(mix: Arc<Mix>, seed: u64, id: u64) -> Self {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         rng.set_stream(id);
         let mut vars = mix.defaults.clone();
         vars[0] = Some(Value::Int(id as i64));
+        let total = mix.total_weight();
         Client {
             mix,
             rng,
             vars,
-            total: mix.total_weight(),
+            total,
         }
     }
 
     /// Picks the next script by weight and fills `steps` with its transaction; returns the
     /// script's index in the mix. An error names the file, line and column and why.
-    pub fn next(&mut self, steps: &mut Vec<Step<'m>>) -> Result<usize, String> {
+    pub fn next(&mut self, steps: &mut Vec<Step>) -> Result<usize, String> {
         steps.clear();
         let mut draw = if self.mix.scripts.len() == 1 {
             0
@@ -106,7 +116,13 @@ impl<'m> Client<'m> {
                             )
                         })?);
                     }
-                    steps.push(Step::Sql(s, values));
+                    steps.push(Step::Sql(
+                        Stmt {
+                            index: s.index,
+                            kind: s.kind,
+                        },
+                        values,
+                    ));
                 }
             }
         }

@@ -16,7 +16,7 @@ pub mod report;
 
 use std::fmt;
 
-pub use client::{Client, Step};
+pub use client::{Client, Step, Stmt};
 pub use expr::Value;
 
 /// A place in a script file, 1-based.

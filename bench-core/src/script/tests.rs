@@ -128,7 +128,7 @@ fn clients_replay_the_same_transactions_for_the_same_seed() {
     )
     .unwrap();
     let replay = |seed, id| {
-        let mut c = Client::new(&mix, seed, id);
+        let mut c = Client::new(std::sync::Arc::new(mix.clone()), seed, id);
         let mut steps = Vec::new();
         let mut out = Vec::new();
         for _ in 0..200 {
@@ -145,7 +145,7 @@ fn clients_replay_the_same_transactions_for_the_same_seed() {
     let tpcb = a.iter().filter(|(p, _)| *p == 0).count();
     assert!((120..=180).contains(&tpcb), "{tpcb}");
     // Values are bound in placeholder order and within their ranges.
-    let mut c = Client::new(&mix, 5, 0);
+    let mut c = Client::new(std::sync::Arc::new(mix.clone()), 5, 0);
     let mut steps = Vec::new();
     while c.next(&mut steps).unwrap() != 0 {}
     let Step::Sql(s, v) = &steps[1] else {
@@ -166,7 +166,7 @@ fn clients_replay_the_same_transactions_for_the_same_seed() {
 #[test]
 fn evaluation_errors_name_the_file_and_place() {
     let mix = one("\\set z 0\n\\set q 10 / :z\nSELECT :q").unwrap();
-    let mut c = Client::new(&mix, 1, 0);
+    let mut c = Client::new(std::sync::Arc::new(mix.clone()), 1, 0);
     assert_eq!(
         c.next(&mut Vec::new()).unwrap_err(),
         "t.sql:2:11: division by zero"

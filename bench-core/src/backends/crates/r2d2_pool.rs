@@ -59,6 +59,21 @@ impl R2d2 {
         Ok((self.pool.get().map_err(BenchError::driver)?, self.hop))
     }
 
+    /// A connection taken from the pool with the pool's hop, held by the caller until it
+    /// drops it (a transaction's length, say).
+    pub async fn checkout(&self) -> Result<R2d2Held, BenchError> {
+        let pool = self.pool.clone();
+        let get = move || pool.get().map_err(BenchError::driver);
+        let conn = match self.hop {
+            Hop::SpawnBlocking => tokio::task::spawn_blocking(get).await.map_err(joined)??,
+            Hop::BlockInPlace => tokio::task::block_in_place(get)?,
+        };
+        Ok(R2d2Held {
+            conn: Some(conn),
+            hop: self.hop,
+        })
+    }
+
     /// Runs `f` on a pooled connection, reached with the pool's hop (checkout, `f`, return).
     pub async fn run<T: Send + 'static>(
         &self,

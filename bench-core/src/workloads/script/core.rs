@@ -9,6 +9,7 @@
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
+use std::future::Future;
 use std::path::PathBuf;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -17,6 +18,7 @@ use std::time::{Duration, Instant};
 use rusqlite::Connection;
 
 use crate::backends::middleware::Middleware;
+use crate::catalog::Pool;
 use crate::catalog::{BenchSpec, CatalogError, SPIN_US, Subject, Target};
 use crate::error::BenchError;
 use crate::measure::stats::LatencyHistogram;
@@ -30,6 +32,7 @@ use crate::settings::SqliteSettings;
 use crate::workload::{RunContext, Session, Workload};
 
 use super::{CLIENTS, ON_BUSY, TRANSACTIONS};
+use crate::catalog::POOL;
 
 /// What the work check of a script bench counts.
 pub const WORK: &str = "transactions finished or given up (on_busy=fail) in the sample";
@@ -80,11 +83,12 @@ impl Workload for Core {
             .map(|s| Arc::<str>::from(s.sql(Placeholders::Numbered)))
             .collect();
         Ok(Box::new(Ctx {
-            exec: Exec {
+            exec: Arc::new(Exec {
                 sql,
                 retry: k.word(&ON_BUSY) == "retry",
-                mix,
-            },
+                mix: Arc::new(mix),
+            }),
+            pool: k.word(&POOL).to_string(),
             snapshot,
             original: db,
             sha256,
@@ -102,16 +106,19 @@ impl Workload for Core {
     }
 }
 
-/// What the clients share while they run (on threads of their own for rusqlite).
+/// What the clients share while they run (threads of their own for rusqlite, tasks of the
+/// bench's runtime for the async paths).
 struct Exec {
-    mix: Mix,
+    mix: Arc<Mix>,
     /// Each statement's SQL with numbered placeholders, by statement index.
     sql: Vec<Arc<str>>,
     retry: bool,
 }
 
 struct Ctx {
-    exec: Exec,
+    exec: Arc<Exec>,
+    /// The `pool` knob: the pool under the middleware path.
+    pool: String,
     snapshot: PathBuf,
     original: PathBuf,
     sha256: String,
@@ -223,7 +230,7 @@ fn is_busy(e: &rusqlite::Error) -> bool {
 
 /// Runs one statement on a connection: its values bound, every row read and hashed.
 fn exec_statement(
-    c: &mut Connection,
+    c: &Connection,
     sql: &str,
     kind: Kind,
     params: &[Value],
@@ -279,19 +286,30 @@ fn classify(e: rusqlite::Error) -> StmtError {
     }
 }
 
+/// What a statement gives an async path: its figures, or why it failed (`Ok(Err(..))`, the
+/// transaction's business), or a failure of the path itself (`Err`, the bench's).
+type Outcome = Result<Result<StmtOut, StmtError>, BenchError>;
+
 /// How an async backend runs one client's transactions: the connection a transaction runs
-/// on, a statement on it, and a rollback after a failure.
-trait AsyncPath {
-    type Conn;
-    async fn checkout(&self, client: usize) -> Result<Self::Conn, BenchError>;
-    async fn exec(
+/// on, a statement on it, and a rollback after a failure. Each client is a task of the
+/// bench's runtime, so the futures are `Send`.
+trait AsyncPath: Send + Sync + 'static {
+    type Conn: Send;
+    fn checkout(
+        &self,
+        client: usize,
+    ) -> impl Future<Output = Result<Self::Conn, BenchError>> + Send;
+    fn exec(
         &self,
         conn: &mut Self::Conn,
         sql: Arc<str>,
         kind: Kind,
         params: Vec<Value>,
-    ) -> Result<Result<StmtOut, StmtError>, BenchError>;
-    async fn rollback(&self, conn: &mut Self::Conn) -> Result<(), BenchError>;
+    ) -> impl Future<Output = Outcome> + Send;
+    fn rollback(
+        &self,
+        conn: &mut Self::Conn,
+    ) -> impl Future<Output = Result<(), BenchError>> + Send;
 }
 
 /// The middleware path: a checkout per transaction, a dispatch per statement.
@@ -308,7 +326,7 @@ impl AsyncPath for OnMiddleware {
         sql: Arc<str>,
         kind: Kind,
         params: Vec<Value>,
-    ) -> Result<Result<StmtOut, StmtError>, BenchError> {
+    ) -> Outcome {
         Ok(self
             .0
             .call(conn, move |c| {
@@ -317,7 +335,7 @@ impl AsyncPath for OnMiddleware {
             .await?)
     }
     async fn rollback(&self, conn: &mut Self::Conn) -> Result<(), BenchError> {
-        Ok(self.0.call(conn, rollback).await?)
+        Ok(self.0.call(conn, |c| rollback(c)).await?)
     }
 }
 
@@ -340,7 +358,7 @@ impl AsyncPath for OnTokioRusqlite {
         sql: Arc<str>,
         kind: Kind,
         params: Vec<Value>,
-    ) -> Result<Result<StmtOut, StmtError>, BenchError> {
+    ) -> Outcome {
         conn.call(move |c| {
             Ok::<_, rusqlite::Error>(exec_statement(c, &sql, kind, &params).map_err(classify))
         })
@@ -355,6 +373,149 @@ impl AsyncPath for OnTokioRusqlite {
         .await
         .map_err(BenchError::driver)
     }
+}
+
+/// r2d2 + r2d2_sqlite: a pool of `clients` connections, a checkout per transaction and every
+/// statement on the held connection, each reached with the crate path's hop.
+#[cfg(feature = "crates")]
+struct OnR2d2(crate::backends::crates::R2d2);
+
+#[cfg(feature = "crates")]
+impl AsyncPath for OnR2d2 {
+    type Conn = crate::backends::crates::R2d2Held;
+    async fn checkout(&self, _client: usize) -> Result<Self::Conn, BenchError> {
+        self.0.checkout().await
+    }
+    async fn exec(
+        &self,
+        conn: &mut Self::Conn,
+        sql: Arc<str>,
+        kind: Kind,
+        params: Vec<Value>,
+    ) -> Outcome {
+        use crate::on_rusqlite::OnConn;
+        conn.on(move |c| Ok(exec_statement(c, &sql, kind, &params).map_err(classify)))
+            .await
+    }
+    async fn rollback(&self, conn: &mut Self::Conn) -> Result<(), BenchError> {
+        use crate::on_rusqlite::OnConn;
+        conn.on(|c| {
+            rollback(c);
+            Ok(())
+        })
+        .await
+    }
+}
+
+/// sql-middleware as shipped: its SQLite pool (10 connections), a checkout per transaction,
+/// every statement through its query builder (`select()` for what returns rows, `dml()` for
+/// the rest); BEGIN, COMMIT and ROLLBACK as text on the connection's worker (its own batch
+/// wraps what it runs in a transaction, which BEGIN cannot be in).
+#[cfg(feature = "crates")]
+struct OnSqlMiddleware(crate::backends::crates::SqlMiddleware);
+
+#[cfg(feature = "crates")]
+impl AsyncPath for OnSqlMiddleware {
+    type Conn = sql_middleware::MiddlewarePoolConnection;
+    async fn checkout(&self, _client: usize) -> Result<Self::Conn, BenchError> {
+        crate::measure::drive::LookupPath::checkout(&self.0).await
+    }
+    async fn exec(
+        &self,
+        conn: &mut Self::Conn,
+        sql: Arc<str>,
+        kind: Kind,
+        params: Vec<Value>,
+    ) -> Outcome {
+        sql_middleware_statement(conn, sql, kind, &params).await
+    }
+    async fn rollback(&self, conn: &mut Self::Conn) -> Result<(), BenchError> {
+        conn.with_blocking_sqlite(|c| {
+            rollback(c);
+            Ok(())
+        })
+        .await
+        .map_err(BenchError::driver)
+    }
+}
+
+/// A statement through sql-middleware's query builder: every row's values (its `RowValues`)
+/// hashed as [`exec_statement`] hashes rusqlite's.
+#[cfg(feature = "crates")]
+async fn sql_middleware_statement(
+    conn: &mut sql_middleware::MiddlewarePoolConnection,
+    sql: Arc<str>,
+    kind: Kind,
+    params: &[Value],
+) -> Outcome {
+    use sql_middleware::{RowValues as V, SqlMiddlewareDbError as E};
+    let classify_mw = |e: E| match e {
+        E::SqliteError(e) => classify(e),
+        other => StmtError::Other(other.to_string()),
+    };
+    let mut d = Digest::default();
+    if matches!(kind, Kind::Begin | Kind::Commit | Kind::Rollback) {
+        let r = conn
+            .with_blocking_sqlite(move |c| Ok(c.execute_batch(&sql)))
+            .await
+            .map_err(BenchError::driver)?;
+        if let Err(e) = r {
+            return Ok(Err(classify(e)));
+        }
+        d.statement(0);
+        return Ok(Ok(StmtOut {
+            hash: d.finish(),
+            rows: 0,
+            changed: 0,
+        }));
+    }
+    let p: Vec<V> = params
+        .iter()
+        .map(|v| match v {
+            Value::Int(n) => V::Int(*n),
+            Value::Double(x) => V::Float(*x),
+        })
+        .collect();
+    let changed = if kind != Kind::Write || returning(&sql) {
+        let rs = match conn.query(&sql).params(&p).select().await {
+            Ok(rs) => rs,
+            Err(e) => return Ok(Err(classify_mw(e))),
+        };
+        for row in &rs.results {
+            for v in &row.rows {
+                let text;
+                d.cell(match v {
+                    V::Null => Cell::Null,
+                    V::Int(n) => Cell::Int(*n),
+                    V::Bool(b) => Cell::Int(i64::from(*b)),
+                    V::Float(x) => Cell::Real(*x),
+                    V::Text(t) => Cell::Text(t),
+                    V::Blob(b) => Cell::Blob(b),
+                    V::Timestamp(t) => {
+                        text = t.to_string();
+                        Cell::Text(&text)
+                    }
+                    V::JSON(j) => {
+                        text = j.to_string();
+                        Cell::Text(&text)
+                    }
+                });
+            }
+            d.row();
+        }
+        if kind == Kind::Write { d.rows() } else { 0 }
+    } else {
+        match conn.query(&sql).params(&p).dml().await {
+            Ok(n) => n as u64,
+            Err(e) => return Ok(Err(classify_mw(e))),
+        }
+    };
+    d.statement(changed);
+    Ok(Ok(StmtOut {
+        hash: d.finish(),
+        rows: d.rows(),
+        changed,
+    }))
 }
 
 /// turso: each client its own connection on one `Database`, statements prepared once
@@ -378,7 +539,7 @@ impl AsyncPath for OnTurso {
         sql: Arc<str>,
         kind: Kind,
         params: Vec<Value>,
-    ) -> Result<Result<StmtOut, StmtError>, BenchError> {
+    ) -> Outcome {
         Ok(turso_statement(&self.conns[*conn], &sql, kind, &params)
             .await
             .map_err(|e| match e {
@@ -446,7 +607,7 @@ fn returning(sql: &str) -> bool {
         .any(|w| w.eq_ignore_ascii_case("returning"))
 }
 
-fn rollback(c: &mut Connection) {
+fn rollback(c: &Connection) {
     if !c.is_autocommit() {
         let _ = c.execute_batch("ROLLBACK");
     }
@@ -512,7 +673,7 @@ impl Exec {
     fn client_sync(
         &self,
         conn: &mut Connection,
-        client: &mut Client<'_>,
+        client: &mut Client,
         acc: &mut ClientAcc,
         n: u64,
     ) -> Result<(), BenchError> {
@@ -551,14 +712,30 @@ impl Exec {
         }
         Ok(())
     }
+}
 
-    /// One client's share of a sample through an async path: a checkout per transaction,
-    /// a dispatch per statement.
-    async fn client_async<P: AsyncPath>(
+/// One client's share of a sample through an async path, as a task of its own: a checkout
+/// per transaction, a dispatch per statement. Gives back what it was lent.
+async fn client_async<P: AsyncPath>(
+    exec: Arc<Exec>,
+    path: Arc<P>,
+    id: usize,
+    mut client: Client,
+    mut acc: ClientAcc,
+    n: u64,
+) -> (Client, ClientAcc, Result<(), BenchError>) {
+    let r = exec
+        .transactions_async(&*path, id, &mut client, &mut acc, n)
+        .await;
+    (client, acc, r)
+}
+
+impl Exec {
+    async fn transactions_async<P: AsyncPath>(
         &self,
         path: &P,
         id: usize,
-        client: &mut Client<'_>,
+        client: &mut Client,
         acc: &mut ClientAcc,
         n: u64,
     ) -> Result<(), BenchError> {
@@ -638,12 +815,10 @@ impl Ctx {
             .map(|_| crate::backends::raw::open(&path, &self.settings))
             .collect::<Result<Vec<_>, _>>()?;
         let settings = crate::backends::raw::read_back(&conns[0]);
-        let mut clients: Vec<Client<'_>> = (0..self.clients)
-            .map(|i| Client::new(&self.exec.mix, self.seed, i as u64))
-            .collect();
+        let mut clients = self.clients_of_run();
         let acc = self.new_acc(name);
         let shares = shares(self.per_pass, self.clients);
-        let exec = &self.exec;
+        let exec = &*self.exec;
         let iter: IterFn<'_> = Box::new(move |hist| {
             let mut a = acc.borrow_mut();
             let start = Instant::now();
@@ -678,16 +853,20 @@ impl Ctx {
         name: &str,
         strategy: crate::catalog::Strategy,
     ) -> Result<Bench<'_>, BenchError> {
-        let mw = Middleware::new(
+        let pool = Pool::chosen(&self.pool, strategy);
+        let mw = Middleware::on_pool(
             self.database_for(name, false)?,
             strategy,
+            pool,
             self.clients,
             self.spin,
             &self.settings,
             self.rt.handle().clone(),
         )?;
         let settings = self.rt.block_on(mw.read_back())?;
-        self.async_bench(name, OnMiddleware(mw), settings)
+        Ok(self
+            .async_bench(name, OnMiddleware(mw), settings)?
+            .with_backend(pool.label()))
     }
 
     #[cfg(feature = "crates")]
@@ -699,6 +878,31 @@ impl Ctx {
                 .block_on(TokioRusqlite::open(&path, &self.settings, self.clients))?;
         let settings = self.rt.block_on(crate_path.read_back())?;
         self.async_bench(name, OnTokioRusqlite(crate_path), settings)
+    }
+
+    #[cfg(feature = "crates")]
+    fn r2d2_bench(
+        &self,
+        name: &str,
+        krate: crate::catalog::Shipped,
+    ) -> Result<Bench<'_>, BenchError> {
+        use crate::backends::crates as c;
+        let path = self.database_for(name, false)?;
+        let pool = c::R2d2::open(&path, &self.settings, self.clients, c::hop(krate))?;
+        let settings = pool.read_back()?;
+        self.async_bench(name, OnR2d2(pool), settings)
+    }
+
+    #[cfg(feature = "crates")]
+    fn sql_middleware_bench(&self, name: &str) -> Result<Bench<'_>, BenchError> {
+        use crate::backends::crates::SqlMiddleware;
+        let path = self.database_for(name, false)?;
+        let (mw, settings) = self.rt.block_on(async {
+            let mw = SqlMiddleware::open(&path, &self.settings).await?;
+            let settings = mw.read_back().await?;
+            Ok::<_, BenchError>((mw, settings))
+        })?;
+        self.async_bench(name, OnSqlMiddleware(mw), settings)
     }
 
     /// turso locks its file for itself: it always runs on a copy of its own.
@@ -718,35 +922,62 @@ impl Ctx {
         self.async_bench(name, OnTurso { conns, _db: db }, settings)
     }
 
-    /// A bench of an async path: each client a future on the bench's runtime.
-    fn async_bench<P: AsyncPath + 'static>(
+    /// Each client's replay of the mix, seeded by the run's seed and its id.
+    fn clients_of_run(&self) -> Vec<Client> {
+        (0..self.clients)
+            .map(|i| Client::new(self.exec.mix.clone(), self.seed, i as u64))
+            .collect()
+    }
+
+    /// A bench of an async path: each client a task of the bench's runtime (spawned per
+    /// sample, so that clients run on the runtime's worker threads as request handlers do).
+    fn async_bench<P: AsyncPath>(
         &self,
         name: &str,
         path: P,
         settings: BTreeMap<String, String>,
     ) -> Result<Bench<'_>, BenchError> {
-        let mut clients: Vec<Client<'_>> = (0..self.clients)
-            .map(|i| Client::new(&self.exec.mix, self.seed, i as u64))
-            .collect();
+        let path = Arc::new(path);
+        let mut clients = self.clients_of_run();
         let acc = self.new_acc(name);
         let shares = shares(self.per_pass, self.clients);
-        let exec = &self.exec;
         let iter: IterFn<'_> = Box::new(move |hist| {
             let mut a = acc.borrow_mut();
+            let lent = std::mem::take(&mut a.clients);
             let start = Instant::now();
-            self.rt.block_on(async {
-                let runs = clients
-                    .iter_mut()
-                    .zip(a.clients.iter_mut())
+            let back = self.rt.block_on(async {
+                let tasks: Vec<_> = std::mem::take(&mut clients)
+                    .into_iter()
+                    .zip(lent)
                     .zip(shares.iter())
                     .enumerate()
-                    .map(|(id, ((cl, ac), n))| exec.client_async(&path, id, cl, ac, *n));
-                futures_util::future::join_all(runs)
-                    .await
-                    .into_iter()
-                    .collect::<Result<Vec<()>, BenchError>>()
-            })?;
+                    .map(|(id, ((cl, ac), n))| {
+                        tokio::spawn(client_async(
+                            self.exec.clone(),
+                            path.clone(),
+                            id,
+                            cl,
+                            ac,
+                            *n,
+                        ))
+                    })
+                    .collect();
+                futures_util::future::join_all(tasks).await
+            });
             let elapsed = ns_between(start, Instant::now());
+            let mut first_error = None;
+            for joined in back {
+                let (cl, ac, r) =
+                    joined.map_err(|e| BenchError::Other(format!("a client task failed: {e}")))?;
+                clients.push(cl);
+                a.clients.push(ac);
+                if let Err(e) = r {
+                    first_error.get_or_insert(e);
+                }
+            }
+            if let Some(e) = first_error {
+                return Err(e);
+            }
             Ok(Iteration::new(elapsed, sample_done(&mut a, hist)))
         });
         Ok(Bench::new(iter, self.per_pass, WORK).with_settings(settings))
@@ -854,6 +1085,15 @@ impl Session for Ctx {
         self.per_pass
     }
 
+    fn skip(&self, bench: &BenchSpec) -> Option<String> {
+        if let Subject::Middleware(s) = bench.subject
+            && let Some(why) = crate::catalog::pool_mismatch(&self.pool, s)
+        {
+            return Some(why);
+        }
+        crate::settings::skip_reason(bench.subject, self.clients, &self.settings)
+    }
+
     fn bench(&self, spec: &BenchSpec) -> Result<Bench<'_>, BenchError> {
         match spec.subject {
             Subject::Rusqlite => self.rusqlite_bench(spec.name),
@@ -861,6 +1101,15 @@ impl Session for Ctx {
             #[cfg(feature = "crates")]
             Subject::Crate(crate::catalog::Shipped::TokioRusqlite) => {
                 self.tokio_rusqlite_bench(spec.name)
+            }
+            #[cfg(feature = "crates")]
+            Subject::Crate(
+                k @ (crate::catalog::Shipped::R2d2SpawnBlocking
+                | crate::catalog::Shipped::R2d2BlockInPlace),
+            ) => self.r2d2_bench(spec.name, k),
+            #[cfg(feature = "crates")]
+            Subject::Crate(crate::catalog::Shipped::SqlMiddleware) => {
+                self.sql_middleware_bench(spec.name)
             }
             #[cfg(feature = "turso")]
             Subject::Turso => self.turso_bench(spec.name),

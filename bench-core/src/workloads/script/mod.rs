@@ -12,7 +12,7 @@ pub use self::core::Core;
 
 use std::sync::LazyLock;
 
-use crate::catalog::{BenchSpec, Measure, SPIN_US, Subject, Target};
+use crate::catalog::{BenchSpec, Measure, SPIN_US, Shipped, Subject, Target};
 use crate::error::BenchError;
 use crate::knobs::KnobSpec;
 use crate::script::Mix;
@@ -55,7 +55,7 @@ pub fn spec() -> &'static Target {
             "rusqlite",
         )
         .sections(&report::ScriptSections)
-        .knobs(&[CLIENTS, TRANSACTIONS, ON_BUSY, SPIN_US])
+        .knobs(&[CLIENTS, TRANSACTIONS, ON_BUSY, crate::catalog::POOL, SPIN_US])
         .knobs(&crate::settings::KNOBS)
         .bench(BenchSpec::whole(
             "rusqlite",
@@ -68,7 +68,7 @@ pub fn spec() -> &'static Target {
                 name,
                 Subject::Middleware(s),
                 OP,
-                "each client a task on a pool of `clients` connections: one checkout per transaction, one dispatch per statement",
+                "each client a task on a pool of `clients` connections (the pool knob): one checkout per transaction, one dispatch per statement",
             )
         })
         .bench(BenchSpec::whole(
@@ -77,6 +77,9 @@ pub fn spec() -> &'static Target {
             OP,
             "tokio-rusqlite as it ships: each client a task with its own Connection (a thread of its own), one call per statement",
         ))
+        .per_crate("", &CRATES, |name, c| {
+            BenchSpec::whole(name, Subject::Crate(c), OP, crate_about(c))
+        })
         .bench(BenchSpec::whole(
             "turso",
             Subject::Turso,
@@ -85,6 +88,28 @@ pub fn spec() -> &'static Target {
         ))
     });
     &SPEC
+}
+
+/// The crates the script target runs besides tokio-rusqlite (which comes first in the
+/// catalog, as before).
+const CRATES: [Shipped; 3] = [
+    Shipped::R2d2SpawnBlocking,
+    Shipped::R2d2BlockInPlace,
+    Shipped::SqlMiddleware,
+];
+
+fn crate_about(c: Shipped) -> &'static str {
+    match c {
+        Shipped::R2d2SpawnBlocking => {
+            "r2d2 + r2d2_sqlite, a pool of `clients` connections: each client a task; a checkout per transaction and each statement (from its cache) one spawn_blocking"
+        }
+        Shipped::R2d2BlockInPlace => {
+            "r2d2 + r2d2_sqlite, a pool of `clients` connections: each client a task; a checkout per transaction and each statement (from its cache) in block_in_place"
+        }
+        _ => {
+            "sql-middleware as shipped (its SQLite pool of 10): each client a task; a checkout per transaction, each statement through its query builder (select or dml, its statement cache on)"
+        }
+    }
 }
 
 /// The run's scripts, read and checked: every problem named with its file, line and column.
