@@ -276,3 +276,143 @@ fn bad_scripts_and_databases_are_refused_before_anything_runs() {
             .contains("are the script target's")
     );
 }
+
+fn postgres_url() -> Option<String> {
+    let url = std::env::var("BENCHSCOPE_POSTGRES_URL")
+        .ok()
+        .filter(|u| !u.is_empty());
+    if url.is_none() {
+        bench_core::testing::skip(
+            "the script target on PostgreSQL",
+            "BENCHSCOPE_POSTGRES_URL is not set (.ci/postgres.sh starts a throwaway server)",
+        );
+    }
+    url
+}
+
+/// The schemas script runs made on the server and left there.
+fn script_schemas(url: &str) -> i64 {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let (c, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(conn);
+        c.query_one(
+            "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'benchscope_script_%'",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0)
+    })
+}
+
+/// PostgreSQL: the SQLite database copied into a schema of the bench's own, where TPC-B
+/// returns the same rows as rusqlite; a statement PostgreSQL cannot prepare is skipped with
+/// the server's reason (and the rows are then not compared); a mix with nothing it can run
+/// fails that bench alone; no schema is left behind.
+#[test]
+fn scripts_run_on_postgres_where_they_are_portable() {
+    let Some(url) = postgres_url() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("bank.db");
+    let (tpcb, init) = (asset("tpcb.sql"), asset("tpcb-init.sql"));
+    let doc = run_json(
+        &[
+            "--script",
+            tpcb.to_str().unwrap(),
+            "-D",
+            "scale=1",
+            "--db",
+            db.to_str().unwrap(),
+            "--init",
+            init.to_str().unwrap(),
+            "--transactions",
+            "20",
+            "--bench",
+            "rusqlite",
+            "--bench",
+            "tokio-postgres",
+        ],
+        dir.path(),
+    );
+    let benches = doc["runs"][0]["benches"].as_array().unwrap();
+    let pg = &benches[1];
+    assert_eq!(pg["name"], "tokio-postgres", "{pg}");
+    let rows = &pg["script"]["rows"];
+    assert_eq!(rows["status"], "same", "{rows}");
+    assert!(rows["transactions"].as_u64().unwrap() >= 40, "{rows}");
+    let st = pg["script"]["statements"].as_array().unwrap();
+    assert!(
+        st.iter()
+            .all(|s| s["count"] == pg["script"]["transactions"])
+    );
+
+    let mixed = dir.path().join("mixed.sql");
+    std::fs::write(
+        &mixed,
+        "\\set id random(1, 1000)\nSELECT bid, abalance FROM pgbench_accounts WHERE aid = :id;\nSELECT printf('%5d', abalance) FROM pgbench_accounts WHERE aid = :id;\n",
+    )
+    .unwrap();
+    let doc = run_json(
+        &[
+            "--script",
+            mixed.to_str().unwrap(),
+            "--db",
+            db.to_str().unwrap(),
+            "--transactions",
+            "20",
+            "--bench",
+            "rusqlite",
+            "--bench",
+            "tokio-postgres",
+        ],
+        dir.path(),
+    );
+    let pg = &doc["runs"][0]["benches"][1]["script"];
+    assert_eq!(pg["rows"]["status"], "not_compared", "{pg}");
+    let reason = pg["rows"]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("mixed.sql:3:1") && reason.contains("printf"),
+        "{reason}"
+    );
+    let st = pg["statements"].as_array().unwrap();
+    assert_eq!(st[0]["count"], pg["transactions"], "{pg}");
+    assert_eq!(st[1]["count"], 0, "the skipped statement never ran: {pg}");
+
+    // Nothing of the mix runs there: that bench fails, rusqlite's result is kept.
+    let sqlite_only = dir.path().join("only.sql");
+    std::fs::write(
+        &sqlite_only,
+        "SELECT printf('%d', count(*)) FROM pgbench_branches;\n",
+    )
+    .unwrap();
+    let out = benchscope()
+        .args(["run", "script", "--script"])
+        .arg(&sqlite_only)
+        .arg("--db")
+        .arg(&db)
+        .args(["--bench", "rusqlite", "--bench", "tokio-postgres"])
+        .args(QUICK)
+        .args(["--format", "json", "--cache-dir"])
+        .arg(dir.path().join("cache"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(
+        text.contains("no statement of the scripts runs on PostgreSQL")
+            && text.contains("only.sql:1:1"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\"rusqlite\""),
+        "rusqlite's result is kept: {text}"
+    );
+    assert_eq!(script_schemas(&url), 0, "every schema made was dropped");
+}

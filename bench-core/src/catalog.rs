@@ -414,6 +414,8 @@ pub enum Subject {
     SqlxSqlite,
     /// PostgreSQL through sqlx.
     SqlxPostgres,
+    /// PostgreSQL through tokio-postgres, the driver beneath sql-middleware's postgres feature.
+    Postgres,
     /// An in-process map: what a store costs without a database.
     Memory,
     /// A crate as it ships.
@@ -432,6 +434,7 @@ impl Subject {
             Subject::Turso | Subject::TursoMiddleware => "turso",
             Subject::SqlxSqlite => "sqlx-sqlite",
             Subject::SqlxPostgres => "sqlx-postgres",
+            Subject::Postgres => "tokio-postgres",
             Subject::Memory => "in-memory HashMap",
             Subject::Crate(c) => c.label(),
         }
@@ -453,6 +456,7 @@ impl Subject {
             Subject::Turso => "turso".into(),
             Subject::SqlxSqlite => "sqlx_sqlite".into(),
             Subject::SqlxPostgres => "postgres".into(),
+            Subject::Postgres => "tokio-postgres".into(),
             Subject::Memory => "memory".into(),
             Subject::Pool(p) => p.label().into(),
             Subject::MiddlewareValues => "middleware".into(),

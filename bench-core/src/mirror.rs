@@ -101,7 +101,7 @@ impl<M: Mirror> Session for MirrorSession<'_, M> {
 pub fn postgres_skip(subject: Subject, url: Option<&str>) -> Option<String> {
     let on_postgres = matches!(
         subject,
-        Subject::SqlxPostgres | Subject::Crate(Shipped::SqlMiddlewarePostgres)
+        Subject::SqlxPostgres | Subject::Postgres | Subject::Crate(Shipped::SqlMiddlewarePostgres)
     );
     (on_postgres && url.is_none()).then(|| NO_POSTGRES.to_string())
 }

@@ -89,6 +89,8 @@ impl Workload for Core {
                 mix: Arc::new(mix),
             }),
             pool: k.word(&POOL).to_string(),
+            postgres_url: run.postgres_url.clone(),
+            pg_schemas: RefCell::new(Vec::new()),
             snapshot,
             original: db,
             sha256,
@@ -119,6 +121,10 @@ struct Ctx {
     exec: Arc<Exec>,
     /// The `pool` knob: the pool under the middleware path.
     pool: String,
+    /// The PostgreSQL server's URL, for the tokio-postgres bench.
+    postgres_url: Option<String>,
+    /// The schemas made on it for this run's benches, dropped when it ends.
+    pg_schemas: RefCell<Vec<String>>,
     snapshot: PathBuf,
     original: PathBuf,
     sha256: String,
@@ -141,6 +147,11 @@ impl Drop for Ctx {
     fn drop(&mut self) {
         for p in self.working.borrow().iter() {
             crate::dataset::remove_db_files(p);
+        }
+        #[cfg(feature = "crates")]
+        if let (Some(url), false) = (&self.postgres_url, self.pg_schemas.borrow().is_empty()) {
+            self.rt
+                .block_on(super::pg::drop_schemas(url, &self.pg_schemas.borrow()));
         }
     }
 }
@@ -210,6 +221,8 @@ impl ClientAcc {
 
 struct Acc {
     clients: Vec<ClientAcc>,
+    /// Statements this bench's backend does not run, each with its place and why.
+    skipped: Vec<String>,
 }
 
 /// The transactions each client runs in one sample: `per_pass` shared out, the first
@@ -299,13 +312,19 @@ trait AsyncPath: Send + Sync + 'static {
         &self,
         client: usize,
     ) -> impl Future<Output = Result<Self::Conn, BenchError>> + Send;
+    /// Runs statement `index` of the mix (`sql` is its SQLite text).
     fn exec(
         &self,
         conn: &mut Self::Conn,
+        index: usize,
         sql: Arc<str>,
         kind: Kind,
         params: Vec<Value>,
     ) -> impl Future<Output = Outcome> + Send;
+    /// Whether statement `index` runs on this path (PostgreSQL skips what it cannot prepare).
+    fn runs(&self, _index: usize) -> bool {
+        true
+    }
     fn rollback(
         &self,
         conn: &mut Self::Conn,
@@ -323,6 +342,7 @@ impl AsyncPath for OnMiddleware {
     async fn exec(
         &self,
         conn: &mut Self::Conn,
+        _index: usize,
         sql: Arc<str>,
         kind: Kind,
         params: Vec<Value>,
@@ -355,6 +375,7 @@ impl AsyncPath for OnTokioRusqlite {
     async fn exec(
         &self,
         conn: &mut Self::Conn,
+        _index: usize,
         sql: Arc<str>,
         kind: Kind,
         params: Vec<Value>,
@@ -389,6 +410,7 @@ impl AsyncPath for OnR2d2 {
     async fn exec(
         &self,
         conn: &mut Self::Conn,
+        _index: usize,
         sql: Arc<str>,
         kind: Kind,
         params: Vec<Value>,
@@ -423,6 +445,7 @@ impl AsyncPath for OnSqlMiddleware {
     async fn exec(
         &self,
         conn: &mut Self::Conn,
+        _index: usize,
         sql: Arc<str>,
         kind: Kind,
         params: Vec<Value>,
@@ -536,6 +559,7 @@ impl AsyncPath for OnTurso {
     async fn exec(
         &self,
         conn: &mut Self::Conn,
+        _index: usize,
         sql: Arc<str>,
         kind: Kind,
         params: Vec<Value>,
@@ -552,6 +576,81 @@ impl AsyncPath for OnTurso {
         if !c.is_autocommit().map_err(BenchError::driver)? {
             let _ = c.execute("ROLLBACK", ()).await;
         }
+        Ok(())
+    }
+}
+
+/// PostgreSQL through tokio-postgres: each client its own connection on the bench's copy of
+/// the database, every statement prepared once per connection (see [`super::pg`]).
+#[cfg(feature = "crates")]
+struct OnPostgres(super::pg::Prepared);
+
+#[cfg(feature = "crates")]
+impl AsyncPath for OnPostgres {
+    type Conn = usize;
+    async fn checkout(&self, client: usize) -> Result<Self::Conn, BenchError> {
+        Ok(client)
+    }
+    fn runs(&self, index: usize) -> bool {
+        !self.0.skipped.iter().any(|(i, _)| *i == index)
+    }
+    async fn exec(
+        &self,
+        conn: &mut Self::Conn,
+        index: usize,
+        _sql: Arc<str>,
+        kind: Kind,
+        params: Vec<Value>,
+    ) -> Outcome {
+        use super::pg::{self, PgVal};
+        let c = &self.0.clients[*conn];
+        let fail = |e: tokio_postgres::Error| {
+            if pg::is_busy(&e) {
+                StmtError::Busy
+            } else {
+                StmtError::Other(pg::message(&e))
+            }
+        };
+        let text = match kind {
+            Kind::Begin => Some("BEGIN"),
+            Kind::Commit => Some("COMMIT"),
+            Kind::Rollback => Some("ROLLBACK"),
+            _ => None,
+        };
+        if let Some(text) = text {
+            if let Err(e) = c.batch_execute(text).await {
+                return Ok(Err(fail(e)));
+            }
+            let mut d = Digest::default();
+            d.statement(0);
+            return Ok(Ok(StmtOut {
+                hash: d.finish(),
+                rows: 0,
+                changed: 0,
+            }));
+        }
+        let stmt = self.0.stmts[*conn][index]
+            .as_ref()
+            .expect("a statement that runs was prepared");
+        let values: Vec<PgVal> = params
+            .iter()
+            .map(|v| match v {
+                Value::Int(n) => PgVal::Int(*n),
+                Value::Double(x) => PgVal::Real(*x),
+            })
+            .collect();
+        Ok(match pg::statement(c, stmt, kind, &values).await {
+            Ok(Ok((hash, rows, changed))) => Ok(StmtOut {
+                hash,
+                rows,
+                changed,
+            }),
+            Ok(Err(m)) => Err(StmtError::Other(m)),
+            Err(e) => Err(fail(e)),
+        })
+    }
+    async fn rollback(&self, conn: &mut Self::Conn) -> Result<(), BenchError> {
+        let _ = self.0.clients[*conn].batch_execute("ROLLBACK").await;
         Ok(())
     }
 }
@@ -751,10 +850,17 @@ impl Exec {
                 for step in &steps {
                     match step {
                         Step::Sleep(d) => tokio::time::sleep(*d).await,
+                        Step::Sql(s, _) if !path.runs(s.index) => {}
                         Step::Sql(s, v) => {
                             let t0 = Instant::now();
                             let r = path
-                                .exec(&mut conn, self.sql[s.index].clone(), s.kind, v.clone())
+                                .exec(
+                                    &mut conn,
+                                    s.index,
+                                    self.sql[s.index].clone(),
+                                    s.kind,
+                                    v.clone(),
+                                )
                                 .await?;
                             if let Err(f) = self.took(s.index, t0, r, &mut done) {
                                 failed = Some(f);
@@ -802,6 +908,7 @@ impl Ctx {
         let n = self.exec.sql.len();
         let acc = Rc::new(RefCell::new(Acc {
             clients: (0..self.clients).map(|_| ClientAcc::new(n)).collect(),
+            skipped: Vec::new(),
         }));
         self.states
             .borrow_mut()
@@ -905,6 +1012,55 @@ impl Ctx {
         self.async_bench(name, OnSqlMiddleware(mw), settings)
     }
 
+    /// PostgreSQL: the run's database copied into a schema of this bench's own.
+    #[cfg(feature = "crates")]
+    fn postgres_bench(&self, name: &str) -> Result<Bench<'_>, BenchError> {
+        use crate::script::Placeholders;
+        let url = self
+            .postgres_url
+            .clone()
+            .ok_or_else(|| BenchError::Invalid(crate::mirror::NO_POSTGRES.into()))?;
+        let schema = format!(
+            "benchscope_script_{}_{}",
+            std::process::id(),
+            self.pg_schemas.borrow().len()
+        );
+        self.pg_schemas.borrow_mut().push(schema.clone());
+        let statements: Vec<(Arc<str>, Kind)> = self
+            .exec
+            .mix
+            .statements()
+            .map(|s| (Arc::from(s.sql(Placeholders::Dollar)), s.kind))
+            .collect();
+        let (prepared, notes) = self.rt.block_on(async {
+            let notes = super::pg::copy_database(&url, &self.snapshot, &schema).await?;
+            let prepared = super::pg::prepare(&url, &schema, self.clients, &statements).await?;
+            Ok::<_, BenchError>((prepared, notes))
+        })?;
+        let mut skipped: Vec<String> = prepared
+            .skipped
+            .iter()
+            .map(|(i, why)| describe(&self.exec.mix, *i, why))
+            .collect();
+        let runs = statements
+            .iter()
+            .filter(|(_, k)| !matches!(k, Kind::Begin | Kind::Commit | Kind::Rollback))
+            .count();
+        if skipped.len() >= runs {
+            return Err(BenchError::Invalid(format!(
+                "no statement of the scripts runs on PostgreSQL: {}",
+                skipped.join("; ")
+            )));
+        }
+        if !skipped.is_empty() {
+            skipped.extend(notes);
+        }
+        let settings = prepared.settings.clone();
+        let bench = self.async_bench(name, OnPostgres(prepared), settings)?;
+        self.states.borrow()[name].borrow_mut().skipped = skipped;
+        Ok(bench)
+    }
+
     /// turso locks its file for itself: it always runs on a copy of its own.
     #[cfg(feature = "turso")]
     fn turso_bench(&self, name: &str) -> Result<Bench<'_>, BenchError> {
@@ -986,6 +1142,11 @@ impl Ctx {
     fn compare(&self, name: &str, acc: &Acc) -> RowsCheck {
         let failed: u64 = acc.clients.iter().map(|c| c.failed).sum();
         let mix = &self.exec.mix;
+        if !acc.skipped.is_empty() {
+            return RowsCheck::NotCompared {
+                reason: format!("statements skipped here: {}", acc.skipped.join("; ")),
+            };
+        }
         if !mix.read_only() && self.clients > 1 {
             return RowsCheck::NotCompared {
                 reason: format!(
@@ -1086,6 +1247,10 @@ impl Session for Ctx {
     }
 
     fn skip(&self, bench: &BenchSpec) -> Option<String> {
+        if let Some(why) = crate::mirror::postgres_skip(bench.subject, self.postgres_url.as_deref())
+        {
+            return Some(why);
+        }
         if let Subject::Middleware(s) = bench.subject
             && let Some(why) = crate::catalog::pool_mismatch(&self.pool, s)
         {
@@ -1111,6 +1276,8 @@ impl Session for Ctx {
             Subject::Crate(crate::catalog::Shipped::SqlMiddleware) => {
                 self.sql_middleware_bench(spec.name)
             }
+            #[cfg(feature = "crates")]
+            Subject::Postgres => self.postgres_bench(spec.name),
             #[cfg(feature = "turso")]
             Subject::Turso => self.turso_bench(spec.name),
             _ => {

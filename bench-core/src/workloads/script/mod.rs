@@ -6,6 +6,8 @@
 
 #[cfg(feature = "middleware")]
 mod core;
+#[cfg(feature = "crates")]
+mod pg;
 pub mod report;
 #[cfg(feature = "middleware")]
 pub use self::core::Core;
@@ -80,6 +82,12 @@ pub fn spec() -> &'static Target {
         .per_crate("", &CRATES, |name, c| {
             BenchSpec::whole(name, Subject::Crate(c), OP, crate_about(c))
         })
+        .bench(BenchSpec::whole(
+            "tokio-postgres",
+            Subject::Postgres,
+            OP,
+            "PostgreSQL (--postgres-url) through tokio-postgres: the database copied into a schema of the bench's own, each client a task with its own connection, statements prepared once; one PostgreSQL cannot prepare is skipped with its reason",
+        ))
         .bench(BenchSpec::whole(
             "turso",
             Subject::Turso,
