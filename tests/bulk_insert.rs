@@ -194,14 +194,7 @@ fn no_form_of_password_shows_anywhere() {
 
 #[test]
 fn postgres_bulk_insert_against_a_real_server() {
-    let Some(url) = std::env::var("BENCHSCOPE_POSTGRES_URL")
-        .ok()
-        .filter(|u| !u.is_empty())
-    else {
-        bench_core::testing::skip(
-            "bulk_insert's postgres bench",
-            "BENCHSCOPE_POSTGRES_URL is not set (.ci/postgres.sh starts a throwaway server)",
-        );
+    let Some(url) = common::postgres_url("bulk_insert's postgres bench") else {
         return;
     };
     let cache = tempfile::tempdir().unwrap();

@@ -15,23 +15,10 @@ const KNOBS: &[&str] = &[
     "2",
 ];
 
-fn postgres_url() -> Option<String> {
-    let url = std::env::var("BENCHSCOPE_POSTGRES_URL")
-        .ok()
-        .filter(|u| !u.is_empty());
-    if url.is_none() {
-        bench_core::testing::skip(
-            "crud_overhead (its postgres benches)",
-            "BENCHSCOPE_POSTGRES_URL is not set (.ci/postgres.sh starts a throwaway server)",
-        );
-    }
-    url
-}
-
 #[test]
 fn every_backend_gets_its_overhead_per_operation_and_the_sweep() {
     let cache = tempfile::tempdir().unwrap();
-    let pg = postgres_url();
+    let pg = common::postgres_url("crud_overhead (its postgres benches)");
     let mut backends = vec![
         "rusqlite",
         "middleware/spin",

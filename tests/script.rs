@@ -277,19 +277,6 @@ fn bad_scripts_and_databases_are_refused_before_anything_runs() {
     );
 }
 
-fn postgres_url() -> Option<String> {
-    let url = std::env::var("BENCHSCOPE_POSTGRES_URL")
-        .ok()
-        .filter(|u| !u.is_empty());
-    if url.is_none() {
-        bench_core::testing::skip(
-            "the script target on PostgreSQL",
-            "BENCHSCOPE_POSTGRES_URL is not set (.ci/postgres.sh starts a throwaway server)",
-        );
-    }
-    url
-}
-
 /// The schemas script runs made on the server and left there.
 fn script_schemas(url: &str) -> i64 {
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -317,7 +304,9 @@ fn script_schemas(url: &str) -> i64 {
 /// fails that bench alone; no schema is left behind.
 #[test]
 fn scripts_run_on_postgres_where_they_are_portable() {
-    let Some(url) = postgres_url() else { return };
+    let Some(url) = common::postgres_url("the script target on PostgreSQL") else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("bank.db");
     let (tpcb, init) = (asset("tpcb.sql"), asset("tpcb-init.sql"));

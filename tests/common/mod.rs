@@ -70,3 +70,18 @@ pub fn processes_with(needle: &str) -> Vec<String> {
         .filter(|c| c.contains(needle))
         .collect()
 }
+
+/// The PostgreSQL server's URL (BENCHSCOPE_POSTGRES_URL; `.ci/run` starts a server), or None
+/// with `what` reported as skipped (a failure under BENCHSCOPE_TEST_NO_SKIP).
+pub fn postgres_url(what: &str) -> Option<String> {
+    let url = std::env::var("BENCHSCOPE_POSTGRES_URL")
+        .ok()
+        .filter(|u| !u.is_empty());
+    if url.is_none() {
+        bench_core::testing::skip(
+            what,
+            "BENCHSCOPE_POSTGRES_URL is not set (.ci/postgres.sh starts a throwaway server)",
+        );
+    }
+    url
+}
