@@ -127,7 +127,9 @@ impl RunRequest {
             a.extend(["--bench".into(), b.clone()]);
         }
         for (k, v) in &self.knobs.0 {
-            a.extend(["--knob".into(), format!("{k}={v}")]);
+            if crate::model::script::variable(k).is_none() {
+                a.extend(["--knob".into(), format!("{k}={v}")]);
+            }
         }
         a.extend(self.settings.budget_args.iter().cloned());
         if self.trace {
@@ -138,6 +140,12 @@ impl RunRequest {
         }
         if self.target == bench_core::workloads::script::NAME {
             a.extend(self.settings.script_args.iter().cloned());
+            // A script variable's knob, after the command line's -D: the last one wins.
+            for (k, v) in &self.knobs.0 {
+                if let Some(var) = crate::model::script::variable(k) {
+                    a.extend(["--define".into(), format!("{var}={v}")]);
+                }
+            }
         }
         a
     }

@@ -451,6 +451,10 @@ fn a_script_opens_its_target_runs_and_exports_its_statements() {
     let _s = start(&session, &cmd);
     let pane = wait_for(&session, "Catalog", Duration::from_secs(20));
     assert!(pane.contains("◀ script ▶"), "{pane}");
+    // The catalog lists the script's statements; its -D variable is a knob.
+    assert!(pane.contains("statements (--script)"), "{pane}");
+    assert!(pane.contains("tpcb:11 SELECT abalance"), "{pane}");
+    assert!(pane.contains(":scale"), "{pane}");
     // rusqlite, then middleware/worker (the fifth bench).
     keys(
         &session,
@@ -473,4 +477,6 @@ fn a_script_opens_its_target_runs_and_exports_its_statements() {
         "{text}"
     );
     assert!(text.contains("same as rusqlite"), "{text}");
+    // The run records the variable's value with its knobs.
+    assert!(text.contains(":scale=1"), "{text}");
 }

@@ -121,9 +121,13 @@ impl State {
             .iter()
             .position(|t| t.name == self.target.name)
             .unwrap_or(0) as isize;
-        let next = all[(i + by).rem_euclid(all.len() as isize) as usize];
+        let mut next = all[(i + by).rem_euclid(all.len() as isize) as usize];
         if next.name == self.target.name {
             return;
+        }
+        // The script target with the scripts' variables as knobs, when scripts were given.
+        if let Some(view) = self.script.as_ref().filter(|v| v.target.name == next.name) {
+            next = view.target;
         }
         self.knobs.switch_to(next);
         self.target = next;

@@ -12,6 +12,7 @@ mod knobs;
 mod live;
 mod queue;
 mod runs;
+pub mod script;
 mod update;
 
 use std::path::PathBuf;
@@ -190,6 +191,9 @@ pub struct State {
     /// A sweep given on the command line (`--concurrency 1,2`): what `s` in the catalog runs
     /// instead of the concurrency sweep; its knob sets, and what they vary.
     pub cli_sweep: Option<(String, Vec<Knobs>)>,
+    /// The scripts the explorer was opened with (`--script`): the script target with their
+    /// variables as knobs, and their statements.
+    pub script: Option<script::ScriptView>,
 }
 
 /// What happens to the state. (Actions are moved once into `update`; the size of the run
@@ -275,6 +279,7 @@ impl State {
             pending_sweep: None,
             cli_sweep: None,
             prompt: Prompt::default(),
+            script: None,
         }
     }
 

@@ -109,12 +109,30 @@ pub fn run(args: TuiArgs, open: Option<&std::path::Path>) -> i32 {
         .filter(|t| bench_core::workloads::find(t).is_ok());
     // Script files open the script target, checked before the terminal is taken.
     let script = &args.session.script;
-    if !script.is_empty()
-        && let Err(e) = bench_core::workloads::script::check_inputs(script)
-    {
-        eprintln!("error: {e}");
-        return 2;
-    }
+    let script_view = if script.is_empty() {
+        None
+    } else {
+        let defines: Result<Vec<_>, _> = script
+            .defines
+            .iter()
+            .map(|d| bench_core::script::parse_define(d))
+            .collect();
+        match (bench_core::workloads::script::check_inputs(script), defines) {
+            (Ok(mix), Ok(defines)) => Some(crate::model::script::view(
+                bench_core::workloads::script::spec(),
+                &mix,
+                &defines,
+            )),
+            (Err(e), _) => {
+                eprintln!("error: {e}");
+                return 2;
+            }
+            (_, Err(e)) => {
+                eprintln!("error: {e}");
+                return 2;
+            }
+        }
+    };
     let target_name = first_target.unwrap_or_else(|| {
         if script.is_empty() {
             args.target.clone()
@@ -123,6 +141,9 @@ pub fn run(args: TuiArgs, open: Option<&std::path::Path>) -> i32 {
         }
     });
     let target = match bench_core::workloads::find(&target_name) {
+        Ok(t) if t.name == bench_core::workloads::script::NAME && script_view.is_some() => {
+            script_view.as_ref().expect("checked").target
+        }
         Ok(t) => t,
         Err(e) => {
             eprintln!("error: {e}");
@@ -156,6 +177,7 @@ pub fn run(args: TuiArgs, open: Option<&std::path::Path>) -> i32 {
         args.session.trace(),
         RunSettings::from_session(&args.session),
     );
+    state.script = script_view;
     if !varied.is_empty() {
         state.command_line_sweep(varied.join(" x "), variants);
     }

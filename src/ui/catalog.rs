@@ -145,6 +145,20 @@ pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
         }
         rows.push((Some(i), line));
     }
+    // The scripts' statements, as the runs' statements tables name them.
+    if let Some(view) = state
+        .script
+        .as_ref()
+        .filter(|v| v.target.name == state.target.name)
+    {
+        rows.push((None, Line::styled("statements (--script)", theme.accent())));
+        for (at, text) in &view.statements {
+            rows.push((
+                None,
+                Line::styled(fit(&format!("  {at} {text}"), w), theme.dim()),
+            ));
+        }
+    }
     let cursor_row = rows
         .iter()
         .position(|(i, _)| *i == Some(state.catalog.cursor))

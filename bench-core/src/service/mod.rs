@@ -8,6 +8,7 @@ use std::io::Write;
 
 use crate::catalog::{BenchSpec, CatalogError, Harness};
 use crate::error::BenchError;
+use crate::knobs::KnobValue;
 use crate::protocol::{Emitter, Event, RunEnv, Start};
 use crate::workload::{Plan, Registry, RunContext, Session};
 use crate::workloads;
@@ -36,10 +37,24 @@ impl RunnerArgs {
             }
             v
         };
+        let mut knobs = self.session.knobs.resolve(target)?;
+        // The script target's -D values, recorded with the run's knobs as `:NAME` (the last
+        // -D of a name wins, as in the scripts), so that every view of the run says them.
+        if target.name == crate::workloads::script::NAME {
+            for d in &self.session.script.defines {
+                if let Ok((name, v)) = crate::script::parse_define(d) {
+                    let value = match v {
+                        crate::script::Value::Int(n) if n >= 0 => KnobValue::Count(n as u64),
+                        other => KnobValue::Word(other.to_string()),
+                    };
+                    knobs.set(&format!(":{name}"), value);
+                }
+            }
+        }
         Ok(Plan {
             target,
             benches,
-            knobs: self.session.knobs.resolve(target)?,
+            knobs,
             budget: self.session.budget.resolve()?,
             trace: self.session.trace(),
         })
