@@ -12,6 +12,7 @@ pub mod client;
 pub mod db;
 pub mod digest;
 pub mod expr;
+pub mod replay;
 pub mod report;
 
 use std::fmt;

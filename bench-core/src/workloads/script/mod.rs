@@ -6,6 +6,8 @@
 
 #[cfg(feature = "middleware")]
 mod core;
+#[cfg(feature = "middleware")]
+mod paths;
 #[cfg(feature = "crates")]
 mod pg;
 pub mod report;

@@ -1,0 +1,536 @@
+//! A run of scripts as every backend replays them: each client's seeded stream of
+//! transactions, busy errors retried or given up, what each statement and transaction took,
+//! and the rows each backend returned, hashed and compared with the first bench's. No driver
+//! here: a backend is an [`AsyncPath`] (or, for rusqlite's threads, a loop of its own over
+//! [`Exec`]), so that a harness with another SQLite binding (sqlx's) runs the same replay.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::error::BenchError;
+use crate::measure::stats::LatencyHistogram;
+use crate::measure::trace::ns_between;
+use crate::measure::{Bench, IterFn, Iteration};
+use crate::protocol::Event;
+use crate::script::report::{RowsCheck, ScriptReport, StatementAcc};
+use crate::script::{Client, Kind, Mix, Step, Value};
+
+/// What the work check of a script bench counts.
+pub const WORK: &str = "transactions finished or given up (on_busy=fail) in the sample";
+
+/// Transactions per client whose results are kept to compare backends.
+pub const COMPARED: usize = 1000;
+/// A transaction run again this many times without getting through fails its bench.
+const MAX_RETRIES: u32 = 10_000;
+
+/// What the clients share while they run (threads of their own for rusqlite, tasks of the
+/// bench's runtime for the async paths).
+pub struct Exec {
+    pub mix: Arc<Mix>,
+    /// Each statement's SQL with numbered placeholders, by statement index.
+    pub sql: Vec<Arc<str>>,
+    pub retry: bool,
+}
+
+/// What one statement returned.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StmtOut {
+    pub hash: u64,
+    pub rows: u64,
+    pub changed: u64,
+}
+
+/// What one transaction returned, statement by statement.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TxResult {
+    script: usize,
+    statements: Vec<(usize, StmtOut)>,
+}
+
+/// One client's running figures.
+pub struct ClientAcc {
+    statements: Vec<StatementAcc>,
+    transactions: u64,
+    tx_sum_ns: u64,
+    failed: u64,
+    busy: u64,
+    retries: u64,
+    kept: Vec<TxResult>,
+    /// Transaction latencies of the current sample.
+    latencies: LatencyHistogram,
+    /// Transactions finished or given up in the current sample.
+    in_sample: u64,
+}
+
+impl ClientAcc {
+    pub fn new(statements: usize) -> Self {
+        ClientAcc {
+            statements: (0..statements).map(|_| StatementAcc::default()).collect(),
+            transactions: 0,
+            tx_sum_ns: 0,
+            failed: 0,
+            busy: 0,
+            retries: 0,
+            kept: Vec::new(),
+            latencies: LatencyHistogram::new(),
+            in_sample: 0,
+        }
+    }
+
+    /// A transaction that got through: its statements' figures and results.
+    pub fn finished(&mut self, script: usize, done: Vec<(usize, u64, StmtOut)>, ns: u64) {
+        for (i, ns, out) in &done {
+            self.statements[*i].record(*ns, out.rows);
+        }
+        self.transactions += 1;
+        self.tx_sum_ns += ns;
+        self.in_sample += 1;
+        self.latencies.record(ns);
+        if self.kept.len() < COMPARED {
+            self.kept.push(TxResult {
+                script,
+                statements: done.into_iter().map(|(i, _, o)| (i, o)).collect(),
+            });
+        }
+    }
+}
+
+pub struct Acc {
+    pub clients: Vec<ClientAcc>,
+    /// Statements this bench's backend does not run, each with its place and why.
+    pub skipped: Vec<String>,
+}
+
+/// The transactions each client runs in one sample: `per_pass` shared out, the first
+/// clients taking one more when it does not divide.
+pub fn shares(per_pass: u64, clients: usize) -> Vec<u64> {
+    let c = clients as u64;
+    (0..c)
+        .map(|i| per_pass / c + u64::from(i < per_pass % c))
+        .collect()
+}
+
+/// Why a statement failed, as a driver says it.
+pub enum StmtError {
+    /// SQLITE_BUSY or SQLITE_LOCKED (or the driver's own busy): the transaction is tried
+    /// again after a backoff, or given up, as `on_busy` says.
+    Busy,
+    Other(String),
+}
+
+/// What a statement gives an async path: its figures, or why it failed (`Ok(Err(..))`, the
+/// transaction's business), or a failure of the path itself (`Err`, the bench's).
+pub type Outcome = Result<Result<StmtOut, StmtError>, BenchError>;
+
+/// How an async backend runs one client's transactions: the connection a transaction runs
+/// on, a statement on it, and a rollback after a failure. Each client is a task of the
+/// bench's runtime, so the futures are `Send`.
+pub trait AsyncPath: Send + Sync + 'static {
+    type Conn: Send;
+    fn checkout(
+        &self,
+        client: usize,
+    ) -> impl Future<Output = Result<Self::Conn, BenchError>> + Send;
+    /// Runs statement `index` of the mix (`sql` is its SQLite text).
+    fn exec(
+        &self,
+        conn: &mut Self::Conn,
+        index: usize,
+        sql: Arc<str>,
+        kind: Kind,
+        params: Vec<Value>,
+    ) -> impl Future<Output = Outcome> + Send;
+    /// Whether statement `index` runs on this path (PostgreSQL skips what it cannot prepare).
+    fn runs(&self, _index: usize) -> bool {
+        true
+    }
+    fn rollback(
+        &self,
+        conn: &mut Self::Conn,
+    ) -> impl Future<Output = Result<(), BenchError>> + Send;
+}
+
+pub fn describe(mix: &Mix, index: usize, e: impl std::fmt::Display) -> String {
+    let (script, s) = mix.statement(index);
+    format!("{}: {e}", script.place(s.at))
+}
+
+impl Exec {
+    /// After a failed attempt: the backoff before the next, or None when the transaction is
+    /// given up (counted) or the bench must fail.
+    pub fn after_failure(
+        &self,
+        f: StmtError,
+        acc: &mut ClientAcc,
+        attempts: &mut u32,
+    ) -> Result<Option<Duration>, BenchError> {
+        match f {
+            StmtError::Other(m) => Err(BenchError::Invalid(m)),
+            StmtError::Busy => {
+                acc.busy += 1;
+                if !self.retry {
+                    acc.failed += 1;
+                    acc.in_sample += 1;
+                    return Ok(None);
+                }
+                *attempts += 1;
+                if *attempts > MAX_RETRIES {
+                    return Err(BenchError::Invalid(format!(
+                        "a transaction met SQLITE_BUSY {MAX_RETRIES} times in a row; give up with on_busy=fail, or lower clients"
+                    )));
+                }
+                acc.retries += 1;
+                Ok(Some(Duration::from_micros(
+                    (50u64 << (*attempts).min(8)).min(10_000),
+                )))
+            }
+        }
+    }
+
+    /// A statement's outcome, started at `t0`: its figures kept, or why the attempt ends
+    /// (another error than busy named by the statement's place).
+    pub fn took(
+        &self,
+        index: usize,
+        t0: Instant,
+        r: Result<StmtOut, StmtError>,
+        done: &mut Vec<(usize, u64, StmtOut)>,
+    ) -> Result<(), StmtError> {
+        match r {
+            Ok(out) => {
+                done.push((index, ns_between(t0, Instant::now()), out));
+                Ok(())
+            }
+            Err(StmtError::Other(e)) => Err(StmtError::Other(describe(&self.mix, index, e))),
+            Err(busy) => Err(busy),
+        }
+    }
+}
+
+/// One client's share of a sample through an async path, as a task of its own: a checkout
+/// per transaction, a dispatch per statement. Gives back what it was lent.
+async fn client_async<P: AsyncPath>(
+    exec: Arc<Exec>,
+    path: Arc<P>,
+    id: usize,
+    mut client: Client,
+    mut acc: ClientAcc,
+    n: u64,
+) -> (Client, ClientAcc, Result<(), BenchError>) {
+    let r = exec
+        .transactions_async(&*path, id, &mut client, &mut acc, n)
+        .await;
+    (client, acc, r)
+}
+
+impl Exec {
+    async fn transactions_async<P: AsyncPath>(
+        &self,
+        path: &P,
+        id: usize,
+        client: &mut Client,
+        acc: &mut ClientAcc,
+        n: u64,
+    ) -> Result<(), BenchError> {
+        let mut steps = Vec::new();
+        for _ in 0..n {
+            let script = client.next(&mut steps).map_err(BenchError::Invalid)?;
+            let mut attempts = 0;
+            loop {
+                let start = Instant::now();
+                let mut conn = path.checkout(id).await?;
+                let mut done = Vec::with_capacity(steps.len());
+                let mut failed = None;
+                for step in &steps {
+                    match step {
+                        Step::Sleep(d) => tokio::time::sleep(*d).await,
+                        Step::Sql(s, _) if !path.runs(s.index) => {}
+                        Step::Sql(s, v) => {
+                            let t0 = Instant::now();
+                            let r = path
+                                .exec(
+                                    &mut conn,
+                                    s.index,
+                                    self.sql[s.index].clone(),
+                                    s.kind,
+                                    v.clone(),
+                                )
+                                .await?;
+                            if let Err(f) = self.took(s.index, t0, r, &mut done) {
+                                failed = Some(f);
+                                break;
+                            }
+                        }
+                    }
+                }
+                let Some(f) = failed else {
+                    drop(conn);
+                    acc.finished(script, done, ns_between(start, Instant::now()));
+                    break;
+                };
+                path.rollback(&mut conn).await?;
+                drop(conn);
+                match self.after_failure(f, acc, &mut attempts)? {
+                    Some(wait) => tokio::time::sleep(wait).await,
+                    None => break,
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// After a sample: its transaction latencies into the run's histogram; the transactions it
+/// finished or gave up, for the work check.
+pub fn sample_done(a: &mut Acc, hist: &mut LatencyHistogram) -> u64 {
+    let mut work = 0;
+    for c in &mut a.clients {
+        hist.add(&c.latencies);
+        c.latencies = LatencyHistogram::new();
+        work += std::mem::take(&mut c.in_sample);
+    }
+    work
+}
+
+/// The replay one run of the script target shares between its benches.
+pub struct Replay {
+    pub exec: Arc<Exec>,
+    pub clients: usize,
+    /// Transactions in one sample, shared out among the clients.
+    pub per_pass: u64,
+    pub seed: u64,
+    /// Each bench's figures, filled while it runs and reported when it ends.
+    states: RefCell<BTreeMap<String, Rc<RefCell<Acc>>>>,
+    /// The first bench reported: the others' results are compared with its.
+    reference: RefCell<Option<(String, Vec<Vec<TxResult>>)>>,
+}
+
+impl Replay {
+    pub fn new(exec: Exec, clients: usize, per_pass: u64, seed: u64) -> Replay {
+        Replay {
+            exec: Arc::new(exec),
+            clients,
+            per_pass,
+            seed,
+            states: RefCell::new(BTreeMap::new()),
+            reference: RefCell::new(None),
+        }
+    }
+
+    /// The figures of bench `name` so far.
+    pub fn acc(&self, name: &str) -> Option<Rc<RefCell<Acc>>> {
+        self.states.borrow().get(name).cloned()
+    }
+
+    pub fn new_acc(&self, bench: &str) -> Rc<RefCell<Acc>> {
+        let n = self.exec.sql.len();
+        let acc = Rc::new(RefCell::new(Acc {
+            clients: (0..self.clients).map(|_| ClientAcc::new(n)).collect(),
+            skipped: Vec::new(),
+        }));
+        self.states
+            .borrow_mut()
+            .insert(bench.to_string(), acc.clone());
+        acc
+    }
+    /// Each client's replay of the mix, seeded by the run's seed and its id.
+    pub fn clients_of_run(&self) -> Vec<Client> {
+        (0..self.clients)
+            .map(|i| Client::new(self.exec.mix.clone(), self.seed, i as u64))
+            .collect()
+    }
+
+    /// A bench of an async path: each client a task of the bench's runtime (spawned per
+    /// sample, so that clients run on the runtime's worker threads as request handlers do).
+    pub fn async_bench<'a, P: AsyncPath>(
+        &'a self,
+        rt: &'a tokio::runtime::Runtime,
+        name: &str,
+        path: P,
+        settings: BTreeMap<String, String>,
+    ) -> Result<Bench<'a>, BenchError> {
+        let path = Arc::new(path);
+        let mut clients = self.clients_of_run();
+        let acc = self.new_acc(name);
+        let shares = shares(self.per_pass, self.clients);
+        let iter: IterFn<'_> = Box::new(move |hist| {
+            let mut a = acc.borrow_mut();
+            let lent = std::mem::take(&mut a.clients);
+            let start = Instant::now();
+            let back = rt.block_on(async {
+                let tasks: Vec<_> = std::mem::take(&mut clients)
+                    .into_iter()
+                    .zip(lent)
+                    .zip(shares.iter())
+                    .enumerate()
+                    .map(|(id, ((cl, ac), n))| {
+                        tokio::spawn(client_async(
+                            self.exec.clone(),
+                            path.clone(),
+                            id,
+                            cl,
+                            ac,
+                            *n,
+                        ))
+                    })
+                    .collect();
+                let mut back = Vec::with_capacity(tasks.len());
+                for t in tasks {
+                    back.push(t.await);
+                }
+                back
+            });
+            let elapsed = ns_between(start, Instant::now());
+            let mut first_error = None;
+            for joined in back {
+                let (cl, ac, r) =
+                    joined.map_err(|e| BenchError::Other(format!("a client task failed: {e}")))?;
+                clients.push(cl);
+                a.clients.push(ac);
+                if let Err(e) = r {
+                    first_error.get_or_insert(e);
+                }
+            }
+            if let Some(e) = first_error {
+                return Err(e);
+            }
+            Ok(Iteration::new(elapsed, sample_done(&mut a, hist)))
+        });
+        Ok(Bench::new(iter, self.per_pass, WORK).with_settings(settings))
+    }
+
+    fn compare(&self, name: &str, acc: &Acc) -> RowsCheck {
+        let failed: u64 = acc.clients.iter().map(|c| c.failed).sum();
+        let mix = &self.exec.mix;
+        if !acc.skipped.is_empty() {
+            return RowsCheck::NotCompared {
+                reason: format!("statements skipped here: {}", acc.skipped.join("; ")),
+            };
+        }
+        if !mix.read_only() && self.clients > 1 {
+            return RowsCheck::NotCompared {
+                reason: format!(
+                    "{} clients write: the order their transactions reach the database differs from one backend to the next",
+                    self.clients
+                ),
+            };
+        }
+        if !mix.read_only() && failed > 0 {
+            return RowsCheck::NotCompared {
+                reason: format!(
+                    "{failed} transactions were given up (on_busy=fail), so the rows that followed differ"
+                ),
+            };
+        }
+        let mine: Vec<Vec<TxResult>> = acc.clients.iter().map(|c| c.kept.clone()).collect();
+        let mut reference = self.reference.borrow_mut();
+        let Some((against, theirs)) = reference.as_ref() else {
+            let n = mine.iter().map(|k| k.len() as u64).sum();
+            *reference = Some((name.to_string(), mine));
+            return RowsCheck::Reference { transactions: n };
+        };
+        let mut compared = 0u64;
+        for (client, (a, b)) in mine.iter().zip(theirs).enumerate() {
+            for (t, (x, y)) in a.iter().zip(b).enumerate() {
+                if x != y {
+                    return RowsCheck::Differ {
+                        against: against.clone(),
+                        first: self.difference(client, t, x, y, against),
+                    };
+                }
+                compared += 1;
+            }
+        }
+        RowsCheck::Same {
+            against: against.clone(),
+            transactions: compared,
+        }
+    }
+
+    fn difference(
+        &self,
+        client: usize,
+        t: usize,
+        x: &TxResult,
+        y: &TxResult,
+        against: &str,
+    ) -> String {
+        let mix = &self.exec.mix;
+        let script = &mix.scripts[x.script];
+        let head = format!("client {client}, transaction {} ({})", t + 1, script.name);
+        if x.script != y.script {
+            return format!("{head}: {against} ran {} there", mix.scripts[y.script].name);
+        }
+        for ((i, a), (_, b)) in x.statements.iter().zip(&y.statements) {
+            if a != b {
+                let (_, s) = mix.statement(*i);
+                return format!(
+                    "{head}, {}:{} `{}`: {} rows, {} changed; {against}: {} rows, {} changed{}",
+                    script.name,
+                    s.at.line,
+                    s.text,
+                    a.rows,
+                    a.changed,
+                    b.rows,
+                    b.changed,
+                    if a.rows == b.rows && a.changed == b.changed {
+                        " (other values)"
+                    } else {
+                        ""
+                    }
+                );
+            }
+        }
+        format!(
+            "{head}: {} statements ran; {against}: {}",
+            x.statements.len(),
+            y.statements.len()
+        )
+    }
+    /// What bench `bench` reports when it ends: its script report (the rows compared with
+    /// the first bench reported), and an error when they differ. `db` and `sha256` name the
+    /// database the scripts ran on a copy of.
+    pub fn report(&self, bench: &str, db: &str, sha256: &str) -> Vec<Event> {
+        let Some(acc) = self.states.borrow().get(bench).cloned() else {
+            return Vec::new();
+        };
+        let acc = acc.borrow();
+        let mut merged: Vec<StatementAcc> = (0..self.exec.sql.len())
+            .map(|_| StatementAcc::default())
+            .collect();
+        for c in &acc.clients {
+            for (m, s) in merged.iter_mut().zip(&c.statements) {
+                m.add(s);
+            }
+        }
+        let sum = |f: fn(&ClientAcc) -> u64| acc.clients.iter().map(f).sum::<u64>();
+        let rows = self.compare(bench, &acc);
+        let differ = match &rows {
+            RowsCheck::Differ { against, first } => Some(Event::Error {
+                bench: Some(bench.to_string()),
+                message: format!("returned other rows than {against}: {first}"),
+            }),
+            _ => None,
+        };
+        let report = Event::Script {
+            bench: bench.to_string(),
+            report: ScriptReport {
+                clients: self.clients as u64,
+                transactions: sum(|c| c.transactions),
+                tx_mean_ns: sum(|c| c.tx_sum_ns) as f64 / sum(|c| c.transactions).max(1) as f64,
+                failed: sum(|c| c.failed),
+                busy: sum(|c| c.busy),
+                retries: sum(|c| c.retries),
+                statements: crate::script::report::statements(&self.exec.mix, &merged),
+                rows,
+                db: db.to_string(),
+                db_sha256: sha256.to_string(),
+            },
+        };
+        std::iter::once(report).chain(differ).collect()
+    }
+}

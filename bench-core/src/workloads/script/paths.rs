@@ -1,0 +1,452 @@
+//! How each backend of the script target runs a statement: rusqlite's (on a connection of
+//! its own, through the middleware path, tokio-rusqlite or r2d2), sql-middleware's query
+//! builder, turso's and PostgreSQL's (tokio-postgres), each an [`AsyncPath`] the replay
+//! drives (see [`crate::script::replay`]), every row read and hashed the same way.
+
+use std::sync::Arc;
+
+use rusqlite::Connection;
+
+use crate::backends::middleware::Middleware;
+use crate::error::BenchError;
+use crate::script::digest::{Cell, Digest};
+use crate::script::replay::{AsyncPath, Outcome, StmtError, StmtOut};
+use crate::script::{Kind, Value};
+
+fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
+}
+
+/// Runs one statement on a connection: its values bound, every row read and hashed.
+pub(super) fn exec_statement(
+    c: &Connection,
+    sql: &str,
+    kind: Kind,
+    params: &[Value],
+) -> rusqlite::Result<StmtOut> {
+    let mut stmt = c.prepare_cached(sql)?;
+    for (i, v) in params.iter().enumerate() {
+        match v {
+            Value::Int(n) => stmt.raw_bind_parameter(i + 1, n)?,
+            Value::Double(d) => stmt.raw_bind_parameter(i + 1, d)?,
+        }
+    }
+    let cols = stmt.column_count();
+    let mut d = Digest::default();
+    {
+        let mut rows = stmt.raw_query();
+        while let Some(row) = rows.next()? {
+            for i in 0..cols {
+                use rusqlite::types::ValueRef as V;
+                d.cell(match row.get_ref(i)? {
+                    V::Null => Cell::Null,
+                    V::Integer(n) => Cell::Int(n),
+                    V::Real(r) => Cell::Real(r),
+                    V::Text(t) => Cell::Text(std::str::from_utf8(t).unwrap_or("\u{fffd}")),
+                    V::Blob(b) => Cell::Blob(b),
+                });
+            }
+            d.row();
+        }
+    }
+    drop(stmt);
+    let changed = if kind == Kind::Write { c.changes() } else { 0 };
+    d.statement(changed);
+    Ok(StmtOut {
+        hash: d.finish(),
+        rows: d.rows(),
+        changed,
+    })
+}
+
+pub(super) fn classify(e: rusqlite::Error) -> StmtError {
+    if is_busy(&e) {
+        StmtError::Busy
+    } else {
+        StmtError::Other(e.to_string())
+    }
+}
+
+/// The middleware path: a checkout per transaction, a dispatch per statement.
+pub(super) struct OnMiddleware(pub(super) Middleware);
+
+impl AsyncPath for OnMiddleware {
+    type Conn = crate::backends::middleware::Conn;
+    async fn checkout(&self, _client: usize) -> Result<Self::Conn, BenchError> {
+        Ok(self.0.checkout().await?)
+    }
+    async fn exec(
+        &self,
+        conn: &mut Self::Conn,
+        _index: usize,
+        sql: Arc<str>,
+        kind: Kind,
+        params: Vec<Value>,
+    ) -> Outcome {
+        Ok(self
+            .0
+            .call(conn, move |c| {
+                exec_statement(c, &sql, kind, &params).map_err(classify)
+            })
+            .await?)
+    }
+    async fn rollback(&self, conn: &mut Self::Conn) -> Result<(), BenchError> {
+        Ok(self.0.call(conn, |c| rollback(c)).await?)
+    }
+}
+
+/// tokio-rusqlite as it ships: each client its own `Connection` (a thread of its own), one
+/// `call` per statement.
+#[cfg(feature = "crates")]
+pub(super) struct OnTokioRusqlite(pub(super) crate::backends::crates::TokioRusqlite);
+
+#[cfg(feature = "crates")]
+impl AsyncPath for OnTokioRusqlite {
+    type Conn = tokio_rusqlite::Connection;
+    /// Client `i`'s own connection (not the crate path's round robin: a transaction must
+    /// stay on one connection).
+    async fn checkout(&self, client: usize) -> Result<Self::Conn, BenchError> {
+        Ok(self.0.connections()[client].clone())
+    }
+    async fn exec(
+        &self,
+        conn: &mut Self::Conn,
+        _index: usize,
+        sql: Arc<str>,
+        kind: Kind,
+        params: Vec<Value>,
+    ) -> Outcome {
+        conn.call(move |c| {
+            Ok::<_, rusqlite::Error>(exec_statement(c, &sql, kind, &params).map_err(classify))
+        })
+        .await
+        .map_err(BenchError::driver)
+    }
+    async fn rollback(&self, conn: &mut Self::Conn) -> Result<(), BenchError> {
+        conn.call(|c| {
+            rollback(c);
+            Ok::<_, rusqlite::Error>(())
+        })
+        .await
+        .map_err(BenchError::driver)
+    }
+}
+
+/// r2d2 + r2d2_sqlite: a pool of `clients` connections, a checkout per transaction and every
+/// statement on the held connection, each reached with the crate path's hop.
+#[cfg(feature = "crates")]
+pub(super) struct OnR2d2(pub(super) crate::backends::crates::R2d2);
+
+#[cfg(feature = "crates")]
+impl AsyncPath for OnR2d2 {
+    type Conn = crate::backends::crates::R2d2Held;
+    async fn checkout(&self, _client: usize) -> Result<Self::Conn, BenchError> {
+        self.0.checkout().await
+    }
+    async fn exec(
+        &self,
+        conn: &mut Self::Conn,
+        _index: usize,
+        sql: Arc<str>,
+        kind: Kind,
+        params: Vec<Value>,
+    ) -> Outcome {
+        use crate::on_rusqlite::OnConn;
+        conn.on(move |c| Ok(exec_statement(c, &sql, kind, &params).map_err(classify)))
+            .await
+    }
+    async fn rollback(&self, conn: &mut Self::Conn) -> Result<(), BenchError> {
+        use crate::on_rusqlite::OnConn;
+        conn.on(|c| {
+            rollback(c);
+            Ok(())
+        })
+        .await
+    }
+}
+
+/// sql-middleware as shipped: its SQLite pool (10 connections), a checkout per transaction,
+/// every statement through its query builder (`select()` for what returns rows, `dml()` for
+/// the rest); BEGIN, COMMIT and ROLLBACK as text on the connection's worker (its own batch
+/// wraps what it runs in a transaction, which BEGIN cannot be in).
+#[cfg(feature = "crates")]
+pub(super) struct OnSqlMiddleware(pub(super) crate::backends::crates::SqlMiddleware);
+
+#[cfg(feature = "crates")]
+impl AsyncPath for OnSqlMiddleware {
+    type Conn = sql_middleware::MiddlewarePoolConnection;
+    async fn checkout(&self, _client: usize) -> Result<Self::Conn, BenchError> {
+        crate::measure::drive::LookupPath::checkout(&self.0).await
+    }
+    async fn exec(
+        &self,
+        conn: &mut Self::Conn,
+        _index: usize,
+        sql: Arc<str>,
+        kind: Kind,
+        params: Vec<Value>,
+    ) -> Outcome {
+        sql_middleware_statement(conn, sql, kind, &params).await
+    }
+    async fn rollback(&self, conn: &mut Self::Conn) -> Result<(), BenchError> {
+        conn.with_blocking_sqlite(|c| {
+            rollback(c);
+            Ok(())
+        })
+        .await
+        .map_err(BenchError::driver)
+    }
+}
+
+/// A statement through sql-middleware's query builder: every row's values (its `RowValues`)
+/// hashed as [`exec_statement`] hashes rusqlite's.
+#[cfg(feature = "crates")]
+async fn sql_middleware_statement(
+    conn: &mut sql_middleware::MiddlewarePoolConnection,
+    sql: Arc<str>,
+    kind: Kind,
+    params: &[Value],
+) -> Outcome {
+    use sql_middleware::{RowValues as V, SqlMiddlewareDbError as E};
+    let classify_mw = |e: E| match e {
+        E::SqliteError(e) => classify(e),
+        other => StmtError::Other(other.to_string()),
+    };
+    let mut d = Digest::default();
+    if matches!(kind, Kind::Begin | Kind::Commit | Kind::Rollback) {
+        let r = conn
+            .with_blocking_sqlite(move |c| Ok(c.execute_batch(&sql)))
+            .await
+            .map_err(BenchError::driver)?;
+        if let Err(e) = r {
+            return Ok(Err(classify(e)));
+        }
+        d.statement(0);
+        return Ok(Ok(StmtOut {
+            hash: d.finish(),
+            rows: 0,
+            changed: 0,
+        }));
+    }
+    let p: Vec<V> = params
+        .iter()
+        .map(|v| match v {
+            Value::Int(n) => V::Int(*n),
+            Value::Double(x) => V::Float(*x),
+        })
+        .collect();
+    let changed = if kind != Kind::Write || returning(&sql) {
+        let rs = match conn.query(&sql).params(&p).select().await {
+            Ok(rs) => rs,
+            Err(e) => return Ok(Err(classify_mw(e))),
+        };
+        for row in &rs.results {
+            for v in &row.rows {
+                let text;
+                d.cell(match v {
+                    V::Null => Cell::Null,
+                    V::Int(n) => Cell::Int(*n),
+                    V::Bool(b) => Cell::Int(i64::from(*b)),
+                    V::Float(x) => Cell::Real(*x),
+                    V::Text(t) => Cell::Text(t),
+                    V::Blob(b) => Cell::Blob(b),
+                    V::Timestamp(t) => {
+                        text = t.to_string();
+                        Cell::Text(&text)
+                    }
+                    V::JSON(j) => {
+                        text = j.to_string();
+                        Cell::Text(&text)
+                    }
+                });
+            }
+            d.row();
+        }
+        if kind == Kind::Write { d.rows() } else { 0 }
+    } else {
+        match conn.query(&sql).params(&p).dml().await {
+            Ok(n) => n as u64,
+            Err(e) => return Ok(Err(classify_mw(e))),
+        }
+    };
+    d.statement(changed);
+    Ok(Ok(StmtOut {
+        hash: d.finish(),
+        rows: d.rows(),
+        changed,
+    }))
+}
+
+/// turso: each client its own connection on one `Database`, statements prepared once
+/// (turso's statement cache) and run on the calling task.
+#[cfg(feature = "turso")]
+pub(super) struct OnTurso {
+    pub(super) conns: Vec<turso::Connection>,
+    /// Kept for as long as its connections run.
+    pub(super) _db: turso::Database,
+}
+
+#[cfg(feature = "turso")]
+impl AsyncPath for OnTurso {
+    type Conn = usize;
+    async fn checkout(&self, client: usize) -> Result<Self::Conn, BenchError> {
+        Ok(client)
+    }
+    async fn exec(
+        &self,
+        conn: &mut Self::Conn,
+        _index: usize,
+        sql: Arc<str>,
+        kind: Kind,
+        params: Vec<Value>,
+    ) -> Outcome {
+        Ok(turso_statement(&self.conns[*conn], &sql, kind, &params)
+            .await
+            .map_err(|e| match e {
+                turso::Error::Busy(_) | turso::Error::BusySnapshot(_) => StmtError::Busy,
+                other => StmtError::Other(other.to_string()),
+            }))
+    }
+    async fn rollback(&self, conn: &mut Self::Conn) -> Result<(), BenchError> {
+        let c = &self.conns[*conn];
+        if !c.is_autocommit().map_err(BenchError::driver)? {
+            let _ = c.execute("ROLLBACK", ()).await;
+        }
+        Ok(())
+    }
+}
+
+/// PostgreSQL through tokio-postgres: each client its own connection on the bench's copy of
+/// the database, every statement prepared once per connection (see [`super::pg`]).
+#[cfg(feature = "crates")]
+pub(super) struct OnPostgres(pub(super) super::pg::Prepared);
+
+#[cfg(feature = "crates")]
+impl AsyncPath for OnPostgres {
+    type Conn = usize;
+    async fn checkout(&self, client: usize) -> Result<Self::Conn, BenchError> {
+        Ok(client)
+    }
+    fn runs(&self, index: usize) -> bool {
+        !self.0.skipped.iter().any(|(i, _)| *i == index)
+    }
+    async fn exec(
+        &self,
+        conn: &mut Self::Conn,
+        index: usize,
+        _sql: Arc<str>,
+        kind: Kind,
+        params: Vec<Value>,
+    ) -> Outcome {
+        use super::pg::{self, PgVal};
+        let c = &self.0.clients[*conn];
+        let fail = |e: tokio_postgres::Error| {
+            if pg::is_busy(&e) {
+                StmtError::Busy
+            } else {
+                StmtError::Other(pg::message(&e))
+            }
+        };
+        let text = match kind {
+            Kind::Begin => Some("BEGIN"),
+            Kind::Commit => Some("COMMIT"),
+            Kind::Rollback => Some("ROLLBACK"),
+            _ => None,
+        };
+        if let Some(text) = text {
+            if let Err(e) = c.batch_execute(text).await {
+                return Ok(Err(fail(e)));
+            }
+            let mut d = Digest::default();
+            d.statement(0);
+            return Ok(Ok(StmtOut {
+                hash: d.finish(),
+                rows: 0,
+                changed: 0,
+            }));
+        }
+        let stmt = self.0.stmts[*conn][index]
+            .as_ref()
+            .expect("a statement that runs was prepared");
+        let values: Vec<PgVal> = params
+            .iter()
+            .map(|v| match v {
+                Value::Int(n) => PgVal::Int(*n),
+                Value::Double(x) => PgVal::Real(*x),
+            })
+            .collect();
+        Ok(match pg::statement(c, stmt, kind, &values).await {
+            Ok(Ok((hash, rows, changed))) => Ok(StmtOut {
+                hash,
+                rows,
+                changed,
+            }),
+            Ok(Err(m)) => Err(StmtError::Other(m)),
+            Err(e) => Err(fail(e)),
+        })
+    }
+    async fn rollback(&self, conn: &mut Self::Conn) -> Result<(), BenchError> {
+        let _ = self.0.clients[*conn].batch_execute("ROLLBACK").await;
+        Ok(())
+    }
+}
+
+/// A statement on a turso connection: its values bound, every row read and hashed as
+/// [`exec_statement`] does; rows changed from `execute` (or, with RETURNING, the rows).
+#[cfg(feature = "turso")]
+async fn turso_statement(
+    c: &turso::Connection,
+    sql: &str,
+    kind: Kind,
+    params: &[Value],
+) -> Result<StmtOut, turso::Error> {
+    let mut stmt = c.prepare_cached(sql).await?;
+    let values: Vec<turso::Value> = params
+        .iter()
+        .map(|v| match v {
+            Value::Int(n) => turso::Value::Integer(*n),
+            Value::Double(d) => turso::Value::Real(*d),
+        })
+        .collect();
+    let mut d = Digest::default();
+    let returns = kind != Kind::Write || returning(sql);
+    let changed = if returns {
+        let mut rows = stmt.query(values).await?;
+        while let Some(row) = rows.next().await? {
+            for i in 0..row.column_count() {
+                d.cell(match &row.get_value(i)? {
+                    turso::Value::Null => Cell::Null,
+                    turso::Value::Integer(n) => Cell::Int(*n),
+                    turso::Value::Real(r) => Cell::Real(*r),
+                    turso::Value::Text(t) => Cell::Text(t),
+                    turso::Value::Blob(b) => Cell::Blob(b),
+                });
+            }
+            d.row();
+        }
+        if kind == Kind::Write { d.rows() } else { 0 }
+    } else {
+        stmt.execute(values).await?
+    };
+    d.statement(changed);
+    Ok(StmtOut {
+        hash: d.finish(),
+        rows: d.rows(),
+        changed,
+    })
+}
+
+/// Whether a write statement returns rows (`RETURNING`).
+pub(super) fn returning(sql: &str) -> bool {
+    sql.split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+        .any(|w| w.eq_ignore_ascii_case("returning"))
+}
+
+pub(super) fn rollback(c: &Connection) {
+    if !c.is_autocommit() {
+        let _ = c.execute_batch("ROLLBACK");
+    }
+}
