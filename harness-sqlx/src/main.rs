@@ -8,6 +8,7 @@ mod dataset;
 mod kv;
 mod lookup;
 mod multithread;
+mod script;
 mod settings;
 
 use bench_core::catalog::{CONCURRENCY, Harness, SQLX_STATEMENT_CACHE};
@@ -26,6 +27,7 @@ const SQLX: Registry = Registry {
         &Mirrored(bulk::Bulk),
         &Mirrored(crud::CrudOverhead),
         &Mirrored(kv::KeyValue),
+        &script::Script,
     ],
 };
 

@@ -9,28 +9,11 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags};
-use sha2::{Digest, Sha256};
 
 use crate::dataset::remove_db_files;
 use crate::error::BenchError;
 
-/// The SHA-256 of a file's bytes, in hex (what `sha256sum` prints).
-pub fn sha256(path: &Path) -> Result<String, BenchError> {
-    let mut f = std::fs::File::open(path)
-        .map_err(|e| BenchError::Invalid(format!("cannot read {}: {e}", path.display())))?;
-    let mut h = Sha256::new();
-    let mut buf = vec![0u8; 1 << 20];
-    loop {
-        let n = f
-            .read(&mut buf)
-            .map_err(|e| BenchError::Invalid(format!("cannot read {}: {e}", path.display())))?;
-        if n == 0 {
-            break;
-        }
-        h.update(&buf[..n]);
-    }
-    Ok(h.finalize().iter().map(|b| format!("{b:02x}")).collect())
-}
+pub use super::digest::sha256;
 
 /// Checks that `path` is a SQLite database file (its 16-byte header).
 pub fn check_is_sqlite(path: &Path) -> Result<(), BenchError> {

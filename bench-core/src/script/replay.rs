@@ -16,7 +16,7 @@ use crate::measure::stats::LatencyHistogram;
 use crate::measure::trace::ns_between;
 use crate::measure::{Bench, IterFn, Iteration};
 use crate::protocol::Event;
-use crate::script::report::{RowsCheck, ScriptReport, StatementAcc};
+use crate::script::report::{KeptRows, RowsCheck, ScriptReport, StatementAcc};
 use crate::script::{Client, Kind, Mix, Step, Value};
 
 /// What the work check of a script bench counts.
@@ -529,8 +529,42 @@ impl Replay {
                 rows,
                 db: db.to_string(),
                 db_sha256: sha256.to_string(),
+                kept: Some(kept_rows(&acc)),
             },
         };
         std::iter::once(report).chain(differ).collect()
+    }
+}
+
+/// The hash of a bench's kept results, client by client (see [`KeptRows`]).
+fn kept_rows(acc: &Acc) -> KeptRows {
+    let all = |n: usize| {
+        use std::hash::Hasher;
+        let mut h = twox_hash::XxHash3_64::with_seed(0);
+        for c in &acc.clients {
+            let kept = &c.kept[..n.min(c.kept.len())];
+            h.write_u64(kept.len() as u64);
+            for tx in kept {
+                h.write_u64(tx.script as u64);
+                h.write_u64(tx.statements.len() as u64);
+                for (i, out) in &tx.statements {
+                    h.write_u64(*i as u64);
+                    h.write_u64(out.hash);
+                    h.write_u64(out.rows);
+                    h.write_u64(out.changed);
+                }
+            }
+        }
+        format!("{:016x}", h.finish())
+    };
+    let least = acc.clients.iter().map(|c| c.kept.len()).min().unwrap_or(0);
+    KeptRows {
+        per_client: acc.clients.iter().map(|c| c.kept.len() as u64).collect(),
+        xxh3: all(usize::MAX),
+        prefixes: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000]
+            .into_iter()
+            .filter(|n| *n <= least)
+            .map(|n| (n as u64, all(n)))
+            .collect(),
     }
 }

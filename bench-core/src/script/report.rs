@@ -58,6 +58,47 @@ pub struct ScriptReport {
     pub db: String,
     /// Its SHA-256 when the run started.
     pub db_sha256: String,
+    /// What the kept results hash to, to compare benches that ran in different runners
+    /// (a harness's with the core's): see [`cross_check`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kept: Option<KeptRows>,
+}
+
+/// A bench's kept results as one number.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KeptRows {
+    /// Transactions kept, per client.
+    pub per_client: Vec<u64>,
+    /// XXH3 of every kept transaction's results (each statement's index, digest, rows and
+    /// rows changed), client by client, in hex.
+    pub xxh3: String,
+    /// The same over each client's first n transactions, for n = 1, 2, 5, 10, 20, ... 1000
+    /// as far as every client kept that many: two benches that kept different counts are
+    /// compared on the longest prefix both have.
+    #[serde(default)]
+    pub prefixes: Vec<(u64, String)>,
+}
+
+/// Each bench's rows check as a run's views show it: a bench that was its runner's reference
+/// but not the run's (a harness runs its own benches) is compared with the run's reference
+/// by the hash of their kept results. The first transaction that differs is named only
+/// within one runner; across runners, that they differ.
+pub fn cross_check(reports: &[(&str, &ScriptReport)]) -> Vec<RowsCheck> {
+    let first = reports
+        .iter()
+        .find(|(_, r)| matches!(r.rows, RowsCheck::Reference { .. }));
+    reports
+        .iter()
+        .map(|(name, r)| match (&r.rows, first) {
+            (RowsCheck::Reference { .. }, Some((against, reference))) if against != name => {
+                match (&r.kept, &reference.kept) {
+                    (Some(mine), Some(theirs)) => compare_kept(against, mine, theirs),
+                    _ => r.rows.clone(),
+                }
+            }
+            _ => r.rows.clone(),
+        })
+        .collect()
 }
 
 /// One statement's running figures in one client.
@@ -123,5 +164,45 @@ impl ScriptReport {
             .sum::<f64>()
             / self.transactions as f64;
         Some((self.tx_mean_ns - inside).max(0.0))
+    }
+}
+
+/// Two benches' kept results compared: all of them when both kept as many, else the longest
+/// prefix both hashed.
+fn compare_kept(against: &str, mine: &KeptRows, theirs: &KeptRows) -> RowsCheck {
+    let clients = mine.per_client.len() as u64;
+    let (transactions, same) = if mine.per_client == theirs.per_client {
+        (mine.per_client.iter().sum(), mine.xxh3 == theirs.xxh3)
+    } else {
+        let common = mine.prefixes.iter().rev().find_map(|(n, h)| {
+            let theirs = theirs.prefixes.iter().find(|(m, _)| m == n)?;
+            Some((*n, *h == theirs.1))
+        });
+        match common {
+            Some((n, same)) if mine.per_client.len() == theirs.per_client.len() => {
+                (n * clients, same)
+            }
+            _ => {
+                return RowsCheck::NotCompared {
+                    reason: format!(
+                        "it kept {:?} transactions per client, {against} {:?}: run at least as many in both",
+                        mine.per_client, theirs.per_client
+                    ),
+                };
+            }
+        }
+    };
+    if same {
+        RowsCheck::Same {
+            against: against.to_string(),
+            transactions,
+        }
+    } else {
+        RowsCheck::Differ {
+            against: against.to_string(),
+            first: format!(
+                "the rows of its first {transactions} transactions hash differently from {against}'s (it ran in another runner; the first difference is named when both run in one)"
+            ),
+        }
     }
 }

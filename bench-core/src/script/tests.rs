@@ -253,3 +253,81 @@ fn script_and_define_arguments_are_checked() {
         "invalid -D \"client_id=1\": client_id is set by each client"
     );
 }
+
+/// Benches of different runners are compared by the hash of what each kept: the same hash
+/// is the same rows, another hash differs, other counts cannot be compared; benches a
+/// runner already compared keep their check.
+#[test]
+fn benches_of_other_runners_are_compared_by_their_kept_hash() {
+    use crate::script::report::{KeptRows, RowsCheck, ScriptReport, cross_check};
+    let report = |rows: RowsCheck, per_client: Vec<u64>, xxh3: &str| ScriptReport {
+        clients: per_client.len() as u64,
+        transactions: 10,
+        tx_mean_ns: 1.0,
+        failed: 0,
+        busy: 0,
+        retries: 0,
+        statements: Vec::new(),
+        rows,
+        db: "x.db".into(),
+        db_sha256: "00".into(),
+        kept: Some(KeptRows {
+            prefixes: [1u64, 10]
+                .into_iter()
+                .filter(|n| per_client.iter().all(|k| k >= n))
+                .map(|n| (n, format!("{xxh3}{n}")))
+                .collect(),
+            per_client,
+            xxh3: xxh3.into(),
+        }),
+    };
+    let reference = || RowsCheck::Reference { transactions: 10 };
+    let core = report(reference(), vec![10], "aa");
+    let same_runner = report(
+        RowsCheck::Same {
+            against: "core".into(),
+            transactions: 10,
+        },
+        vec![10],
+        "aa",
+    );
+    let same = report(reference(), vec![10], "aa");
+    let differ = report(reference(), vec![10], "bb");
+    let fewer = report(reference(), vec![7], "aa");
+    let checks = cross_check(&[
+        ("core", &core),
+        ("mw", &same_runner),
+        ("sqlx", &same),
+        ("other", &differ),
+        ("short", &fewer),
+    ]);
+    assert_eq!(checks[0], reference());
+    assert_eq!(checks[1], same_runner.rows);
+    assert_eq!(
+        checks[2],
+        RowsCheck::Same {
+            against: "core".into(),
+            transactions: 10
+        }
+    );
+    assert!(
+        matches!(&checks[3], RowsCheck::Differ { against, first } if against == "core" && first.contains("hash differently")),
+        "{:?}",
+        checks[3]
+    );
+    // Seven kept against ten: compared on the first one of each.
+    assert_eq!(
+        checks[4],
+        RowsCheck::Same {
+            against: "core".into(),
+            transactions: 1
+        }
+    );
+    let none = report(reference(), vec![0], "cc");
+    let checks = cross_check(&[("core", &core), ("none", &none)]);
+    assert!(
+        matches!(&checks[1], RowsCheck::NotCompared { reason } if reason.contains("[0]") && reason.contains("[10]")),
+        "{:?}",
+        checks[1]
+    );
+}

@@ -85,6 +85,12 @@ pub fn spec() -> &'static Target {
             BenchSpec::whole(name, Subject::Crate(c), OP, crate_about(c))
         })
         .bench(BenchSpec::whole(
+            "sqlx",
+            Subject::SqlxSqlite,
+            OP,
+            "sqlx (its own harness): each client a task; a connection of its pool of `clients` per transaction, each statement through sqlx::query (cached by sqlx) with its values bound",
+        ))
+        .bench(BenchSpec::whole(
             "tokio-postgres",
             Subject::Postgres,
             OP,

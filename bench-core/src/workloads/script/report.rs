@@ -14,10 +14,21 @@ use crate::units::ns;
 #[derive(Debug)]
 pub struct ScriptSections;
 
-fn reports(run: &RunRecord) -> Vec<(&BenchResult, &ScriptReport)> {
-    run.benches
+/// Each bench's report, its rows check across runners resolved (see
+/// [`crate::script::report::cross_check`]).
+fn reports(run: &RunRecord) -> Vec<(&BenchResult, ScriptReport)> {
+    let found: Vec<(&BenchResult, &ScriptReport)> = run
+        .benches
         .iter()
         .filter_map(|b| Some((b, b.script.as_ref()?)))
+        .collect();
+    let named: Vec<(&str, &ScriptReport)> =
+        found.iter().map(|(b, r)| (b.name.as_str(), *r)).collect();
+    let checks = crate::script::report::cross_check(&named);
+    found
+        .into_iter()
+        .zip(checks)
+        .map(|((b, r), rows)| (b, ScriptReport { rows, ..r.clone() }))
         .collect()
 }
 
@@ -36,7 +47,7 @@ pub fn rows_word(r: &RowsCheck) -> String {
     }
 }
 
-fn transactions_table(rs: &[(&BenchResult, &ScriptReport)]) -> Table {
+fn transactions_table(rs: &[(&BenchResult, ScriptReport)]) -> Table {
     let rows = rs
         .iter()
         .map(|(b, r)| {
@@ -80,7 +91,7 @@ fn transactions_table(rs: &[(&BenchResult, &ScriptReport)]) -> Table {
 }
 
 /// pgbench's `-r`: each statement's mean latency, one column per bench.
-fn statements_table(rs: &[(&BenchResult, &ScriptReport)]) -> Option<Table> {
+fn statements_table(rs: &[(&BenchResult, ScriptReport)]) -> Option<Table> {
     let (_, first) = rs.first()?;
     let mut headers = vec!["statement".to_string(), "sql".to_string()];
     headers.extend(rs.iter().map(|(b, _)| b.name.clone()));
@@ -122,7 +133,7 @@ fn statements_table(rs: &[(&BenchResult, &ScriptReport)]) -> Option<Table> {
     })
 }
 
-fn notes(rs: &[(&BenchResult, &ScriptReport)]) -> Vec<String> {
+fn notes(rs: &[(&BenchResult, ScriptReport)]) -> Vec<String> {
     let mut out = Vec::new();
     if let Some((_, r)) = rs.first() {
         out.push(format!(
@@ -191,7 +202,7 @@ impl Sections for ScriptSections {
             return None;
         }
         let m: BTreeMap<&str, &ScriptReport> =
-            rs.iter().map(|(b, r)| (b.name.as_str(), *r)).collect();
+            rs.iter().map(|(b, r)| (b.name.as_str(), r)).collect();
         serde_json::to_value(m).ok()
     }
 }
