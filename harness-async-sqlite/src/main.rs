@@ -8,6 +8,7 @@ mod crud;
 mod kv;
 mod lookup;
 mod multithread;
+mod script;
 
 // bench-core's rusqlite code, compiled against async-sqlite's rusqlite (the dataset's rows read
 // back, `read_rows`, serve bench-core's tests; this harness checks them in its own).
@@ -31,6 +32,7 @@ const ASYNC_SQLITE: Registry = Registry {
         &Mirrored(bulk::Bulk),
         &Mirrored(crud::CrudOverhead),
         &Mirrored(kv::KeyValue),
+        &script::SCRIPT,
     ],
 };
 

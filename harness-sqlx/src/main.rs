@@ -27,7 +27,7 @@ const SQLX: Registry = Registry {
         &Mirrored(bulk::Bulk),
         &Mirrored(crud::CrudOverhead),
         &Mirrored(kv::KeyValue),
-        &script::Script,
+        &script::SCRIPT,
     ],
 };
 

@@ -804,5 +804,11 @@ pub fn parse_define(arg: &str) -> Result<(String, Value), String> {
     Ok((name.to_string(), v))
 }
 
+/// Whether a write statement returns rows (`RETURNING`): what a backend reads them with.
+pub fn returns_rows(sql: &str) -> bool {
+    sql.split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+        .any(|w| w.eq_ignore_ascii_case("returning"))
+}
+
 #[cfg(test)]
 mod tests;

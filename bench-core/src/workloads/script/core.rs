@@ -22,13 +22,13 @@ use crate::measure::trace::ns_between;
 use crate::measure::{Bench, IterFn, Iteration};
 use crate::protocol::{DatasetStatus, Event};
 use crate::script::replay::{ClientAcc, Exec, Replay, describe};
-use crate::script::{Client, Kind, Placeholders, Step};
+use crate::script::{Client, Kind, Step};
 use crate::settings::SqliteSettings;
 use crate::workload::{RunContext, Session, Workload};
 
 use super::paths::*;
-use super::{CLIENTS, ON_BUSY, TRANSACTIONS};
 use crate::catalog::POOL;
+use crate::on_rusqlite::script::{classify, exec_statement, rollback};
 
 /// bench-core's `script`.
 pub struct Core;
@@ -66,21 +66,8 @@ impl Workload for Core {
             build_ms: Some(started.elapsed().as_secs_f64() * 1000.0),
         });
         let k = &run.plan.knobs;
-        let sql = mix
-            .statements()
-            .map(|s| Arc::<str>::from(s.sql(Placeholders::Numbered)))
-            .collect();
         Ok(Box::new(Ctx {
-            replay: Replay::new(
-                Exec {
-                    sql,
-                    retry: k.word(&ON_BUSY) == "retry",
-                    mix: Arc::new(mix),
-                },
-                k.count(&CLIENTS) as usize,
-                k.count(&TRANSACTIONS),
-                run.plan.target.seed,
-            ),
+            replay: super::replay_for(run, mix),
             pool: k.word(&POOL).to_string(),
             postgres_url: run.postgres_url.clone(),
             pg_schemas: RefCell::new(Vec::new()),

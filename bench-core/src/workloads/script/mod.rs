@@ -6,6 +6,7 @@
 
 #[cfg(feature = "middleware")]
 mod core;
+pub mod harness;
 #[cfg(feature = "middleware")]
 mod paths;
 #[cfg(feature = "crates")]
@@ -108,10 +109,11 @@ pub fn spec() -> &'static Target {
 
 /// The crates the script target runs besides tokio-rusqlite (which comes first in the
 /// catalog, as before).
-const CRATES: [Shipped; 3] = [
+const CRATES: [Shipped; 4] = [
     Shipped::R2d2SpawnBlocking,
     Shipped::R2d2BlockInPlace,
     Shipped::SqlMiddleware,
+    Shipped::AsyncSqlite,
 ];
 
 fn crate_about(c: Shipped) -> &'static str {
@@ -121,6 +123,9 @@ fn crate_about(c: Shipped) -> &'static str {
         }
         Shipped::R2d2BlockInPlace => {
             "r2d2 + r2d2_sqlite, a pool of `clients` connections: each client a task; a checkout per transaction and each statement (from its cache) in block_in_place"
+        }
+        Shipped::AsyncSqlite => {
+            "async-sqlite (its own harness): each client a task with its own Client (a connection on a thread of its own); each statement (from its cache) one conn call"
         }
         _ => {
             "sql-middleware as shipped (its SQLite pool of 10): each client a task; a checkout per transaction, each statement through its query builder (select or dml, its statement cache on)"
@@ -147,6 +152,31 @@ pub fn load_mix(args: &crate::service::args::ScriptArgs) -> Result<Mix, BenchErr
         defines.push(crate::script::parse_define(d).map_err(BenchError::Invalid)?);
     }
     Mix::parse(&sources, &defines).map_err(|e| BenchError::Invalid(e.to_string()))
+}
+
+/// The replay of `mix` a run's knobs ask for: SQLite's numbered placeholders, the clients,
+/// the transactions per sample, `on_busy` and the target's seed. Every runner that runs
+/// scripts (the core's and the harnesses') builds it the same way.
+pub fn replay_for(
+    run: &crate::workload::RunContext<'_>,
+    mix: Mix,
+) -> crate::script::replay::Replay {
+    use std::sync::Arc;
+    let k = &run.plan.knobs;
+    let sql = mix
+        .statements()
+        .map(|s| Arc::<str>::from(s.sql(crate::script::Placeholders::Numbered)))
+        .collect();
+    crate::script::replay::Replay::new(
+        crate::script::replay::Exec {
+            sql,
+            retry: k.word(&ON_BUSY) == "retry",
+            mix: Arc::new(mix),
+        },
+        k.count(&CLIENTS) as usize,
+        k.count(&TRANSACTIONS),
+        run.plan.target.seed,
+    )
 }
 
 /// Everything a front end checks before a run starts: the scripts read and parsed, and a

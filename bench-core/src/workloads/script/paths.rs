@@ -5,70 +5,12 @@
 
 use std::sync::Arc;
 
-use rusqlite::Connection;
-
 use crate::backends::middleware::Middleware;
 use crate::error::BenchError;
+use crate::on_rusqlite::script::{classify, exec_statement, rollback};
 use crate::script::digest::{Cell, Digest};
 use crate::script::replay::{AsyncPath, Outcome, StmtError, StmtOut};
-use crate::script::{Kind, Value};
-
-fn is_busy(e: &rusqlite::Error) -> bool {
-    matches!(
-        e.sqlite_error_code(),
-        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
-    )
-}
-
-/// Runs one statement on a connection: its values bound, every row read and hashed.
-pub(super) fn exec_statement(
-    c: &Connection,
-    sql: &str,
-    kind: Kind,
-    params: &[Value],
-) -> rusqlite::Result<StmtOut> {
-    let mut stmt = c.prepare_cached(sql)?;
-    for (i, v) in params.iter().enumerate() {
-        match v {
-            Value::Int(n) => stmt.raw_bind_parameter(i + 1, n)?,
-            Value::Double(d) => stmt.raw_bind_parameter(i + 1, d)?,
-        }
-    }
-    let cols = stmt.column_count();
-    let mut d = Digest::default();
-    {
-        let mut rows = stmt.raw_query();
-        while let Some(row) = rows.next()? {
-            for i in 0..cols {
-                use rusqlite::types::ValueRef as V;
-                d.cell(match row.get_ref(i)? {
-                    V::Null => Cell::Null,
-                    V::Integer(n) => Cell::Int(n),
-                    V::Real(r) => Cell::Real(r),
-                    V::Text(t) => Cell::Text(std::str::from_utf8(t).unwrap_or("\u{fffd}")),
-                    V::Blob(b) => Cell::Blob(b),
-                });
-            }
-            d.row();
-        }
-    }
-    drop(stmt);
-    let changed = if kind == Kind::Write { c.changes() } else { 0 };
-    d.statement(changed);
-    Ok(StmtOut {
-        hash: d.finish(),
-        rows: d.rows(),
-        changed,
-    })
-}
-
-pub(super) fn classify(e: rusqlite::Error) -> StmtError {
-    if is_busy(&e) {
-        StmtError::Busy
-    } else {
-        StmtError::Other(e.to_string())
-    }
-}
+use crate::script::{Kind, Value, returns_rows};
 
 /// The middleware path: a checkout per transaction, a dispatch per statement.
 pub(super) struct OnMiddleware(pub(super) Middleware);
@@ -238,7 +180,7 @@ async fn sql_middleware_statement(
             Value::Double(x) => V::Float(*x),
         })
         .collect();
-    let changed = if kind != Kind::Write || returning(&sql) {
+    let changed = if kind != Kind::Write || returns_rows(&sql) {
         let rs = match conn.query(&sql).params(&p).select().await {
             Ok(rs) => rs,
             Err(e) => return Ok(Err(classify_mw(e))),
@@ -412,7 +354,7 @@ async fn turso_statement(
         })
         .collect();
     let mut d = Digest::default();
-    let returns = kind != Kind::Write || returning(sql);
+    let returns = kind != Kind::Write || returns_rows(sql);
     let changed = if returns {
         let mut rows = stmt.query(values).await?;
         while let Some(row) = rows.next().await? {
@@ -437,16 +379,4 @@ async fn turso_statement(
         rows: d.rows(),
         changed,
     })
-}
-
-/// Whether a write statement returns rows (`RETURNING`).
-pub(super) fn returning(sql: &str) -> bool {
-    sql.split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
-        .any(|w| w.eq_ignore_ascii_case("returning"))
-}
-
-pub(super) fn rollback(c: &Connection) {
-    if !c.is_autocommit() {
-        let _ = c.execute_batch("ROLLBACK");
-    }
 }

@@ -1,0 +1,181 @@
+//! The script target in a harness crate (sqlx's, async-sqlite's): the same replay as the core
+//! runner's, on a copy of the user's database the harness's own SQLite binding makes. A
+//! harness writes only its [`ScriptBinding`]: how it builds a database from `--init` SQL, how
+//! it copies the user's file without writing it, and its [`AsyncPath`] on a copy.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::catalog::{BenchSpec, CatalogError, Subject, Target};
+use crate::error::BenchError;
+use crate::measure::Bench;
+use crate::protocol::{DatasetStatus, Event};
+use crate::script::replay::{AsyncPath, Replay};
+use crate::settings::SqliteSettings;
+use crate::workload::{RunContext, Session, Workload};
+
+/// What a harness's SQLite binding does for the script target.
+pub trait ScriptBinding: Sync {
+    type Path: AsyncPath;
+    /// The bench's subject this harness runs.
+    const SUBJECT: Subject;
+    /// Runs `sql` (the `--init` file) on a new database at `path`.
+    fn init(&self, rt: &tokio::runtime::Runtime, path: &Path, sql: &str) -> Result<(), BenchError>;
+    /// Copies the database at `original` to `to` without writing the original (its -wal
+    /// read through a read-only connection): `VACUUM INTO`, say.
+    fn copy(
+        &self,
+        rt: &tokio::runtime::Runtime,
+        original: &Path,
+        to: &Path,
+    ) -> Result<(), BenchError>;
+    /// The path the clients run on over the database at `path`, with `clients`
+    /// connections, and the settings a connection reads back.
+    fn open(
+        &self,
+        rt: &tokio::runtime::Runtime,
+        path: &Path,
+        settings: &SqliteSettings,
+        clients: usize,
+    ) -> Result<(Self::Path, BTreeMap<String, String>), BenchError>;
+}
+
+/// The script target as a harness registers it.
+pub struct ScriptHarness<B>(pub B);
+
+impl<B: ScriptBinding> Workload for ScriptHarness<B> {
+    fn spec(&self) -> &'static Target {
+        super::spec()
+    }
+
+    fn open<'a>(
+        &'a self,
+        run: &'a RunContext<'a>,
+        emit: &mut dyn FnMut(Event),
+    ) -> Result<Box<dyn Session + 'a>, BenchError> {
+        let mix = super::load_mix(&run.script)?;
+        let db = run.script.db.clone().ok_or_else(|| {
+            BenchError::Invalid("the script target needs --db PATH (see docs/scripts.md)".into())
+        })?;
+        let rt = crate::measure::drive::runtime(None)?;
+        if !db.exists() {
+            let init = run.script.init.as_ref().ok_or_else(|| {
+                BenchError::Invalid(format!(
+                    "--db {}: no such file (allowed: an existing SQLite database, or --init FILE to build it)",
+                    db.display()
+                ))
+            })?;
+            emit(Event::Dataset {
+                status: DatasetStatus::Building,
+                rows: 0,
+                path: db.display().to_string(),
+                build_ms: None,
+            });
+            build(&self.0, &rt, &db, init)?;
+        }
+        Ok(Box::new(HarnessSession {
+            binding: &self.0,
+            replay: super::replay_for(run, mix),
+            sha256: crate::script::digest::sha256(&db)?,
+            original: db,
+            dir: run.scratch_dir()?,
+            settings: run.sqlite.clone(),
+            rt,
+            working: RefCell::new(Vec::new()),
+        }))
+    }
+}
+
+/// Builds the database at `path` from `init`: into a temporary file, moved in place when it
+/// is whole (a failed init leaves nothing).
+fn build<B: ScriptBinding>(
+    b: &B,
+    rt: &tokio::runtime::Runtime,
+    path: &Path,
+    init: &Path,
+) -> Result<(), BenchError> {
+    let sql = std::fs::read_to_string(init).map_err(|e| {
+        BenchError::Invalid(format!("--init {}: cannot read it: {e}", init.display()))
+    })?;
+    let tmp = PathBuf::from(format!("{}.{}.tmp", path.display(), std::process::id()));
+    if let Err(e) = b.init(rt, &tmp, &sql) {
+        crate::dataset::remove_db_files(&tmp);
+        return Err(BenchError::Invalid(format!(
+            "--init {}: {e}",
+            init.display()
+        )));
+    }
+    std::fs::rename(&tmp, path).map_err(|e| {
+        BenchError::Invalid(format!(
+            "cannot move the new database to {}: {e}",
+            path.display()
+        ))
+    })
+}
+
+struct HarnessSession<'a, B: ScriptBinding> {
+    binding: &'a B,
+    replay: Replay,
+    original: PathBuf,
+    sha256: String,
+    dir: PathBuf,
+    settings: SqliteSettings,
+    rt: tokio::runtime::Runtime,
+    /// The copies made for this run's benches, removed when it ends.
+    working: RefCell<Vec<PathBuf>>,
+}
+
+impl<B: ScriptBinding> Drop for HarnessSession<'_, B> {
+    fn drop(&mut self) {
+        for p in self.working.borrow().iter() {
+            crate::dataset::remove_db_files(p);
+        }
+    }
+}
+
+impl<B: ScriptBinding> Session for HarnessSession<'_, B> {
+    fn ops(&self) -> u64 {
+        self.replay.per_pass
+    }
+
+    fn skip(&self, bench: &BenchSpec) -> Option<String> {
+        crate::settings::skip_reason(bench.subject, self.replay.clients, &self.settings)
+    }
+
+    fn bench(&self, spec: &BenchSpec) -> Result<Bench<'_>, BenchError> {
+        if spec.subject != B::SUBJECT {
+            return Err(CatalogError::no_implementation(
+                super::spec(),
+                spec,
+                "not a bench of this harness",
+            )
+            .into());
+        }
+        // A fresh copy per bench, whether the scripts write or not.
+        let path = self.dir.join(format!(
+            "script-{}-work-{}.sqlite",
+            spec.name.replace('/', "-"),
+            std::process::id()
+        ));
+        crate::dataset::remove_db_files(&path);
+        self.working.borrow_mut().push(path.clone());
+        self.binding
+            .copy(&self.rt, &self.original, &path)
+            .map_err(|e| {
+                BenchError::Invalid(format!("copying {}: {e}", self.original.display()))
+            })?;
+        let (p, settings) =
+            self.binding
+                .open(&self.rt, &path, &self.settings, self.replay.clients)?;
+        self.replay.async_bench(&self.rt, spec.name, p, settings)
+    }
+
+    fn report(&self, spec: &BenchSpec) -> Vec<Event> {
+        self.replay.report(
+            spec.name,
+            &self.original.display().to_string(),
+            &self.sha256,
+        )
+    }
+}
