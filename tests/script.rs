@@ -412,3 +412,57 @@ fn scripts_run_on_postgres_where_they_are_portable() {
     );
     assert_eq!(script_schemas(&url), 0, "every schema made was dropped");
 }
+
+/// Each statement of the run's scripts is a micro-bench of the target (`stmt/FILE:LINE`):
+/// a read and a write timed alone on rusqlite; BEGIN and END are not statements one times
+/// alone, and an unknown one is refused with the list.
+#[test]
+fn each_statement_is_a_micro_bench_of_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("bank.db");
+    let (tpcb, init) = (asset("tpcb.sql"), asset("tpcb-init.sql"));
+    let base = [
+        "--script",
+        tpcb.to_str().unwrap(),
+        "-D",
+        "scale=1",
+        "--db",
+        db.to_str().unwrap(),
+        "--init",
+        init.to_str().unwrap(),
+        "--transactions",
+        "20",
+    ];
+    let mut args = base.to_vec();
+    args.extend(["--bench", "stmt/tpcb:10", "--bench", "stmt/tpcb:11"]);
+    let doc = run_json(&args, dir.path());
+    let benches = doc["runs"][0]["benches"].as_array().unwrap();
+    assert_eq!(benches.len(), 2);
+    for b in benches {
+        assert_eq!(b["backend"], "rusqlite", "{b}");
+        assert!(b["summary"]["median"].as_f64().unwrap() > 0.0, "{b}");
+        // 20 statements a pass (`transactions`), each with a latency of its own.
+        assert_eq!(b["ops"], 20, "{b}");
+        let lat = &b["summary"]["latency"]["count"];
+        assert_eq!(lat.as_u64().unwrap() % 20, 0, "{b}");
+    }
+    let before = sha256(&db).unwrap();
+    let mut args = base.to_vec();
+    args.extend(["--bench", "stmt/tpcb:9"]);
+    let out = benchscope()
+        .args(["run", "script"])
+        .args(&args)
+        .args(["--cache-dir"])
+        .arg(dir.path().join("cache"))
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    assert!(
+        text.contains("unknown bench \"stmt/tpcb:9\"") && text.contains("stmt/tpcb:14"),
+        "{text}"
+    );
+    assert_eq!(sha256(&db).unwrap(), before, "the write ran on a copy");
+}

@@ -451,10 +451,16 @@ fn a_script_opens_its_target_runs_and_exports_its_statements() {
     let _s = start(&session, &cmd);
     let pane = wait_for(&session, "Catalog", Duration::from_secs(20));
     assert!(pane.contains("◀ script ▶"), "{pane}");
-    // The catalog lists the script's statements; its -D variable is a knob.
-    assert!(pane.contains("statements (--script)"), "{pane}");
-    assert!(pane.contains("tpcb:11 SELECT abalance"), "{pane}");
+    // Its -D variable is a knob; the catalog lists the script's statements as micro-benches,
+    // each with its text (at the end of the list: down to them and back).
     assert!(pane.contains(":scale"), "{pane}");
+    let down: Vec<&str> = std::iter::repeat_n("Down", 30).collect();
+    keys(&session, &down);
+    let pane = wait_for(&session, "stmt/tpcb:14", Duration::from_secs(10));
+    assert!(pane.contains("stmt/tpcb:11"), "{pane}");
+    assert!(pane.contains("SELECT abalance FROM"), "{pane}");
+    let up: Vec<&str> = std::iter::repeat_n("Up", 30).collect();
+    keys(&session, &up);
     // rusqlite, then middleware/worker (the fifth bench).
     keys(
         &session,

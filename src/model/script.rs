@@ -1,10 +1,11 @@
-//! The script target as the explorer shows it: the catalog's spec with a knob for each
-//! script variable given a whole number with `-D` (changed live like any knob, handed to the
-//! runner as `--define NAME=VALUE`), and the statements of the mix for the catalog.
+//! The script target as the explorer shows it: the run's spec (a micro-bench per statement,
+//! `bench_core::workloads::script::spec_for`) with a knob for each script variable given a
+//! whole number with `-D` (changed live like any knob, handed to the runner as
+//! `--define NAME=VALUE`).
 
 use bench_core::catalog::{Target, leak};
 use bench_core::knobs::KnobSpec;
-use bench_core::script::{Mix, Value};
+use bench_core::script::Value;
 
 /// A script variable's knob is named `:NAME`, as the scripts read it.
 pub const VAR_PREFIX: char = ':';
@@ -17,14 +18,12 @@ const VAR_MAX: u64 = 1 << 53;
 pub struct ScriptView {
     /// The script target with the variables' knobs after its own.
     pub target: &'static Target,
-    /// Each statement of the mix: its `file:line` and its text on one line.
-    pub statements: Vec<(String, String)>,
 }
 
-/// The view of `mix` for `spec` (the script target's catalog entry): a count knob for each
+/// The view for `spec` (the script target for the run's scripts): a count knob for each
 /// variable `defines` gives a whole number at least 0 (a negative or decimal one stays as
 /// given, and the docs say so).
-pub fn view(spec: &Target, mix: &Mix, defines: &[(String, Value)]) -> ScriptView {
+pub fn view(spec: &Target, defines: &[(String, Value)]) -> ScriptView {
     let mut target = spec.clone();
     let mut seen = Vec::new();
     // The last -D of a name wins, as in the script's own reading.
@@ -48,16 +47,8 @@ pub fn view(spec: &Target, mix: &Mix, defines: &[(String, Value)]) -> ScriptView
             ));
         }
     }
-    let statements = mix
-        .statements()
-        .map(|s| {
-            let (script, _) = mix.statement(s.index);
-            (format!("{}:{}", script.name, s.at.line), s.text.clone())
-        })
-        .collect();
     ScriptView {
         target: Box::leak(Box::new(target)),
-        statements,
     }
 }
 
@@ -71,24 +62,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn whole_number_variables_become_knobs_and_statements_are_listed() {
-        let mix = Mix::parse(
-            &[(
-                "t.sql".into(),
-                "\\set id random(1, :keys)\nSELECT :id * :f;\n".into(),
-                1,
-            )],
-            &[
-                ("keys".into(), Value::Int(10)),
-                ("f".into(), Value::Double(0.5)),
-                ("keys".into(), Value::Int(100)),
-            ],
-        )
-        .unwrap();
+    fn whole_number_variables_become_knobs() {
         let spec = bench_core::workloads::script::spec();
         let v = view(
             spec,
-            &mix,
             &[
                 ("keys".into(), Value::Int(10)),
                 ("f".into(), Value::Double(0.5)),
@@ -103,12 +80,38 @@ mod tests {
             "100",
             "the last -D wins"
         );
-        assert_eq!(
-            v.statements,
-            [("t:2".to_string(), "SELECT :id * :f".to_string())]
-        );
         assert_eq!(variable(":keys"), Some("keys"));
         assert_eq!(variable("clients"), None);
+    }
+
+    /// The run's scripts give the target a micro-bench per statement, its text as what one
+    /// operation is; BEGIN and COMMIT are none.
+    #[test]
+    fn each_statement_is_a_micro_bench_with_its_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("t.sql");
+        std::fs::write(
+            &file,
+            "\\set id random(1, :keys)\nBEGIN;\nSELECT :id;\nCOMMIT;\n",
+        )
+        .unwrap();
+        let args = bench_core::service::args::ScriptArgs {
+            scripts: vec![file.display().to_string()],
+            defines: vec!["keys=100".into()],
+            ..Default::default()
+        };
+        let spec = bench_core::workloads::script::spec_for(&args);
+        let stmts: Vec<(&str, &str)> = spec
+            .benches
+            .iter()
+            .filter(|b| bench_core::workloads::script::is_statement(b))
+            .map(|b| (b.name, b.op))
+            .collect();
+        assert_eq!(stmts, [("stmt/t:3", "SELECT :id")]);
+        assert!(std::ptr::eq(
+            spec,
+            bench_core::workloads::script::spec_for(&args)
+        ));
     }
 
     /// A variable's knob reaches the runner as `--define`, after the command line's (the last

@@ -118,9 +118,8 @@ pub fn run(args: TuiArgs, open: Option<&std::path::Path>) -> i32 {
             .map(|d| bench_core::script::parse_define(d))
             .collect();
         match (bench_core::workloads::script::check_inputs(script), defines) {
-            (Ok(mix), Ok(defines)) => Some(crate::model::script::view(
-                bench_core::workloads::script::spec(),
-                &mix,
+            (Ok(_), Ok(defines)) => Some(crate::model::script::view(
+                bench_core::workloads::script::spec_for(script),
                 &defines,
             )),
             (Err(e), _) => {

@@ -21,6 +21,10 @@ fn detail(b: &bench_core::catalog::BenchSpec) -> String {
 }
 
 fn full_detail(b: &bench_core::catalog::BenchSpec) -> String {
+    // A script's statement: its text (the catalog lists the scripts' statements this way).
+    if bench_core::workloads::script::is_statement(b) {
+        return b.op.to_string();
+    }
     match (b.phase, b.strategy(), b.subject) {
         (Some(p), _, _) => p.label().to_string(),
         (None, Some(s), _) => s.name().to_string(),
@@ -34,7 +38,12 @@ fn full_detail(b: &bench_core::catalog::BenchSpec) -> String {
 /// each row's name, then its detail flush right, one column apart.
 pub fn width_needed(state: &State) -> u16 {
     let row = |b: &bench_core::catalog::BenchSpec| {
-        let detail = detail(b).chars().count();
+        // A statement's text is cut to the room there is; it does not widen the panel.
+        let detail = if bench_core::workloads::script::is_statement(b) {
+            0
+        } else {
+            detail(b).chars().count()
+        };
         // "[ ] " name, the baseline mark, then a space and the detail
         4 + b.name.chars().count() + 1 + if detail > 0 { 1 + detail } else { 0 }
     };
@@ -144,20 +153,6 @@ pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
             line = line.style(theme.selected());
         }
         rows.push((Some(i), line));
-    }
-    // The scripts' statements, as the runs' statements tables name them.
-    if let Some(view) = state
-        .script
-        .as_ref()
-        .filter(|v| v.target.name == state.target.name)
-    {
-        rows.push((None, Line::styled("statements (--script)", theme.accent())));
-        for (at, text) in &view.statements {
-            rows.push((
-                None,
-                Line::styled(fit(&format!("  {at} {text}"), w), theme.dim()),
-            ));
-        }
     }
     let cursor_row = rows
         .iter()

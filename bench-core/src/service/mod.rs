@@ -18,7 +18,11 @@ impl RunnerArgs {
     /// Checks everything before anything starts. With `Some(harness)`, the plan holds only
     /// that harness's benches (and naming another's is an error); with `None`, every harness's.
     pub fn plan(&self, harness: Option<Harness>) -> Result<Plan, BenchError> {
-        let target = workloads::find(&self.target)?;
+        let mut target = workloads::find(&self.target)?;
+        // The script target has a micro-bench per statement of the run's scripts.
+        if target.name == workloads::script::NAME {
+            target = workloads::script::spec_for(&self.session.script);
+        }
         let mine = |b: &BenchSpec| harness.is_none_or(|h| b.harness() == h);
         let benches = if self.benches.is_empty() {
             target.benches.iter().filter(|b| mine(b)).collect()

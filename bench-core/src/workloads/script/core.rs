@@ -177,6 +177,73 @@ impl Ctx {
         Ok(path)
     }
 
+    /// Statement `index` alone on rusqlite (a `stmt/FILE:LINE` micro-bench): each sample
+    /// runs it `transactions` times on one connection with values drawn as the scripts draw
+    /// them (before the sample's clock starts); a write runs inside a transaction whose
+    /// BEGIN and COMMIT are outside the clock, so that the figure is the statement's, as
+    /// the statements table's is inside a script's transaction.
+    fn statement_bench(&self, name: &str, index: usize) -> Result<Bench<'_>, BenchError> {
+        let exec = &self.replay.exec;
+        let Some(kind) = exec
+            .mix
+            .statements()
+            .find(|s| s.index == index)
+            .map(|s| s.kind)
+        else {
+            return Err(BenchError::Invalid(format!(
+                "{name}: no such statement in the scripts"
+            )));
+        };
+        let path = self.database_for(name, kind == Kind::Write)?;
+        let conn = crate::backends::raw::open(&path, &self.settings)?;
+        let settings = crate::backends::raw::read_back(&conn);
+        let mut client = Client::new(exec.mix.clone(), self.replay.seed, 0);
+        let n = self.replay.per_pass;
+        let sql = exec.sql[index].clone();
+        let mut steps = Vec::new();
+        let label = name.to_string();
+        let iter: IterFn<'_> = Box::new(move |hist| {
+            // This sample's values: the statement's step of the next transactions that run it.
+            let mut values = Vec::with_capacity(n as usize);
+            let mut draws = 0u64;
+            while (values.len() as u64) < n {
+                client.next(&mut steps).map_err(BenchError::Invalid)?;
+                draws += 1;
+                if draws > n.saturating_mul(1000).max(10_000) {
+                    return Err(BenchError::Invalid(format!(
+                        "{label}: its script is drawn too seldom in the mix to time it alone"
+                    )));
+                }
+                values.extend(steps.iter().filter_map(|st| match st {
+                    Step::Sql(s, v) if s.index == index => Some(v.clone()),
+                    _ => None,
+                }));
+            }
+            values.truncate(n as usize);
+            let write = kind == Kind::Write;
+            if write {
+                conn.execute_batch("BEGIN")?;
+            }
+            let mut rows = 0u64;
+            let start = Instant::now();
+            for v in &values {
+                let t0 = Instant::now();
+                let out = exec_statement(&conn, &sql, kind, v).map_err(|e| {
+                    BenchError::Invalid(crate::script::replay::describe(&exec.mix, index, e))
+                })?;
+                hist.record(ns_between(t0, Instant::now()));
+                rows += out.rows + out.changed;
+            }
+            let elapsed = ns_between(start, Instant::now());
+            if write {
+                conn.execute_batch("COMMIT")?;
+            }
+            std::hint::black_box(rows);
+            Ok(Iteration::new(elapsed, n))
+        });
+        Ok(Bench::new(iter, n, "statements run in the sample").with_settings(settings))
+    }
+
     fn rusqlite_bench(&self, name: &str) -> Result<Bench<'_>, BenchError> {
         let path = self.database_for(name, false)?;
         let mut conns = (0..self.replay.clients)
@@ -393,6 +460,9 @@ impl Session for Ctx {
 
     fn bench(&self, spec: &BenchSpec) -> Result<Bench<'_>, BenchError> {
         match spec.subject {
+            Subject::Rusqlite if spec.kind == crate::catalog::BenchKind::Micro => {
+                self.statement_bench(spec.name, spec.variant as usize)
+            }
             Subject::Rusqlite => self.rusqlite_bench(spec.name),
             Subject::Middleware(s) => self.middleware_bench(spec.name, s),
             #[cfg(feature = "crates")]

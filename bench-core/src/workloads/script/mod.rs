@@ -133,6 +133,65 @@ fn crate_about(c: Shipped) -> &'static str {
     }
 }
 
+/// A statement micro-bench's name: `stmt/FILE:LINE`, as the statements table places it.
+pub const STATEMENT_PREFIX: &str = "stmt/";
+
+/// Whether `b` is a statement micro-bench (its `op` is the statement's text).
+pub fn is_statement(b: &BenchSpec) -> bool {
+    b.kind == crate::catalog::BenchKind::Micro && b.name.starts_with(STATEMENT_PREFIX)
+}
+
+/// The script target for the run's scripts: the catalog's entry with a micro-bench for each
+/// statement (`stmt/FILE:LINE`: that statement alone on rusqlite, its values drawn as the
+/// scripts draw them); the catalog's own entry when no script is given or they do not read.
+pub fn spec_for(args: &crate::service::args::ScriptArgs) -> &'static Target {
+    use std::sync::Mutex;
+    static MADE: Mutex<Vec<(crate::service::args::ScriptArgs, &'static Target)>> =
+        Mutex::new(Vec::new());
+    if args.scripts.is_empty() {
+        return spec();
+    }
+    let Ok(mix) = load_mix(args) else {
+        return spec();
+    };
+    let mut made = MADE.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((_, t)) = made.iter().find(|(a, _)| a == args) {
+        return t;
+    }
+    let mut t = spec().clone();
+    for s in mix.statements() {
+        if matches!(
+            s.kind,
+            crate::script::Kind::Begin
+                | crate::script::Kind::Commit
+                | crate::script::Kind::Rollback
+        ) {
+            continue;
+        }
+        let (script, _) = mix.statement(s.index);
+        let mut name = format!("{STATEMENT_PREFIX}{}:{}", script.name, s.at.line);
+        if t.benches.iter().any(|b| b.name == name) {
+            name = format!("{name}:{}", s.at.col);
+        }
+        // What one operation is: the statement, as the catalog shows it beside the name.
+        let mut b = BenchSpec::micro(
+            crate::catalog::leak(name),
+            Subject::Rusqlite,
+            crate::measure::trace::Phase::ExecuteMarshal,
+            crate::catalog::leak(s.text.clone()),
+        )
+        .about(crate::catalog::leak(format!(
+            "one run of `{}` alone on rusqlite (cached, values bound as the scripts draw them; a write inside a transaction whose BEGIN and COMMIT are not timed)",
+            s.text
+        )));
+        b.variant = s.index as u16;
+        t.benches.push(b);
+    }
+    let t: &'static Target = Box::leak(Box::new(t));
+    made.push((args.clone(), t));
+    t
+}
+
 /// The run's scripts, read and checked: every problem named with its file, line and column.
 pub fn load_mix(args: &crate::service::args::ScriptArgs) -> Result<Mix, BenchError> {
     if args.scripts.is_empty() {
