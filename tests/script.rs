@@ -70,6 +70,8 @@ fn tpcb_runs_through_each_backend_with_the_same_rows_and_the_original_untouched(
             "sqlx",
             "--bench",
             "async-sqlite",
+            "--bench",
+            "sql-middleware/turso",
         ],
         dir.path(),
     );
@@ -77,7 +79,7 @@ fn tpcb_runs_through_each_backend_with_the_same_rows_and_the_original_untouched(
     let before = sha256(&db).unwrap();
     let run = &doc["runs"][0];
     let benches = run["benches"].as_array().unwrap();
-    assert_eq!(benches.len(), 10, "{run}");
+    assert_eq!(benches.len(), 11, "{run}");
     for (i, b) in benches.iter().enumerate() {
         let r = &b["script"];
         assert!(b["summary"]["median"].as_f64().unwrap() > 0.0, "{b}");
@@ -98,8 +100,8 @@ fn tpcb_runs_through_each_backend_with_the_same_rows_and_the_original_untouched(
         // A transaction takes at least as long as its statements.
         let inside: f64 = st.iter().map(|s| s["mean_ns"].as_f64().unwrap()).sum();
         assert!(r["tx_mean_ns"].as_f64().unwrap() >= inside * 0.99, "{r}");
-        // The run's view of the rows: the sqlx and async-sqlite runners (harnesses of their
-        // own) had no rusqlite to compare with; the report compares the hashes of what each
+        // The run's view of the rows: the sqlx, async-sqlite and sql-middleware/turso runners
+        // (harnesses of their own) had no rusqlite to compare with; the report compares the hashes of what each
         // kept.
         let rows = &doc["script"][0][b["name"].as_str().unwrap()]["rows"];
         if i == 0 {

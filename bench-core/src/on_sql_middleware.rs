@@ -318,3 +318,58 @@ impl<M: MiddlewareConn> Kv for MiddlewareKv<M> {
             .collect()
     }
 }
+
+/// A script's statement through the query builder, as shipped: `select()` for what returns
+/// rows, `dml()` for the rest (statement cache on), every row's values hashed as the SQLite
+/// backends hash theirs; the driver's error is the caller's to tell busy from the rest.
+pub async fn script_statement(
+    conn: &mut sql_middleware::MiddlewarePoolConnection,
+    sql: &str,
+    kind: bench_core::script::Kind,
+    params: &[bench_core::script::Value],
+) -> Result<bench_core::script::replay::StmtOut, sql_middleware::SqlMiddlewareDbError> {
+    use bench_core::script::digest::{Cell, Digest};
+    use bench_core::script::{Kind, Value};
+    let p: Vec<V> = params
+        .iter()
+        .map(|v| match v {
+            Value::Int(n) => V::Int(*n),
+            Value::Double(x) => V::Float(*x),
+        })
+        .collect();
+    let mut d = Digest::default();
+    let changed = if kind != Kind::Write || bench_core::script::returns_rows(sql) {
+        let rs = conn.query(sql).params(&p).select().await?;
+        for row in &rs.results {
+            for v in &row.rows {
+                let text;
+                d.cell(match v {
+                    V::Null => Cell::Null,
+                    V::Int(n) => Cell::Int(*n),
+                    V::Bool(b) => Cell::Int(i64::from(*b)),
+                    V::Float(x) => Cell::Real(*x),
+                    V::Text(t) => Cell::Text(t),
+                    V::Blob(b) => Cell::Blob(b),
+                    V::Timestamp(t) => {
+                        text = t.to_string();
+                        Cell::Text(&text)
+                    }
+                    V::JSON(j) => {
+                        text = j.to_string();
+                        Cell::Text(&text)
+                    }
+                });
+            }
+            d.row();
+        }
+        if kind == Kind::Write { d.rows() } else { 0 }
+    } else {
+        conn.query(sql).params(&p).dml().await? as u64
+    };
+    d.statement(changed);
+    Ok(bench_core::script::replay::StmtOut {
+        hash: d.finish(),
+        rows: d.rows(),
+        changed,
+    })
+}

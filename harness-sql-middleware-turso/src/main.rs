@@ -10,6 +10,7 @@ mod kv;
 mod lookup;
 mod multithread;
 mod pool;
+mod script;
 
 #[path = "../../bench-core/src/on_sql_middleware.rs"]
 mod on_sql_middleware;
@@ -30,6 +31,7 @@ const SQL_MIDDLEWARE_TURSO: Registry = Registry {
         &Mirrored(bulk::Bulk),
         &Mirrored(crud::CrudOverhead),
         &Mirrored(kv::KeyValue),
+        &script::SCRIPT,
     ],
 };
 

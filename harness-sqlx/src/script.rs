@@ -159,12 +159,7 @@ impl AsyncPath for OnSqlx {
             {
                 return Ok(Err(classify(e)));
             }
-            d.statement(0);
-            return Ok(Ok(StmtOut {
-                hash: d.finish(),
-                rows: 0,
-                changed: 0,
-            }));
+            return Ok(Ok(StmtOut::control()));
         }
         let mut q = sqlx::query(sqlx::AssertSqlSafe(sql.to_string()));
         for v in &params {

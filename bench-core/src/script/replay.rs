@@ -44,6 +44,20 @@ pub struct StmtOut {
     pub changed: u64,
 }
 
+impl StmtOut {
+    /// What a BEGIN, COMMIT or ROLLBACK returns: no rows, nothing changed (hashed as every
+    /// backend hashes it).
+    pub fn control() -> StmtOut {
+        let mut d = crate::script::digest::Digest::default();
+        d.statement(0);
+        StmtOut {
+            hash: d.finish(),
+            rows: 0,
+            changed: 0,
+        }
+    }
+}
+
 /// What one transaction returned, statement by statement.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TxResult {

@@ -109,10 +109,11 @@ pub fn spec() -> &'static Target {
 
 /// The crates the script target runs besides tokio-rusqlite (which comes first in the
 /// catalog, as before).
-const CRATES: [Shipped; 4] = [
+const CRATES: [Shipped; 5] = [
     Shipped::R2d2SpawnBlocking,
     Shipped::R2d2BlockInPlace,
     Shipped::SqlMiddleware,
+    Shipped::SqlMiddlewareTurso,
     Shipped::AsyncSqlite,
 ];
 
@@ -123,6 +124,9 @@ fn crate_about(c: Shipped) -> &'static str {
         }
         Shipped::R2d2BlockInPlace => {
             "r2d2 + r2d2_sqlite, a pool of `clients` connections: each client a task; a checkout per transaction and each statement (from its cache) in block_in_place"
+        }
+        Shipped::SqlMiddlewareTurso => {
+            "sql-middleware on turso (its own harness: turso 0.6 and mimalloc as the allocator, as it ships): each client a task; its pool of 10, a checkout per transaction, each statement through its query builder"
         }
         Shipped::AsyncSqlite => {
             "async-sqlite (its own harness): each client a task with its own Client (a connection on a thread of its own); each statement (from its cache) one conn call"

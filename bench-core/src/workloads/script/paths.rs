@@ -143,8 +143,9 @@ impl AsyncPath for OnSqlMiddleware {
     }
 }
 
-/// A statement through sql-middleware's query builder: every row's values (its `RowValues`)
-/// hashed as [`exec_statement`] hashes rusqlite's.
+/// A statement through sql-middleware's query builder (see
+/// [`crate::on_sql_middleware::script_statement`]); BEGIN, COMMIT and ROLLBACK as text on the
+/// connection's worker.
 #[cfg(feature = "crates")]
 async fn sql_middleware_statement(
     conn: &mut sql_middleware::MiddlewarePoolConnection,
@@ -152,74 +153,22 @@ async fn sql_middleware_statement(
     kind: Kind,
     params: &[Value],
 ) -> Outcome {
-    use sql_middleware::{RowValues as V, SqlMiddlewareDbError as E};
-    let classify_mw = |e: E| match e {
-        E::SqliteError(e) => classify(e),
-        other => StmtError::Other(other.to_string()),
-    };
-    let mut d = Digest::default();
+    use sql_middleware::SqlMiddlewareDbError as E;
     if matches!(kind, Kind::Begin | Kind::Commit | Kind::Rollback) {
         let r = conn
             .with_blocking_sqlite(move |c| Ok(c.execute_batch(&sql)))
             .await
             .map_err(BenchError::driver)?;
-        if let Err(e) = r {
-            return Ok(Err(classify(e)));
-        }
-        d.statement(0);
-        return Ok(Ok(StmtOut {
-            hash: d.finish(),
-            rows: 0,
-            changed: 0,
-        }));
+        return Ok(r.map(|()| StmtOut::control()).map_err(classify));
     }
-    let p: Vec<V> = params
-        .iter()
-        .map(|v| match v {
-            Value::Int(n) => V::Int(*n),
-            Value::Double(x) => V::Float(*x),
-        })
-        .collect();
-    let changed = if kind != Kind::Write || returns_rows(&sql) {
-        let rs = match conn.query(&sql).params(&p).select().await {
-            Ok(rs) => rs,
-            Err(e) => return Ok(Err(classify_mw(e))),
-        };
-        for row in &rs.results {
-            for v in &row.rows {
-                let text;
-                d.cell(match v {
-                    V::Null => Cell::Null,
-                    V::Int(n) => Cell::Int(*n),
-                    V::Bool(b) => Cell::Int(i64::from(*b)),
-                    V::Float(x) => Cell::Real(*x),
-                    V::Text(t) => Cell::Text(t),
-                    V::Blob(b) => Cell::Blob(b),
-                    V::Timestamp(t) => {
-                        text = t.to_string();
-                        Cell::Text(&text)
-                    }
-                    V::JSON(j) => {
-                        text = j.to_string();
-                        Cell::Text(&text)
-                    }
-                });
-            }
-            d.row();
-        }
-        if kind == Kind::Write { d.rows() } else { 0 }
-    } else {
-        match conn.query(&sql).params(&p).dml().await {
-            Ok(n) => n as u64,
-            Err(e) => return Ok(Err(classify_mw(e))),
-        }
-    };
-    d.statement(changed);
-    Ok(Ok(StmtOut {
-        hash: d.finish(),
-        rows: d.rows(),
-        changed,
-    }))
+    Ok(
+        crate::on_sql_middleware::script_statement(conn, &sql, kind, params)
+            .await
+            .map_err(|e| match e {
+                E::SqliteError(e) => classify(e),
+                other => StmtError::Other(other.to_string()),
+            }),
+    )
 }
 
 /// turso: each client its own connection on one `Database`, statements prepared once
@@ -302,13 +251,7 @@ impl AsyncPath for OnPostgres {
             if let Err(e) = c.batch_execute(text).await {
                 return Ok(Err(fail(e)));
             }
-            let mut d = Digest::default();
-            d.statement(0);
-            return Ok(Ok(StmtOut {
-                hash: d.finish(),
-                rows: 0,
-                changed: 0,
-            }));
+            return Ok(Ok(StmtOut::control()));
         }
         let stmt = self.0.stmts[*conn][index]
             .as_ref()

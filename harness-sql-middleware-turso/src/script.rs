@@ -1,0 +1,121 @@
+//! The `script` target through sql-middleware's turso feature: the same replay as the core's
+//! benches, each client a task that takes a connection of its pool (10, its default) per
+//! transaction and runs every statement through the query builder (bench-core's
+//! `on_sql_middleware::script_statement`, compiled against this build); BEGIN, COMMIT and
+//! ROLLBACK as text (`execute_batch`, which on turso adds no transaction of its own).
+//! The database is copied as files (the database and its -wal, if any: turso opens nothing
+//! but files), or built from `--init` (see bench-core's `workloads::script::harness`).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use bench_core::BenchError;
+use bench_core::catalog::{Shipped, Subject};
+use bench_core::script::replay::{AsyncPath, Outcome, StmtError, StmtOut};
+use bench_core::script::{Kind, Value};
+use bench_core::settings::SqliteSettings;
+use bench_core::workloads::script::harness::{ScriptBinding, ScriptHarness};
+use sql_middleware::{ConfigAndPool, MiddlewarePoolConnection, SqlMiddlewareDbError};
+
+use crate::pool::{TursoPool, err};
+
+/// sql-middleware on turso's `script`.
+pub const SCRIPT: ScriptHarness<SqlMiddlewareTurso> = ScriptHarness(SqlMiddlewareTurso);
+
+pub struct SqlMiddlewareTurso;
+
+impl ScriptBinding for SqlMiddlewareTurso {
+    type Path = OnTursoPool;
+    const SUBJECT: Subject = Subject::Crate(Shipped::SqlMiddlewareTurso);
+
+    fn init(&self, rt: &tokio::runtime::Runtime, path: &Path, sql: &str) -> Result<(), BenchError> {
+        rt.block_on(async {
+            let cap = ConfigAndPool::turso_path_builder(path.to_path_buf())
+                .build()
+                .await
+                .map_err(err)?;
+            let mut c = cap.get_connection().await.map_err(err)?;
+            c.execute_batch(sql).await.map_err(err)
+        })
+    }
+
+    fn copy(
+        &self,
+        _rt: &tokio::runtime::Runtime,
+        original: &Path,
+        to: &Path,
+    ) -> Result<(), BenchError> {
+        let copy = |from: &Path, to: &Path| {
+            std::fs::copy(from, to).map(drop).map_err(|e| {
+                BenchError::Invalid(format!(
+                    "copying {} to {}: {e}",
+                    from.display(),
+                    to.display()
+                ))
+            })
+        };
+        copy(original, to)?;
+        let wal = |p: &Path| std::path::PathBuf::from(format!("{}-wal", p.display()));
+        if wal(original).exists() {
+            copy(&wal(original), &wal(to))?;
+        }
+        Ok(())
+    }
+
+    fn open(
+        &self,
+        rt: &tokio::runtime::Runtime,
+        path: &Path,
+        settings: &SqliteSettings,
+        _clients: usize,
+    ) -> Result<(OnTursoPool, BTreeMap<String, String>), BenchError> {
+        let (pool, read_back) = rt.block_on(TursoPool::open(path, settings))?;
+        Ok((OnTursoPool(pool), read_back))
+    }
+}
+
+/// Busy (turso's `Busy` or `BusySnapshot`), or another error with its message.
+fn classify(e: SqlMiddlewareDbError) -> StmtError {
+    match e {
+        SqlMiddlewareDbError::TursoError(turso::Error::Busy(_) | turso::Error::BusySnapshot(_)) => {
+            StmtError::Busy
+        }
+        other => StmtError::Other(other.to_string()),
+    }
+}
+
+/// sql-middleware's pool on turso: a connection per transaction.
+pub struct OnTursoPool(TursoPool);
+
+impl AsyncPath for OnTursoPool {
+    type Conn = MiddlewarePoolConnection;
+    async fn checkout(&self, _client: usize) -> Result<Self::Conn, BenchError> {
+        self.0.checkout().await
+    }
+    async fn exec(
+        &self,
+        conn: &mut Self::Conn,
+        _index: usize,
+        sql: Arc<str>,
+        kind: Kind,
+        params: Vec<Value>,
+    ) -> Outcome {
+        if matches!(kind, Kind::Begin | Kind::Commit | Kind::Rollback) {
+            return Ok(conn
+                .execute_batch(&sql)
+                .await
+                .map(|()| StmtOut::control())
+                .map_err(classify));
+        }
+        Ok(
+            crate::on_sql_middleware::script_statement(conn, &sql, kind, &params)
+                .await
+                .map_err(classify),
+        )
+    }
+    async fn rollback(&self, conn: &mut Self::Conn) -> Result<(), BenchError> {
+        let _ = conn.execute_batch("ROLLBACK").await;
+        Ok(())
+    }
+}
