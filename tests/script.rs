@@ -1,6 +1,6 @@
-//! The script target end to end: pgbench-style scripts over a real SQLite file through
-//! rusqlite and the middleware path, the rows compared, the original never written, and bad
-//! scripts refused before anything runs.
+//! The script target end to end: pgbench-style scripts over a real SQLite file through every
+//! backend (the harnesses' and PostgreSQL's included), the rows compared, the original never
+//! written, each statement a micro-bench, and bad scripts refused before anything runs.
 
 mod common;
 
