@@ -75,14 +75,21 @@ impl ScriptBinding for SqlMiddlewareTurso {
     }
 }
 
-/// Busy (turso's `Busy` or `BusySnapshot`), or another error with its message.
+/// Busy (turso's `Busy` or `BusySnapshot`), or another error with its message. sql-middleware
+/// 0.9's turso executor turns turso's errors into text (`ExecutionError("Turso execute error:
+/// database is locked")`), so there busy is told by SQLite's words for it.
 fn classify(e: SqlMiddlewareDbError) -> StmtError {
     match e {
         SqlMiddlewareDbError::TursoError(turso::Error::Busy(_) | turso::Error::BusySnapshot(_)) => {
             StmtError::Busy
         }
+        SqlMiddlewareDbError::ExecutionError(m) if says_busy(&m) => StmtError::Busy,
         other => StmtError::Other(other.to_string()),
     }
+}
+
+fn says_busy(message: &str) -> bool {
+    message.ends_with("database is locked") || message.ends_with("database is busy")
 }
 
 /// sql-middleware's pool on turso: a connection per transaction.
