@@ -7,6 +7,7 @@ mod export;
 mod files;
 mod format;
 mod headless;
+mod history;
 mod import;
 mod journal;
 mod list;
@@ -16,6 +17,7 @@ mod out;
 mod profile;
 mod runner;
 mod show;
+mod store;
 #[cfg(test)]
 mod testing;
 mod tui;
@@ -56,6 +58,13 @@ enum Command {
     /// Judge one saved baseline (or report) against another: a verdict per bench; exit
     /// status 3 when any bench regressed.
     Compare(baseline::CompareArgs),
+    /// Per bench and machine, the medians recorded in the results store by commit, with the
+    /// steps (change points) found in them; exit status 3 when a newest step is a slowdown
+    /// beyond --noise.
+    History(history::HistoryArgs),
+    /// The results store: what it holds, and importing saved results into it.
+    #[command(subcommand)]
+    Store(store::command::StoreCommand),
     /// The runner itself (spawned by `run`): writes the event stream on stdout.
     #[command(hide = true)]
     Runner(Box<bench_core::service::args::RunnerArgs>),
@@ -90,6 +99,8 @@ fn main() {
         Some(Command::Run(args)) => headless::run(*args),
         Some(Command::Show(args)) => show::run(args),
         Some(Command::Compare(args)) => baseline::run(args),
+        Some(Command::History(args)) => history::run(args),
+        Some(Command::Store(cmd)) => store::command::run(cmd),
         Some(Command::Runner(args)) => {
             bench_core::service::init_logging();
             bench_core::service::core_main(*args)

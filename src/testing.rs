@@ -255,3 +255,23 @@ pub fn keys_to_run_rusqlite_and_sqlx(state: &crate::model::State) -> Vec<crate::
     keys.extend([Key::Char(' '), Key::Enter]);
     keys
 }
+
+/// A finished `target` run of release benches, each `(name, median ns)` with 12 samples.
+pub fn finished_record(
+    target: &str,
+    benches: &[(&str, f64)],
+) -> bench_core::protocol::results::RunRecord {
+    let mut r = bench_core::protocol::results::RunRecord::default();
+    let mut st = start(&Knobs::default(), false, false, BUDGET);
+    if let Event::Start(s) = &mut st {
+        s.target = target.into();
+    }
+    r.apply(st);
+    for (name, ns) in benches {
+        for e in bench_events(name, name, 1000, &samples(*ns, 12), None) {
+            r.apply(e);
+        }
+    }
+    r.apply(Event::Done);
+    r
+}

@@ -478,6 +478,7 @@ fn a_signal_ends_a_headless_run_with_what_finished() {
     ] {
         let cache = tempfile::tempdir().unwrap();
         let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("benchscope"))
+            .env("BENCHSCOPE_NO_STORE", "1")
             .args([
                 "run",
                 "single_row_lookup",
@@ -546,6 +547,7 @@ fn a_stopped_harness_build_leaves_no_compiler_behind() {
     .unwrap();
     std::fs::set_permissions(&cargo, std::fs::Permissions::from_mode(0o755)).unwrap();
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("benchscope"))
+        .env("BENCHSCOPE_NO_STORE", "1")
         .args([
             "run",
             "single_row_lookup",
@@ -587,6 +589,7 @@ fn a_second_measurement_waits_for_the_first() {
     let lock = work.path().join("measure.lock");
     let start = |time: &str| {
         std::process::Command::new(assert_cmd::cargo::cargo_bin("benchscope"))
+            .env("BENCHSCOPE_NO_STORE", "1")
             .args([
                 "run",
                 "single_row_lookup",

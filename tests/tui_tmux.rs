@@ -146,6 +146,17 @@ fn run_two_benches_and_export_in_a_real_terminal() {
         !after.contains("Catalog"),
         "the terminal is restored after quitting:\n{after}"
     );
+    // The finished run is in the results store of the data folder, its two benches with it.
+    let store = rusqlite::Connection::open(work.path().join("data/results.sqlite")).unwrap();
+    let (target, benches): (String, i64) = store
+        .query_row(
+            "SELECT r.target, (SELECT COUNT(*) FROM bench_results b WHERE b.run_id = r.id \
+             AND b.status = 'finished') FROM runs r",
+            [],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!((target.as_str(), benches), ("single_row_lookup", 2));
 
     let files: Vec<PathBuf> = std::fs::read_dir(&snaps)
         .unwrap()

@@ -80,6 +80,8 @@ pub struct RunArgs {
     /// estimates noted.
     #[arg(long, value_name = "DIR")]
     pub import_criterion: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    pub store: crate::store::StoreArgs,
 }
 
 impl RunArgs {

@@ -159,6 +159,18 @@ pub fn report(args: &RunArgs, p: Planned, x: Executed) -> Ended {
             }
         }
     }
+    // Last: a store that is slow or unreachable holds up nothing the run wrote itself.
+    if let Some(recorder) = args.store.recorder() {
+        let live: Vec<&RunRecord> = records[..live].iter().collect();
+        match recorder.record(&live) {
+            Ok(line) if line.is_empty() => {}
+            Ok(line) => eprintln!("{line}"),
+            Err(e) => {
+                eprintln!("error: {e}");
+                write_failed = true;
+            }
+        }
+    }
     for r in &records {
         for b in &r.benches {
             if let Some(e) = &b.error {

@@ -224,6 +224,8 @@ pub enum Action {
     JournalFailed(String),
     /// The last session could not be marked as declined.
     DismissFailed(String),
+    /// A finished run could not be recorded in the results store (its results stay here).
+    StoreFailed(String),
 }
 
 /// Saved runs read from a file: the runs, their numbers (a report's), and the path.

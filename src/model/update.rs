@@ -94,6 +94,10 @@ fn apply(state: &mut State, action: Action, now: Instant) -> Vec<Effect> {
             state.session.journal = None;
             vec![]
         }
+        Action::StoreFailed(e) => {
+            state.set_status(e, true);
+            vec![]
+        }
         Action::DismissFailed(e) => {
             state.set_status(
                 format!("cannot mark the last session as declined: {e}"),

@@ -19,6 +19,8 @@ pub(super) struct Loop<'a> {
     /// Whether perf can record here, checked on the first profiled run.
     pub(super) perf: Option<Result<(), String>>,
     pub(super) journal: Option<crate::journal::Writer>,
+    /// Where finished runs are recorded (none with --no-store).
+    pub(super) store: Option<&'a crate::store::background::Background>,
 }
 
 impl Loop<'_> {
@@ -68,6 +70,11 @@ impl Loop<'_> {
             run_id: r.id.clone(),
             outcome: r.state.journal(),
         };
+        if r.state == crate::model::RunState::Finished
+            && let Some(s) = self.store
+        {
+            s.record(r.record.clone());
+        }
         self.journal(state, |w| w.append(&entry));
         true
     }

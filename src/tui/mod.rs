@@ -50,6 +50,8 @@ pub struct TuiArgs {
     /// Where `e` writes snapshots.
     #[arg(long, value_name = "DIR", default_value = "snapshots")]
     pub snapshot_dir: PathBuf,
+    #[command(flatten)]
+    pub store: crate::store::StoreArgs,
 }
 
 /// Restores the terminal however the loop ends (ratatui's panic hook covers panics).
@@ -260,6 +262,16 @@ pub fn run(args: TuiArgs, open: Option<&std::path::Path>) -> i32 {
                 let _ = l.program(&|_| {}).await;
             }
         });
+        // Finished runs go to the results store from a thread of its own; what it cannot
+        // record is said on the status line.
+        let store = args.store.recorder().map(|rec| {
+            let tx = harness_tx.clone();
+            crate::store::background::Background::start(rec, move |r| {
+                if let Err(e) = r {
+                    let _ = tx.send(Action::StoreFailed(e));
+                }
+            })
+        });
         event_loop(
             terminal,
             &mut state,
@@ -267,10 +279,19 @@ pub fn run(args: TuiArgs, open: Option<&std::path::Path>) -> i32 {
             harness,
             journal,
             &args.snapshot_dir,
+            store.as_ref(),
         )
         .await
+        .map(|()| store)
     });
     drop(guard);
+    let result = result.map(|store| {
+        if let Some(s) = store
+            && !s.finish(Duration::from_secs(15))
+        {
+            eprintln!("the results store did not answer within 15 s: the last runs may not be recorded there (they are in the session journal)");
+        }
+    });
     let left = state.unexported();
     if let Some(p) = state.session.journal.as_ref().filter(|_| left > 0) {
         eprintln!(
@@ -297,6 +318,7 @@ async fn event_loop(
     mut harness: mpsc::UnboundedReceiver<Action>,
     journal: Option<crate::journal::Writer>,
     snapshot_dir: &std::path::Path,
+    store: Option<&crate::store::background::Background>,
 ) -> std::io::Result<()> {
     let (tx, mut rx) = mpsc::unbounded_channel();
     let mut lp = Loop {
@@ -306,6 +328,7 @@ async fn event_loop(
         snapshot_dir,
         perf: None,
         journal,
+        store,
     };
     let mut keys = EventStream::new();
     let mut tick = tokio::time::interval(Duration::from_millis(1000 / FPS));

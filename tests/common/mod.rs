@@ -12,6 +12,10 @@ pub fn benchscope() -> Command {
     c.env_remove("BENCHSCOPE_SQLX_HARNESS");
     c.env_remove("BENCHSCOPE_ASYNC_SQLITE_HARNESS");
     c.env_remove("BENCHSCOPE_SQL_MIDDLEWARE_TURSO_HARNESS");
+    // Runs of tests are not recorded in the user's results store (tests/store.rs records
+    // into stores of its own).
+    c.env_remove("BENCHSCOPE_STORE");
+    c.env("BENCHSCOPE_NO_STORE", "1");
     c
 }
 
@@ -24,6 +28,10 @@ pub fn benchscope_std() -> std::process::Command {
     c.env_remove("BENCHSCOPE_SQLX_HARNESS");
     c.env_remove("BENCHSCOPE_ASYNC_SQLITE_HARNESS");
     c.env_remove("BENCHSCOPE_SQL_MIDDLEWARE_TURSO_HARNESS");
+    // Runs of tests are not recorded in the user's results store (tests/store.rs records
+    // into stores of its own).
+    c.env_remove("BENCHSCOPE_STORE");
+    c.env("BENCHSCOPE_NO_STORE", "1");
     c
 }
 

@@ -2,6 +2,7 @@
 //! `ops` operations each, bounded by a time budget and a sample count, streamed as events),
 //! the statistics over its samples, per-phase tracing, and the drivers every harness shares.
 
+pub mod changepoint;
 pub mod cost;
 pub mod drive;
 pub mod scenario;

@@ -1,0 +1,562 @@
+//! `benchscope history`: per bench and machine, the series of medians by commit (or label, or
+//! run when neither is known) read from the results store, with the change points E-Divisive
+//! finds in it, each with its commit range and size. A series never spans two machines; where
+//! a machine's CPU or a run's knobs change along a series, the point says so.
+//!
+//! `series` and the renderers are pure; `run` reads the store and decides the exit status.
+
+use std::collections::BTreeMap;
+
+use bench_core::knobs::Knobs;
+use bench_core::measure::changepoint::{self, Settings};
+use bench_core::units::ns;
+use serde::Serialize;
+
+use crate::store::{Filter, Location, Point, Store};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Table,
+    Json,
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct HistoryArgs {
+    /// Target whose history to show (default: every target in the store).
+    pub target: Option<String>,
+    /// Benches to show (repeatable; default: all).
+    #[arg(long = "bench", value_name = "NAME")]
+    pub benches: Vec<String>,
+    /// One machine's runs (its name, as history prints it, or its identity).
+    #[arg(long, value_name = "NAME")]
+    pub machine: Option<String>,
+    /// Runs recorded on or after this day or time (2026-11-01, or RFC 3339).
+    #[arg(long, value_name = "DATE")]
+    pub since: Option<String>,
+    /// A step up to this many percent is within noise: the exit status is 3 only when a
+    /// series' newest step is a slowdown beyond it.
+    #[arg(long, value_name = "PCT", default_value = "2")]
+    pub noise: String,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    #[command(flatten)]
+    pub location: Location,
+}
+
+/// One point of a series: the runs of one commit (or label, or a run of neither).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Commit {
+    /// What the point is called: the label, else the commit's first 12 characters (with
+    /// `+changes` when the tree had changes), else the run's time.
+    pub name: String,
+    pub commit: Option<String>,
+    pub label: Option<String>,
+    /// When its first run was recorded.
+    pub at: String,
+    pub runs: usize,
+    /// The median of its runs' medians, ns per operation.
+    pub median: f64,
+    /// The lowest and highest bound of its runs' 95% intervals of the median.
+    pub ci: [f64; 2],
+    pub cpu: String,
+    /// What changed here from the point before: the machine's CPU or kernel, the knobs.
+    pub notes: Vec<String>,
+}
+
+/// A change point of a series.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Step {
+    /// The first point after the step.
+    pub index: usize,
+    /// The last point before it and the first after: the commit range the step is in.
+    pub after: String,
+    pub at: String,
+    /// Median of the segment after over the segment before, less 1 (0.05: 5% slower).
+    pub change: f64,
+    pub p_value: f64,
+    /// A slowdown beyond the noise threshold.
+    pub regression: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Series {
+    pub target: String,
+    pub bench: String,
+    pub machine: String,
+    pub machine_id: String,
+    pub build_profile: String,
+    pub points: Vec<Commit>,
+    pub steps: Vec<Step>,
+}
+
+impl Series {
+    /// Whether its newest step is a regression beyond noise.
+    pub fn regressed(&self) -> bool {
+        self.steps.last().is_some_and(|s| s.regression)
+    }
+}
+
+/// The series of `points` (oldest first), with their steps.
+pub fn series(points: &[Point], noise: f64, settings: &Settings) -> Vec<Series> {
+    let mut by_key: BTreeMap<(String, String, String, String), Vec<&Point>> = BTreeMap::new();
+    for p in points {
+        by_key
+            .entry((
+                p.target.clone(),
+                p.bench.clone(),
+                p.machine_name.clone(),
+                p.build_profile.clone(),
+            ))
+            .or_default()
+            .push(p);
+    }
+    by_key
+        .into_iter()
+        .map(|((target, bench, machine, build_profile), ps)| {
+            let points = commits(&ps);
+            let steps = steps(&points, noise, settings);
+            Series {
+                target,
+                bench,
+                machine,
+                machine_id: ps[0].machine_id.clone(),
+                build_profile,
+                points,
+                steps,
+            }
+        })
+        .collect()
+}
+
+fn point_name(p: &Point) -> String {
+    match (&p.label, &p.commit) {
+        (Some(l), _) => l.clone(),
+        (None, Some(c)) => format!(
+            "{}{}",
+            &c[..c.len().min(12)],
+            if p.dirty == Some(true) {
+                "+changes"
+            } else {
+                ""
+            }
+        ),
+        (None, None) => p.recorded_at.clone(),
+    }
+}
+
+/// Points grouped by commit, in the order each was first recorded.
+fn commits(ps: &[&Point]) -> Vec<Commit> {
+    let mut order: Vec<String> = Vec::new();
+    let mut groups: BTreeMap<String, Vec<&Point>> = BTreeMap::new();
+    for p in ps {
+        let name = point_name(p);
+        if !groups.contains_key(&name) {
+            order.push(name.clone());
+        }
+        groups.entry(name).or_default().push(p);
+    }
+    let mut out: Vec<Commit> = Vec::new();
+    let mut before: Option<&Point> = None;
+    for name in order {
+        let g = &groups[&name];
+        let mut medians: Vec<f64> = g.iter().map(|p| p.median).collect();
+        medians.sort_by(f64::total_cmp);
+        let median = if medians.len() % 2 == 1 {
+            medians[medians.len() / 2]
+        } else {
+            (medians[medians.len() / 2 - 1] + medians[medians.len() / 2]) / 2.0
+        };
+        let lo = g.iter().map(|p| p.ci[0]).fold(f64::INFINITY, f64::min);
+        let hi = g.iter().map(|p| p.ci[1]).fold(f64::NEG_INFINITY, f64::max);
+        let first = g[0];
+        let mut notes = Vec::new();
+        if let Some(b) = before {
+            if b.cpu != first.cpu || b.cores != first.cores {
+                notes.push(format!(
+                    "machine changed: {} ({} cores) → {} ({} cores)",
+                    b.cpu, b.cores, first.cpu, first.cores
+                ));
+            }
+            if b.kernel != first.kernel {
+                notes.push(format!("kernel changed: {} → {}", b.kernel, first.kernel));
+            }
+            if let Some(d) = knob_change(&b.knobs, &first.knobs) {
+                notes.push(format!("knobs changed: {d}"));
+            }
+        }
+        let last = *g.last().expect("a group has a point");
+        // Knobs that differ between this commit's own runs.
+        if g.iter().any(|p| p.knobs != first.knobs) {
+            notes.push("its runs differ in knobs".into());
+        }
+        before = Some(last);
+        out.push(Commit {
+            name,
+            commit: first.commit.clone(),
+            label: first.label.clone(),
+            at: first.recorded_at.clone(),
+            runs: g.len(),
+            median,
+            ci: [lo, hi],
+            cpu: first.cpu.clone(),
+            notes,
+        });
+    }
+    out
+}
+
+/// `a=1 → a=2, b=x → b=y` for the knobs that differ, or None.
+fn knob_change(a: &str, b: &str) -> Option<String> {
+    if a == b {
+        return None;
+    }
+    let read = |s: &str| serde_json::from_str::<Knobs>(s).unwrap_or_default();
+    let (ka, kb) = (read(a), read(b));
+    let mut names: Vec<&String> = ka.0.keys().chain(kb.0.keys()).collect();
+    names.sort();
+    names.dedup();
+    let show = |k: &Knobs, n: &str| k.0.get(n).map(|v| v.to_string()).unwrap_or("-".into());
+    let parts: Vec<String> = names
+        .into_iter()
+        .filter(|n| ka.0.get(*n) != kb.0.get(*n))
+        .map(|n| format!("{n}={} → {n}={}", show(&ka, n), show(&kb, n)))
+        .collect();
+    (!parts.is_empty()).then(|| parts.join(", "))
+}
+
+fn median_of(xs: &[f64]) -> f64 {
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// The change points of a series' medians, each sized by the segments either side of it.
+fn steps(points: &[Commit], noise: f64, settings: &Settings) -> Vec<Step> {
+    let xs: Vec<f64> = points.iter().map(|p| p.median).collect();
+    let found = changepoint::e_divisive(&xs, settings);
+    let mut bounds = vec![0];
+    bounds.extend(found.iter().map(|c| c.index));
+    bounds.push(xs.len());
+    found
+        .iter()
+        .enumerate()
+        .map(|(k, c)| {
+            let before = median_of(&xs[bounds[k]..bounds[k + 1]]);
+            let after = median_of(&xs[bounds[k + 1]..bounds[k + 2]]);
+            let change = after / before - 1.0;
+            Step {
+                index: c.index,
+                after: points[c.index - 1].name.clone(),
+                at: points[c.index].name.clone(),
+                change,
+                p_value: c.p_value,
+                regression: change > noise,
+            }
+        })
+        .collect()
+}
+
+/// The series as text: a table per series, its steps under it; where one bench is measured
+/// on machines of different CPUs, a line says that their series are not one.
+pub fn table(all: &[Series], noise: f64) -> String {
+    let mut out = String::new();
+    if all.is_empty() {
+        return "no finished runs in the results store match\n".into();
+    }
+    let mut cpus: BTreeMap<(&str, &str), Vec<(&str, &str)>> = BTreeMap::new();
+    for s in all {
+        cpus.entry((&s.target, &s.bench)).or_default().push((
+            &s.machine,
+            s.points.last().map(|p| p.cpu.as_str()).unwrap_or(""),
+        ));
+    }
+    for s in all {
+        let cpu = s.points.last().map(|p| p.cpu.as_str()).unwrap_or("?");
+        out.push_str(&format!(
+            "{} / {} on {} ({cpu}){}\n",
+            s.target,
+            s.bench,
+            s.machine,
+            if s.build_profile == "release" {
+                String::new()
+            } else {
+                format!(", {} build: not representative", s.build_profile)
+            }
+        ));
+        let width = s
+            .points
+            .iter()
+            .map(|p| p.name.len())
+            .max()
+            .unwrap_or(0)
+            .max(13);
+        out.push_str(&format!(
+            "  {:>3}  {:<width$}  {:<19}  {:>4}  {:>10}  {}\n",
+            "#", "commit/label", "recorded", "runs", "median", "95% CI"
+        ));
+        for (i, p) in s.points.iter().enumerate() {
+            let step = s.steps.iter().find(|st| st.index == i);
+            out.push_str(&format!(
+                "  {:>3}  {:<width$}  {:<19}  {:>4}  {:>10}  {}{}\n",
+                i + 1,
+                p.name,
+                p.at.get(..19).unwrap_or(&p.at).replace('T', " "),
+                p.runs,
+                ns(p.median),
+                if p.ci[0].is_finite() {
+                    bench_core::format::ci(p.ci)
+                } else {
+                    "-".into()
+                },
+                step.map(|st| format!("  ◆ step {:+.1}%", st.change * 100.0))
+                    .unwrap_or_default()
+            ));
+            for n in &p.notes {
+                out.push_str(&format!("       ↳ {n}\n"));
+            }
+        }
+        if s.steps.is_empty() {
+            out.push_str(&format!(
+                "  no step found ({} point{})\n",
+                s.points.len(),
+                if s.points.len() == 1 { "" } else { "s" }
+            ));
+        }
+        for st in &s.steps {
+            out.push_str(&format!(
+                "  step {:+.1}% between {} and {} (p = {:.3}){}\n",
+                st.change * 100.0,
+                st.after,
+                st.at,
+                st.p_value,
+                if st.regression {
+                    format!(": a slowdown beyond the {:.1}% noise", noise * 100.0)
+                } else if st.change < -noise {
+                    ": faster".into()
+                } else {
+                    ": within noise".into()
+                }
+            ));
+        }
+        if let Some(ms) = cpus.get(&(s.target.as_str(), s.bench.as_str())) {
+            let mut distinct: Vec<&str> = ms.iter().map(|m| m.1).collect();
+            distinct.sort();
+            distinct.dedup();
+            if ms.len() > 1 && ms.last().map(|m| m.0) == Some(s.machine.as_str()) {
+                out.push_str(&format!(
+                    "  {} machines measured this bench{}: each has a series of its own\n",
+                    ms.len(),
+                    if distinct.len() > 1 {
+                        format!(" on {} different CPUs", distinct.len())
+                    } else {
+                        " on the same CPU model".into()
+                    }
+                ));
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
+fn parse_noise(text: &str) -> Result<f64, String> {
+    match text.trim().trim_end_matches('%').parse::<f64>() {
+        Ok(p) if (0.0..=50.0).contains(&p) => Ok(p / 100.0),
+        _ => Err(format!(
+            "invalid value {text:?} for --noise: expected a percentage (allowed: 0 to 50, e.g. 2 or 2%)"
+        )),
+    }
+}
+
+/// A day (YYYY-MM-DD) or an RFC 3339 time.
+fn check_since(s: &str) -> Result<(), String> {
+    let day = time::macros::format_description!("[year]-[month]-[day]");
+    let ok = time::Date::parse(s, &day).is_ok()
+        || time::OffsetDateTime::parse(s, &time::format_description::well_known::Rfc3339).is_ok();
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "invalid value {s:?} for --since: expected a day (2026-11-01) or an RFC 3339 time (2026-11-01T12:00:00Z)"
+        ))
+    }
+}
+
+/// 0 when no series' newest step is a regression, 3 when one is, 2 on bad input, 1 when the
+/// store cannot be read.
+pub fn run(args: HistoryArgs) -> i32 {
+    let checked = parse_noise(&args.noise).and_then(|noise| {
+        if let Some(s) = &args.since {
+            check_since(s)?;
+        }
+        Ok(noise)
+    });
+    let noise = match checked {
+        Ok(n) => n,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return 2;
+        }
+    };
+    let filter = Filter {
+        target: args.target.clone(),
+        benches: args.benches.clone(),
+        machine: args.machine.clone(),
+        since: args.since.clone(),
+    };
+    let target = args.location.target();
+    if let crate::store::Target::Sqlite(p) = &target
+        && !p.exists()
+    {
+        eprintln!(
+            "error: no results store at {}: runs are recorded there as they finish (or give --store)",
+            p.display()
+        );
+        return 1;
+    }
+    let points = match Store::open(&target).and_then(|mut s| s.points(&filter)) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return 1;
+        }
+    };
+    let all = series(&points, noise, &Settings::default());
+    match args.format {
+        Format::Table => crate::out::print(&table(&all, noise)),
+        Format::Json => crate::out::print(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&all).expect("series serialize")
+        )),
+    }
+    if all.iter().any(Series::regressed) {
+        3
+    } else {
+        0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(i: usize, machine: &str, cpu: &str, label: &str, median: f64, knobs: &str) -> Point {
+        Point {
+            run: i as i64,
+            recorded_at: format!("2026-11-25T10:{:02}:{:02}Z", i / 60, i % 60),
+            machine_id: format!("id-{machine}"),
+            machine_name: machine.into(),
+            cpu: cpu.into(),
+            cores: 2,
+            kernel: "Linux 6.1".into(),
+            commit: None,
+            dirty: None,
+            label: Some(label.into()),
+            target: "single_row_lookup".into(),
+            knobs: knobs.into(),
+            build_profile: "release".into(),
+            bench: "rusqlite".into(),
+            median,
+            ci: [median * 0.99, median * 1.01],
+        }
+    }
+
+    #[test]
+    fn a_step_is_found_at_its_commit_with_its_size_and_machines_stay_apart() {
+        // 30 labelled commits on machine a, the 16th and later 5% slower, with a wiggle of
+        // ±0.5%; machine b (another CPU) flat.
+        let wiggle = |i: usize| 1.0 + 0.005 * (((i * 7) % 5) as f64 - 2.0) / 2.0;
+        let mut ps = Vec::new();
+        for i in 0..30 {
+            let level = if i < 15 { 1000.0 } else { 1050.0 };
+            let knobs = if i < 15 {
+                r#"{"cache_size":2000}"#
+            } else {
+                r#"{"cache_size":34}"#
+            };
+            ps.push(point(
+                i,
+                "a",
+                "EPYC",
+                &format!("c{i:02}"),
+                level * wiggle(i),
+                knobs,
+            ));
+            ps.push(point(
+                i,
+                "b",
+                "Xeon",
+                &format!("c{i:02}"),
+                700.0 * wiggle(i + 1),
+                "{}",
+            ));
+        }
+        let all = series(&ps, 0.02, &Settings::default());
+        assert_eq!(all.len(), 2);
+        let a = all.iter().find(|s| s.machine == "a").unwrap();
+        assert_eq!(a.points.len(), 30);
+        assert_eq!(a.steps.len(), 1, "{:?}", a.steps);
+        let st = &a.steps[0];
+        assert_eq!((st.after.as_str(), st.at.as_str()), ("c14", "c15"));
+        assert!((st.change - 0.05).abs() < 0.01, "{}", st.change);
+        assert!(st.regression && a.regressed());
+        assert_eq!(
+            a.points[15].notes,
+            vec!["knobs changed: cache_size=2000 → cache_size=34"]
+        );
+        let b = all.iter().find(|s| s.machine == "b").unwrap();
+        assert!(b.steps.is_empty());
+        let text = table(&all, 0.02);
+        assert!(
+            text.contains("single_row_lookup / rusqlite on a (EPYC)"),
+            "{text}"
+        );
+        assert!(text.contains("step +5.0% between c14 and c15"), "{text}");
+        assert!(
+            text.contains("2 machines measured this bench on 2 different CPUs"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn runs_of_one_commit_make_one_point_and_a_new_cpu_is_said() {
+        let mut ps = vec![
+            point(0, "a", "EPYC", "x", 100.0, "{}"),
+            point(1, "a", "EPYC", "x", 104.0, "{}"),
+            point(2, "a", "EPYC", "x", 102.0, "{}"),
+            point(3, "a", "Xeon", "y", 90.0, "{}"),
+        ];
+        ps[3].kernel = "Linux 6.8".into();
+        let all = series(&ps, 0.02, &Settings::default());
+        let p = &all[0].points;
+        assert_eq!(p.len(), 2);
+        assert_eq!((p[0].runs, p[0].median), (3, 102.0));
+        assert_eq!(p[0].ci, [99.0, 104.0 * 1.01]);
+        assert_eq!(
+            p[1].notes,
+            vec![
+                "machine changed: EPYC (2 cores) → Xeon (2 cores)",
+                "kernel changed: Linux 6.1 → Linux 6.8"
+            ]
+        );
+    }
+
+    #[test]
+    fn bad_input_names_the_value_and_what_is_allowed() {
+        assert!(parse_noise("x").unwrap_err().contains("\"x\" for --noise"));
+        assert_eq!(parse_noise("5%").unwrap(), 0.05);
+        assert!(check_since("2026-11-01").is_ok());
+        assert!(check_since("2026-11-01T12:00:00Z").is_ok());
+        let e = check_since("yesterday").unwrap_err();
+        assert!(
+            e.contains("\"yesterday\" for --since") && e.contains("2026-11-01"),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,185 @@
+//! `benchscope store`: what a results store holds, and the import of saved results into it
+//! (baselines, reports, session journals, Criterion folders).
+
+use std::path::PathBuf;
+
+use sha2::{Digest, Sha256};
+
+use super::{Code, Fingerprint, Location, MachineId, NewRun, Store};
+
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum StoreCommand {
+    /// Where the store is, its schema version and how many runs, machines and benches it holds.
+    Info {
+        #[command(flatten)]
+        location: Location,
+    },
+    /// Record saved results in the store: baselines, reports, session journals and Criterion
+    /// folders. A run already imported is not recorded twice.
+    Import(ImportArgs),
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct ImportArgs {
+    /// Files or folders to import.
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// The machine the results were measured on, when not this data folder's.
+    #[arg(long, value_name = "NAME")]
+    pub machine: Option<String>,
+    /// The commit they measured (default: none known).
+    #[arg(long, value_name = "SHA")]
+    pub commit: Option<String>,
+    /// A label for them.
+    #[arg(long, value_name = "TEXT")]
+    pub label: Option<String>,
+    #[command(flatten)]
+    pub location: Location,
+}
+
+pub fn run(cmd: StoreCommand) -> i32 {
+    match cmd {
+        StoreCommand::Info { location } => {
+            let target = location.target();
+            match Store::open(&target).and_then(|mut s| s.info()) {
+                Ok(i) => {
+                    crate::out::print(&format!(
+                        "results store {target}\nschema version {}\n{} runs from {} machine{}, {} bench results\n",
+                        i.schema_version,
+                        i.runs,
+                        i.machines,
+                        if i.machines == 1 { "" } else { "s" },
+                        i.benches
+                    ));
+                    0
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    1
+                }
+            }
+        }
+        StoreCommand::Import(args) => import(args),
+    }
+}
+
+/// When a file was last written, as RFC 3339: an imported run's time.
+fn modified(path: &std::path::Path) -> String {
+    std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .map(|t| {
+            let t = time::OffsetDateTime::from(t).to_offset(time::UtcOffset::UTC);
+            // To the second, as runs are recorded: times compare as text.
+            t.replace_nanosecond(0)
+                .unwrap_or(t)
+                .format(&time::format_description::well_known::Rfc3339)
+                .unwrap_or_default()
+        })
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(crate::format::now_rfc3339)
+}
+
+fn import(args: ImportArgs) -> i32 {
+    let machine = match &args.machine {
+        Some(name) => MachineId {
+            id: format!("named:{name}"),
+            name: name.clone(),
+        },
+        None => match super::origin::machine(&crate::journal::data_dir()) {
+            Ok(m) => m,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return 1;
+            }
+        },
+    };
+    let code = Code {
+        commit: args.commit.clone(),
+        dirty: None,
+        label: args.label.clone(),
+    };
+    let mut files = Vec::new();
+    for p in &args.paths {
+        match crate::import::open(p) {
+            Ok(runs) => files.push((p, runs)),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return 2;
+            }
+        }
+    }
+    let target = args.location.target();
+    let mut store = match Store::open(&target) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return 1;
+        }
+    };
+    let here = Fingerprint::here();
+    let (mut seen, mut new) = (0, 0);
+    for (path, runs) in &files {
+        let at = modified(path);
+        let runs: Vec<_> = runs
+            .iter()
+            .filter(|r| {
+                r.benches
+                    .iter()
+                    .any(|b| b.status() == bench_core::protocol::results::BenchStatus::Finished)
+            })
+            .collect();
+        // What the run itself says of its machine, else this one.
+        let prints: Vec<Fingerprint> = runs
+            .iter()
+            .map(|r| match &r.start {
+                Some(s) if !s.env.cpu.is_empty() => Fingerprint {
+                    cpu: s.env.cpu.clone(),
+                    cores: s.env.cores,
+                    kernel: if args.machine.is_some() {
+                        "unknown".into()
+                    } else {
+                        here.kernel.clone()
+                    },
+                },
+                _ => here.clone(),
+            })
+            .collect();
+        let new_runs: Vec<NewRun> = runs
+            .iter()
+            .zip(&prints)
+            .map(|(r, fp)| {
+                let json = serde_json::to_string(r).expect("a run record serializes");
+                let key = format!(
+                    "import-{}-{:x}",
+                    machine.id,
+                    Sha256::digest(json.as_bytes())
+                );
+                NewRun {
+                    key,
+                    recorded_at: at.clone(),
+                    machine: &machine,
+                    fingerprint: fp,
+                    code: &code,
+                    record: r,
+                    source: Some(path.display().to_string()),
+                }
+            })
+            .collect();
+        seen += new_runs.len();
+        match store.record(&new_runs) {
+            Ok(n) => new += n,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return 1;
+            }
+        }
+    }
+    eprintln!(
+        "imported {new} run{} into the results store {target} ({} already there), machine {}",
+        if new == 1 { "" } else { "s" },
+        seen - new,
+        machine.name
+    );
+    0
+}

@@ -1,0 +1,377 @@
+//! The results store: every finished run, headless or in the explorer, recorded with where it
+//! ran (machine and fingerprint) and what it measured (commit or label, knobs), in an embedded
+//! SQLite database in the data folder or in a PostgreSQL database many machines write to.
+//! The schema is versioned and kept by migrations (refinery); each run is written in one
+//! transaction, so a store holds whole runs or nothing of them.
+//!
+//! Nothing here renders: `history` reads `points` and the change points are bench-core's.
+
+pub mod background;
+pub mod command;
+pub mod origin;
+mod postgres;
+mod sqlite;
+
+use std::path::PathBuf;
+
+use bench_core::protocol::results::{BenchStatus, RunRecord};
+
+pub use origin::{Code, Fingerprint, MachineId};
+
+/// Where the store is.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct Location {
+    /// The results store: a SQLite file, or a postgres:// URL that many machines share
+    /// (default: results.sqlite in the data folder).
+    #[arg(long, env = "BENCHSCOPE_STORE", value_name = "PATH|URL")]
+    pub store: Option<String>,
+}
+
+impl Location {
+    pub fn target(&self) -> Target {
+        match self
+            .store
+            .as_deref()
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+        {
+            Some(u) if u.starts_with("postgres://") || u.starts_with("postgresql://") => {
+                Target::Postgres(u.to_string())
+            }
+            Some(p) => Target::Sqlite(PathBuf::from(p)),
+            None => Target::Sqlite(crate::journal::data_dir().join("results.sqlite")),
+        }
+    }
+}
+
+/// How a run front end records its runs.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct StoreArgs {
+    #[command(flatten)]
+    pub location: Location,
+    /// Record nothing in the results store.
+    #[arg(
+        long,
+        env = "BENCHSCOPE_NO_STORE",
+        conflicts_with = "store",
+        action = clap::ArgAction::SetTrue,
+        value_parser = clap::builder::BoolishValueParser::new()
+    )]
+    pub no_store: bool,
+    /// The commit the runs measure (default: the git commit of the working directory, with
+    /// whether tracked files have changes).
+    #[arg(long, value_name = "SHA")]
+    pub commit: Option<String>,
+    /// A label for the runs (a change being tried, say): history names and orders points by it.
+    #[arg(long, value_name = "TEXT")]
+    pub label: Option<String>,
+}
+
+impl StoreArgs {
+    /// Where to record, with what the runs are recorded as; `None` with --no-store.
+    pub fn recorder(&self) -> Option<Recorder> {
+        (!self.no_store).then(|| Recorder {
+            target: self.location.target(),
+            code: origin::code(self.commit.as_deref(), self.label.as_deref()),
+            data: crate::journal::data_dir(),
+        })
+    }
+}
+
+/// A store's place.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    Sqlite(PathBuf),
+    Postgres(String),
+}
+
+impl std::fmt::Display for Target {
+    /// Passwords never shown.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Target::Sqlite(p) => write!(f, "{}", p.display()),
+            Target::Postgres(u) => f.write_str(&bench_core::redact::redact(u)),
+        }
+    }
+}
+
+/// An open store.
+pub enum Store {
+    Sqlite(sqlite::Sqlite),
+    Postgres(Box<postgres::Postgres>),
+}
+
+/// A run as it is written.
+#[derive(Debug, Clone)]
+pub struct NewRun<'a> {
+    /// Unique in the store: a run recorded twice (an import read again) is kept once.
+    pub key: String,
+    pub recorded_at: String,
+    pub machine: &'a MachineId,
+    pub fingerprint: &'a Fingerprint,
+    pub code: &'a Code,
+    pub record: &'a RunRecord,
+    /// The file an imported run came from.
+    pub source: Option<String>,
+}
+
+impl NewRun<'_> {
+    fn target(&self) -> String {
+        self.record
+            .start
+            .as_ref()
+            .map(|s| s.target.clone())
+            .unwrap_or_else(|| "?".into())
+    }
+
+    fn knobs(&self) -> String {
+        self.record
+            .start
+            .as_ref()
+            .map(|s| serde_json::to_string(&s.knobs).expect("knobs serialize"))
+            .unwrap_or_else(|| "{}".into())
+    }
+
+    fn build_profile(&self) -> String {
+        self.record
+            .start
+            .as_ref()
+            .map(|s| s.env.profile.clone())
+            .unwrap_or_default()
+    }
+
+    fn json(&self) -> String {
+        serde_json::to_string(self.record).expect("a run record serializes")
+    }
+
+    /// Each bench as a row: name, status, median, CI of the median, samples.
+    fn benches(&self) -> Vec<BenchRow> {
+        self.record
+            .benches
+            .iter()
+            .map(|b| BenchRow {
+                bench: b.name.clone(),
+                status: match b.status() {
+                    BenchStatus::Finished => "finished",
+                    BenchStatus::Failed => "failed",
+                    BenchStatus::Skipped => "skipped",
+                    BenchStatus::Running => "unfinished",
+                },
+                median: b.summary.as_ref().map(|s| s.median),
+                ci: b.summary.as_ref().map(|s| s.ci95_median),
+                samples: b.samples.len() as i32,
+            })
+            .collect()
+    }
+}
+
+struct BenchRow {
+    bench: String,
+    status: &'static str,
+    median: Option<f64>,
+    ci: Option<[f64; 2]>,
+    samples: i32,
+}
+
+/// Which points `history` reads.
+#[derive(Debug, Clone, Default)]
+pub struct Filter {
+    pub target: Option<String>,
+    pub benches: Vec<String>,
+    /// A machine's name or identity.
+    pub machine: Option<String>,
+    /// Runs recorded at or after this time (RFC 3339, or a date: 2026-11-01).
+    pub since: Option<String>,
+}
+
+/// One finished bench of one run, as history reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Point {
+    pub run: i64,
+    pub recorded_at: String,
+    pub machine_id: String,
+    pub machine_name: String,
+    pub cpu: String,
+    pub cores: i64,
+    pub kernel: String,
+    pub commit: Option<String>,
+    pub dirty: Option<bool>,
+    pub label: Option<String>,
+    pub target: String,
+    pub knobs: String,
+    /// "release" or "debug".
+    pub build_profile: String,
+    pub bench: String,
+    pub median: f64,
+    pub ci: [f64; 2],
+}
+
+/// What a store holds, for `store info`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Info {
+    pub schema_version: i64,
+    pub runs: i64,
+    pub machines: i64,
+    pub benches: i64,
+}
+
+/// The columns `points` reads, in `Point`'s order.
+const POINT_COLUMNS: &str = "r.id, r.recorded_at, r.machine_id, r.machine_name, r.cpu, r.cores, \
+     r.kernel, r.commit_sha, r.dirty, r.label, r.target, r.knobs, r.build_profile, b.bench, \
+     b.median_ns, b.ci_low_ns, b.ci_high_ns";
+
+/// The query of `points` with placeholders made by `ph(i)` (1-based), and the values in order.
+fn points_query(f: &Filter, ph: impl Fn(usize) -> String) -> (String, Vec<String>) {
+    let mut sql = format!(
+        "SELECT {POINT_COLUMNS} FROM runs r JOIN bench_results b ON b.run_id = r.id \
+         WHERE b.status = 'finished' AND b.median_ns IS NOT NULL AND NOT r.profiled"
+    );
+    let mut args: Vec<String> = Vec::new();
+    // Each condition names its value `?`, numbered in turn.
+    let mut conditions: Vec<(&str, Vec<String>)> = Vec::new();
+    if let Some(t) = &f.target {
+        conditions.push(("r.target = ?", vec![t.clone()]));
+    }
+    if let Some(m) = &f.machine {
+        conditions.push((
+            "(r.machine_name = ? OR r.machine_id = ?)",
+            vec![m.clone(), m.clone()],
+        ));
+    }
+    if let Some(s) = &f.since {
+        conditions.push(("r.recorded_at >= ?", vec![s.clone()]));
+    }
+    let list = vec!["?"; f.benches.len()].join(", ");
+    let in_list = format!("b.bench IN ({list})");
+    if !f.benches.is_empty() {
+        conditions.push((&in_list, f.benches.clone()));
+    }
+    for (clause, values) in conditions {
+        sql.push_str(" AND ");
+        for (i, piece) in clause.split('?').enumerate() {
+            if i > 0 {
+                sql.push_str(&ph(args.len() + 1));
+                args.push(values[i - 1].clone());
+            }
+            sql.push_str(piece);
+        }
+    }
+    sql.push_str(" ORDER BY r.recorded_at, r.id, b.bench");
+    (sql, args)
+}
+
+impl Store {
+    /// Opens the store, making it and bringing its schema up to date on first use.
+    pub fn open(target: &Target) -> Result<Store, String> {
+        match target {
+            Target::Sqlite(p) => sqlite::Sqlite::open(p).map(Store::Sqlite),
+            Target::Postgres(u) => {
+                postgres::Postgres::open(u).map(|p| Store::Postgres(Box::new(p)))
+            }
+        }
+        .map_err(|e| format!("results store {target}: {e}"))
+    }
+
+    /// Writes runs, each in a transaction of its own; how many were new (a key already there
+    /// is left as it is).
+    pub fn record(&mut self, runs: &[NewRun<'_>]) -> Result<usize, String> {
+        let mut new = 0;
+        for r in runs {
+            let added = match self {
+                Store::Sqlite(s) => s.record(r),
+                Store::Postgres(p) => p.record(r),
+            }
+            .map_err(|e| format!("cannot record run {} in the results store: {e}", r.key))?;
+            new += usize::from(added);
+        }
+        Ok(new)
+    }
+
+    /// The finished benches of runs not profiled, oldest first.
+    pub fn points(&mut self, f: &Filter) -> Result<Vec<Point>, String> {
+        match self {
+            Store::Sqlite(s) => s.points(f),
+            Store::Postgres(p) => p.points(f),
+        }
+        .map_err(|e| format!("cannot read the results store: {e}"))
+    }
+
+    pub fn info(&mut self) -> Result<Info, String> {
+        match self {
+            Store::Sqlite(s) => s.info(),
+            Store::Postgres(p) => p.info(),
+        }
+        .map_err(|e| format!("cannot read the results store: {e}"))
+    }
+}
+
+/// Records runs of this machine (finished ones: the runner said done) where `Recorder` says.
+#[derive(Debug, Clone)]
+pub struct Recorder {
+    pub target: Target,
+    pub code: Code,
+    /// The data folder, whose machine identity the runs carry.
+    pub data: PathBuf,
+}
+
+impl Recorder {
+    /// Records what finished of `records`; a line saying what was recorded where, or why not.
+    /// The run's own outputs are written before, whatever happens here.
+    pub fn record(&self, records: &[&RunRecord]) -> Result<String, String> {
+        let done: Vec<&RunRecord> = records
+            .iter()
+            .copied()
+            .filter(|r| r.done && r.source.is_none() && !r.from_criterion())
+            .collect();
+        if done.is_empty() {
+            return Ok(String::new());
+        }
+        let machine = origin::machine(&self.data).map_err(|e| {
+            format!(
+                "runs not recorded in the results store {}: {e}",
+                self.target
+            )
+        })?;
+        let fingerprint = Fingerprint::here();
+        let at = crate::format::now_rfc3339();
+        let stamp = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        let runs: Vec<NewRun> = done
+            .iter()
+            .enumerate()
+            .map(|(i, r)| NewRun {
+                key: format!("{}-{stamp:x}-{}-{i}", machine.id, std::process::id()),
+                recorded_at: at.clone(),
+                machine: &machine,
+                fingerprint: &fingerprint,
+                code: &self.code,
+                record: r,
+                source: None,
+            })
+            .collect();
+        let n = Store::open(&self.target)
+            .and_then(|mut s| s.record(&runs))
+            .map_err(|e| format!("{e}; the run's own outputs are kept"))?;
+        Ok(format!(
+            "recorded {n} run{} in the results store {} (machine {}{})",
+            if n == 1 { "" } else { "s" },
+            self.target,
+            machine.name,
+            match (&self.code.label, &self.code.commit) {
+                (Some(l), _) => format!(", label {l}"),
+                (None, Some(c)) => format!(
+                    ", commit {}{}",
+                    &c[..c.len().min(12)],
+                    if self.code.dirty == Some(true) {
+                        " with changes"
+                    } else {
+                        ""
+                    }
+                ),
+                (None, None) => String::new(),
+            }
+        ))
+    }
+}

@@ -1,0 +1,148 @@
+//! Where a run was measured: the machine (an identity kept in the data folder, and its
+//! fingerprint: CPU model, cores, kernel) and the code (git commit and dirty flag, or a label).
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+/// A machine as the store knows it. Two data folders are two machines, even on one host: each
+/// keeps its own identity.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MachineId {
+    pub id: String,
+    pub name: String,
+}
+
+/// What a machine is made of, read at the time of the run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fingerprint {
+    pub cpu: String,
+    pub cores: usize,
+    pub kernel: String,
+}
+
+impl Fingerprint {
+    pub fn here() -> Fingerprint {
+        let env = bench_core::protocol::env::collect("", 0.0);
+        Fingerprint {
+            cpu: env.cpu,
+            cores: env.cores,
+            kernel: std::fs::read_to_string("/proc/sys/kernel/osrelease")
+                .map(|k| format!("Linux {}", k.trim()))
+                .unwrap_or(env.os),
+        }
+    }
+}
+
+/// This data folder's machine: read from `machine.json`, made (and written atomically) on first
+/// use. The name is the host's, with the identity's first characters so that two data folders
+/// on one host read apart.
+pub fn machine(data: &Path) -> Result<MachineId, String> {
+    let path = data.join("machine.json");
+    if let Ok(text) = std::fs::read_to_string(&path) {
+        return serde_json::from_str(&text)
+            .map_err(|e| format!("{} is not a machine identity: {e}", path.display()));
+    }
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .ok()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "host".into());
+    let id = fresh_id(&path);
+    let m = MachineId {
+        name: format!("{host}-{}", &id[..6]),
+        id,
+    };
+    std::fs::create_dir_all(data).map_err(|e| format!("cannot create {}: {e}", data.display()))?;
+    let text = serde_json::to_string_pretty(&m).expect("a machine identity serializes");
+    crate::files::write_atomic(&path, &text)?;
+    // Two processes making it at once: whichever rename came last is the identity.
+    std::fs::read_to_string(&path)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .ok_or_else(|| format!("cannot read back {}", path.display()))
+}
+
+/// A new identity: what makes it unique (time, process, folder) hashed.
+fn fresh_id(salt: &Path) -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let mut out = String::new();
+    for round in 0..2u8 {
+        // RandomState is seeded from the OS's randomness per process.
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u128(now);
+        h.write_u32(std::process::id());
+        h.write(salt.as_os_str().as_encoded_bytes());
+        h.write_u8(round);
+        out.push_str(&format!("{:016x}", h.finish()));
+    }
+    out
+}
+
+/// The code a run measured.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Code {
+    pub commit: Option<String>,
+    /// Whether the work tree had changes to tracked files (`None`: unknown, not in git).
+    pub dirty: Option<bool>,
+    pub label: Option<String>,
+}
+
+/// The commit of the repository the command runs in (its working directory), unless given.
+pub fn code(commit: Option<&str>, label: Option<&str>) -> Code {
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .stderr(std::process::Stdio::null())
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    let (commit, dirty) = match commit {
+        Some(c) => (Some(c.to_string()), None),
+        None => match git(&["rev-parse", "HEAD"]) {
+            Some(c) => (
+                Some(c),
+                git(&["status", "--porcelain", "--untracked-files=no"]).map(|s| !s.is_empty()),
+            ),
+            None => (None, None),
+        },
+    };
+    Code {
+        commit,
+        dirty,
+        label: label.map(str::to_string),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_data_folder_keeps_its_machine_and_two_folders_are_two_machines() {
+        let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let first = machine(a.path()).unwrap();
+        assert_eq!(machine(a.path()).unwrap(), first);
+        let other = machine(b.path()).unwrap();
+        assert_ne!(other.id, first.id);
+        assert_ne!(other.name, first.name);
+        assert_eq!(first.id.len(), 32);
+        std::fs::write(a.path().join("machine.json"), "{").unwrap();
+        let e = machine(a.path()).unwrap_err();
+        assert!(e.contains("machine.json is not a machine identity"), "{e}");
+    }
+
+    #[test]
+    fn a_given_commit_is_taken_as_given() {
+        let c = code(Some("abc123"), Some("try 3"));
+        assert_eq!(c.commit.as_deref(), Some("abc123"));
+        assert_eq!(c.dirty, None);
+        assert_eq!(c.label.as_deref(), Some("try 3"));
+    }
+}

@@ -1,0 +1,173 @@
+//! The shared store: a PostgreSQL database that many machines write to at once. Each run is
+//! one transaction; the schema is brought up to date under an advisory lock, so two machines
+//! starting together do not both apply a migration.
+
+use std::time::Duration;
+
+use tokio_postgres::{Client, NoTls, Row};
+
+use super::{Filter, Info, NewRun, Point};
+
+mod embedded {
+    refinery::embed_migrations!("src/store/migrations/postgres");
+}
+
+/// The advisory lock key held while migrating ("benchscope" in ASCII, folded to 63 bits).
+const MIGRATION_LOCK: i64 = 0x62_656e_6368_7363;
+
+pub struct Postgres {
+    rt: tokio::runtime::Runtime,
+    client: Client,
+}
+
+impl Postgres {
+    /// Connects (10 s at most) and migrates. Blocks: called off any async runtime.
+    pub fn open(url: &str) -> Result<Postgres, String> {
+        let mut config: tokio_postgres::Config = url
+            .parse()
+            .map_err(|e| format!("not a PostgreSQL URL: {e}"))?;
+        config.connect_timeout(Duration::from_secs(10));
+        config.application_name("benchscope");
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())?;
+        let client = rt.block_on(async {
+            let (mut client, conn) = config.connect(NoTls).await.map_err(|e| e.to_string())?;
+            tokio::spawn(async move {
+                let _ = conn.await;
+            });
+            client
+                .execute("SELECT pg_advisory_lock($1)", &[&MIGRATION_LOCK])
+                .await
+                .map_err(|e| e.to_string())?;
+            let migrated = embedded::migrations::runner()
+                .run_async(&mut client)
+                .await
+                .map_err(|e| format!("cannot bring its schema up to date: {e}"));
+            client
+                .execute("SELECT pg_advisory_unlock($1)", &[&MIGRATION_LOCK])
+                .await
+                .map_err(|e| e.to_string())?;
+            migrated.map(|_| client)
+        })?;
+        Ok(Postgres { rt, client })
+    }
+
+    pub fn record(&mut self, r: &NewRun<'_>) -> Result<bool, String> {
+        let client = &mut self.client;
+        self.rt.block_on(async {
+            let tx = client.transaction().await.map_err(|e| e.to_string())?;
+            let steal = r.record.machine.and_then(|m| m.steal);
+            let cores = r.fingerprint.cores as i32;
+            let (target, knobs, profile, json) =
+                (r.target(), r.knobs(), r.build_profile(), r.json());
+            let row = tx
+                .query_opt(
+                    "INSERT INTO runs (run_key, recorded_at, machine_id, machine_name, cpu, \
+                     cores, kernel, steal, commit_sha, dirty, label, target, knobs, \
+                     build_profile, profiled, source, record) VALUES ($1, $2, $3, $4, $5, $6, \
+                     $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) \
+                     ON CONFLICT (run_key) DO NOTHING RETURNING id",
+                    &[
+                        &r.key,
+                        &r.recorded_at,
+                        &r.machine.id,
+                        &r.machine.name,
+                        &r.fingerprint.cpu,
+                        &cores,
+                        &r.fingerprint.kernel,
+                        &steal,
+                        &r.code.commit,
+                        &r.code.dirty,
+                        &r.code.label,
+                        &target,
+                        &knobs,
+                        &profile,
+                        &r.record.profiled,
+                        &r.source,
+                        &json,
+                    ],
+                )
+                .await
+                .map_err(|e| e.to_string())?;
+            let Some(row) = row else {
+                return Ok(false);
+            };
+            let id: i64 = row.get(0);
+            let insert = tx
+                .prepare(
+                    "INSERT INTO bench_results (run_id, bench, status, median_ns, ci_low_ns, \
+                     ci_high_ns, samples) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                )
+                .await
+                .map_err(|e| e.to_string())?;
+            for b in r.benches() {
+                let (lo, hi) = (b.ci.map(|c| c[0]), b.ci.map(|c| c[1]));
+                tx.execute(
+                    &insert,
+                    &[&id, &b.bench, &b.status, &b.median, &lo, &hi, &b.samples],
+                )
+                .await
+                .map_err(|e| e.to_string())?;
+            }
+            tx.commit().await.map_err(|e| e.to_string())?;
+            Ok(true)
+        })
+    }
+
+    pub fn points(&mut self, f: &Filter) -> Result<Vec<Point>, String> {
+        let (sql, args) = super::points_query(f, |i| format!("${i}"));
+        let params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = args
+            .iter()
+            .map(|a| a as &(dyn tokio_postgres::types::ToSql + Sync))
+            .collect();
+        let rows = self
+            .rt
+            .block_on(self.client.query(&sql, &params))
+            .map_err(|e| e.to_string())?;
+        Ok(rows.iter().map(point).collect())
+    }
+
+    pub fn info(&mut self) -> Result<Info, String> {
+        let row = self
+            .rt
+            .block_on(self.client.query_one(
+                "SELECT (SELECT COALESCE(MAX(version), 0)::BIGINT FROM refinery_schema_history), \
+                 (SELECT COUNT(*) FROM runs), (SELECT COUNT(DISTINCT machine_id) FROM runs), \
+                 (SELECT COUNT(*) FROM bench_results)",
+                &[],
+            ))
+            .map_err(|e| e.to_string())?;
+        Ok(Info {
+            schema_version: row.get(0),
+            runs: row.get(1),
+            machines: row.get(2),
+            benches: row.get(3),
+        })
+    }
+}
+
+fn point(row: &Row) -> Point {
+    Point {
+        run: row.get(0),
+        recorded_at: row.get(1),
+        machine_id: row.get(2),
+        machine_name: row.get(3),
+        cpu: row.get(4),
+        cores: i64::from(row.get::<_, i32>(5)),
+        kernel: row.get(6),
+        commit: row.get(7),
+        dirty: row.get(8),
+        label: row.get(9),
+        target: row.get(10),
+        knobs: row.get(11),
+        build_profile: row.get(12),
+        bench: row.get(13),
+        median: row.get(14),
+        ci: [
+            row.get::<_, Option<f64>>(15).unwrap_or(f64::NAN),
+            row.get::<_, Option<f64>>(16).unwrap_or(f64::NAN),
+        ],
+    }
+}

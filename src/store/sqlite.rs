@@ -1,0 +1,152 @@
+//! The embedded store: a SQLite file (WAL, so that readers never wait for a writer), written
+//! by several processes at once (each waits its turn for the write lock).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+
+use super::{Filter, Info, NewRun, Point};
+
+mod embedded {
+    refinery::embed_migrations!("src/store/migrations/sqlite");
+}
+
+pub struct Sqlite {
+    conn: Connection,
+    #[allow(dead_code)]
+    path: PathBuf,
+}
+
+impl Sqlite {
+    pub fn open(path: &Path) -> Result<Sqlite, String> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        }
+        let mut conn = Connection::open(path).map_err(|e| e.to_string())?;
+        conn.busy_timeout(Duration::from_secs(30))
+            .map_err(|e| e.to_string())?;
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(|e| e.to_string())?;
+        conn.pragma_update(None, "foreign_keys", "ON")
+            .map_err(|e| e.to_string())?;
+        // Two processes making the schema at once would both apply version 1: the first to
+        // take this lock migrates, the other then finds nothing to do. (SQLite's own locks
+        // are fcntl locks, which flock does not touch.)
+        let lock = std::fs::File::open(path).map_err(|e| e.to_string())?;
+        lock.lock()
+            .map_err(|e| format!("cannot lock {}: {e}", path.display()))?;
+        embedded::migrations::runner()
+            .run(&mut conn)
+            .map_err(|e| format!("cannot bring its schema up to date: {e}"))?;
+        drop(lock);
+        Ok(Sqlite {
+            conn,
+            path: path.to_path_buf(),
+        })
+    }
+
+    pub fn record(&mut self, r: &NewRun<'_>) -> Result<bool, String> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| e.to_string())?;
+        let added = tx
+            .execute(
+                "INSERT INTO runs (run_key, recorded_at, machine_id, machine_name, cpu, cores, \
+                 kernel, steal, commit_sha, dirty, label, target, knobs, build_profile, profiled, \
+                 source, record) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, \
+                 ?14, ?15, ?16, ?17) ON CONFLICT (run_key) DO NOTHING",
+                params![
+                    r.key,
+                    r.recorded_at,
+                    r.machine.id,
+                    r.machine.name,
+                    r.fingerprint.cpu,
+                    r.fingerprint.cores as i64,
+                    r.fingerprint.kernel,
+                    r.record.machine.and_then(|m| m.steal),
+                    r.code.commit,
+                    r.code.dirty,
+                    r.code.label,
+                    r.target(),
+                    r.knobs(),
+                    r.build_profile(),
+                    r.record.profiled,
+                    r.source,
+                    r.json(),
+                ],
+            )
+            .map_err(|e| e.to_string())?;
+        if added == 0 {
+            return Ok(false);
+        }
+        let id = tx.last_insert_rowid();
+        for b in r.benches() {
+            tx.execute(
+                "INSERT INTO bench_results (run_id, bench, status, median_ns, ci_low_ns, \
+                 ci_high_ns, samples) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![
+                    id,
+                    b.bench,
+                    b.status,
+                    b.median,
+                    b.ci.map(|c| c[0]),
+                    b.ci.map(|c| c[1]),
+                    b.samples
+                ],
+            )
+            .map_err(|e| e.to_string())?;
+        }
+        tx.commit().map_err(|e| e.to_string())?;
+        Ok(true)
+    }
+
+    pub fn points(&mut self, f: &Filter) -> Result<Vec<Point>, String> {
+        let (sql, args) = super::points_query(f, |i| format!("?{i}"));
+        let mut stmt = self.conn.prepare(&sql).map_err(|e| e.to_string())?;
+        let rows = stmt
+            .query_map(rusqlite::params_from_iter(args.iter()), |row| {
+                Ok(Point {
+                    run: row.get(0)?,
+                    recorded_at: row.get(1)?,
+                    machine_id: row.get(2)?,
+                    machine_name: row.get(3)?,
+                    cpu: row.get(4)?,
+                    cores: row.get(5)?,
+                    kernel: row.get(6)?,
+                    commit: row.get(7)?,
+                    dirty: row.get(8)?,
+                    label: row.get(9)?,
+                    target: row.get(10)?,
+                    knobs: row.get(11)?,
+                    build_profile: row.get(12)?,
+                    bench: row.get(13)?,
+                    median: row.get(14)?,
+                    ci: [
+                        row.get::<_, Option<f64>>(15)?.unwrap_or(f64::NAN),
+                        row.get::<_, Option<f64>>(16)?.unwrap_or(f64::NAN),
+                    ],
+                })
+            })
+            .map_err(|e| e.to_string())?;
+        rows.collect::<Result<_, _>>().map_err(|e| e.to_string())
+    }
+
+    pub fn info(&mut self) -> Result<Info, String> {
+        let one = |sql: &str| -> Result<i64, String> {
+            self.conn
+                .query_row(sql, [], |r| r.get::<_, Option<i64>>(0))
+                .optional()
+                .map(|v| v.flatten().unwrap_or(0))
+                .map_err(|e| e.to_string())
+        };
+        Ok(Info {
+            schema_version: one("SELECT MAX(version) FROM refinery_schema_history")?,
+            runs: one("SELECT COUNT(*) FROM runs")?,
+            machines: one("SELECT COUNT(DISTINCT machine_id) FROM runs")?,
+            benches: one("SELECT COUNT(*) FROM bench_results")?,
+        })
+    }
+}

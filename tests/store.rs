@@ -1,0 +1,389 @@
+//! The results store end to end: real runs recorded in a SQLite store and read back by
+//! `history`, imports, an unreachable store, and two "machines" (two data folders) writing to
+//! one PostgreSQL store at the same time.
+
+mod common;
+
+use std::path::Path;
+
+use common::{QUICK, benchscope};
+
+/// A quick single_row_lookup run of `benches`, recorded in `store` as the machine of `data`.
+fn recorded_run(data: &Path, cache: &Path, store: &str, benches: &[&str]) -> assert_cmd::Command {
+    let mut c = benchscope();
+    c.env_remove("BENCHSCOPE_NO_STORE")
+        .env("BENCHSCOPE_DATA_DIR", data)
+        .args([
+            "run",
+            "single_row_lookup",
+            "--rows",
+            "200",
+            "--lookups",
+            "50",
+        ])
+        .args(QUICK)
+        .args(["--format", "json", "--store", store, "--cache-dir"])
+        .arg(cache);
+    for b in benches {
+        c.args(["--bench", b]);
+    }
+    c
+}
+
+fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn store_cmd(data: &Path) -> assert_cmd::Command {
+    let mut c = benchscope();
+    c.env_remove("BENCHSCOPE_NO_STORE")
+        .env("BENCHSCOPE_DATA_DIR", data);
+    c
+}
+
+#[test]
+fn runs_are_recorded_and_history_and_imports_read_them() {
+    let work = tempfile::tempdir().unwrap();
+    let (data, cache) = (work.path().join("data"), work.path().join("cache"));
+    let db = work.path().join("results.sqlite");
+    let db_s = db.display().to_string();
+    for label in ["first", "second"] {
+        let o = recorded_run(&data, &cache, &db_s, &["rusqlite", "middleware/spin"])
+            .args(["--label", label])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let e = stderr(&o);
+        assert!(
+            e.contains(&format!("recorded 1 run in the results store {db_s}"))
+                && e.contains(&format!("label {label}")),
+            "{e}"
+        );
+    }
+    // --no-store records nothing.
+    let o = recorded_run(&data, &cache, &db_s, &["rusqlite"])
+        .arg("--no-store")
+        .output()
+        .unwrap();
+    assert!(!o.status.success(), "--store and --no-store conflict");
+    // A run with BENCHSCOPE_NO_STORE set (as every test's is) records nothing.
+    let mut c = benchscope();
+    let o = c
+        .env("BENCHSCOPE_DATA_DIR", &data)
+        .args([
+            "run",
+            "single_row_lookup",
+            "--rows",
+            "200",
+            "--lookups",
+            "50",
+        ])
+        .args(QUICK)
+        .args(["--bench", "rusqlite", "--cache-dir"])
+        .arg(&cache)
+        .arg("--export-json")
+        .arg(work.path().join("report.json"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("recorded"), "{}", stderr(&o));
+
+    let info = store_cmd(&data)
+        .args(["store", "info", "--store", &db_s])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&info.stdout);
+    assert!(
+        text.contains("schema version 1")
+            && text.contains("2 runs from 1 machine, 4 bench results"),
+        "{text}"
+    );
+
+    // history: one series per bench, a point per label, in the order recorded.
+    let o = store_cmd(&data)
+        .args([
+            "history",
+            "single_row_lookup",
+            "--format",
+            "json",
+            "--store",
+            &db_s,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let series = doc.as_array().unwrap();
+    let benches: Vec<&str> = series
+        .iter()
+        .map(|s| s["bench"].as_str().unwrap())
+        .collect();
+    assert_eq!(benches, ["middleware/spin", "rusqlite"]);
+    for s in series {
+        let names: Vec<&str> = s["points"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["first", "second"]);
+        assert!(s["points"][0]["median"].as_f64().unwrap() > 0.0);
+        // These test binaries are debug builds: said, never mixed with release runs.
+        assert_eq!(
+            s["build_profile"],
+            if cfg!(debug_assertions) {
+                "debug"
+            } else {
+                "release"
+            }
+        );
+    }
+    let o = store_cmd(&data)
+        .args(["history", "--bench", "rusqlite", "--store", &db_s])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("single_row_lookup / rusqlite on ")
+            && text.contains("no step found (2 points)"),
+        "{text}"
+    );
+
+    // Import of a saved report, once however often it is read.
+    let report = work.path().join("report.json");
+    for (new, already) in [(1, 0), (0, 1)] {
+        let o = store_cmd(&data)
+            .args(["store", "import", "--label", "imported", "--store", &db_s])
+            .arg(&report)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let e = stderr(&o);
+        assert!(
+            e.contains(&format!(
+                "imported {new} run{} into the results store {db_s} ({already} already there)",
+                if new == 1 { "" } else { "s" }
+            )),
+            "{e}"
+        );
+    }
+    let o = store_cmd(&data)
+        .args([
+            "history", "--bench", "rusqlite", "--format", "json", "--store", &db_s,
+        ])
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc[0]["points"][2]["name"], "imported");
+
+    // Bad input: named, with what is allowed; a store that is not there is not made by reading.
+    let o = store_cmd(&data)
+        .args(["history", "--since", "yesterday", "--store", &db_s])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("invalid value \"yesterday\" for --since"),
+        "{}",
+        stderr(&o)
+    );
+    let missing = work.path().join("none.sqlite");
+    let o = store_cmd(&data)
+        .args(["history", "--store"])
+        .arg(&missing)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("no results store at"), "{}", stderr(&o));
+    assert!(!missing.exists());
+    let o = store_cmd(&data)
+        .args(["store", "import", "--store", &db_s])
+        .arg(work.path().join("nothing.json"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("nothing.json: no such file"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn an_unreachable_store_keeps_the_runs_own_outputs_and_hides_its_password() {
+    let work = tempfile::tempdir().unwrap();
+    let out = work.path().join("out.json");
+    // Port 9 (discard) on loopback: nothing listens, the connection is refused at once.
+    let o = recorded_run(
+        &work.path().join("data"),
+        &work.path().join("cache"),
+        "postgres://bench:s3cret-pw@127.0.0.1:9/none",
+        &["rusqlite"],
+    )
+    .arg("-o")
+    .arg(&out)
+    .output()
+    .unwrap();
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(
+        e.contains("results store postgres://bench:")
+            && e.contains("the run's own outputs are kept"),
+        "{e}"
+    );
+    assert!(!e.contains("s3cret-pw"), "{e}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(doc["schema_version"], 1);
+}
+
+/// A database of the test's own on the server of BENCHSCOPE_POSTGRES_URL, dropped at the end.
+struct Database {
+    admin: String,
+    name: String,
+    url: String,
+}
+
+impl Database {
+    fn new(admin: &str, name: &str) -> Database {
+        let url = match admin.rsplit_once('/') {
+            Some((base, _)) => format!("{base}/{name}"),
+            None => panic!("BENCHSCOPE_POSTGRES_URL has no database part: {admin}"),
+        };
+        let d = Database {
+            admin: admin.into(),
+            name: name.into(),
+            url,
+        };
+        d.sql(&format!("DROP DATABASE IF EXISTS {name}"));
+        d.sql(&format!("CREATE DATABASE {name}"));
+        d
+    }
+
+    fn sql(&self, sql: &str) {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let (client, conn) = tokio_postgres::connect(&self.admin, tokio_postgres::NoTls)
+                .await
+                .unwrap();
+            tokio::spawn(conn);
+            client.batch_execute(sql).await.unwrap();
+        });
+    }
+}
+
+impl Drop for Database {
+    fn drop(&mut self) {
+        self.sql(&format!(
+            "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+            self.name
+        ));
+    }
+}
+
+#[test]
+fn two_machines_write_twenty_runs_each_to_one_postgres_store_at_once() {
+    let Some(admin) = common::postgres_url("two_machines_write_to_one_postgres_store") else {
+        return;
+    };
+    let db = Database::new(&admin, &format!("benchscope_store_{}", std::process::id()));
+    let work = tempfile::tempdir().unwrap();
+    // Two data folders are two machines; each writes 10 commands of 2 runs (--repeat 2).
+    let writers: Vec<_> = ["a", "b"]
+        .into_iter()
+        .map(|m| {
+            let (data, cache) = (work.path().join(m), work.path().join(format!("cache-{m}")));
+            let url = db.url.clone();
+            std::thread::spawn(move || {
+                for i in 0..10 {
+                    let o = recorded_run(&data, &cache, &url, &["rusqlite"])
+                        .args(["--repeat", "2", "--label", &format!("{m}-{i:02}")])
+                        .output()
+                        .unwrap();
+                    assert!(o.status.success(), "{}", stderr(&o));
+                    assert!(stderr(&o).contains("recorded 2 runs"), "{}", stderr(&o));
+                }
+            })
+        })
+        .collect();
+    for w in writers {
+        w.join().unwrap();
+    }
+    let data = work.path().join("a");
+    let o = store_cmd(&data)
+        .args(["store", "info", "--store", &db.url])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("40 runs from 2 machines, 40 bench results"),
+        "{text}{}",
+        stderr(&o)
+    );
+    let o = store_cmd(&data)
+        .args([
+            "history",
+            "single_row_lookup",
+            "--format",
+            "json",
+            "--store",
+            &db.url,
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        o.status.code() == Some(0) || o.status.code() == Some(3),
+        "{}",
+        stderr(&o)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let series = doc.as_array().unwrap();
+    assert_eq!(series.len(), 2, "one series per machine");
+    let mut names = Vec::new();
+    for s in series {
+        let machine = s["machine"].as_str().unwrap().to_string();
+        let points = s["points"].as_array().unwrap();
+        assert_eq!(points.len(), 10);
+        // Not mixed: a machine's points are its own labels, two runs each.
+        let prefix = points[0]["name"].as_str().unwrap()[..2].to_string();
+        for p in points {
+            assert!(
+                p["name"].as_str().unwrap().starts_with(&prefix),
+                "{p} in {machine}"
+            );
+            assert_eq!(p["runs"], 2);
+        }
+        names.push((prefix, machine));
+    }
+    names.sort();
+    assert_eq!((names[0].0.as_str(), names[1].0.as_str()), ("a-", "b-"));
+    assert_ne!(names[0].1, names[1].1);
+    let o = store_cmd(&data)
+        .args(["history", "single_row_lookup", "--store", &db.url])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("2 machines measured this bench on the same CPU model"),
+        "{text}"
+    );
+    // One machine alone.
+    let o = store_cmd(&data)
+        .args([
+            "history",
+            "--machine",
+            &names[1].1,
+            "--format",
+            "json",
+            "--store",
+            &db.url,
+        ])
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc.as_array().unwrap().len(), 1);
+    assert_eq!(doc[0]["machine"], names[1].1.as_str());
+}
