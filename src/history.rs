@@ -14,6 +14,9 @@ use serde::Serialize;
 
 use crate::store::{Filter, Location, Point, Store};
 
+/// Steps up to 2% are within noise unless told otherwise (as `compare`'s verdicts).
+pub const DEFAULT_NOISE: f64 = 0.02;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
     Table,

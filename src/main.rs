@@ -17,6 +17,7 @@ mod out;
 mod profile;
 mod runner;
 mod show;
+mod site;
 mod store;
 #[cfg(test)]
 mod testing;
@@ -62,6 +63,8 @@ enum Command {
     /// steps (change points) found in them; exit status 3 when a newest step is a slowdown
     /// beyond --noise.
     History(history::HistoryArgs),
+    /// Write the results store's newest runs and their history as a static HTML site.
+    Report(site::ReportArgs),
     /// The results store: what it holds, and importing saved results into it.
     #[command(subcommand)]
     Store(store::command::StoreCommand),
@@ -100,6 +103,7 @@ fn main() {
         Some(Command::Show(args)) => show::run(args),
         Some(Command::Compare(args)) => baseline::run(args),
         Some(Command::History(args)) => history::run(args),
+        Some(Command::Report(args)) => site::run(args),
         Some(Command::Store(cmd)) => store::command::run(cmd),
         Some(Command::Runner(args)) => {
             bench_core::service::init_logging();

@@ -235,13 +235,21 @@ pub fn write_all(
     dir: &Path,
     stem: &str,
 ) -> Result<Vec<(String, String)>, String> {
-    let all = charts(report);
+    write_charts(&charts(report), dir, stem)
+}
+
+/// Draws `all` as `<dir>/<stem>-<slug>.svg`; the charts drawn (caption, file name).
+pub fn write_charts(
+    all: &[Chart],
+    dir: &Path,
+    stem: &str,
+) -> Result<Vec<(String, String)>, String> {
     if all.is_empty() {
         return Ok(Vec::new());
     }
     gnuplot()?;
     let mut drawn = Vec::new();
-    for c in &all {
+    for c in all {
         let p = path(dir, stem, c);
         // gnuplot writes the file itself: into a temp name, renamed once complete.
         let tmp = p.with_extension(format!("svg.tmp{}", std::process::id()));

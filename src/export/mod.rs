@@ -3,6 +3,8 @@
 pub mod charts;
 pub mod csv;
 pub mod histogram;
+pub mod history;
+pub mod html;
 pub mod json;
 pub mod layout;
 pub mod markdown;

@@ -55,6 +55,10 @@ pub struct RunArgs {
     /// Also write the JSON export to FILE (atomically), whatever --format is.
     #[arg(long, value_name = "FILE")]
     pub export_json: Option<std::path::PathBuf>,
+    /// Also write an HTML report into DIR: index.html with the tables, the SVG charts, and
+    /// the history of the benches that ran from the results store.
+    #[arg(long, value_name = "DIR")]
+    pub export_html: Option<std::path::PathBuf>,
     /// Also write a CSV of every bench of every run to FILE (atomically).
     #[arg(long, value_name = "FILE")]
     pub export_csv: Option<std::path::PathBuf>,

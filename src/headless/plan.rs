@@ -60,6 +60,20 @@ pub fn plan(args: &RunArgs) -> Result<Planned, Error> {
             return Err(Error::Input(e.to_string()));
         }
     }
+    // The HTML report's folder: made by the run if its parent can take it.
+    if let Some(d) = &args.export_html {
+        let checked = if d.is_dir() {
+            crate::files::check_writable(&d.join("index.html"))
+        } else if d.exists() {
+            Err(format!(
+                "cannot write the HTML report into {}: it is a file, not a folder",
+                d.display()
+            ))
+        } else {
+            crate::files::check_writable(d)
+        };
+        checked.map_err(Error::Input)?;
+    }
     if let Err(e) = bench_core::dataset::ensure_cache_dir(&args.session.cache_dir()) {
         return Err(Error::Input(e.to_string()));
     }

@@ -171,6 +171,32 @@ pub fn report(args: &RunArgs, p: Planned, x: Executed) -> Ended {
             }
         }
     }
+    // The HTML report after the store: its history holds this run.
+    if let Some(dir) = &args.export_html {
+        let history = match args.store.recorder() {
+            None => Err("no history: runs are not recorded (--no-store)".to_string()),
+            Some(rec) => crate::site::history_of(&records[..live], &rec.target),
+        };
+        let (series, note) = match &history {
+            Ok(s) => (s.as_slice(), None),
+            Err(e) => (&[][..], Some(e.as_str())),
+        };
+        let title = format!(
+            "benchscope: {}",
+            records
+                .first()
+                .and_then(|r| r.start.as_ref())
+                .map(|s| s.target.as_str())
+                .unwrap_or("report")
+        );
+        match crate::site::write(dir, &title, &plain, series, note) {
+            Ok(p) => eprintln!("wrote {}", p.display()),
+            Err(e) => {
+                eprintln!("error: {e}");
+                write_failed = true;
+            }
+        }
+    }
     for r in &records {
         for b in &r.benches {
             if let Some(e) = &b.error {

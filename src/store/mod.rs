@@ -220,33 +220,30 @@ const POINT_COLUMNS: &str = "r.id, r.recorded_at, r.machine_id, r.machine_name, 
      r.kernel, r.commit_sha, r.dirty, r.label, r.target, r.knobs, r.build_profile, b.bench, \
      b.median_ns, b.ci_low_ns, b.ci_high_ns";
 
-/// The query of `points` with placeholders made by `ph(i)` (1-based), and the values in order.
-fn points_query(f: &Filter, ph: impl Fn(usize) -> String) -> (String, Vec<String>) {
-    let mut sql = format!(
-        "SELECT {POINT_COLUMNS} FROM runs r JOIN bench_results b ON b.run_id = r.id \
-         WHERE b.status = 'finished' AND b.median_ns IS NOT NULL AND NOT r.profiled"
-    );
+/// ` AND ...` for each filter of `f` (benches too when `benches`), with placeholders made by
+/// `ph(i)` (1-based), and the values in order.
+fn conditions(f: &Filter, benches: bool, ph: &impl Fn(usize) -> String) -> (String, Vec<String>) {
     let mut args: Vec<String> = Vec::new();
     // Each condition names its value `?`, numbered in turn.
-    let mut conditions: Vec<(&str, Vec<String>)> = Vec::new();
+    let mut conds: Vec<(String, Vec<String>)> = Vec::new();
     if let Some(t) = &f.target {
-        conditions.push(("r.target = ?", vec![t.clone()]));
+        conds.push(("r.target = ?".into(), vec![t.clone()]));
     }
     if let Some(m) = &f.machine {
-        conditions.push((
-            "(r.machine_name = ? OR r.machine_id = ?)",
+        conds.push((
+            "(r.machine_name = ? OR r.machine_id = ?)".into(),
             vec![m.clone(), m.clone()],
         ));
     }
     if let Some(s) = &f.since {
-        conditions.push(("r.recorded_at >= ?", vec![s.clone()]));
+        conds.push(("r.recorded_at >= ?".into(), vec![s.clone()]));
     }
-    let list = vec!["?"; f.benches.len()].join(", ");
-    let in_list = format!("b.bench IN ({list})");
-    if !f.benches.is_empty() {
-        conditions.push((&in_list, f.benches.clone()));
+    if benches && !f.benches.is_empty() {
+        let list = vec!["?"; f.benches.len()].join(", ");
+        conds.push((format!("b.bench IN ({list})"), f.benches.clone()));
     }
-    for (clause, values) in conditions {
+    let mut sql = String::new();
+    for (clause, values) in conds {
         sql.push_str(" AND ");
         for (i, piece) in clause.split('?').enumerate() {
             if i > 0 {
@@ -256,8 +253,33 @@ fn points_query(f: &Filter, ph: impl Fn(usize) -> String) -> (String, Vec<String
             sql.push_str(piece);
         }
     }
-    sql.push_str(" ORDER BY r.recorded_at, r.id, b.bench");
     (sql, args)
+}
+
+/// The query of `points`, and its values.
+fn points_query(f: &Filter, ph: impl Fn(usize) -> String) -> (String, Vec<String>) {
+    let (cond, args) = conditions(f, true, &ph);
+    (
+        format!(
+            "SELECT {POINT_COLUMNS} FROM runs r JOIN bench_results b ON b.run_id = r.id \
+             WHERE b.status = 'finished' AND b.median_ns IS NOT NULL AND NOT r.profiled{cond} \
+             ORDER BY r.recorded_at, r.id, b.bench"
+        ),
+        args,
+    )
+}
+
+/// The query of the newest run of each target on each machine (its whole record), and its
+/// values.
+fn latest_query(f: &Filter, ph: impl Fn(usize) -> String) -> (String, Vec<String>) {
+    let (cond, args) = conditions(f, false, &ph);
+    (
+        format!(
+            "SELECT record FROM runs WHERE id IN (SELECT MAX(r.id) FROM runs r \
+             WHERE NOT r.profiled{cond} GROUP BY r.target, r.machine_id) ORDER BY id"
+        ),
+        args,
+    )
 }
 
 impl Store {
@@ -294,6 +316,22 @@ impl Store {
             Store::Postgres(p) => p.points(f),
         }
         .map_err(|e| format!("cannot read the results store: {e}"))
+    }
+
+    /// The newest run of each target on each machine, oldest first.
+    pub fn latest(&mut self, f: &Filter) -> Result<Vec<RunRecord>, String> {
+        let texts = match self {
+            Store::Sqlite(s) => s.latest(f),
+            Store::Postgres(p) => p.latest(f),
+        }
+        .map_err(|e| format!("cannot read the results store: {e}"))?;
+        texts
+            .iter()
+            .map(|t| {
+                serde_json::from_str(t)
+                    .map_err(|e| format!("a run in the results store does not read: {e}"))
+            })
+            .collect()
     }
 
     pub fn info(&mut self) -> Result<Info, String> {

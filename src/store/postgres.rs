@@ -116,17 +116,24 @@ impl Postgres {
         })
     }
 
-    pub fn points(&mut self, f: &Filter) -> Result<Vec<Point>, String> {
-        let (sql, args) = super::points_query(f, |i| format!("${i}"));
+    fn query(&mut self, (sql, args): (String, Vec<String>)) -> Result<Vec<Row>, String> {
         let params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = args
             .iter()
             .map(|a| a as &(dyn tokio_postgres::types::ToSql + Sync))
             .collect();
-        let rows = self
-            .rt
+        self.rt
             .block_on(self.client.query(&sql, &params))
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| e.to_string())
+    }
+
+    pub fn points(&mut self, f: &Filter) -> Result<Vec<Point>, String> {
+        let rows = self.query(super::points_query(f, |i| format!("${i}")))?;
         Ok(rows.iter().map(point).collect())
+    }
+
+    pub fn latest(&mut self, f: &Filter) -> Result<Vec<String>, String> {
+        let rows = self.query(super::latest_query(f, |i| format!("${i}")))?;
+        Ok(rows.iter().map(|r| r.get(0)).collect())
     }
 
     pub fn info(&mut self) -> Result<Info, String> {

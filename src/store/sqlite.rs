@@ -134,6 +134,15 @@ impl Sqlite {
         rows.collect::<Result<_, _>>().map_err(|e| e.to_string())
     }
 
+    pub fn latest(&mut self, f: &Filter) -> Result<Vec<String>, String> {
+        let (sql, args) = super::latest_query(f, |i| format!("?{i}"));
+        let mut stmt = self.conn.prepare(&sql).map_err(|e| e.to_string())?;
+        let rows = stmt
+            .query_map(rusqlite::params_from_iter(args.iter()), |row| row.get(0))
+            .map_err(|e| e.to_string())?;
+        rows.collect::<Result<_, _>>().map_err(|e| e.to_string())
+    }
+
     pub fn info(&mut self) -> Result<Info, String> {
         let one = |sql: &str| -> Result<i64, String> {
             self.conn

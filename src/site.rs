@@ -1,0 +1,162 @@
+//! The HTML report as files: `index.html` and the SVG charts it shows, in one folder, written
+//! by `run --export-html DIR` and `benchscope report --html DIR`. The page is the markdown
+//! export and the history section (export::html, export::history: pure); drawing and writing
+//! are here.
+
+use std::path::{Path, PathBuf};
+
+use bench_core::protocol::results::RunRecord;
+
+use crate::export::{self, Report};
+use crate::history::Series;
+use crate::store::{Filter, Location, Store, Target};
+
+/// Writes the site into `dir`: the report's tables and charts, then `history` (or `note`,
+/// why there is none). Returns the page's path and a line per chart problem (gnuplot
+/// missing: the page says so too).
+pub fn write(
+    dir: &Path,
+    title: &str,
+    report: &Report<'_>,
+    history: &[Series],
+    note: Option<&str>,
+) -> Result<PathBuf, String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let charts = export::charts::write_all(report, dir, "report");
+    let history_charts = if history.is_empty() {
+        Ok(Vec::new())
+    } else {
+        export::charts::write_charts(&export::history::charts(history), dir, "report")
+    };
+    let mut md = export::markdown::render(&Report {
+        charts: Some(charts),
+        compared: report.compared.clone(),
+        grouped: report.grouped.clone(),
+        run_numbers: report.run_numbers,
+        ..Report::new(report.runs, report.baseline, report.generated_at)
+    });
+    let (drawn, why) = match &history_charts {
+        Ok(d) => (d.as_slice(), None),
+        Err(e) => (&[][..], Some(e.as_str())),
+    };
+    let note = match (note, why) {
+        (Some(n), Some(w)) => Some(format!("{n}; {w}")),
+        (Some(n), None) => Some(n.to_string()),
+        (None, Some(w)) => Some(w.to_string()),
+        (None, None) => None,
+    };
+    md.push_str(&export::history::markdown(history, drawn, note.as_deref()));
+    let page = export::html::page(title, &md);
+    let index = dir.join("index.html");
+    crate::files::write_atomic(&index, &page)?;
+    Ok(index)
+}
+
+/// The history of the benches of `runs` from the store at `target`, as history shows it;
+/// or why there is none.
+pub fn history_of(runs: &[RunRecord], target: &Target) -> Result<Vec<Series>, String> {
+    if let Target::Sqlite(p) = target
+        && !p.exists()
+    {
+        return Err(format!("no results store at {}", p.display()));
+    }
+    let mut store = Store::open(target)?;
+    let mut all = Vec::new();
+    let mut targets: Vec<&str> = runs
+        .iter()
+        .filter_map(|r| r.start.as_ref().map(|s| s.target.as_str()))
+        .collect();
+    targets.sort();
+    targets.dedup();
+    for t in targets {
+        let benches: Vec<String> = runs
+            .iter()
+            .filter(|r| r.start.as_ref().is_some_and(|s| s.target == t))
+            .flat_map(|r| r.benches.iter().map(|b| b.name.clone()))
+            .collect();
+        let points = store.points(&Filter {
+            target: Some(t.to_string()),
+            benches,
+            ..Filter::default()
+        })?;
+        all.extend(crate::history::series(
+            &points,
+            crate::history::DEFAULT_NOISE,
+            &Default::default(),
+        ));
+    }
+    Ok(all)
+}
+
+/// `benchscope report --html DIR`: the newest run of each target on each machine from the
+/// store, and the history of their benches.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ReportArgs {
+    /// Folder to write the site into (index.html and its SVG charts).
+    #[arg(long, value_name = "DIR", required = true)]
+    pub html: PathBuf,
+    /// Only this target.
+    pub target: Option<String>,
+    /// Only these benches' history (repeatable).
+    #[arg(long = "bench", value_name = "NAME")]
+    pub benches: Vec<String>,
+    /// Only this machine's runs.
+    #[arg(long, value_name = "NAME")]
+    pub machine: Option<String>,
+    #[command(flatten)]
+    pub location: Location,
+}
+
+pub fn run(args: ReportArgs) -> i32 {
+    let target = args.location.target();
+    if let Target::Sqlite(p) = &target
+        && !p.exists()
+    {
+        eprintln!(
+            "error: no results store at {}: runs are recorded there as they finish (or give --store)",
+            p.display()
+        );
+        return 1;
+    }
+    let filter = Filter {
+        target: args.target.clone(),
+        benches: args.benches.clone(),
+        machine: args.machine.clone(),
+        since: None,
+    };
+    let read = Store::open(&target).and_then(|mut s| Ok((s.latest(&filter)?, s.points(&filter)?)));
+    let (runs, points) = match read {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return 1;
+        }
+    };
+    let history =
+        crate::history::series(&points, crate::history::DEFAULT_NOISE, &Default::default());
+    let at = crate::format::now_rfc3339();
+    // Ratios against the first run's target's baseline bench.
+    let baseline = runs
+        .first()
+        .and_then(|r| r.start.as_ref())
+        .and_then(|s| bench_core::workloads::find(&s.target).ok())
+        .map(|t| t.baseline)
+        .unwrap_or("rusqlite");
+    let report = Report::new(&runs, baseline, &at);
+    match write(
+        &args.html,
+        &format!("benchscope report: {target}"),
+        &report,
+        &history,
+        None,
+    ) {
+        Ok(p) => {
+            eprintln!("wrote {}", p.display());
+            0
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            1
+        }
+    }
+}
