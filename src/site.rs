@@ -88,6 +88,29 @@ pub fn history_of(runs: &[RunRecord], target: &Target) -> Result<Vec<Series>, St
     Ok(all)
 }
 
+/// One bench's history (every machine's series) from the store at `target`, as the
+/// explorer's history overlay shows it.
+pub fn bench_history(target: &Target, on: &str, bench: &str) -> Result<Vec<Series>, String> {
+    if let Target::Sqlite(p) = target
+        && !p.exists()
+    {
+        return Err(format!(
+            "no results store at {} yet: runs are recorded there as they finish",
+            p.display()
+        ));
+    }
+    let points = Store::open(target)?.points(&Filter {
+        target: Some(on.to_string()),
+        benches: vec![bench.to_string()],
+        ..Filter::default()
+    })?;
+    Ok(crate::history::series(
+        &points,
+        crate::history::DEFAULT_NOISE,
+        &Default::default(),
+    ))
+}
+
 /// `benchscope report --html DIR`: the newest run of each target on each machine from the
 /// store, and the history of their benches.
 #[derive(Debug, Clone, clap::Args)]

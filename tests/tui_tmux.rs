@@ -140,7 +140,15 @@ fn run_two_benches_and_export_in_a_real_terminal() {
     if let Ok(dir) = std::env::var("BENCHSCOPE_E2E_PANE") {
         std::fs::write(dir, &pane).unwrap();
     }
-    keys(&session, &["q"]);
+    // H on the comparison's first row: the bench's history from the results store, where
+    // the run was recorded as it finished.
+    keys(&session, &["BTab", "H"]);
+    let pane = wait_for(&session, "newest ", Duration::from_secs(10));
+    assert!(
+        pane.contains("single_row_lookup / rusqlite on ") && pane.contains("this run: "),
+        "{pane}"
+    );
+    keys(&session, &["x", "q"]);
     let after = wait_for(&session, "EXITED:0", Duration::from_secs(10));
     assert!(
         !after.contains("Catalog"),

@@ -130,3 +130,159 @@ pub fn markdown(all: &[Series], drawn: &[(String, String)], note: Option<&str>) 
     }
     out
 }
+
+const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+
+/// The history of one bench as the explorer shows it beside a run: per machine a bar per
+/// point (the newest `width`), `◆` under each step, the steps, and where `live` (this run's
+/// median, ns/op) stands against the newest point.
+pub fn text(all: &[Series], live: Option<f64>, width: usize) -> String {
+    let mut out = String::new();
+    if all.is_empty() {
+        out.push_str("no run of this bench is recorded in the results store yet\n");
+    }
+    for s in all {
+        let _ = writeln!(out, "{}", title(s));
+        let from = s.points.len().saturating_sub(width.max(4));
+        let shown = &s.points[from..];
+        let (lo, hi) = shown.iter().fold((f64::INFINITY, 0.0f64), |(l, h), p| {
+            (l.min(p.median), h.max(p.median))
+        });
+        let bars: String = shown
+            .iter()
+            .map(|p| {
+                let f = if hi > lo {
+                    (p.median - lo) / (hi - lo)
+                } else {
+                    0.5
+                };
+                BARS[((f * 7.0).round() as usize).min(7)]
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "  {bars}  {} … {} over {} point{}{}",
+            ns(lo),
+            ns(hi),
+            shown.len(),
+            if shown.len() == 1 { "" } else { "s" },
+            if from > 0 {
+                format!(" (the newest of {})", s.points.len())
+            } else {
+                String::new()
+            }
+        );
+        let marks: String = (from..s.points.len())
+            .map(|i| {
+                if s.steps.iter().any(|st| st.index == i) {
+                    '◆'
+                } else {
+                    ' '
+                }
+            })
+            .collect();
+        if marks.contains('◆') {
+            let _ = writeln!(out, "  {}", marks.trim_end());
+        }
+        for st in &s.steps {
+            let _ = writeln!(
+                out,
+                "  ◆ step {:+.1}% between {} and {} (p = {:.3}){}",
+                st.change * 100.0,
+                st.after,
+                st.at,
+                st.p_value,
+                if st.regression { ", a slowdown" } else { "" }
+            );
+        }
+        if let Some(newest) = s.points.last() {
+            let _ = write!(out, "  newest {}: {}", newest.name, ns(newest.median));
+            if let Some(v) = live {
+                let _ = write!(
+                    out,
+                    " · this run: {} ({:+.1}%)",
+                    ns(v),
+                    (v / newest.median - 1.0) * 100.0
+                );
+            }
+            out.push('\n');
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::{Commit, Step};
+
+    fn series() -> Series {
+        let points = (0..6)
+            .map(|i| Commit {
+                name: format!("c{i}"),
+                commit: None,
+                label: Some(format!("c{i}")),
+                at: format!("2026-11-25T10:00:0{i}Z"),
+                runs: 1,
+                median: if i < 3 { 1000.0 } else { 1050.0 },
+                ci: [990.0, 1060.0],
+                cpu: "EPYC".into(),
+                notes: vec![],
+            })
+            .collect();
+        Series {
+            target: "single_row_lookup".into(),
+            bench: "rusqlite".into(),
+            machine: "vm-1".into(),
+            machine_id: "id".into(),
+            build_profile: "release".into(),
+            points,
+            steps: vec![Step {
+                index: 3,
+                after: "c2".into(),
+                at: "c3".into(),
+                change: 0.05,
+                p_value: 0.01,
+                regression: true,
+            }],
+        }
+    }
+
+    #[test]
+    fn the_explorers_view_marks_the_step_and_places_the_live_value() {
+        let t = text(&[series()], Some(1039.5), 40);
+        assert_eq!(
+            t,
+            "single_row_lookup / rusqlite on vm-1 (EPYC)\n  ▁▁▁███  1.00 µs … 1.05 µs over 6 points\n     ◆\n  ◆ step +5.0% between c2 and c3 (p = 0.010), a slowdown\n  newest c5: 1.05 µs · this run: 1.04 µs (-1.0%)\n"
+        );
+        assert!(text(&[], None, 40).starts_with("no run of this bench"));
+    }
+
+    #[test]
+    fn the_reports_section_has_a_chart_a_table_and_the_steps() {
+        let all = [series()];
+        let charts = charts(&all);
+        assert_eq!(charts.len(), 1);
+        assert_eq!(
+            charts[0].series.len(),
+            2,
+            "the medians and a line at the step"
+        );
+        assert_eq!(charts[0].series[1].1, vec![(2.5, 1000.0), (2.5, 1050.0)]);
+        let md = markdown(&all, &[(charts[0].caption.clone(), "h.svg".into())], None);
+        assert!(
+            md.contains("![History: single_row_lookup / rusqlite on vm-1 (EPYC)](h.svg)"),
+            "{md}"
+        );
+        assert!(
+            md.contains(
+                "| 4 | c3 | 2026-11-25T10:00:03Z | 1 | 1.05 µs | 990 ns – 1.06 µs | ◆ step +5.0% |"
+            ),
+            "{md}"
+        );
+        assert!(
+            md.contains("- step +5.0% between c2 and c3 (p = 0.010): a slowdown beyond noise"),
+            "{md}"
+        );
+    }
+}

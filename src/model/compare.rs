@@ -121,6 +121,32 @@ pub(super) fn on_cmd(state: &mut State, cmd: Cmd) -> Vec<Effect> {
             let name = format!("{}-{}", state.target.name, stamp.trim_end_matches('Z'));
             state.prompt.open(name, super::TypedFor::BaselineName);
         }
+        Cmd::History => {
+            let run = state
+                .target_runs()
+                .nth(state.compare.col)
+                .map(|r| r.id.clone());
+            let bench = state
+                .compare_rows()
+                .get(state.compare.row)
+                .map(|b| b.to_string());
+            let (Some(run_id), Some(bench)) = (run, bench) else {
+                state.set_status("no bench selected", true);
+                return vec![];
+            };
+            state.history = Some(super::HistoryView {
+                bench: bench.clone(),
+                loaded: None,
+            });
+            state.overlay = Some(super::Overlay::History {
+                run_id,
+                bench: bench.clone(),
+            });
+            return vec![Effect::LoadHistory {
+                target: state.target.name.to_string(),
+                bench,
+            }];
+        }
         Cmd::Histogram => {
             let run = state
                 .target_runs()

@@ -43,6 +43,7 @@ pub enum Cmd {
     SaveBaseline,
     OpenFile,
     Histogram,
+    History,
     ToggleTrace,
     TogglePaired,
     BaselineBench,
@@ -266,6 +267,13 @@ pub const COMPARE: &[Binding] = &[
         Cmd::Histogram,
     )
     .hint("d", "histogram"),
+    b(
+        &[Key::Char('H')],
+        "H",
+        "history of the bench (results store)",
+        Cmd::History,
+    )
+    .hint("H", "history"),
 ];
 
 pub const GLOBAL: &[Binding] = &[

@@ -92,6 +92,19 @@ pub enum Overlay {
         run_id: String,
         bench: String,
     },
+    /// A bench's history from the results store, beside its value in one run.
+    History {
+        run_id: String,
+        bench: String,
+    },
+}
+
+/// A bench's history as read from the results store for the history overlay: `None` while
+/// it is read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HistoryView {
+    pub bench: String,
+    pub loaded: Option<Result<Vec<crate::history::Series>, String>>,
 }
 
 /// The line being typed in place of the status line (a path to open after `o`, a baseline
@@ -177,6 +190,8 @@ pub struct State {
     pub restart_at: Option<Instant>,
     pub status: Option<Status>,
     pub overlay: Option<Overlay>,
+    /// The history the history overlay shows (or is reading).
+    pub history: Option<HistoryView>,
     /// What each target's latest run said of its dataset (the header shows the target's own).
     pub datasets: std::collections::BTreeMap<&'static str, String>,
     pub quit: bool,
@@ -226,6 +241,11 @@ pub enum Action {
     DismissFailed(String),
     /// A finished run could not be recorded in the results store (its results stay here).
     StoreFailed(String),
+    /// A bench's history was read from the results store, or why not.
+    HistoryLoaded {
+        bench: String,
+        result: Result<Vec<crate::history::Series>, String>,
+    },
 }
 
 /// Saved runs read from a file: the runs, their numbers (a report's), and the path.
@@ -248,6 +268,11 @@ pub enum Effect {
     SaveBaseline(String),
     /// Read saved results (a report, baseline, journal or Criterion folder) to show.
     OpenFile(PathBuf),
+    /// Read a bench's history from the results store.
+    LoadHistory {
+        target: String,
+        bench: String,
+    },
 }
 
 impl State {
@@ -266,6 +291,7 @@ impl State {
             restart_at: None,
             status: None,
             overlay: None,
+            history: None,
             datasets: Default::default(),
             session: SessionState {
                 settings,

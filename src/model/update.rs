@@ -98,6 +98,12 @@ fn apply(state: &mut State, action: Action, now: Instant) -> Vec<Effect> {
             state.set_status(e, true);
             vec![]
         }
+        Action::HistoryLoaded { bench, result } => {
+            if let Some(h) = state.history.as_mut().filter(|h| h.bench == bench) {
+                h.loaded = Some(result);
+            }
+            vec![]
+        }
         Action::DismissFailed(e) => {
             state.set_status(
                 format!("cannot mark the last session as declined: {e}"),
@@ -188,7 +194,10 @@ fn on_key(state: &mut State, key: Key, now: Instant) -> Vec<Effect> {
                 vec![Effect::DismissJournal(session.path)]
             };
         }
-        Some(Overlay::Help) | Some(Overlay::Scaling) | Some(Overlay::Histogram { .. }) => {
+        Some(Overlay::Help)
+        | Some(Overlay::Scaling)
+        | Some(Overlay::Histogram { .. })
+        | Some(Overlay::History { .. }) => {
             state.overlay = None;
             return vec![];
         }

@@ -19,8 +19,16 @@ pub(super) struct Loop<'a> {
     /// Whether perf can record here, checked on the first profiled run.
     pub(super) perf: Option<Result<(), String>>,
     pub(super) journal: Option<crate::journal::Writer>,
-    /// Where finished runs are recorded (none with --no-store).
-    pub(super) store: Option<&'a crate::store::background::Background>,
+    /// Where finished runs are recorded and history is read.
+    pub(super) store: StoreLink<'a>,
+}
+
+/// The results store as the loop reaches it: the thread recording finished runs, where the
+/// store is (none with --no-store), and where a history read in the background reports.
+pub(super) struct StoreLink<'a> {
+    pub(super) background: Option<&'a crate::store::background::Background>,
+    pub(super) target: Option<crate::store::Target>,
+    pub(super) actions: mpsc::UnboundedSender<Action>,
 }
 
 impl Loop<'_> {
@@ -71,7 +79,7 @@ impl Loop<'_> {
             outcome: r.state.journal(),
         };
         if r.state == crate::model::RunState::Finished
-            && let Some(s) = self.store
+            && let Some(s) = self.store.background
         {
             s.record(r.record.clone());
         }
@@ -195,6 +203,22 @@ impl Loop<'_> {
                             .map(|s| (s.runs, s.run_numbers, path.display().to_string()));
                         queue.push(Action::Opened(result));
                     }
+                    Effect::LoadHistory { target, bench } => match self.store.target.clone() {
+                        None => queue.push(Action::HistoryLoaded {
+                            bench,
+                            result: Err(
+                                "no results store: runs are not recorded (--no-store)".into()
+                            ),
+                        }),
+                        // Off the loop's thread: a PostgreSQL store may take a while.
+                        Some(store) => {
+                            let tx = self.store.actions.clone();
+                            std::thread::spawn(move || {
+                                let result = crate::site::bench_history(&store, &target, &bench);
+                                let _ = tx.send(Action::HistoryLoaded { bench, result });
+                            });
+                        }
+                    },
                     Effect::ContinueJournal(path) => {
                         self.journal = Some(crate::journal::Writer::new(path))
                     }

@@ -279,7 +279,11 @@ pub fn run(args: TuiArgs, open: Option<&std::path::Path>) -> i32 {
             harness,
             journal,
             &args.snapshot_dir,
-            store.as_ref(),
+            effects::StoreLink {
+                background: store.as_ref(),
+                target: args.store.recorder().map(|r| r.target),
+                actions: harness_tx.clone(),
+            },
         )
         .await
         .map(|()| store)
@@ -318,7 +322,7 @@ async fn event_loop(
     mut harness: mpsc::UnboundedReceiver<Action>,
     journal: Option<crate::journal::Writer>,
     snapshot_dir: &std::path::Path,
-    store: Option<&crate::store::background::Background>,
+    store: effects::StoreLink<'_>,
 ) -> std::io::Result<()> {
     let (tx, mut rx) = mpsc::unbounded_channel();
     let mut lp = Loop {

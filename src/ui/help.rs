@@ -212,6 +212,31 @@ pub fn histogram(
     text_box(theme, frame, area, " Distribution ", &text);
 }
 
+/// A bench's history from the results store, beside its median in the selected run.
+pub fn history(
+    state: &crate::model::State,
+    theme: &Theme,
+    frame: &mut Frame,
+    area: Rect,
+    run_id: &str,
+    bench: &str,
+) {
+    let live = state
+        .runs
+        .iter()
+        .find(|r| r.id == run_id)
+        .and_then(|r| r.record.bench(bench))
+        .and_then(|b| b.summary.as_ref())
+        .map(|s| s.median);
+    let width = (area.width as usize).saturating_sub(40).clamp(8, 60);
+    let text = match state.history.as_ref().and_then(|h| h.loaded.as_ref()) {
+        None => format!("reading the history of {bench} from the results store…"),
+        Some(Err(e)) => e.clone(),
+        Some(Ok(all)) => crate::export::history::text(all, live, width),
+    };
+    text_box(theme, frame, area, " History ", &text);
+}
+
 /// A centred box of preformatted text, closed by any key.
 fn text_box(theme: &Theme, frame: &mut Frame, area: Rect, title: &str, text: &str) {
     let mut lines: Vec<Line> = text.lines().map(|l| Line::raw(l.to_string())).collect();

@@ -109,6 +109,9 @@ pub fn render(state: &State, frame: &mut Frame) {
             help::histogram(state, &theme, frame, area, run_id, bench)
         }
         Some(Overlay::Scaling) => help::scaling(state, &theme, frame, area),
+        Some(Overlay::History { run_id, bench }) => {
+            help::history(state, &theme, frame, area, run_id, bench)
+        }
         None => {}
     }
 }

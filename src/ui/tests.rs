@@ -525,6 +525,57 @@ fn a_histogram_overlay() {
     insta::assert_snapshot!("histogram_120x40", draw(&mut s, 120, 40));
 }
 
+/// `H` on a comparison row: the bench's history from the results store, its step marked and
+/// this run's value placed against the newest point; `update` asks for the history, the
+/// loop's answer fills it in.
+#[test]
+fn a_history_overlay() {
+    let (mut s, t) = one_finished_run();
+    let effects = crate::model::update(&mut s, crate::model::Action::Key(Key::BackTab), t);
+    assert!(effects.is_empty());
+    let effects = crate::model::update(&mut s, crate::model::Action::Key(Key::Char('H')), t);
+    assert_eq!(
+        effects,
+        vec![crate::model::Effect::LoadHistory {
+            target: "single_row_lookup".into(),
+            bench: "rusqlite".into()
+        }]
+    );
+    assert!(draw(&mut s, 100, 30).contains("reading the history of rusqlite"));
+    let points: Vec<crate::store::Point> = (0..20)
+        .map(|i| crate::store::Point {
+            run: i,
+            recorded_at: format!("2026-11-25T10:00:{i:02}Z"),
+            machine_id: "m".into(),
+            machine_name: "vm-1".into(),
+            cpu: "Test CPU".into(),
+            cores: 2,
+            kernel: "Linux 6.1".into(),
+            commit: None,
+            dirty: None,
+            label: Some(format!("c{i:02}")),
+            target: "single_row_lookup".into(),
+            knobs: "{}".into(),
+            build_profile: "release".into(),
+            bench: "rusqlite".into(),
+            median: if i < 12 { 1330.0 } else { 1400.0 } + (i % 3) as f64,
+            ci: [1300.0, 1450.0],
+        })
+        .collect();
+    let series = crate::history::series(&points, 0.02, &Default::default());
+    crate::model::update(
+        &mut s,
+        crate::model::Action::HistoryLoaded {
+            bench: "rusqlite".into(),
+            result: Ok(series),
+        },
+        t,
+    );
+    insta::assert_snapshot!("history_100x30", draw(&mut s, 100, 30));
+    keys(&mut s, &[Key::Char('x')], t);
+    assert!(s.overlay.is_none(), "any key closes it");
+}
+
 /// `benchscope open target/criterion`: a Criterion folder's results as a read-only column.
 #[test]
 fn a_criterion_folder_opened_beside_a_run() {
