@@ -17,6 +17,18 @@ use crate::store::{Filter, Location, Point, Store};
 /// Steps up to 2% are within noise unless told otherwise (as `compare`'s verdicts).
 pub const DEFAULT_NOISE: f64 = 0.02;
 
+/// A run whose 95% interval of the median is this many times wider than the series' usual
+/// width (and wider than [`DISTURBED_FLOOR`]) was measured while something disturbed the
+/// machine: its samples spread far beyond its neighbours'. Such runs are shown, and left out
+/// of the step search. On this project's 2-vCPU KVM machines the hypervisor reported no steal
+/// during such runs, yet their medians read 3-15% slow (tests/soak/history-steps.sh).
+pub const DISTURBED_FACTOR: f64 = 4.0;
+/// ±0.5% of the median: narrower intervals are never counted as disturbed.
+pub const DISTURBED_FLOOR: f64 = 0.005;
+/// When more than this share of a series' runs would be left out, none is: the spread is then
+/// the bench's own (a change that made it noisier is a change to find).
+pub const DISTURBED_MAX_SHARE: f64 = 0.2;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
     Table,
@@ -63,8 +75,12 @@ pub struct Commit {
     /// The lowest and highest bound of its runs' 95% intervals of the median.
     pub ci: [f64; 2],
     pub cpu: String,
-    /// What changed here from the point before: the machine's CPU or kernel, the knobs.
+    /// What changed here from the point before: the machine's CPU or kernel, the knobs; runs
+    /// left out as disturbed.
     pub notes: Vec<String>,
+    /// Every run of it was disturbed: it takes no part in the step search.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub disturbed: bool,
 }
 
 /// A change point of a series.
@@ -90,7 +106,12 @@ pub struct Series {
     pub machine_id: String,
     pub build_profile: String,
     pub points: Vec<Commit>,
+    /// Change points whose size is beyond the noise threshold.
     pub steps: Vec<Step>,
+    /// Change points within it: the level moved, by less than the noise threshold (what a
+    /// machine drifts by over minutes here); shown, never a step or a regression.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub shifts: Vec<Step>,
 }
 
 impl Series {
@@ -118,7 +139,9 @@ pub fn series(points: &[Point], noise: f64, settings: &Settings) -> Vec<Series> 
         .into_iter()
         .map(|((target, bench, machine, build_profile), ps)| {
             let points = commits(&ps);
-            let steps = steps(&points, noise, settings);
+            let (steps, shifts) = steps(&points, noise, settings)
+                .into_iter()
+                .partition(|s| s.change.abs() > noise);
             Series {
                 target,
                 bench,
@@ -127,6 +150,7 @@ pub fn series(points: &[Point], noise: f64, settings: &Settings) -> Vec<Series> 
                 build_profile,
                 points,
                 steps,
+                shifts,
             }
         })
         .collect()
@@ -148,28 +172,61 @@ fn point_name(p: &Point) -> String {
     }
 }
 
+/// The half-width of a point's 95% interval of the median, relative to the median.
+fn spread(p: &Point) -> f64 {
+    (p.ci[1] - p.ci[0]) / 2.0 / p.median
+}
+
+/// Which of a series' runs were disturbed (see [`DISTURBED_FACTOR`]), by position, and the
+/// series' usual spread.
+fn disturbed(ps: &[&Point]) -> (Vec<bool>, f64) {
+    let widths: Vec<f64> = ps
+        .iter()
+        .map(|p| spread(p))
+        .filter(|w| w.is_finite())
+        .collect();
+    if widths.len() < 5 {
+        return (vec![false; ps.len()], f64::NAN);
+    }
+    let usual = median_of(&widths);
+    let out: Vec<bool> = ps
+        .iter()
+        .map(|p| {
+            let w = spread(p);
+            w.is_finite() && w > DISTURBED_FLOOR && w > DISTURBED_FACTOR * usual
+        })
+        .collect();
+    if out.iter().filter(|d| **d).count() as f64 > DISTURBED_MAX_SHARE * ps.len() as f64 {
+        return (vec![false; ps.len()], usual);
+    }
+    (out, usual)
+}
+
 /// Points grouped by commit, in the order each was first recorded.
 fn commits(ps: &[&Point]) -> Vec<Commit> {
+    let (flags, usual) = disturbed(ps);
     let mut order: Vec<String> = Vec::new();
-    let mut groups: BTreeMap<String, Vec<&Point>> = BTreeMap::new();
-    for p in ps {
+    let mut groups: BTreeMap<String, Vec<(&Point, bool)>> = BTreeMap::new();
+    for (p, d) in ps.iter().zip(&flags) {
         let name = point_name(p);
         if !groups.contains_key(&name) {
             order.push(name.clone());
         }
-        groups.entry(name).or_default().push(p);
+        groups.entry(name).or_default().push((p, *d));
     }
     let mut out: Vec<Commit> = Vec::new();
     let mut before: Option<&Point> = None;
     for name in order {
-        let g = &groups[&name];
-        let mut medians: Vec<f64> = g.iter().map(|p| p.median).collect();
-        medians.sort_by(f64::total_cmp);
-        let median = if medians.len() % 2 == 1 {
-            medians[medians.len() / 2]
+        let all = &groups[&name];
+        let kept: Vec<&Point> = all.iter().filter(|(_, d)| !d).map(|(p, _)| *p).collect();
+        let left_out = all.len() - kept.len();
+        // The median of the runs kept; of all of them when none is.
+        let g: Vec<&Point> = if kept.is_empty() {
+            all.iter().map(|(p, _)| *p).collect()
         } else {
-            (medians[medians.len() / 2 - 1] + medians[medians.len() / 2]) / 2.0
+            kept
         };
+        let median = median_of(&g.iter().map(|p| p.median).collect::<Vec<_>>());
         let lo = g.iter().map(|p| p.ci[0]).fold(f64::INFINITY, f64::min);
         let hi = g.iter().map(|p| p.ci[1]).fold(f64::NEG_INFINITY, f64::max);
         let first = g[0];
@@ -193,17 +250,37 @@ fn commits(ps: &[&Point]) -> Vec<Commit> {
         if g.iter().any(|p| p.knobs != first.knobs) {
             notes.push("its runs differ in knobs".into());
         }
+        if left_out > 0 {
+            let widest = all
+                .iter()
+                .filter(|(_, d)| *d)
+                .map(|(p, _)| spread(p))
+                .fold(0.0, f64::max);
+            notes.push(format!(
+                "{left_out} of its {} run{} disturbed (interval ±{:.1}%, {:.0}x the series' usual): {}",
+                all.len(),
+                if all.len() == 1 { "" } else { "s" },
+                widest * 100.0,
+                widest / usual,
+                if left_out == all.len() {
+                    "left out of the step search"
+                } else {
+                    "left out of its median and the step search"
+                }
+            ));
+        }
         before = Some(last);
         out.push(Commit {
             name,
             commit: first.commit.clone(),
             label: first.label.clone(),
             at: first.recorded_at.clone(),
-            runs: g.len(),
+            runs: all.len(),
             median,
             ci: [lo, hi],
             cpu: first.cpu.clone(),
             notes,
+            disturbed: left_out == all.len(),
         });
     }
     out
@@ -239,9 +316,14 @@ fn median_of(xs: &[f64]) -> f64 {
     }
 }
 
-/// The change points of a series' medians, each sized by the segments either side of it.
+/// The change points of a series' medians (its disturbed points left out), each sized by the
+/// segments either side of it.
 fn steps(points: &[Commit], noise: f64, settings: &Settings) -> Vec<Step> {
-    let xs: Vec<f64> = points.iter().map(|p| p.median).collect();
+    // Positions in `points` of the medians searched.
+    let at: Vec<usize> = (0..points.len())
+        .filter(|&i| !points[i].disturbed)
+        .collect();
+    let xs: Vec<f64> = at.iter().map(|&i| points[i].median).collect();
     let found = changepoint::e_divisive(&xs, settings);
     let mut bounds = vec![0];
     bounds.extend(found.iter().map(|c| c.index));
@@ -254,9 +336,9 @@ fn steps(points: &[Commit], noise: f64, settings: &Settings) -> Vec<Step> {
             let after = median_of(&xs[bounds[k + 1]..bounds[k + 2]]);
             let change = after / before - 1.0;
             Step {
-                index: c.index,
-                after: points[c.index - 1].name.clone(),
-                at: points[c.index].name.clone(),
+                index: at[c.index],
+                after: points[at[c.index - 1]].name.clone(),
+                at: points[at[c.index]].name.clone(),
                 change,
                 p_value: c.p_value,
                 regression: change > noise,
@@ -340,11 +422,19 @@ pub fn table(all: &[Series], noise: f64) -> String {
                 st.p_value,
                 if st.regression {
                     format!(": a slowdown beyond the {:.1}% noise", noise * 100.0)
-                } else if st.change < -noise {
-                    ": faster".into()
                 } else {
-                    ": within noise".into()
+                    ": faster".into()
                 }
+            ));
+        }
+        for st in &s.shifts {
+            out.push_str(&format!(
+                "  shift {:+.1}% between {} and {} (p = {:.3}): within the {:.1}% noise, not a step\n",
+                st.change * 100.0,
+                st.after,
+                st.at,
+                st.p_value,
+                noise * 100.0
             ));
         }
         if let Some(ms) = cpus.get(&(s.target.as_str(), s.bench.as_str())) {
@@ -547,6 +637,72 @@ mod tests {
                 "machine changed: EPYC (2 cores) → Xeon (2 cores)",
                 "kernel changed: Linux 6.1 → Linux 6.8"
             ]
+        );
+    }
+
+    #[test]
+    fn disturbed_runs_are_shown_but_left_out_of_the_step_search() {
+        // Flat at 1000 ns with intervals of ±0.1%, but the first three runs were measured on
+        // a disturbed machine: 12% slow, intervals of ±1.5%. Without the rule they make a step.
+        let mut ps: Vec<Point> = (0..30)
+            .map(|i| {
+                point(
+                    i,
+                    "a",
+                    "EPYC",
+                    &format!("c{i:02}"),
+                    1000.0 + (i % 3) as f64,
+                    "{}",
+                )
+            })
+            .collect();
+        for p in &mut ps {
+            p.ci = [p.median * 0.999, p.median * 1.001];
+        }
+        for p in &mut ps[..3] {
+            p.median = 1120.0;
+            p.ci = [1120.0 * 0.985, 1120.0 * 1.015];
+        }
+        let medians: Vec<f64> = ps.iter().map(|p| p.median).collect();
+        let raw = changepoint::e_divisive(&medians, &Settings::default());
+        assert_eq!(raw.iter().map(|c| c.index).collect::<Vec<_>>(), [3]);
+        let all = series(&ps, 0.02, &Settings::default());
+        let s = &all[0];
+        assert!(s.steps.is_empty() && s.shifts.is_empty(), "{:?}", s.steps);
+        assert!(s.points[..3].iter().all(|p| p.disturbed));
+        assert_eq!(
+            s.points[0].notes,
+            vec![
+                "1 of its 1 run disturbed (interval ±1.5%, 15x the series' usual): left out of the step search"
+            ]
+        );
+        // The rule leaves out a few runs, never a bench's own spread: when more than a fifth
+        // of the runs are as wide, none is left out (and the step is found).
+        for p in &mut ps[3..7] {
+            p.median = 1120.0;
+            p.ci = [1120.0 * 0.985, 1120.0 * 1.015];
+        }
+        let all = series(&ps, 0.02, &Settings::default());
+        assert!(all[0].points.iter().all(|p| !p.disturbed));
+        assert_eq!(all[0].steps.len(), 1, "{:?}", all[0]);
+        assert_eq!(all[0].steps[0].at, "c07");
+        // A level shift smaller than the noise threshold is a shift, not a step.
+        let small: Vec<Point> = (0..30)
+            .map(|i| {
+                let m = if i < 15 { 1000.0 } else { 1010.0 } + (i % 3) as f64 * 0.5;
+                point(i, "a", "EPYC", &format!("c{i:02}"), m, "{}")
+            })
+            .collect();
+        let all = series(&small, 0.02, &Settings::default());
+        assert!(all[0].steps.is_empty());
+        assert_eq!(all[0].shifts.len(), 1);
+        assert!(!all[0].regressed());
+        assert!(
+            table(&all, 0.02).contains(
+                "shift +1.0% between c14 and c15 (p = 0.005): within the 2.0% noise, not a step"
+            ),
+            "{}",
+            table(&all, 0.02)
         );
     }
 

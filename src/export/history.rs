@@ -126,6 +126,16 @@ pub fn markdown(all: &[Series], drawn: &[(String, String)], note: Option<&str>) 
                 }
             );
         }
+        for st in &s.shifts {
+            let _ = writeln!(
+                out,
+                "- shift {:+.1}% between {} and {} (p = {:.3}): within noise, not a step",
+                st.change * 100.0,
+                cell(&st.after),
+                cell(&st.at),
+                st.p_value
+            );
+        }
         out.push('\n');
     }
     out
@@ -195,6 +205,15 @@ pub fn text(all: &[Series], live: Option<f64>, width: usize) -> String {
                 if st.regression { ", a slowdown" } else { "" }
             );
         }
+        for st in &s.shifts {
+            let _ = writeln!(
+                out,
+                "  shift {:+.1}% between {} and {}: within noise",
+                st.change * 100.0,
+                st.after,
+                st.at
+            );
+        }
         if let Some(newest) = s.points.last() {
             let _ = write!(out, "  newest {}: {}", newest.name, ns(newest.median));
             if let Some(v) = live {
@@ -228,6 +247,7 @@ mod tests {
                 ci: [990.0, 1060.0],
                 cpu: "EPYC".into(),
                 notes: vec![],
+                disturbed: false,
             })
             .collect();
         Series {
@@ -245,6 +265,7 @@ mod tests {
                 p_value: 0.01,
                 regression: true,
             }],
+            shifts: vec![],
         }
     }
 

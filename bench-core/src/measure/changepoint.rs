@@ -32,7 +32,10 @@ impl Default for Settings {
     fn default() -> Self {
         Settings {
             permutations: 199,
-            significance: 0.05,
+            // Each step the search takes is a test of its own: at 0.05 a flat series of real
+            // runs gave a step in 1 try of 1 at p = 0.045 (a 1.1% drift); 0.01 keeps false
+            // steps to about 1 series in 100 while a 5% step in 1% noise reads p = 0.005.
+            significance: 0.01,
             min_size: 3,
             seed: 0x5eed,
         }
@@ -274,7 +277,7 @@ mod tests {
         let found = e_divisive(&xs, &Settings::default());
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].index, 15);
-        assert!(found[0].p_value <= 0.05);
+        assert!(found[0].p_value <= 0.01);
     }
 
     #[test]
@@ -292,12 +295,12 @@ mod tests {
     #[test]
     fn flat_series_rarely_give_a_step() {
         // Under no change a split is kept with probability about `significance`: 20 flat series
-        // give at most 2 false steps (the expected count is 1).
+        // give at most 1 false step (the expected count is 0.2).
         let false_steps: usize = (0..20)
             .map(|seed| e_divisive(&noisy(100 + seed, 30, 100.0, 2.0), &Settings::default()).len())
             .sum();
         assert!(
-            false_steps <= 2,
+            false_steps <= 1,
             "{false_steps} false steps in 20 flat series"
         );
     }
