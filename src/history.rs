@@ -504,16 +504,7 @@ pub fn run(args: HistoryArgs) -> i32 {
         since: args.since.clone(),
     };
     let target = args.location.target();
-    if let crate::store::Target::Sqlite(p) = &target
-        && !p.exists()
-    {
-        eprintln!(
-            "error: no results store at {}: runs are recorded there as they finish (or give --store)",
-            p.display()
-        );
-        return 1;
-    }
-    let points = match Store::open(&target).and_then(|mut s| s.points(&filter)) {
+    let points = match Store::open_existing(&target).and_then(|mut s| s.points(&filter)) {
         Ok(p) => p,
         Err(e) => {
             eprintln!("error: {e}");
@@ -704,6 +695,60 @@ mod tests {
             "{}",
             table(&all, 0.02)
         );
+    }
+
+    /// A store of 30 labelled runs, the 16th and later `step` slower; `history`'s exit status
+    /// over it.
+    fn exit_status_over_a_store(step: f64) -> i32 {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("s.sqlite");
+        let target = crate::store::Target::Sqlite(db.clone());
+        let machine = crate::store::MachineId {
+            id: "m".into(),
+            name: "vm-1".into(),
+        };
+        let fp = crate::store::Fingerprint::here();
+        let mut store = Store::open(&target).unwrap();
+        for i in 0..30 {
+            let median = if i < 15 {
+                1000.0
+            } else {
+                1000.0 * (1.0 + step)
+            };
+            let r = crate::testing::finished_record("single_row_lookup", &[("rusqlite", median)]);
+            let code = crate::store::Code {
+                label: Some(format!("c{i:02}")),
+                ..Default::default()
+            };
+            let run = crate::store::NewRun {
+                key: format!("k{i}"),
+                recorded_at: format!("2026-11-25T10:00:{i:02}Z"),
+                machine: &machine,
+                fingerprint: &fp,
+                code: &code,
+                record: &r,
+                source: None,
+            };
+            assert_eq!(store.record(&[run]).unwrap(), 1);
+        }
+        run(HistoryArgs {
+            target: Some("single_row_lookup".into()),
+            benches: vec![],
+            machine: Some("vm-1".into()),
+            since: Some("2026-11-25".into()),
+            noise: "2".into(),
+            format: Format::Json,
+            location: Location {
+                store: Some(db.display().to_string()),
+            },
+        })
+    }
+
+    #[test]
+    fn the_exit_status_is_3_when_the_newest_step_is_a_slowdown_beyond_noise() {
+        assert_eq!(exit_status_over_a_store(0.05), 3);
+        assert_eq!(exit_status_over_a_store(-0.05), 0);
+        assert_eq!(exit_status_over_a_store(0.0), 0);
     }
 
     #[test]

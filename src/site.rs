@@ -55,35 +55,21 @@ pub fn write(
 /// The history of the benches of `runs` from the store at `target`, as history shows it;
 /// or why there is none.
 pub fn history_of(runs: &[RunRecord], target: &Target) -> Result<Vec<Series>, String> {
-    if let Target::Sqlite(p) = target
-        && !p.exists()
-    {
-        return Err(format!("no results store at {}", p.display()));
-    }
-    let mut store = Store::open(target)?;
-    let mut all = Vec::new();
+    let mut store = Store::open_existing(target)?;
     let mut targets: Vec<&str> = runs
         .iter()
         .filter_map(|r| r.start.as_ref().map(|s| s.target.as_str()))
         .collect();
     targets.sort();
     targets.dedup();
+    let mut all = Vec::new();
     for t in targets {
         let benches: Vec<String> = runs
             .iter()
             .filter(|r| r.start.as_ref().is_some_and(|s| s.target == t))
             .flat_map(|r| r.benches.iter().map(|b| b.name.clone()))
             .collect();
-        let points = store.points(&Filter {
-            target: Some(t.to_string()),
-            benches,
-            ..Filter::default()
-        })?;
-        all.extend(crate::history::series(
-            &points,
-            crate::history::DEFAULT_NOISE,
-            &Default::default(),
-        ));
+        all.extend(series_of(&mut store, t, benches)?);
     }
     Ok(all)
 }
@@ -91,17 +77,18 @@ pub fn history_of(runs: &[RunRecord], target: &Target) -> Result<Vec<Series>, St
 /// One bench's history (every machine's series) from the store at `target`, as the
 /// explorer's history overlay shows it.
 pub fn bench_history(target: &Target, on: &str, bench: &str) -> Result<Vec<Series>, String> {
-    if let Target::Sqlite(p) = target
-        && !p.exists()
-    {
-        return Err(format!(
-            "no results store at {} yet: runs are recorded there as they finish",
-            p.display()
-        ));
-    }
-    let points = Store::open(target)?.points(&Filter {
+    series_of(
+        &mut Store::open_existing(target)?,
+        on,
+        vec![bench.to_string()],
+    )
+}
+
+/// The series of `benches` of target `on`, with the default noise threshold.
+fn series_of(store: &mut Store, on: &str, benches: Vec<String>) -> Result<Vec<Series>, String> {
+    let points = store.points(&Filter {
         target: Some(on.to_string()),
-        benches: vec![bench.to_string()],
+        benches,
         ..Filter::default()
     })?;
     Ok(crate::history::series(
@@ -132,22 +119,14 @@ pub struct ReportArgs {
 
 pub fn run(args: ReportArgs) -> i32 {
     let target = args.location.target();
-    if let Target::Sqlite(p) = &target
-        && !p.exists()
-    {
-        eprintln!(
-            "error: no results store at {}: runs are recorded there as they finish (or give --store)",
-            p.display()
-        );
-        return 1;
-    }
     let filter = Filter {
         target: args.target.clone(),
         benches: args.benches.clone(),
         machine: args.machine.clone(),
         since: None,
     };
-    let read = Store::open(&target).and_then(|mut s| Ok((s.latest(&filter)?, s.points(&filter)?)));
+    let read = Store::open_existing(&target)
+        .and_then(|mut s| Ok((s.latest(&filter)?, s.points(&filter)?)));
     let (runs, points) = match read {
         Ok(x) => x,
         Err(e) => {

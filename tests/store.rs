@@ -83,6 +83,8 @@ fn runs_are_recorded_and_history_and_imports_read_them() {
         .arg(&cache)
         .arg("--export-json")
         .arg(work.path().join("report.json"))
+        .args(["--save-baseline", "b1", "--baseline-dir"])
+        .arg(work.path().join("baselines"))
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
@@ -167,6 +169,19 @@ fn runs_are_recorded_and_history_and_imports_read_them() {
             "{e}"
         );
     }
+    // The baseline saved by the same run holds the same run: already there. (A session
+    // journal is read the same way, by import::open, as `benchscope open` reads it.)
+    let o = store_cmd(&data)
+        .args(["store", "import", "--label", "imported", "--store", &db_s])
+        .arg(work.path().join("baselines/b1.json"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("imported 0 runs") && stderr(&o).contains("(1 already there)"),
+        "{}",
+        stderr(&o)
+    );
     let o = store_cmd(&data)
         .args([
             "history", "--bench", "rusqlite", "--format", "json", "--store", &db_s,

@@ -294,6 +294,19 @@ impl Store {
         .map_err(|e| format!("results store {target}: {e}"))
     }
 
+    /// Opens a store that runs have been recorded in; reading never makes one.
+    pub fn open_existing(target: &Target) -> Result<Store, String> {
+        if let Target::Sqlite(p) = target
+            && !p.exists()
+        {
+            return Err(format!(
+                "no results store at {}: runs are recorded there as they finish (or give --store)",
+                p.display()
+            ));
+        }
+        Store::open(target)
+    }
+
     /// Writes runs, each in a transaction of its own; how many were new (a key already there
     /// is left as it is).
     pub fn record(&mut self, runs: &[NewRun<'_>]) -> Result<usize, String> {
