@@ -112,9 +112,71 @@ pub struct Series {
     /// machine drifts by over minutes here); shown, never a step or a regression.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub shifts: Vec<Step>,
+    /// The noise threshold steps were told apart from shifts by.
+    pub noise: f64,
+}
+
+impl Commit {
+    /// Its interval as text, `-` when its runs have none.
+    pub fn ci_text(&self) -> String {
+        if self.ci[0].is_finite() {
+            bench_core::format::ci(self.ci)
+        } else {
+            "-".into()
+        }
+    }
 }
 
 impl Series {
+    /// `single_row_lookup / rusqlite on vm-1 (AMD EPYC)`, saying when the build is not release.
+    pub fn title(&self) -> String {
+        let cpu = self.points.last().map(|p| p.cpu.as_str()).unwrap_or("?");
+        format!(
+            "{} / {} on {} ({cpu}){}",
+            self.target,
+            self.bench,
+            self.machine,
+            if self.build_profile == "release" {
+                String::new()
+            } else {
+                format!(", {} build: not representative", self.build_profile)
+            }
+        )
+    }
+
+    /// A line per change point, steps first: its size, commits either side, p-value, and
+    /// what it is.
+    pub fn change_lines(&self) -> Vec<String> {
+        let line = |kind: &str, st: &Step, what: String| {
+            format!(
+                "{kind} {:+.1}% between {} and {} (p = {:.3}): {what}",
+                st.change * 100.0,
+                st.after,
+                st.at,
+                st.p_value
+            )
+        };
+        let noise = self.noise * 100.0;
+        self.steps
+            .iter()
+            .map(|st| {
+                let what = if st.regression {
+                    format!("a slowdown beyond the {noise:.1}% noise")
+                } else {
+                    "faster".into()
+                };
+                line("step", st, what)
+            })
+            .chain(self.shifts.iter().map(|st| {
+                line(
+                    "shift",
+                    st,
+                    format!("within the {noise:.1}% noise, not a step"),
+                )
+            }))
+            .collect()
+    }
+
     /// Whether its newest step is a regression beyond noise.
     pub fn regressed(&self) -> bool {
         self.steps.last().is_some_and(|s| s.regression)
@@ -151,6 +213,7 @@ pub fn series(points: &[Point], noise: f64, settings: &Settings) -> Vec<Series> 
                 points,
                 steps,
                 shifts,
+                noise,
             }
         })
         .collect()
@@ -349,7 +412,7 @@ fn steps(points: &[Commit], noise: f64, settings: &Settings) -> Vec<Step> {
 
 /// The series as text: a table per series, its steps under it; where one bench is measured
 /// on machines of different CPUs, a line says that their series are not one.
-pub fn table(all: &[Series], noise: f64) -> String {
+pub fn table(all: &[Series]) -> String {
     let mut out = String::new();
     if all.is_empty() {
         return "no finished runs in the results store match\n".into();
@@ -362,18 +425,7 @@ pub fn table(all: &[Series], noise: f64) -> String {
         ));
     }
     for s in all {
-        let cpu = s.points.last().map(|p| p.cpu.as_str()).unwrap_or("?");
-        out.push_str(&format!(
-            "{} / {} on {} ({cpu}){}\n",
-            s.target,
-            s.bench,
-            s.machine,
-            if s.build_profile == "release" {
-                String::new()
-            } else {
-                format!(", {} build: not representative", s.build_profile)
-            }
-        ));
+        out.push_str(&format!("{}\n", s.title()));
         let width = s
             .points
             .iter()
@@ -394,11 +446,7 @@ pub fn table(all: &[Series], noise: f64) -> String {
                 p.at.get(..19).unwrap_or(&p.at).replace('T', " "),
                 p.runs,
                 ns(p.median),
-                if p.ci[0].is_finite() {
-                    bench_core::format::ci(p.ci)
-                } else {
-                    "-".into()
-                },
+                p.ci_text(),
                 step.map(|st| format!("  ◆ step {:+.1}%", st.change * 100.0))
                     .unwrap_or_default()
             ));
@@ -413,29 +461,8 @@ pub fn table(all: &[Series], noise: f64) -> String {
                 if s.points.len() == 1 { "" } else { "s" }
             ));
         }
-        for st in &s.steps {
-            out.push_str(&format!(
-                "  step {:+.1}% between {} and {} (p = {:.3}){}\n",
-                st.change * 100.0,
-                st.after,
-                st.at,
-                st.p_value,
-                if st.regression {
-                    format!(": a slowdown beyond the {:.1}% noise", noise * 100.0)
-                } else {
-                    ": faster".into()
-                }
-            ));
-        }
-        for st in &s.shifts {
-            out.push_str(&format!(
-                "  shift {:+.1}% between {} and {} (p = {:.3}): within the {:.1}% noise, not a step\n",
-                st.change * 100.0,
-                st.after,
-                st.at,
-                st.p_value,
-                noise * 100.0
-            ));
+        for line in s.change_lines() {
+            out.push_str(&format!("  {line}\n"));
         }
         if let Some(ms) = cpus.get(&(s.target.as_str(), s.bench.as_str())) {
             let mut distinct: Vec<&str> = ms.iter().map(|m| m.1).collect();
@@ -513,7 +540,7 @@ pub fn run(args: HistoryArgs) -> i32 {
     };
     let all = series(&points, noise, &Settings::default());
     match args.format {
-        Format::Table => crate::out::print(&table(&all, noise)),
+        Format::Table => crate::out::print(&table(&all)),
         Format::Json => crate::out::print(&format!(
             "{}\n",
             serde_json::to_string_pretty(&all).expect("series serialize")
@@ -596,7 +623,7 @@ mod tests {
         );
         let b = all.iter().find(|s| s.machine == "b").unwrap();
         assert!(b.steps.is_empty());
-        let text = table(&all, 0.02);
+        let text = table(&all);
         assert!(
             text.contains("single_row_lookup / rusqlite on a (EPYC)"),
             "{text}"
@@ -689,11 +716,11 @@ mod tests {
         assert_eq!(all[0].shifts.len(), 1);
         assert!(!all[0].regressed());
         assert!(
-            table(&all, 0.02).contains(
+            table(&all).contains(
                 "shift +1.0% between c14 and c15 (p = 0.005): within the 2.0% noise, not a step"
             ),
             "{}",
-            table(&all, 0.02)
+            table(&all)
         );
     }
 

@@ -9,7 +9,6 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use common::{QUICK, benchscope};
 use fantoccini::wd::WebDriverCompatibleCommand;
 
 const CHROMIUM: &str = "/usr/bin/chromium";
@@ -51,29 +50,14 @@ fn free_port() -> u16 {
 }
 
 fn recorded(work: &Path, label: &str, html: Option<&Path>) {
-    let mut c = benchscope();
-    c.env_remove("BENCHSCOPE_NO_STORE")
-        .env("BENCHSCOPE_DATA_DIR", work.join("data"))
-        .args([
-            "run",
-            "single_row_lookup",
-            "--rows",
-            "200",
-            "--lookups",
-            "50",
-        ])
-        .args(QUICK)
-        .args([
-            "--bench",
-            "rusqlite",
-            "--bench",
-            "middleware/spin",
-            "--trace",
-        ])
-        .args(["--label", label, "--store"])
-        .arg(work.join("store.sqlite"))
-        .arg("--cache-dir")
-        .arg(work.join("cache"));
+    let store = work.join("store.sqlite").display().to_string();
+    let mut c = common::small_run(
+        &work.join("data"),
+        &work.join("cache"),
+        Some(&store),
+        &["rusqlite", "middleware/spin"],
+    );
+    c.args(["--trace", "--label", label]);
     if let Some(dir) = html {
         c.arg("--export-html").arg(dir);
     }

@@ -6,32 +6,22 @@ mod common;
 
 use std::path::Path;
 
-use common::{QUICK, benchscope};
+use common::benchscope;
 
-/// A quick single_row_lookup run of `benches`, recorded in `store` as the machine of `data`.
+/// A quick run of `benches`, recorded in `store` as the machine of `data`, JSON on stdout.
 fn recorded_run(data: &Path, cache: &Path, store: &str, benches: &[&str]) -> assert_cmd::Command {
-    let mut c = benchscope();
-    c.env_remove("BENCHSCOPE_NO_STORE")
-        .env("BENCHSCOPE_DATA_DIR", data)
-        .args([
-            "run",
-            "single_row_lookup",
-            "--rows",
-            "200",
-            "--lookups",
-            "50",
-        ])
-        .args(QUICK)
-        .args(["--format", "json", "--store", store, "--cache-dir"])
-        .arg(cache);
-    for b in benches {
-        c.args(["--bench", b]);
-    }
+    let mut c = common::small_run(data, cache, Some(store), benches);
+    c.args(["--format", "json"]);
     c
 }
 
 fn stderr(o: &std::process::Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// `benchscope ARGS` as the machine of `data`, run to its end.
+fn cli(data: &Path, args: &[&str]) -> std::process::Output {
+    store_cmd(data).args(args).output().unwrap()
 }
 
 fn store_cmd(data: &Path) -> assert_cmd::Command {
@@ -67,20 +57,7 @@ fn runs_are_recorded_and_history_and_imports_read_them() {
         .unwrap();
     assert!(!o.status.success(), "--store and --no-store conflict");
     // A run with BENCHSCOPE_NO_STORE set (as every test's is) records nothing.
-    let mut c = benchscope();
-    let o = c
-        .env("BENCHSCOPE_DATA_DIR", &data)
-        .args([
-            "run",
-            "single_row_lookup",
-            "--rows",
-            "200",
-            "--lookups",
-            "50",
-        ])
-        .args(QUICK)
-        .args(["--bench", "rusqlite", "--cache-dir"])
-        .arg(&cache)
+    let o = common::small_run(&data, &cache, None, &["rusqlite"])
         .arg("--export-json")
         .arg(work.path().join("report.json"))
         .args(["--save-baseline", "b1", "--baseline-dir"])
@@ -90,10 +67,7 @@ fn runs_are_recorded_and_history_and_imports_read_them() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!stderr(&o).contains("recorded"), "{}", stderr(&o));
 
-    let info = store_cmd(&data)
-        .args(["store", "info", "--store", &db_s])
-        .output()
-        .unwrap();
+    let info = cli(&data, &["store", "info", "--store", &db_s]);
     let text = String::from_utf8_lossy(&info.stdout);
     assert!(
         text.contains("schema version 1")
@@ -102,17 +76,17 @@ fn runs_are_recorded_and_history_and_imports_read_them() {
     );
 
     // history: one series per bench, a point per label, in the order recorded.
-    let o = store_cmd(&data)
-        .args([
+    let o = cli(
+        &data,
+        &[
             "history",
             "single_row_lookup",
             "--format",
             "json",
             "--store",
             &db_s,
-        ])
-        .output()
-        .unwrap();
+        ],
+    );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let series = doc.as_array().unwrap();
@@ -140,10 +114,7 @@ fn runs_are_recorded_and_history_and_imports_read_them() {
             }
         );
     }
-    let o = store_cmd(&data)
-        .args(["history", "--bench", "rusqlite", "--store", &db_s])
-        .output()
-        .unwrap();
+    let o = cli(&data, &["history", "--bench", "rusqlite", "--store", &db_s]);
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(
         text.contains("single_row_lookup / rusqlite on ")
@@ -182,20 +153,20 @@ fn runs_are_recorded_and_history_and_imports_read_them() {
         "{}",
         stderr(&o)
     );
-    let o = store_cmd(&data)
-        .args([
+    let o = cli(
+        &data,
+        &[
             "history", "--bench", "rusqlite", "--format", "json", "--store", &db_s,
-        ])
-        .output()
-        .unwrap();
+        ],
+    );
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(doc[0]["points"][2]["name"], "imported");
 
     // Bad input: named, with what is allowed; a store that is not there is not made by reading.
-    let o = store_cmd(&data)
-        .args(["history", "--since", "yesterday", "--store", &db_s])
-        .output()
-        .unwrap();
+    let o = cli(
+        &data,
+        &["history", "--since", "yesterday", "--store", &db_s],
+    );
     assert_eq!(o.status.code(), Some(2));
     assert!(
         stderr(&o).contains("invalid value \"yesterday\" for --since"),
@@ -328,27 +299,24 @@ fn two_machines_write_twenty_runs_each_to_one_postgres_store_at_once() {
         w.join().unwrap();
     }
     let data = work.path().join("a");
-    let o = store_cmd(&data)
-        .args(["store", "info", "--store", &db.url])
-        .output()
-        .unwrap();
+    let o = cli(&data, &["store", "info", "--store", &db.url]);
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(
         text.contains("40 runs from 2 machines, 40 bench results"),
         "{text}{}",
         stderr(&o)
     );
-    let o = store_cmd(&data)
-        .args([
+    let o = cli(
+        &data,
+        &[
             "history",
             "single_row_lookup",
             "--format",
             "json",
             "--store",
             &db.url,
-        ])
-        .output()
-        .unwrap();
+        ],
+    );
     assert!(
         o.status.code() == Some(0) || o.status.code() == Some(3),
         "{}",
@@ -376,10 +344,7 @@ fn two_machines_write_twenty_runs_each_to_one_postgres_store_at_once() {
     names.sort();
     assert_eq!((names[0].0.as_str(), names[1].0.as_str()), ("a-", "b-"));
     assert_ne!(names[0].1, names[1].1);
-    let o = store_cmd(&data)
-        .args(["history", "single_row_lookup", "--store", &db.url])
-        .output()
-        .unwrap();
+    let o = cli(&data, &["history", "single_row_lookup", "--store", &db.url]);
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(
         text.contains("2 machines measured this bench on the same CPU model"),

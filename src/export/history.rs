@@ -12,21 +12,6 @@ fn cell(s: &str) -> String {
     s.replace('|', "\\|")
 }
 
-fn title(s: &Series) -> String {
-    let cpu = s.points.last().map(|p| p.cpu.as_str()).unwrap_or("?");
-    format!(
-        "{} / {} on {} ({cpu}){}",
-        s.target,
-        s.bench,
-        s.machine,
-        if s.build_profile == "release" {
-            String::new()
-        } else {
-            format!(", {} build", s.build_profile)
-        }
-    )
-}
-
 /// A chart per series of at least two points.
 pub fn charts(all: &[Series]) -> Vec<Chart> {
     all.iter()
@@ -51,7 +36,7 @@ pub fn charts(all: &[Series]) -> Vec<Chart> {
             }
             Chart {
                 slug: format!("history-{}-{}-{}", s.target, s.bench, s.machine),
-                caption: format!("History: {}", title(s)),
+                caption: format!("History: {}", s.title()),
                 x_label: "commit or label, oldest first".into(),
                 y_label: "median, ns per operation".into(),
                 // Names under the axis while they fit.
@@ -79,7 +64,7 @@ pub fn markdown(all: &[Series], drawn: &[(String, String)], note: Option<&str>) 
         return out;
     }
     for s in all {
-        let t = title(s);
+        let t = s.title();
         let _ = writeln!(out, "### {}\n", cell(&t));
         if let Some((caption, file)) = drawn.iter().find(|(c, _)| *c == format!("History: {t}")) {
             let _ = writeln!(out, "![{caption}]({file})\n");
@@ -99,11 +84,7 @@ pub fn markdown(all: &[Series], drawn: &[(String, String)], note: Option<&str>) 
                 p.at,
                 p.runs,
                 ns(p.median),
-                if p.ci[0].is_finite() {
-                    bench_core::format::ci(p.ci)
-                } else {
-                    "-".into()
-                },
+                p.ci_text(),
                 cell(&notes.join("; "))
             );
         }
@@ -111,30 +92,8 @@ pub fn markdown(all: &[Series], drawn: &[(String, String)], note: Option<&str>) 
         if s.steps.is_empty() {
             let _ = writeln!(out, "No step found over {} points.\n", s.points.len());
         }
-        for st in &s.steps {
-            let _ = writeln!(
-                out,
-                "- step {:+.1}% between {} and {} (p = {:.3}){}",
-                st.change * 100.0,
-                cell(&st.after),
-                cell(&st.at),
-                st.p_value,
-                if st.regression {
-                    ": a slowdown beyond noise"
-                } else {
-                    ""
-                }
-            );
-        }
-        for st in &s.shifts {
-            let _ = writeln!(
-                out,
-                "- shift {:+.1}% between {} and {} (p = {:.3}): within noise, not a step",
-                st.change * 100.0,
-                cell(&st.after),
-                cell(&st.at),
-                st.p_value
-            );
+        for line in s.change_lines() {
+            let _ = writeln!(out, "- {}", cell(&line));
         }
         out.push('\n');
     }
@@ -152,7 +111,7 @@ pub fn text(all: &[Series], live: Option<f64>, width: usize) -> String {
         out.push_str("no run of this bench is recorded in the results store yet\n");
     }
     for s in all {
-        let _ = writeln!(out, "{}", title(s));
+        let _ = writeln!(out, "{}", s.title());
         let from = s.points.len().saturating_sub(width.max(4));
         let shown = &s.points[from..];
         let (lo, hi) = shown.iter().fold((f64::INFINITY, 0.0f64), |(l, h), p| {
@@ -194,25 +153,9 @@ pub fn text(all: &[Series], live: Option<f64>, width: usize) -> String {
         if marks.contains('◆') {
             let _ = writeln!(out, "  {}", marks.trim_end());
         }
-        for st in &s.steps {
-            let _ = writeln!(
-                out,
-                "  ◆ step {:+.1}% between {} and {} (p = {:.3}){}",
-                st.change * 100.0,
-                st.after,
-                st.at,
-                st.p_value,
-                if st.regression { ", a slowdown" } else { "" }
-            );
-        }
-        for st in &s.shifts {
-            let _ = writeln!(
-                out,
-                "  shift {:+.1}% between {} and {}: within noise",
-                st.change * 100.0,
-                st.after,
-                st.at
-            );
+        for line in s.change_lines() {
+            let mark = if line.starts_with("step") { "◆ " } else { "" };
+            let _ = writeln!(out, "  {mark}{line}");
         }
         if let Some(newest) = s.points.last() {
             let _ = write!(out, "  newest {}: {}", newest.name, ns(newest.median));
@@ -266,6 +209,7 @@ mod tests {
                 regression: true,
             }],
             shifts: vec![],
+            noise: 0.02,
         }
     }
 
@@ -274,7 +218,7 @@ mod tests {
         let t = text(&[series()], Some(1039.5), 40);
         assert_eq!(
             t,
-            "single_row_lookup / rusqlite on vm-1 (EPYC)\n  ▁▁▁███  1.00 µs … 1.05 µs over 6 points\n     ◆\n  ◆ step +5.0% between c2 and c3 (p = 0.010), a slowdown\n  newest c5: 1.05 µs · this run: 1.04 µs (-1.0%)\n"
+            "single_row_lookup / rusqlite on vm-1 (EPYC)\n  ▁▁▁███  1.00 µs … 1.05 µs over 6 points\n     ◆\n  ◆ step +5.0% between c2 and c3 (p = 0.010): a slowdown beyond the 2.0% noise\n  newest c5: 1.05 µs · this run: 1.04 µs (-1.0%)\n"
         );
         assert!(text(&[], None, 40).starts_with("no run of this bench"));
     }
@@ -302,7 +246,9 @@ mod tests {
             "{md}"
         );
         assert!(
-            md.contains("- step +5.0% between c2 and c3 (p = 0.010): a slowdown beyond noise"),
+            md.contains(
+                "- step +5.0% between c2 and c3 (p = 0.010): a slowdown beyond the 2.0% noise"
+            ),
             "{md}"
         );
     }

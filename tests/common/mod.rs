@@ -93,3 +93,33 @@ pub fn postgres_url(what: &str) -> Option<String> {
     }
     url
 }
+
+/// A quick single_row_lookup run (200 rows, 50 lookups) of `benches` as the machine of the
+/// data folder `data`, recorded in the results store `store` (none: not recorded).
+pub fn small_run(
+    data: &std::path::Path,
+    cache: &std::path::Path,
+    store: Option<&str>,
+    benches: &[&str],
+) -> Command {
+    let mut c = benchscope();
+    c.env("BENCHSCOPE_DATA_DIR", data)
+        .args([
+            "run",
+            "single_row_lookup",
+            "--rows",
+            "200",
+            "--lookups",
+            "50",
+        ])
+        .args(QUICK)
+        .arg("--cache-dir")
+        .arg(cache);
+    if let Some(s) = store {
+        c.env_remove("BENCHSCOPE_NO_STORE").args(["--store", s]);
+    }
+    for b in benches {
+        c.args(["--bench", b]);
+    }
+    c
+}
