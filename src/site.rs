@@ -28,13 +28,7 @@ pub fn write(
     } else {
         export::charts::write_charts(&export::history::charts(history), dir, "report")
     };
-    let mut md = export::markdown::render(&Report {
-        charts: Some(charts),
-        compared: report.compared.clone(),
-        grouped: report.grouped.clone(),
-        run_numbers: report.run_numbers,
-        ..Report::new(report.runs, report.baseline, report.generated_at)
-    });
+    let mut md = export::markdown::render(&report.with_charts(charts));
     let (drawn, why) = match &history_charts {
         Ok(d) => (d.as_slice(), None),
         Err(e) => (&[][..], Some(e.as_str())),

@@ -45,6 +45,23 @@ pub struct Report<'a> {
 }
 
 impl<'a> Report<'a> {
+    /// The same report with the charts drawn for it (or why there are none), for the
+    /// markdown to link.
+    pub fn with_charts(&self, charts: Result<Vec<(String, String)>, String>) -> Report<'a> {
+        Report {
+            runs: self.runs,
+            baseline: self.baseline,
+            baseline_run: self.baseline_run,
+            run_numbers: self.run_numbers,
+            settings: self.settings,
+            generated_at: self.generated_at,
+            color: self.color,
+            charts: Some(charts),
+            compared: self.compared.clone(),
+            grouped: self.grouped.clone(),
+        }
+    }
+
     pub fn new(runs: &'a [RunRecord], baseline: &'a str, generated_at: &'a str) -> Self {
         Report {
             runs,

@@ -139,15 +139,7 @@ pub fn report(args: &RunArgs, p: Planned, x: Executed) -> Ended {
                 Ok(_) => {}
                 Err(e) => eprintln!("{e}"),
             }
-            render(
-                format,
-                &Report {
-                    charts: Some(charts),
-                    compared: plain.compared.clone(),
-                    grouped: plain.grouped.clone(),
-                    ..plain
-                },
-            )
+            render(format, &plain.with_charts(charts))
         } else {
             render(format, &plain)
         };
@@ -160,7 +152,8 @@ pub fn report(args: &RunArgs, p: Planned, x: Executed) -> Ended {
         }
     }
     // Last: a store that is slow or unreachable holds up nothing the run wrote itself.
-    if let Some(recorder) = args.store.recorder() {
+    let recorder = args.store.recorder();
+    if let Some(recorder) = &recorder {
         let live: Vec<&RunRecord> = records[..live].iter().collect();
         match recorder.record(&live) {
             Ok(line) if line.is_empty() => {}
@@ -173,7 +166,7 @@ pub fn report(args: &RunArgs, p: Planned, x: Executed) -> Ended {
     }
     // The HTML report after the store: its history holds this run.
     if let Some(dir) = &args.export_html {
-        let history = match args.store.recorder() {
+        let history = match &recorder {
             None => Err("no history: runs are not recorded (--no-store)".to_string()),
             Some(rec) => crate::site::history_of(&records[..live], &rec.target),
         };

@@ -122,15 +122,8 @@ pub(super) fn on_cmd(state: &mut State, cmd: Cmd) -> Vec<Effect> {
             state.prompt.open(name, super::TypedFor::BaselineName);
         }
         Cmd::History => {
-            let run = state
-                .target_runs()
-                .nth(state.compare.col)
-                .map(|r| r.id.clone());
-            let bench = state
-                .compare_rows()
-                .get(state.compare.row)
-                .map(|b| b.to_string());
-            let (Some(run_id), Some(bench)) = (run, bench) else {
+            let (run, bench) = selected_cell(state);
+            let (Some((run_id, _)), Some(bench)) = (run, bench) else {
                 state.set_status("no bench selected", true);
                 return vec![];
             };
@@ -148,18 +141,7 @@ pub(super) fn on_cmd(state: &mut State, cmd: Cmd) -> Vec<Effect> {
             }];
         }
         Cmd::Histogram => {
-            let run = state
-                .target_runs()
-                .nth(state.compare.col)
-                .map(|r| (r.id.clone(), r.seq));
-            let bench = if state.compare.matrix {
-                state.matrix_bench()
-            } else {
-                state
-                    .compare_rows()
-                    .get(state.compare.row)
-                    .map(|b| b.to_string())
-            };
+            let (run, bench) = selected_cell(state);
             state.show_histogram(run, bench);
         }
         Cmd::Scaling => {
@@ -175,4 +157,22 @@ pub(super) fn on_cmd(state: &mut State, cmd: Cmd) -> Vec<Effect> {
         _ => {}
     }
     vec![]
+}
+
+/// The selected cell: its run (id and number) and its bench, the matrix's cell when the run
+/// is shown as a matrix.
+fn selected_cell(state: &State) -> (Option<(String, usize)>, Option<String>) {
+    let run = state
+        .target_runs()
+        .nth(state.compare.col)
+        .map(|r| (r.id.clone(), r.seq));
+    let bench = if state.compare.matrix {
+        state.matrix_bench()
+    } else {
+        state
+            .compare_rows()
+            .get(state.compare.row)
+            .map(|b| b.to_string())
+    };
+    (run, bench)
 }

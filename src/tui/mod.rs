@@ -264,7 +264,9 @@ pub fn run(args: TuiArgs, open: Option<&std::path::Path>) -> i32 {
         });
         // Finished runs go to the results store from a thread of its own; what it cannot
         // record is said on the status line.
-        let store = args.store.recorder().map(|rec| {
+        let recorder = args.store.recorder();
+        let store_target = recorder.as_ref().map(|r| r.target.clone());
+        let store = recorder.map(|rec| {
             let tx = harness_tx.clone();
             crate::store::background::Background::start(rec, move |r| {
                 if let Err(e) = r {
@@ -281,7 +283,7 @@ pub fn run(args: TuiArgs, open: Option<&std::path::Path>) -> i32 {
             &args.snapshot_dir,
             effects::StoreLink {
                 background: store.as_ref(),
-                target: args.store.recorder().map(|r| r.target),
+                target: store_target,
                 actions: harness_tx.clone(),
             },
         )
