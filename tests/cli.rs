@@ -5,7 +5,7 @@ mod common;
 use assert_cmd::Command;
 use bench_core::protocol;
 use bench_core::workloads::single_row_lookup;
-use common::{QUICK, benchscope, processes_with};
+use common::{QUICK, benchscope, left_behind};
 use predicates::prelude::*;
 
 fn tiny_run(cache: &std::path::Path, format: &str) -> Command {
@@ -526,8 +526,7 @@ fn a_signal_ends_a_headless_run_with_what_finished() {
             format!("interrupted by {name}: the benches that finished are kept")
         );
         // No runner of this run is left measuring.
-        std::thread::sleep(std::time::Duration::from_millis(300));
-        let left = processes_with(&format!("single_row_lookup-{pid}-"));
+        let left = left_behind(&format!("single_row_lookup-{pid}-"));
         assert!(left.is_empty(), "{name}: runner left behind: {left:?}");
     }
 }
@@ -576,8 +575,7 @@ fn a_stopped_harness_build_leaves_no_compiler_behind() {
     unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(143));
-    std::thread::sleep(std::time::Duration::from_millis(300));
-    let left = processes_with("sleep 987.25");
+    let left = left_behind("sleep 987.25");
     assert!(left.is_empty(), "left behind: {left:?}");
 }
 
@@ -615,9 +613,28 @@ fn a_second_measurement_waits_for_the_first() {
             .spawn()
             .unwrap()
     };
-    let first = start("1.5");
-    // The first has the lock once its dataset is there; give it a moment to start measuring.
-    std::thread::sleep(std::time::Duration::from_millis(700));
+    let first = start("3");
+    // The second starts once the first holds the lock (it takes it once its dataset is there),
+    // seen from here as a lock this process cannot take; a free lock is let go at once.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock)
+            .unwrap();
+        match file.try_lock() {
+            Err(std::fs::TryLockError::WouldBlock) => break,
+            Err(std::fs::TryLockError::Error(e)) => panic!("{e}"),
+            Ok(()) => drop(file),
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the first never took the lock"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     let second = start("0.1").wait_with_output().unwrap();
     let first = first.wait_with_output().unwrap();
     assert!(first.status.success() && second.status.success());

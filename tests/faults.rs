@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use bench_core::protocol::{Event, encode};
-use common::{QUICK, benchscope, benchscope_std, processes_with, run_json};
+use common::{QUICK, benchscope, benchscope_std, left_behind, run_json};
 
 /// An executable shell script at `dir/name` with `body`, to stand in for a harness.
 fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
@@ -71,8 +71,7 @@ fn a_harness_whose_grandchild_holds_its_pipes_is_stopped_whole() {
     assert!(err.contains("no progress for 2 s"), "{err}");
     assert_eq!(finished_benches(&out), ["rusqlite"], "{err}");
     assert!(took < Duration::from_secs(40), "took {took:?}");
-    std::thread::sleep(Duration::from_millis(300));
-    let left = processes_with(&format!("sleep {marker}"));
+    let left = left_behind(&format!("sleep {marker}"));
     assert!(left.is_empty(), "left behind: {left:?}");
 }
 

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::processes_with;
+use common::{left_behind, processes_with};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -264,8 +264,7 @@ fn a_signal_quits_the_explorer_with_the_terminal_restored_and_no_runner_left() {
             !after.contains("Catalog"),
             "{sig}: the terminal is restored:\n{after}"
         );
-        std::thread::sleep(Duration::from_millis(500));
-        let left = processes_with(&runners);
+        let left = left_behind(&runners);
         assert!(left.is_empty(), "{sig}: runner left behind: {left:?}");
     }
 }

@@ -79,6 +79,20 @@ pub fn processes_with(needle: &str) -> Vec<String> {
         .collect()
 }
 
+/// The processes holding `needle` that are still there 10 s on (an empty list as soon as none
+/// is): a process that was stopped may take a moment to go on a busy machine, one left behind
+/// stays.
+pub fn left_behind(needle: &str) -> Vec<String> {
+    let start = std::time::Instant::now();
+    loop {
+        let left = processes_with(needle);
+        if left.is_empty() || start.elapsed() > std::time::Duration::from_secs(10) {
+            return left;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
 /// The PostgreSQL server's URL (BENCHSCOPE_POSTGRES_URL; `.ci/run` starts a server), or None
 /// with `what` reported as skipped (a failure under BENCHSCOPE_TEST_NO_SKIP).
 pub fn postgres_url(what: &str) -> Option<String> {
