@@ -16,6 +16,7 @@ mod model;
 mod out;
 mod profile;
 mod runner;
+mod series;
 mod show;
 mod site;
 mod store;

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use bench_core::protocol::results::RunRecord;
 
 use crate::export::{self, Report};
-use crate::history::Series;
+use crate::series::Series;
 use crate::store::{Filter, Location, Store, Target};
 
 /// Writes the site into `dir`: the report's tables and charts, then `history` (or `note`,

@@ -855,29 +855,30 @@ pub(crate) mod tests {
         assert_eq!(wide.verdict, Verdict::WithinNoise, "{}", wide.basis);
     }
 
+    /// `judge_rounds` over rounds given as (current, baseline) medians.
+    fn judge_medians(pairs: &[(f64, f64)], s: &Settings) -> Option<Change> {
+        let v: Vec<(BenchResult, BenchResult)> = pairs
+            .iter()
+            .map(|(c, b)| (result(*c, 0.01, 20), result(*b, 0.01, 20)))
+            .collect();
+        let refs: Vec<(&BenchResult, &BenchResult)> = v.iter().map(|(c, b)| (c, b)).collect();
+        judge_rounds(&refs, s)
+    }
+
     #[test]
     fn interleaved_rounds_judge_round_by_round() {
         let s = Settings::default();
-        let rounds = |pairs: &[(f64, f64)]| -> Vec<(BenchResult, BenchResult)> {
-            pairs
-                .iter()
-                .map(|(c, b)| (result(*c, 0.01, 20), result(*b, 0.01, 20)))
-                .collect()
-        };
-        let judge = |v: &[(BenchResult, BenchResult)]| {
-            let refs: Vec<(&BenchResult, &BenchResult)> = v.iter().map(|(c, b)| (c, b)).collect();
-            judge_rounds(&refs, &s).unwrap()
-        };
+        let judge = |pairs: &[(f64, f64)]| judge_medians(pairs, &s).unwrap();
         // The machine drifts 10% over the rounds; each round's current run is 5% faster than
         // its baseline run: called, although the runs of the two sides overlap in time.
-        let drift = rounds(&[
+        let drift = [
             (95.0, 100.0),
             (99.5, 105.0),
             (104.0, 110.0),
             (97.6, 103.0),
             (101.0, 106.0),
             (94.6, 99.5),
-        ]);
+        ];
         let c = judge(&drift);
         assert_eq!(c.verdict, Verdict::Improved, "{}", c.basis);
         assert!((c.pct + 5.2).abs() < 0.5, "{}", c.pct);
@@ -886,18 +887,18 @@ pub(crate) mod tests {
         assert_eq!(c.ci_level, 0.99);
         assert!(c.basis.starts_with("6 interleaved rounds"), "{}", c.basis);
         // The same drift with nothing changed: within noise.
-        let same = rounds(&[
+        let same = [
             (100.5, 100.0),
             (104.0, 105.0),
             (110.8, 110.0),
             (102.0, 103.0),
             (106.3, 106.0),
             (99.0, 99.5),
-        ]);
+        ];
         assert_eq!(judge(&same).verdict, Verdict::WithinNoise);
         // A 5% change that swings from round to round cannot be told from it: not
         // significant, and its interval reaches far beyond ±4%.
-        let swings = rounds(&[(95.0, 100.0), (120.0, 100.0), (98.0, 100.0), (108.0, 100.0)]);
+        let swings = [(95.0, 100.0), (120.0, 100.0), (98.0, 100.0), (108.0, 100.0)];
         let c = judge(&swings);
         assert!(c.pct > 4.0, "{}", c.pct);
         assert_eq!(c.verdict, Verdict::CannotTell, "{}", c.basis);
@@ -914,8 +915,7 @@ pub(crate) mod tests {
             noise: 0.25,
             ..Settings::default()
         };
-        let refs: Vec<(&BenchResult, &BenchResult)> = swings.iter().map(|(c, b)| (c, b)).collect();
-        let c = judge_rounds(&refs, &loose).unwrap();
+        let c = judge_medians(&swings, &loose).unwrap();
         assert_eq!(c.verdict, Verdict::WithinNoise, "{}", c.basis);
         let [lo, hi] = c.ci_pct.unwrap();
         assert!(
@@ -928,9 +928,7 @@ pub(crate) mod tests {
         assert_eq!(t_critical(50, 0.05), 2.021);
         assert!((1..200).all(|df| t_critical(df + 1, 0.01) <= t_critical(df, 0.01)));
         // One round says nothing about the next.
-        let one: Vec<(BenchResult, BenchResult)> = rounds(&[(50.0, 100.0)]);
-        let refs: Vec<(&BenchResult, &BenchResult)> = one.iter().map(|(c, b)| (c, b)).collect();
-        assert_eq!(judge_rounds(&refs, &s), None);
+        assert_eq!(judge_medians(&[(50.0, 100.0)], &s), None);
     }
 
     /// Rounds measured on this project's 2-vCPU KVM machine (`benchscope run single_row_lookup
@@ -944,14 +942,7 @@ pub(crate) mod tests {
     #[test]
     fn a_disturbed_round_is_left_out_and_named() {
         let s = Settings::default();
-        let judge = |pairs: &[(f64, f64)]| {
-            let v: Vec<(BenchResult, BenchResult)> = pairs
-                .iter()
-                .map(|(c, b)| (result(*c, 0.01, 20), result(*b, 0.01, 20)))
-                .collect();
-            let refs: Vec<(&BenchResult, &BenchResult)> = v.iter().map(|(c, b)| (c, b)).collect();
-            judge_rounds(&refs, &s).unwrap()
-        };
+        let judge = |pairs: &[(f64, f64)]| judge_medians(pairs, &s).unwrap();
         // A/A: round 4's baseline run read 4.02 µs. With it, the mean change is -4.58%
         // (scipy: p = 0.28); without it, -0.62%, 99% [-1.78%, +0.55%] (p = 0.111).
         let aa = judge(&[

@@ -6,7 +6,7 @@ use std::fmt::Write;
 use bench_core::units::ns;
 
 use super::charts::Chart;
-use crate::history::Series;
+use crate::series::Series;
 
 fn cell(s: &str) -> String {
     s.replace('|', "\\|")
@@ -176,7 +176,7 @@ pub fn text(all: &[Series], live: Option<f64>, width: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::{Commit, Step};
+    use crate::series::{Commit, Step};
 
     fn series() -> Series {
         let points = (0..6)

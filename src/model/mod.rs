@@ -104,7 +104,7 @@ pub enum Overlay {
 #[derive(Debug, Clone, PartialEq)]
 pub struct HistoryView {
     pub bench: String,
-    pub loaded: Option<Result<Vec<crate::history::Series>, String>>,
+    pub loaded: Option<Result<Vec<crate::series::Series>, String>>,
 }
 
 /// The line being typed in place of the status line (a path to open after `o`, a baseline
@@ -244,7 +244,7 @@ pub enum Action {
     /// A bench's history was read from the results store, or why not.
     HistoryLoaded {
         bench: String,
-        result: Result<Vec<crate::history::Series>, String>,
+        result: Result<Vec<crate::series::Series>, String>,
     },
 }
 
