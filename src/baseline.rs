@@ -291,8 +291,9 @@ pub fn compare(baseline: &[RunRecord], current: &[RunRecord], settings: &Setting
 
 /// Every bench of the current runs of interleaved rounds against the baseline's set-up
 /// re-measured in the same rounds: `rounds` holds each round's `(baseline, current)` runs.
-/// Judged round by round ([`judge_rounds`]); what differs between the set-ups is flagged as
-/// for any comparison.
+/// Judged round by round ([`judge_rounds`], by each run's fastest sample, which the row's
+/// figures are the median of); what differs between the set-ups is flagged as for any
+/// comparison.
 pub fn compare_rounds(rounds: &[(&RunRecord, &RunRecord)], settings: &Settings) -> Vec<Row> {
     let Some((base_first, first)) = rounds.first() else {
         return Vec::new();
@@ -313,12 +314,24 @@ pub fn compare_rounds(rounds: &[(&RunRecord, &RunRecord)], settings: &Settings) 
             continue;
         };
         change.differs = differs.clone();
-        let (cur, bas): (Vec<&BenchResult>, Vec<&BenchResult>) = pairs.iter().copied().unzip();
+        // The figures either side are what the rounds were judged by: each run's fastest
+        // sample, the median of them over the rounds.
+        let side = |current: bool| {
+            let xs: Vec<f64> = pairs
+                .iter()
+                .filter_map(|(c, b)| bench_core::compare::fastest(if current { c } else { b }))
+                .collect();
+            if xs.is_empty() {
+                0.0
+            } else {
+                bench_core::compare::median_of(xs)
+            }
+        };
         rows.push(Row {
             target: target.clone(),
             bench: b.name.clone(),
-            baseline_ns: median_of_runs(&bas),
-            current_ns: median_of_runs(&cur),
+            baseline_ns: side(false),
+            current_ns: side(true),
             baseline_runs: pairs.len(),
             current_runs: pairs.len(),
             change,

@@ -790,7 +790,8 @@ fn interleaved_rounds_measure_the_baseline_again_beside_the_run() {
     );
     let row = err.lines().find(|l| l.starts_with("rusqlite ")).unwrap();
     assert!(
-        row.contains("3/3") && row.contains("3 interleaved rounds: the change moves"),
+        row.contains("3/3")
+            && row.contains("3 interleaved rounds by their fastest samples: the change moves"),
         "{row}"
     );
     assert!(

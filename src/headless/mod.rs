@@ -72,10 +72,10 @@ pub struct RunArgs {
     pub baseline: Option<String>,
     /// With --baseline: measure the baseline's set-up again in this run, ROUNDS rounds of one
     /// fresh run of its knobs and one of these, in alternating order (A B, B A, ...). The
-    /// verdicts compare the two runs of each round (a paired t-test; a round that moved far
-    /// beyond the others is left out as disturbed, and named), so what moves the machine over
-    /// minutes moves both alike and cancels; the saved runs are compared with the new ones of
-    /// their set-up to show how far the machine moved since.
+    /// verdicts compare the two runs of each round by their fastest samples (a paired t-test;
+    /// a round that moved far beyond the others is left out as disturbed, and named), so what
+    /// moves the machine over minutes moves both alike and cancels; the saved runs are
+    /// compared with the new ones of their set-up to show how far the machine moved since.
     #[arg(long, value_name = "ROUNDS", requires = "baseline")]
     pub interleave: Option<String>,
     #[command(flatten)]
