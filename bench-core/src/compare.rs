@@ -819,8 +819,13 @@ pub(crate) mod tests {
         let xs: Vec<f64> = (0..n)
             .map(|i| m * (1.0 + spread * (((i * 37) % n) as f64 / n as f64 - 0.5) * 2.0))
             .collect();
+        from_samples(&xs)
+    }
+
+    /// A bench's result from its samples (ns per operation, one operation a sample).
+    fn from_samples(xs: &[f64]) -> BenchResult {
         let mut r = RunRecord::default();
-        for x in &xs {
+        for x in xs {
             r.apply(Event::Sample {
                 bench: "b".into(),
                 iter: 0,
@@ -832,7 +837,7 @@ pub(crate) mod tests {
         }
         r.apply(Event::Summary {
             bench: "b".into(),
-            stats: summarize(&xs, None).unwrap(),
+            stats: summarize(xs, None).unwrap(),
         });
         r.bench("b").unwrap().clone()
     }
@@ -1065,6 +1070,34 @@ pub(crate) mod tests {
             "{}",
             busy.basis
         );
+    }
+
+    /// A slow spell that covers most of one run (seven of its ten samples at 3.8 µs where the
+    /// rest of the rounds read 2.6-2.7 µs) moves that run's median by 46% and its fastest
+    /// sample not at all: the round is not even disturbed, and nothing changed is called.
+    #[test]
+    fn a_run_slowed_for_most_of_its_samples_is_taken_by_its_fastest() {
+        let s = Settings::default();
+        let steady = |level: f64| {
+            from_samples(&(0..10).map(|i| level + i as f64 * 10.0).collect::<Vec<_>>())
+        };
+        let mut slow: Vec<f64> = (0..3).map(|i| 2600.0 + i as f64 * 10.0).collect();
+        slow.extend((0..7).map(|i| 3800.0 + i as f64 * 10.0));
+        let spell = from_samples(&slow);
+        assert!(spell.summary.as_ref().unwrap().median > 3800.0);
+        assert_eq!(fastest(&spell), Some(2600.0));
+        let mut rounds: Vec<(BenchResult, BenchResult)> = (0..9)
+            .map(|i| {
+                let level = 2600.0 + (i % 3) as f64 * 40.0;
+                (steady(level), steady(level))
+            })
+            .collect();
+        rounds.insert(3, (spell, steady(2600.0)));
+        let refs: Vec<(&BenchResult, &BenchResult)> = rounds.iter().map(|(c, b)| (c, b)).collect();
+        let c = judge_rounds(&refs, &s).unwrap();
+        assert_eq!(c.verdict, Verdict::WithinNoise, "{}", c.basis);
+        assert!(c.pct.abs() < 1e-9, "{}", c.pct);
+        assert!(!c.basis.contains("left out"), "{}", c.basis);
     }
 
     #[test]
