@@ -278,8 +278,8 @@ pub fn compare(baseline: &[RunRecord], current: &[RunRecord], settings: &Setting
             rows.push(Row {
                 target: target.clone(),
                 bench: b.name.clone(),
-                baseline_ns: median_of_runs(&bas),
-                current_ns: median_of_runs(&cur),
+                baseline_ns: median_over_runs(&bas, run_median),
+                current_ns: median_over_runs(&cur, run_median),
                 baseline_runs: bas.len(),
                 current_runs: cur.len(),
                 change,
@@ -316,22 +316,12 @@ pub fn compare_rounds(rounds: &[(&RunRecord, &RunRecord)], settings: &Settings) 
         change.differs = differs.clone();
         // The figures either side are what the rounds were judged by: each run's fastest
         // sample, the median of them over the rounds.
-        let side = |current: bool| {
-            let xs: Vec<f64> = pairs
-                .iter()
-                .filter_map(|(c, b)| bench_core::compare::fastest(if current { c } else { b }))
-                .collect();
-            if xs.is_empty() {
-                0.0
-            } else {
-                bench_core::compare::median_of(xs)
-            }
-        };
+        let fastest = bench_core::compare::fastest;
         rows.push(Row {
             target: target.clone(),
             bench: b.name.clone(),
-            baseline_ns: side(false),
-            current_ns: side(true),
+            baseline_ns: median_over_runs(pairs.iter().map(|(_, base)| *base), fastest),
+            current_ns: median_over_runs(pairs.iter().map(|(cur, _)| *cur), fastest),
             baseline_runs: pairs.len(),
             current_runs: pairs.len(),
             change,
@@ -340,18 +330,24 @@ pub fn compare_rounds(rounds: &[(&RunRecord, &RunRecord)], settings: &Settings) 
     rows
 }
 
-/// The median of a bench's run medians (0 without any): the figure each side of a
-/// comparison shows, the one its change is taken between.
-fn median_of_runs<R: std::borrow::Borrow<BenchResult>>(runs: &[R]) -> f64 {
-    let medians: Vec<f64> = runs
-        .iter()
-        .filter_map(|r| r.borrow().summary.as_ref().map(|s| s.median))
-        .collect();
-    if medians.is_empty() {
+/// The median over runs of one figure of a bench (0 without any): what each side of a
+/// comparison shows, the figure its change is taken between (each run's median, or its
+/// fastest sample in interleaved rounds).
+fn median_over_runs<'a>(
+    runs: impl IntoIterator<Item = &'a BenchResult>,
+    figure: impl Fn(&BenchResult) -> Option<f64>,
+) -> f64 {
+    let xs: Vec<f64> = runs.into_iter().filter_map(figure).collect();
+    if xs.is_empty() {
         0.0
     } else {
-        bench_core::compare::median_of(medians)
+        bench_core::compare::median_of(xs)
     }
+}
+
+/// A run's median of a bench.
+fn run_median(r: &BenchResult) -> Option<f64> {
+    r.summary.as_ref().map(|s| s.median)
 }
 
 /// The one set-up of `target` among a baseline's runs, to measure again beside a new run:

@@ -510,9 +510,8 @@ pub fn judge_rounds(
     if n_all < 2 {
         return None;
     }
-    let disturbed = disturbed_rounds(&all);
+    let (centre, disturbed) = disturbed_rounds(&all);
     let pct = |x: f64| (x.exp() - 1.0) * 100.0;
-    let centre = median_of(all.iter().map(|(_, x)| *x).collect());
     let named: Vec<String> = disturbed
         .iter()
         .map(|(round, x)| format!("{round} ({:+.1}%)", pct(*x)))
@@ -591,19 +590,21 @@ pub fn fastest(r: &BenchResult) -> Option<f64> {
     r.summary.as_ref().map(|s| s.min).filter(|m| *m > 0.0)
 }
 
-/// The rounds (number, log ratio) whose change is an outlier among all of them (see
-/// [`ROUND_OUTLIER_Z`]); none with fewer than five rounds.
-fn disturbed_rounds(all: &[(usize, f64)]) -> Vec<(usize, f64)> {
-    if all.len() < 5 {
-        return Vec::new();
-    }
+/// The median round's log ratio, and the rounds (number, log ratio) whose change is an
+/// outlier among all of them (see [`ROUND_OUTLIER_Z`]); none with fewer than five rounds.
+fn disturbed_rounds(all: &[(usize, f64)]) -> (f64, Vec<(usize, f64)>) {
     let centre = median_of(all.iter().map(|(_, x)| *x).collect());
+    if all.len() < 5 {
+        return (centre, Vec::new());
+    }
     let mad = median_of(all.iter().map(|(_, x)| (x - centre).abs()).collect());
     let scale = (1.4826 * mad).max(ROUND_OUTLIER_FLOOR);
-    all.iter()
+    let out = all
+        .iter()
         .filter(|(_, x)| (x - centre).abs() > ROUND_OUTLIER_Z * scale)
         .copied()
-        .collect()
+        .collect();
+    (centre, out)
 }
 
 /// What differs between two runs beyond their knobs that makes their timings incomparable:
@@ -957,6 +958,18 @@ pub(crate) mod tests {
         assert_eq!(judge_medians(&[(50.0, 100.0)], &s), None);
     }
 
+    /// `c` has the verdict, the change (to 0.001 points) and the interval (to 0.01 points)
+    /// a reference implementation computed.
+    fn expect(c: &Change, verdict: Verdict, pct: f64, ci: [f64; 2]) {
+        assert_eq!(c.verdict, verdict, "{}", c.basis);
+        assert!((c.pct - pct).abs() < 0.001, "{} against {pct}", c.pct);
+        let [lo, hi] = c.ci_pct.expect("an interval");
+        assert!(
+            (lo - ci[0]).abs() < 0.01 && (hi - ci[1]).abs() < 0.01,
+            "[{lo}, {hi}] against {ci:?}"
+        );
+    }
+
     /// Rounds measured on this project's 2-vCPU KVM machine (`benchscope run single_row_lookup
     /// --rows 1000 --lookups 1000 --bench rusqlite --time 0.2 --warmup 0.05 --min-samples 5
     /// --baseline base --interleave 10`, the runs' medians in µs as printed, as levels), with one, three and
@@ -983,13 +996,7 @@ pub(crate) mod tests {
             (2.63, 2.64),
             (2.63, 2.67),
         ]);
-        assert_eq!(aa.verdict, Verdict::WithinNoise, "{}", aa.basis);
-        assert!((aa.pct + 0.6238).abs() < 0.001, "{}", aa.pct);
-        let [lo, hi] = aa.ci_pct.unwrap();
-        assert!(
-            (lo + 1.7804).abs() < 0.01 && (hi - 0.5465).abs() < 0.01,
-            "{lo} {hi}"
-        );
+        expect(&aa, Verdict::WithinNoise, -0.6238, [-1.7804, 0.5465]);
         assert_eq!(
             aa.basis,
             "10 interleaved rounds by their fastest samples, round 4 (-33.8%) left out as disturbed (the median round -0.8%): the change moves 1.0% (sd) from round to round"
@@ -1009,13 +1016,7 @@ pub(crate) mod tests {
             (2.80, 2.64),
             (2.85, 2.64),
         ]);
-        assert_eq!(diff.verdict, Verdict::Regressed, "{}", diff.basis);
-        assert!((diff.pct - 4.9409).abs() < 0.001, "{}", diff.pct);
-        let [lo, hi] = diff.ci_pct.unwrap();
-        assert!(
-            (lo - 2.8747).abs() < 0.01 && (hi - 7.0486).abs() < 0.01,
-            "{lo} {hi}"
-        );
+        expect(&diff, Verdict::Regressed, 4.9409, [2.8747, 7.0486]);
         // Three disturbed rounds of ten are left out; the seven left: +0.06%, 99% [-1.82%,
         // +1.98%], p = 0.91.
         let three = judge(&[
@@ -1030,13 +1031,7 @@ pub(crate) mod tests {
             (2.64, 2.69),
             (2.65, 2.63),
         ]);
-        assert_eq!(three.verdict, Verdict::WithinNoise, "{}", three.basis);
-        assert!((three.pct - 0.0618).abs() < 0.001, "{}", three.pct);
-        let [lo, hi] = three.ci_pct.unwrap();
-        assert!(
-            (lo + 1.8184).abs() < 0.01 && (hi - 1.9780).abs() < 0.01,
-            "{lo} {hi}"
-        );
+        expect(&three, Verdict::WithinNoise, 0.0618, [-1.8184, 1.9780]);
         assert!(
             three
                 .basis
