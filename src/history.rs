@@ -94,6 +94,14 @@ pub fn series(points: &[Point], noise: f64, settings: &Settings) -> Vec<Series> 
         .collect()
 }
 
+/// What the store's `cpu_idle` says, in words (runs recorded before it was kept slept).
+fn idle_words(state: Option<&str>) -> &'static str {
+    match state {
+        Some("held") => "kept polling",
+        _ => "left to sleep",
+    }
+}
+
 fn point_name(p: &Point) -> String {
     match (&p.label, &p.commit) {
         (Some(l), _) => l.clone(),
@@ -181,6 +189,25 @@ fn commits(ps: &[&Point]) -> Vec<Commit> {
             }
             if let Some(d) = knob_change(&b.knobs, &first.knobs) {
                 notes.push(format!("knobs changed: {d}"));
+            }
+            if b.cpus != first.cpus {
+                let words = |c: &Option<String>| {
+                    c.as_ref()
+                        .map(|c| format!("confined to CPU {c}"))
+                        .unwrap_or_else(|| "on every CPU".into())
+                };
+                notes.push(format!(
+                    "runners moved: {} → {}: benches that hand a query to another thread read differently",
+                    words(&b.cpus),
+                    words(&first.cpus)
+                ));
+            }
+            if idle_words(b.cpu_idle.as_deref()) != idle_words(first.cpu_idle.as_deref()) {
+                notes.push(format!(
+                    "idle CPUs changed: {} → {}: benches that hand a query to another thread read differently",
+                    idle_words(b.cpu_idle.as_deref()),
+                    idle_words(first.cpu_idle.as_deref())
+                ));
             }
         }
         let last = *g.last().expect("a group has a point");
@@ -447,6 +474,8 @@ mod tests {
             target: "single_row_lookup".into(),
             knobs: knobs.into(),
             build_profile: "release".into(),
+            cpu_idle: None,
+            cpus: None,
             bench: "rusqlite".into(),
             median,
             ci: [median * 0.99, median * 1.01],
@@ -519,6 +548,8 @@ mod tests {
             point(3, "a", "Xeon", "y", 90.0, "{}"),
         ];
         ps[3].kernel = "Linux 6.8".into();
+        ps[3].cpu_idle = Some("held".into());
+        ps[3].cpus = Some("0".into());
         let all = series(&ps, 0.02, &Settings::default());
         let p = &all[0].points;
         assert_eq!(p.len(), 2);
@@ -528,7 +559,9 @@ mod tests {
             p[1].notes,
             vec![
                 "machine changed: EPYC (2 cores) → Xeon (2 cores)",
-                "kernel changed: Linux 6.1 → Linux 6.8"
+                "kernel changed: Linux 6.1 → Linux 6.8",
+                "runners moved: on every CPU → confined to CPU 0: benches that hand a query to another thread read differently",
+                "idle CPUs changed: left to sleep → kept polling: benches that hand a query to another thread read differently"
             ]
         );
     }

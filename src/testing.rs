@@ -31,6 +31,7 @@ pub fn start(knobs: &Knobs, trace: bool, debug: bool, budget: Budget) -> Event {
             sqlite: "3.53.2".into(),
             crates: [("rusqlite".to_string(), "0.40.2".to_string())].into(),
             cpu: "Test CPU".into(),
+            cpus: None,
             cores: 2,
             os: "linux x86_64".into(),
             timer_ns: 19.5,

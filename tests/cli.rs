@@ -650,6 +650,102 @@ fn a_second_measurement_waits_for_the_first() {
     assert!(first["runs"][0]["machine"]["load_start"].as_f64().is_some());
 }
 
+/// Asked to (`--keep-cpus-awake`), a run keeps idle CPUs polling while it measures through
+/// the kernel's CPU latency device (here a file standing for it: the limit written is 0 µs as
+/// a 32-bit integer); a device that cannot be opened leaves them to sleep and the output says
+/// why; not asked, they sleep and the run says so in its record.
+#[test]
+fn idle_cpus_are_kept_polling_when_asked_or_the_output_says_why_not() {
+    let cache = tempfile::tempdir().unwrap();
+    let device = cache.path().join("cpu_dma_latency");
+    std::fs::write(&device, b"").unwrap();
+    let state = |out: &[u8]| -> serde_json::Value {
+        let doc: serde_json::Value = serde_json::from_slice(out).unwrap();
+        doc["runs"][0]["machine"]["cpu_idle"].clone()
+    };
+    let held = tiny_run(cache.path(), "json")
+        .args(["--bench", "rusqlite", "--keep-cpus-awake"])
+        .env("BENCHSCOPE_CPU_LATENCY_DEVICE", &device)
+        .assert()
+        .success();
+    assert_eq!(
+        state(&held.get_output().stdout),
+        serde_json::json!({"state": "held"})
+    );
+    assert_eq!(std::fs::read(&device).unwrap(), 0i32.to_ne_bytes());
+
+    let missing = cache.path().join("no-such-folder").join("cpu_dma_latency");
+    let table = tiny_run(cache.path(), "table")
+        .args(["--bench", "rusqlite", "--keep-cpus-awake"])
+        .env("BENCHSCOPE_CPU_LATENCY_DEVICE", &missing)
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&table.get_output().stdout).into_owned();
+    assert!(
+        text.contains(&format!(
+            "machine: idle CPUs could not be kept polling as asked ({}: No such file or directory",
+            missing.display()
+        )),
+        "{text}"
+    );
+
+    let slept = tiny_run(cache.path(), "json")
+        .args(["--bench", "rusqlite"])
+        .env("BENCHSCOPE_CPU_LATENCY_DEVICE", &missing)
+        .assert()
+        .success();
+    assert_eq!(
+        state(&slept.get_output().stdout),
+        serde_json::json!({"state": "slept"})
+    );
+}
+
+/// `--cpus 0` confines every runner thread to CPU 0: the runner itself reads its affinity and
+/// records it, and the table says it; a CPU this process may not use is refused by name.
+#[test]
+fn runners_are_confined_to_the_cpus_given() {
+    let cache = tempfile::tempdir().unwrap();
+    let out = tiny_run(cache.path(), "json")
+        .args([
+            "--bench",
+            "rusqlite",
+            "--bench",
+            "middleware/inline",
+            "--cpus",
+            "0",
+        ])
+        .assert()
+        .success();
+    let doc: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let env = &doc["runs"][0]["start"]["env"];
+    let cores = std::thread::available_parallelism().unwrap().get();
+    if cores > 1 {
+        assert_eq!(env["cpus"], serde_json::json!([0]), "{env}");
+        assert_eq!(env["cores"], 1, "{env}");
+        let table = tiny_run(cache.path(), "table")
+            .args(["--bench", "rusqlite", "--cpus", "0"])
+            .assert()
+            .success();
+        let text = String::from_utf8_lossy(&table.get_output().stdout).into_owned();
+        assert!(
+            text.contains("machine: runners confined to CPU 0 (--cpus): a query handed to another thread runs when one of these CPUs switches to it"),
+            "{text}"
+        );
+    } else {
+        // A machine of one CPU: confined to it is every CPU there is.
+        assert!(env.get("cpus").is_none(), "{env}");
+    }
+    let refused = tiny_run(cache.path(), "table")
+        .args(["--bench", "rusqlite", "--cpus", "4096"])
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&refused.get_output().stderr).into_owned();
+    assert!(
+        err.contains("\"4096\": CPU 4096 is not one this process may use (allowed: CPUs this process may use, "),
+        "{err}"
+    );
+}
+
 /// A run saved as a baseline, judged against itself (nothing regressed, exit 0) and against a
 /// copy of its report whose middleware/spin samples are all twice as slow (regressed, exit 3);
 /// bad names and missing baselines are refused before anything runs.

@@ -70,7 +70,7 @@ fn runs_are_recorded_and_history_and_imports_read_them() {
     let info = cli(&data, &["store", "info", "--store", &db_s]);
     let text = String::from_utf8_lossy(&info.stdout);
     assert!(
-        text.contains("schema version 1")
+        text.contains("schema version 2")
             && text.contains("2 runs from 1 machine, 4 bench results"),
         "{text}"
     );

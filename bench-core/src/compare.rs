@@ -608,7 +608,8 @@ fn disturbed_rounds(all: &[(usize, f64)]) -> (f64, Vec<(usize, f64)>) {
 }
 
 /// What differs between two runs beyond their knobs that makes their timings incomparable:
-/// trace, profiling, build profile, SQLite versions, CPU model.
+/// trace, profiling, build profile, SQLite versions, CPU model, the CPUs runners were confined
+/// to, whether idle CPUs were kept polling.
 pub fn setup_differences(a: &RunRecord, b: &RunRecord) -> Vec<String> {
     let mut d = run_differences(a, b);
     if let (Some(x), Some(y)) = (&a.start, &b.start) {
@@ -628,6 +629,32 @@ pub fn setup_differences(a: &RunRecord, b: &RunRecord) -> Vec<String> {
         if x.env.cpu != y.env.cpu {
             d.push(format!("CPU {} vs {}", x.env.cpu, y.env.cpu));
         }
+        if x.env.cpus != y.env.cpus {
+            let words = |c: &Option<Vec<usize>>| {
+                c.as_deref()
+                    .map(|c| format!("confined to CPU {}", crate::units::cpu_list(c)))
+                    .unwrap_or_else(|| "on every CPU".into())
+            };
+            d.push(format!(
+                "runners {} vs {}",
+                words(&x.env.cpus),
+                words(&y.env.cpus)
+            ));
+        }
+    }
+    let polled = |r: &RunRecord| {
+        r.machine
+            .as_ref()
+            .and_then(|m| m.cpu_idle.as_ref())
+            .is_some_and(crate::protocol::CpuIdle::polled)
+    };
+    if polled(a) != polled(b) {
+        let words = |p: bool| if p { "kept polling" } else { "left to sleep" };
+        d.push(format!(
+            "idle CPUs {} vs {}",
+            words(polled(a)),
+            words(polled(b))
+        ));
     }
     d
 }

@@ -28,3 +28,35 @@ pub fn ns(ns: f64) -> String {
     };
     format!("{v:.*} {unit}", decimals(v).min(2))
 }
+
+/// A set of CPUs as the kernel lists them (`0-3,6`): runs of consecutive numbers as ranges.
+pub fn cpu_list(cpus: &[usize]) -> String {
+    let mut sorted = cpus.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < sorted.len() {
+        let mut j = i;
+        while j + 1 < sorted.len() && sorted[j + 1] == sorted[j] + 1 {
+            j += 1;
+        }
+        parts.push(if j == i {
+            sorted[i].to_string()
+        } else {
+            format!("{}-{}", sorted[i], sorted[j])
+        });
+        i = j + 1;
+    }
+    parts.join(",")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn cpu_sets_read_as_the_kernel_writes_them() {
+        assert_eq!(super::cpu_list(&[0]), "0");
+        assert_eq!(super::cpu_list(&[3, 0, 1, 2, 6]), "0-3,6");
+        assert_eq!(super::cpu_list(&[1, 3, 3]), "1,3");
+    }
+}

@@ -77,9 +77,14 @@ fn environment(out: &mut String, run: &RunRecord) {
             .steal
             .map(|s| format!(", steal {:.1}%", s * 100.0))
             .unwrap_or_default();
+        let idle = m
+            .cpu_idle
+            .as_ref()
+            .map(|i| format!("; {}", i.describe()))
+            .unwrap_or_default();
         let _ = writeln!(
             out,
-            "- machine while measuring: load average {:.2} at the start, {:.2} at the end; {others}{steal}; waited {:.1} s for another measurement",
+            "- machine while measuring: load average {:.2} at the start, {:.2} at the end; {others}{steal}; waited {:.1} s for another measurement{idle}",
             m.load_start, m.load_end, m.waited_s
         );
     }
@@ -113,6 +118,13 @@ fn environment_of(out: &mut String, s: &bench_core::protocol::Start, several: bo
     let crates: Vec<String> = e.crates.iter().map(|(k, v)| format!("{k} {v}")).collect();
     let _ = writeln!(out, "- crates: {}", crates.join(", "));
     let _ = writeln!(out, "- CPU: {} ({} cores), {}", e.cpu, e.cores, e.os);
+    if let Some(c) = &e.cpus {
+        let _ = writeln!(
+            out,
+            "- runners confined to CPU {} (--cpus)",
+            bench_core::units::cpu_list(c)
+        );
+    }
     let _ = writeln!(out, "- timer read: {:.1} ns", e.timer_ns);
     for (k, v) in &e.settings {
         let _ = writeln!(out, "- {k}: {v}");

@@ -540,6 +540,51 @@ mod snapshot_tests {
     /// marked unpaired and the note says why; the paired one is not marked. A run without
     /// paired rounds says its ratios are unpaired.
     #[test]
+    fn benches_that_hand_off_their_query_are_named_unless_the_runner_was_confined() {
+        let mut r = RunRecord::default();
+        r.apply(testing::start(
+            &Knobs::default(),
+            false,
+            false,
+            testing::BUDGET,
+        ));
+        for (bench, median) in [("rusqlite", 1400.0), ("middleware/worker", 9000.0)] {
+            for e in testing::bench_events(bench, "b", 1000, &testing::samples(median, 12), None) {
+                r.apply(e);
+            }
+        }
+        let note = |r: &RunRecord| {
+            table::notes(r, &bench_core::baselines::Baselines::bench("rusqlite"))
+                .into_iter()
+                .find(|n| n.starts_with("hand-offs: "))
+        };
+        // One voluntary switch per 100 operations: no hand-off.
+        assert_eq!(note(&r), None);
+        let worker = r
+            .benches
+            .iter_mut()
+            .find(|b| b.name == "middleware/worker")
+            .unwrap();
+        worker
+            .summary
+            .as_mut()
+            .unwrap()
+            .cost
+            .as_mut()
+            .unwrap()
+            .voluntary_per_op = 2.0;
+        let n = note(&r).expect("the worker hands off");
+        assert!(
+            n.starts_with("hand-offs: middleware/worker wait for another thread (a context switch or more per operation)")
+                && n.contains("--cpus 0 measures them on one CPU"),
+            "{n}"
+        );
+        // Confined, the runner's hand-offs wake no other CPU: nothing to say.
+        r.start.as_mut().unwrap().env.cpus = Some(vec![0]);
+        assert_eq!(note(&r), None);
+    }
+
+    #[test]
     fn unpaired_ratios_are_said_to_be() {
         let paired = Budget {
             paired: true,

@@ -152,6 +152,41 @@ pub fn unpaired_in_paired_run(
         })
 }
 
+/// A bench that waits for a context switch or more per operation hands its query to another
+/// thread (a pool's worker, a blocking thread) and waits for it.
+pub const HAND_OFF_SWITCHES: f64 = 0.5;
+
+/// When ratios are shown and some of the benches hand their query to another thread with the
+/// runner on every CPU: those ratios move with how soon a CPU takes the work, which a small
+/// virtual machine varies from run to run; `--cpus` measures them where they move far less.
+fn hand_off_note(run: &RunRecord, finished: usize) -> Option<String> {
+    if finished < 2 || run.from_criterion() || run.starts().any(|s| s.env.cpus.is_some()) {
+        return None;
+    }
+    let names: Vec<&str> = run
+        .benches
+        .iter()
+        .filter(|b| {
+            b.summary
+                .as_ref()
+                .and_then(|s| s.cost.as_ref())
+                .is_some_and(|c| c.voluntary_per_op >= HAND_OFF_SWITCHES)
+        })
+        .map(|b| b.name.as_str())
+        .collect();
+    if names.is_empty() {
+        return None;
+    }
+    let shown = if names.len() > 4 {
+        format!("{} and {} more", names[..4].join(", "), names.len() - 4)
+    } else {
+        names.join(", ")
+    };
+    Some(format!(
+        "hand-offs: {shown} wait for another thread (a context switch or more per operation); with the runner on every CPU their ratios move from run to run with how soon a CPU takes the work (on a small virtual machine by tens of percent: the README's \"Where runners run\" gives how far on one), and --cpus 0 measures them on one CPU, where they move far less"
+    ))
+}
+
 pub fn notes(run: &RunRecord, baselines: &bench_core::baselines::Baselines<'_>) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(src) = &run.source {
@@ -205,6 +240,9 @@ pub fn notes(run: &RunRecord, baselines: &bench_core::baselines::Baselines<'_>) 
             "unpaired ratios: the benches ran one after another, so whatever the machine did in between moves a ratio from run to run (more than its interval says on a noisy machine: the README's \"Paired rounds\" gives how far on one); paired rounds (the default for up to 40 benches) measure them in turns, --repeat N shows how far they move".into(),
         );
     }
+    if let Some(n) = hand_off_note(run, finished) {
+        out.push(n);
+    }
     if let Some(e) = &run.error {
         out.push(format!("run failed: {e}"));
     }
@@ -215,9 +253,11 @@ pub fn notes(run: &RunRecord, baselines: &bench_core::baselines::Baselines<'_>) 
             missing.join(", ")
         ));
     }
-    if let Some(m) = &run.machine {
-        out.extend(m.warnings().into_iter().map(|w| format!("machine: {w}")));
-    }
+    out.extend(
+        run.machine_notes()
+            .into_iter()
+            .map(|w| format!("machine: {w}")),
+    );
     out
 }
 

@@ -87,6 +87,8 @@ pub struct RunArgs {
     pub import_criterion: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub store: crate::store::StoreArgs,
+    #[command(flatten)]
+    pub machine: crate::runner::machine::MachineArgs,
 }
 
 impl RunArgs {

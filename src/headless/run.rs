@@ -32,7 +32,11 @@ pub fn execute(args: &RunArgs, p: &mut Planned) -> Result<Executed, Error> {
         .build()
         .expect("tokio runtime");
     let runner = match ProcessRunner::new() {
-        Ok(r) => r,
+        Ok(r) => ProcessRunner {
+            keep_cpus_awake: args.machine.keep_cpus_awake,
+            cpus: args.machine.cpus.clone(),
+            ..r
+        },
         Err(e) => {
             return Err(Error::Start(format!(
                 "cannot find the benchscope executable to start the runner: {e}"

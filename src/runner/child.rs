@@ -30,6 +30,7 @@ pub(super) async fn run_child(
     events: &mpsc::UnboundedSender<RunEvent>,
     kill_rx: &mut tokio::sync::oneshot::Receiver<()>,
     nice: i32,
+    cpus: Option<&super::machine::CpuSet>,
 ) -> Result<(), ChildEnd> {
     let args = request.args();
     let env = &request.env;
@@ -45,6 +46,9 @@ pub(super) async fn run_child(
     };
     command.envs(env.iter().map(|(k, v)| (k, v)));
     super::own_group(&mut command, nice);
+    if let Some(cpus) = cpus {
+        super::machine::confine(&mut command, cpus);
+    }
     // A process group of its own: a runner that is a script, or that starts children of its
     // own, is stopped whole, and no grandchild keeps its pipes open after it.
     let mut child = command

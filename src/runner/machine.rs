@@ -1,12 +1,13 @@
 //! The machine around a run: one measurement at a time on a machine (a lock every benchscope
-//! process takes while its runners measure), and how busy the machine was meanwhile (load
-//! average, the CPU other processes used, steal), recorded with the run.
+//! process takes while its runners measure), idle CPUs kept polling meanwhile, and how busy
+//! the machine was (load average, the CPU other processes used, steal), recorded with the run.
 
 use std::fs::File;
-use std::path::PathBuf;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use bench_core::protocol::Machine;
+use bench_core::protocol::{CpuIdle, Machine};
 
 /// The lock file every benchscope on this machine takes while it measures
 /// (BENCHSCOPE_MEASURE_LOCK overrides where it is).
@@ -42,6 +43,149 @@ fn try_lock_at(path: &std::path::Path) -> Result<Option<MeasureLock>, String> {
             path.display()
         )),
     }
+}
+
+/// Where the front ends' runners run: on which CPUs, and whether idle CPUs sleep meanwhile.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct MachineArgs {
+    /// Keep idle CPUs polling instead of sleeping while measuring (a CPU latency limit of
+    /// 0 µs, held through /dev/cpu_dma_latency, which is root's): a bench that hands its query
+    /// to another thread then pays no wake-up of a sleeping CPU, as on a machine whose CPUs
+    /// are never idle. Reports say which it was; comparisons flag runs made the other way.
+    #[arg(
+        long,
+        env = "BENCHSCOPE_KEEP_CPUS_AWAKE",
+        action = clap::ArgAction::SetTrue,
+        value_parser = clap::builder::BoolishValueParser::new()
+    )]
+    pub keep_cpus_awake: bool,
+    /// Confine the runners (every thread of every bench) to these CPUs, as `taskset -c`
+    /// does: `0`, `0,2`, `0-3`. On one CPU a query handed to another thread waits for its
+    /// CPU to switch instead of for another CPU to wake: on a small virtual machine such
+    /// benches' ratios move far less from run to run (the README's "Where runners run").
+    /// Reports say it; comparisons flag runs made the other way.
+    #[arg(long, value_name = "LIST", value_parser = parse_cpus)]
+    pub cpus: Option<CpuSet>,
+}
+
+/// CPUs by number, as the kernel numbers them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CpuSet(pub Vec<usize>);
+
+/// The CPUs this process may run on.
+fn usable_cpus() -> Vec<usize> {
+    // SAFETY: sched_getaffinity fills a cpu_set_t we own; CPU_ISSET reads it.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    if unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) } != 0
+    {
+        return Vec::new();
+    }
+    (0..libc::CPU_SETSIZE as usize)
+        .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
+        .collect()
+}
+
+/// A CPU list (`0`, `0,2`, `1-3`) of CPUs this process may use, or why not.
+pub fn parse_cpus(v: &str) -> Result<CpuSet, String> {
+    cpus_among(v, &usable_cpus())
+}
+
+fn cpus_among(v: &str, usable: &[usize]) -> Result<CpuSet, String> {
+    let allowed = || {
+        format!(
+            "allowed: CPUs this process may use, {}, as a list like 0 or 0,1 or 0-1",
+            bench_core::units::cpu_list(usable)
+        )
+    };
+    let mut cpus = Vec::new();
+    for part in v.split(',') {
+        let part = part.trim();
+        let number = |x: &str| {
+            x.trim()
+                .parse::<usize>()
+                .map_err(|_| format!("{v:?} is not a CPU list ({})", allowed()))
+        };
+        let (lo, hi) = match part.split_once('-') {
+            Some((a, b)) => (number(a)?, number(b)?),
+            None => (number(part)?, number(part)?),
+        };
+        if lo > hi {
+            return Err(format!(
+                "{v:?}: the range {part} runs backwards ({})",
+                allowed()
+            ));
+        }
+        for c in lo..=hi {
+            if !usable.contains(&c) {
+                return Err(format!(
+                    "{v:?}: CPU {c} is not one this process may use ({})",
+                    allowed()
+                ));
+            }
+            if !cpus.contains(&c) {
+                cpus.push(c);
+            }
+        }
+    }
+    cpus.sort_unstable();
+    Ok(CpuSet(cpus))
+}
+
+/// Confines `command`'s process (and every thread it starts) to `cpus` from its start.
+pub(crate) fn confine(command: &mut tokio::process::Command, cpus: &CpuSet) {
+    // SAFETY: CPU_ZERO and CPU_SET write a cpu_set_t we own.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    unsafe { libc::CPU_ZERO(&mut set) };
+    for &c in &cpus.0 {
+        unsafe { libc::CPU_SET(c, &mut set) };
+    }
+    // SAFETY: the closure runs in the forked child before exec and makes one system call
+    // (sched_setaffinity(2), async-signal-safe) on a set made before the fork; it allocates
+    // nothing and touches no lock.
+    unsafe {
+        command.pre_exec(move || {
+            if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Where the kernel takes a CPU latency limit (PM QoS): while a process holds it open after
+/// writing a limit, no CPU enters an idle state slower to leave than that.
+/// BENCHSCOPE_CPU_LATENCY_DEVICE names another file.
+pub fn latency_device() -> PathBuf {
+    std::env::var_os("BENCHSCOPE_CPU_LATENCY_DEVICE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/dev/cpu_dma_latency"))
+}
+
+/// Held while a run measures: the kernel keeps the limit while the file is open.
+pub struct AwakeHold {
+    _file: Option<File>,
+}
+
+/// Keeps idle CPUs polling until the hold is dropped when `keep_awake`; says which it was.
+pub fn keep_cpus_awake(keep_awake: bool) -> (AwakeHold, CpuIdle) {
+    if !keep_awake {
+        return (AwakeHold { _file: None }, CpuIdle::Slept);
+    }
+    match hold_latency_at(&latency_device()) {
+        Ok(file) => (AwakeHold { _file: Some(file) }, CpuIdle::Held),
+        Err(why) => (AwakeHold { _file: None }, CpuIdle::Unavailable { why }),
+    }
+}
+
+fn hold_latency_at(path: &Path) -> Result<File, String> {
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    // The device takes the limit in microseconds as a binary 32-bit integer.
+    file.write_all(&0i32.to_ne_bytes())
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(file)
 }
 
 /// How often a waiting run tries the lock again.
@@ -113,7 +257,7 @@ pub fn snapshot() -> Snapshot {
 }
 
 /// The machine between two snapshots taken around a run (its children reaped by the second).
-pub fn between(a: &Snapshot, b: &Snapshot, waited: Duration) -> Machine {
+pub fn between(a: &Snapshot, b: &Snapshot, waited: Duration, cpu_idle: CpuIdle) -> Machine {
     let cores = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1);
@@ -142,6 +286,7 @@ pub fn between(a: &Snapshot, b: &Snapshot, waited: Duration) -> Machine {
         others_cores,
         steal,
         waited_s: waited.as_secs_f64(),
+        cpu_idle: Some(cpu_idle),
     }
 }
 
@@ -159,13 +304,83 @@ mod tests {
             .unwrap();
         std::thread::sleep(Duration::from_millis(450));
         let b = snapshot();
-        let m = between(&a, &b, Duration::ZERO);
+        let m = between(&a, &b, Duration::ZERO, CpuIdle::Slept);
         let _ = hog.wait();
         assert!(m.others_cores.is_some(), "{m:?}");
         assert!(m.cores >= 1 && m.load_start >= 0.0);
         // The hog was not ours when b was taken (not reaped): it counts as another process.
         assert!(m.others_cores.unwrap() > 0.3, "{m:?}");
         assert!(m.warnings()[0].starts_with("the machine was busy: other processes used"));
+    }
+
+    #[test]
+    fn idle_cpus_are_kept_polling_when_asked_and_a_refusal_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        // A file standing for the device: the limit is written as the kernel reads it.
+        let device = dir.path().join("cpu_dma_latency");
+        std::fs::write(&device, b"").unwrap();
+        let held = hold_latency_at(&device).unwrap();
+        assert_eq!(std::fs::read(&device).unwrap(), 0i32.to_ne_bytes());
+        drop(held);
+        // A device that cannot be opened: the run goes on, and the reason names the device.
+        let missing = dir.path().join("none").join("cpu_dma_latency");
+        let err = hold_latency_at(&missing).unwrap_err();
+        assert!(err.starts_with(&missing.display().to_string()), "{err}");
+        assert!(err.contains("No such file"), "{err}");
+        // Not asked, nothing is opened.
+        let (hold, state) = keep_cpus_awake(false);
+        assert!(hold._file.is_none());
+        assert_eq!(state, CpuIdle::Slept);
+        let m = between(
+            &snapshot(),
+            &snapshot(),
+            Duration::ZERO,
+            CpuIdle::Unavailable { why: err.clone() },
+        );
+        assert!(
+            m.warnings().iter().any(|w| w
+                .starts_with("idle CPUs could not be kept polling as asked (")
+                && w.contains(&err)),
+            "{:?}",
+            m.warnings()
+        );
+        assert!(!CpuIdle::Slept.polled() && CpuIdle::Held.polled());
+    }
+
+    #[test]
+    fn cpu_lists_are_read_and_checked_against_the_usable_cpus() {
+        let usable = [0, 1, 2, 3];
+        assert_eq!(cpus_among("0", &usable), Ok(CpuSet(vec![0])));
+        assert_eq!(cpus_among("3,0-1, 1", &usable), Ok(CpuSet(vec![0, 1, 3])));
+        let e = cpus_among("4", &usable).unwrap_err();
+        assert_eq!(
+            e,
+            "\"4\": CPU 4 is not one this process may use (allowed: CPUs this process may use, 0-3, as a list like 0 or 0,1 or 0-1)"
+        );
+        for bad in ["", "x", "1-", "0,,1", "-1"] {
+            let e = cpus_among(bad, &usable).unwrap_err();
+            assert!(e.contains("is not a CPU list (allowed: "), "{bad:?}: {e}");
+        }
+        assert!(
+            cpus_among("2-1", &usable)
+                .unwrap_err()
+                .contains("runs backwards")
+        );
+    }
+
+    #[tokio::test]
+    async fn a_confined_child_runs_on_those_cpus_only() {
+        let first = usable_cpus()[0];
+        let mut command = tokio::process::Command::new("grep");
+        command.args(["Cpus_allowed_list", "/proc/self/status"]);
+        confine(&mut command, &CpuSet(vec![first]));
+        let out = command.output().await.expect("grep runs");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            text.split_whitespace().nth(1),
+            Some(first.to_string().as_str()),
+            "{text}"
+        );
     }
 
     #[test]

@@ -70,6 +70,10 @@ pub struct ProcessRunner {
     /// How many steps below this process's priority runners (and harness builds) run:
     /// 0 (headless: the same as the front end), or [`front_end_nice`] in the explorer.
     pub nice: i32,
+    /// Keep idle CPUs polling while runs measure ([`machine::keep_cpus_awake`]).
+    pub keep_cpus_awake: bool,
+    /// Confine runners to these CPUs ([`machine::confine`]).
+    pub cpus: Option<machine::CpuSet>,
 }
 
 /// The explorer's runners and harness builds run at the lowest priority `nice` gives (19
@@ -139,6 +143,8 @@ impl ProcessRunner {
                 .collect(),
             overlap_build: false,
             nice: 0,
+            keep_cpus_awake: false,
+            cpus: None,
         })
     }
 }
@@ -174,6 +180,8 @@ impl Runner for ProcessRunner {
         let externals = self.externals.clone();
         let overlap_build = self.overlap_build;
         let nice = self.nice;
+        let keep_cpus_awake = self.keep_cpus_awake;
+        let cpus = self.cpus.clone();
         tokio::spawn(async move {
             let run_id = request.run_id.clone();
             let mut errors = Vec::new();
@@ -251,6 +259,9 @@ impl Runner for ProcessRunner {
                 }
             };
             let waited = asked.elapsed();
+            // Idle CPUs poll while this run measures when asked: a hand-off to another thread
+            // then wakes no sleeping CPU.
+            let (awake, cpu_idle) = machine::keep_cpus_awake(keep_cpus_awake);
             let before = machine::snapshot();
             // Profiled, every bench is its own child under perf: one recording per bench.
             let children: Vec<(Harness, Vec<String>, Pending)> = if request.profile.is_some() {
@@ -292,7 +303,16 @@ impl Runner for ProcessRunner {
                 };
                 let result = match program {
                     Ok(p) => {
-                        child::run_child(&p, &part, &run_id, &events, &mut kill_rx, nice).await
+                        child::run_child(
+                            &p,
+                            &part,
+                            &run_id,
+                            &events,
+                            &mut kill_rx,
+                            nice,
+                            cpus.as_ref(),
+                        )
+                        .await
                     }
                     Err(e) => Err(child::ChildEnd::Failed(e)),
                 };
@@ -327,7 +347,8 @@ impl Runner for ProcessRunner {
                     }
                 }
             }
-            let machine = machine::between(&before, &machine::snapshot(), waited);
+            let machine = machine::between(&before, &machine::snapshot(), waited, cpu_idle);
+            drop(awake);
             send_event(&events, &run_id, Event::Machine { machine });
             let outcome = if cancelled {
                 Outcome::Cancelled

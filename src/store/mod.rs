@@ -132,6 +132,28 @@ impl NewRun<'_> {
             .unwrap_or_else(|| "{}".into())
     }
 
+    /// The CPUs the run's runners were confined to, as a list (`0-1,3`); `None` on every CPU.
+    fn cpus(&self) -> Option<String> {
+        self.record
+            .starts()
+            .find_map(|s| s.env.cpus.as_deref())
+            .map(bench_core::units::cpu_list)
+    }
+
+    /// What idle CPUs did while the run measured (the protocol's `cpu_idle` state).
+    fn cpu_idle(&self) -> Option<&'static str> {
+        use bench_core::protocol::CpuIdle;
+        self.record
+            .machine
+            .as_ref()
+            .and_then(|m| m.cpu_idle.as_ref())
+            .map(|c| match c {
+                CpuIdle::Slept => "slept",
+                CpuIdle::Held => "held",
+                CpuIdle::Unavailable { .. } => "unavailable",
+            })
+    }
+
     fn build_profile(&self) -> String {
         self.record
             .start
@@ -201,6 +223,11 @@ pub struct Point {
     pub knobs: String,
     /// "release" or "debug".
     pub build_profile: String,
+    /// What idle CPUs did while the run measured (`slept`, `held`, `unavailable`); `None`
+    /// for runs recorded before it was kept (their CPUs slept).
+    pub cpu_idle: Option<String>,
+    /// The CPUs the run's runners were confined to (`0-1,3`); `None` on every CPU.
+    pub cpus: Option<String>,
     pub bench: String,
     pub median: f64,
     pub ci: [f64; 2],
@@ -217,8 +244,8 @@ pub struct Info {
 
 /// The columns `points` reads, in `Point`'s order.
 const POINT_COLUMNS: &str = "r.id, r.recorded_at, r.machine_id, r.machine_name, r.cpu, r.cores, \
-     r.kernel, r.commit_sha, r.dirty, r.label, r.target, r.knobs, r.build_profile, b.bench, \
-     b.median_ns, b.ci_low_ns, b.ci_high_ns";
+     r.kernel, r.commit_sha, r.dirty, r.label, r.target, r.knobs, r.build_profile, r.cpu_idle, \
+     r.cpus, b.bench, b.median_ns, b.ci_low_ns, b.ci_high_ns";
 
 /// ` AND ...` for each filter of `f` (benches too when `benches`), with placeholders made by
 /// `ph(i)` (1-based), and the values in order.

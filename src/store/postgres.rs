@@ -58,7 +58,9 @@ impl Postgres {
         let client = &mut self.client;
         self.rt.block_on(async {
             let tx = client.transaction().await.map_err(|e| e.to_string())?;
-            let steal = r.record.machine.and_then(|m| m.steal);
+            let steal = r.record.machine.as_ref().and_then(|m| m.steal);
+            let cpu_idle = r.cpu_idle();
+            let cpus = r.cpus();
             let cores = r.fingerprint.cores as i32;
             let (target, knobs, profile, json) =
                 (r.target(), r.knobs(), r.build_profile(), r.json());
@@ -66,8 +68,8 @@ impl Postgres {
                 .query_opt(
                     "INSERT INTO runs (run_key, recorded_at, machine_id, machine_name, cpu, \
                      cores, kernel, steal, commit_sha, dirty, label, target, knobs, \
-                     build_profile, profiled, source, record) VALUES ($1, $2, $3, $4, $5, $6, \
-                     $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) \
+                     build_profile, profiled, source, record, cpu_idle, cpus) VALUES ($1, $2, $3, \
+                     $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19) \
                      ON CONFLICT (run_key) DO NOTHING RETURNING id",
                     &[
                         &r.key,
@@ -87,6 +89,8 @@ impl Postgres {
                         &r.record.profiled,
                         &r.source,
                         &json,
+                        &cpu_idle,
+                        &cpus,
                     ],
                 )
                 .await
@@ -170,11 +174,13 @@ fn point(row: &Row) -> Point {
         target: row.get(10),
         knobs: row.get(11),
         build_profile: row.get(12),
-        bench: row.get(13),
-        median: row.get(14),
+        cpu_idle: row.get(13),
+        cpus: row.get(14),
+        bench: row.get(15),
+        median: row.get(16),
         ci: [
-            row.get::<_, Option<f64>>(15).unwrap_or(f64::NAN),
-            row.get::<_, Option<f64>>(16).unwrap_or(f64::NAN),
+            row.get::<_, Option<f64>>(17).unwrap_or(f64::NAN),
+            row.get::<_, Option<f64>>(18).unwrap_or(f64::NAN),
         ],
     }
 }

@@ -56,8 +56,8 @@ impl Sqlite {
             .execute(
                 "INSERT INTO runs (run_key, recorded_at, machine_id, machine_name, cpu, cores, \
                  kernel, steal, commit_sha, dirty, label, target, knobs, build_profile, profiled, \
-                 source, record) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, \
-                 ?14, ?15, ?16, ?17) ON CONFLICT (run_key) DO NOTHING",
+                 source, record, cpu_idle, cpus) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, \
+                 ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19) ON CONFLICT (run_key) DO NOTHING",
                 params![
                     r.key,
                     r.recorded_at,
@@ -66,7 +66,7 @@ impl Sqlite {
                     r.fingerprint.cpu,
                     r.fingerprint.cores as i64,
                     r.fingerprint.kernel,
-                    r.record.machine.and_then(|m| m.steal),
+                    r.record.machine.as_ref().and_then(|m| m.steal),
                     r.code.commit,
                     r.code.dirty,
                     r.code.label,
@@ -76,6 +76,8 @@ impl Sqlite {
                     r.record.profiled,
                     r.source,
                     r.json(),
+                    r.cpu_idle(),
+                    r.cpus(),
                 ],
             )
             .map_err(|e| e.to_string())?;
@@ -122,11 +124,13 @@ impl Sqlite {
                     target: row.get(10)?,
                     knobs: row.get(11)?,
                     build_profile: row.get(12)?,
-                    bench: row.get(13)?,
-                    median: row.get(14)?,
+                    cpu_idle: row.get(13)?,
+                    cpus: row.get(14)?,
+                    bench: row.get(15)?,
+                    median: row.get(16)?,
                     ci: [
-                        row.get::<_, Option<f64>>(15)?.unwrap_or(f64::NAN),
-                        row.get::<_, Option<f64>>(16)?.unwrap_or(f64::NAN),
+                        row.get::<_, Option<f64>>(17)?.unwrap_or(f64::NAN),
+                        row.get::<_, Option<f64>>(18)?.unwrap_or(f64::NAN),
                     ],
                 })
             })

@@ -52,6 +52,8 @@ pub struct TuiArgs {
     pub snapshot_dir: PathBuf,
     #[command(flatten)]
     pub store: crate::store::StoreArgs,
+    #[command(flatten)]
+    pub machine: crate::runner::machine::MachineArgs,
 }
 
 /// Restores the terminal however the loop ends (ratatui's panic hook covers panics).
@@ -219,6 +221,8 @@ pub fn run(args: TuiArgs, open: Option<&std::path::Path>) -> i32 {
     runner.overlap_build = true;
     // Keys first: runs and builds yield the cores to the explorer when it has work.
     runner.nice = nice;
+    runner.keep_cpus_awake = args.machine.keep_cpus_awake;
+    runner.cpus = args.machine.cpus.clone();
     for l in &mut runner.externals {
         l.nice = nice;
     }

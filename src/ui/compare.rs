@@ -386,9 +386,7 @@ fn draw_detail(
     if let Some(s) = result.and_then(|r| r.summary.as_ref()) {
         notes.extend(s.warnings.iter().cloned());
     }
-    if let Some(m) = &run.record.machine {
-        notes.extend(m.warnings());
-    }
+    notes.extend(run.record.machine_notes());
     let differs = bench_core::compare::settings_differences(&run.record, bench);
     if !differs.is_empty() {
         notes.push(format!("SQLite settings differ: {}", differs.join(", ")));

@@ -557,6 +557,8 @@ fn a_history_overlay() {
             target: "single_row_lookup".into(),
             knobs: "{}".into(),
             build_profile: "release".into(),
+            cpu_idle: Some("slept".into()),
+            cpus: None,
             bench: "rusqlite".into(),
             median: if i < 12 { 1330.0 } else { 1400.0 } + (i % 3) as f64,
             ci: [1300.0, 1450.0],

@@ -30,6 +30,10 @@ pub struct RunEnv {
     pub crates: BTreeMap<String, String>,
     #[serde(default)]
     pub cpu: String,
+    /// The CPUs this runner may run on (its threads' affinity), where they are fewer than
+    /// the machine's (`--cpus`; since 1.8). `cores` counts them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<Vec<usize>>,
     #[serde(default)]
     pub cores: usize,
     #[serde(default)]
@@ -45,6 +49,20 @@ pub struct RunEnv {
 impl RunEnv {
     pub fn is_debug(&self) -> bool {
         self.profile != "release"
+    }
+
+    /// What a report says of a runner confined to some of the machine's CPUs.
+    pub fn confined(&self) -> Option<String> {
+        let cpus = self.cpus.as_ref()?;
+        let list = crate::units::cpu_list(cpus);
+        Some(format!(
+            "runners confined to CPU {list} (--cpus): a query handed to another thread runs when one of these CPUs switches to it{}",
+            if cpus.len() == 1 {
+                ", not on another CPU woken for it; a worker that spins while it waits (the spin strategies) spins against the thread it waits for"
+            } else {
+                ""
+            }
+        ))
     }
 }
 
@@ -197,8 +215,9 @@ pub enum Event {
 }
 
 /// The machine around one run: its load, what other processes used of its CPU, what the
-/// hypervisor took, and how long the run waited for another measurement to end.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+/// hypervisor took, how long the run waited for another measurement to end, and whether its
+/// CPUs were kept out of their idle states.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Machine {
     pub cores: usize,
     /// 1-minute load average when the run started and when it ended.
@@ -213,6 +232,46 @@ pub struct Machine {
     /// Seconds the run waited for another benchscope measurement on this machine to end.
     #[serde(default)]
     pub waited_s: f64,
+    /// Whether idle CPUs polled or slept while the run measured (since 1.8; absent before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_idle: Option<CpuIdle>,
+}
+
+/// What idle CPUs did while a run measured. A thread that hands a query to another thread
+/// wakes that thread; when its CPU sleeps (on a virtual machine: the virtual CPU is stopped
+/// until the hypervisor runs it again) the wake-up costs what the sleep state and the host
+/// make it cost at that moment. Asked to, the kernel keeps every CPU polling instead (a CPU
+/// latency limit of 0 µs, as tuned's latency-performance profile sets): the hand-off then
+/// costs what it costs on a machine whose CPUs are never idle.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum CpuIdle {
+    /// Left to sleep, as the machine runs (the default).
+    Slept,
+    /// Kept polling: the front end held a CPU latency limit of 0 µs while the run measured
+    /// (`--keep-cpus-awake`).
+    Held,
+    /// Asked to keep them polling, but the limit could not be set (why: the device and its
+    /// error): they slept.
+    Unavailable { why: String },
+}
+
+impl CpuIdle {
+    /// Whether idle CPUs polled.
+    pub fn polled(&self) -> bool {
+        *self == CpuIdle::Held
+    }
+
+    /// How a report names it.
+    pub fn describe(&self) -> String {
+        match self {
+            CpuIdle::Slept => "idle CPUs left to sleep".into(),
+            CpuIdle::Held => "idle CPUs kept polling (CPU latency limit 0 µs)".into(),
+            CpuIdle::Unavailable { why } => {
+                format!("idle CPUs left to sleep: they could not be kept polling ({why})")
+            }
+        }
+    }
 }
 
 /// Other processes using more than this many cores on average make a run "busy".
@@ -234,6 +293,11 @@ impl Machine {
             w.push(format!(
                 "the hypervisor took {:.1}% of the CPU (steal) while this run measured",
                 s * 100.0
+            ));
+        }
+        if let Some(CpuIdle::Unavailable { why }) = &self.cpu_idle {
+            w.push(format!(
+                "idle CPUs could not be kept polling as asked ({why}): they slept, and a bench that hands its query to another thread paid for waking one"
             ));
         }
         w

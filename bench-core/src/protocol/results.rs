@@ -259,6 +259,22 @@ impl RunRecord {
     pub fn is_debug(&self) -> bool {
         self.starts().any(|s| s.env.is_debug())
     }
+
+    /// What a reader must know of the machine while the run measured: its warnings (busy,
+    /// steal, idle CPUs not kept polling as asked) and the CPUs its runners were confined to.
+    pub fn machine_notes(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .machine
+            .as_ref()
+            .map(|m| m.warnings())
+            .unwrap_or_default();
+        for note in self.starts().filter_map(|s| s.env.confined()) {
+            if !out.contains(&note) {
+                out.push(note);
+            }
+        }
+        out
+    }
 }
 
 #[cfg(test)]
