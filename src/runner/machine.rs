@@ -72,22 +72,9 @@ pub struct MachineArgs {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CpuSet(pub Vec<usize>);
 
-/// The CPUs this process may run on.
-fn usable_cpus() -> Vec<usize> {
-    // SAFETY: sched_getaffinity fills a cpu_set_t we own; CPU_ISSET reads it.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    if unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) } != 0
-    {
-        return Vec::new();
-    }
-    (0..libc::CPU_SETSIZE as usize)
-        .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
-        .collect()
-}
-
 /// A CPU list (`0`, `0,2`, `1-3`) of CPUs this process may use, or why not.
 pub fn parse_cpus(v: &str) -> Result<CpuSet, String> {
-    cpus_among(v, &usable_cpus())
+    cpus_among(v, &bench_core::protocol::env::usable_cpus())
 }
 
 fn cpus_among(v: &str, usable: &[usize]) -> Result<CpuSet, String> {
@@ -370,7 +357,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_confined_child_runs_on_those_cpus_only() {
-        let first = usable_cpus()[0];
+        let first = bench_core::protocol::env::usable_cpus()[0];
         let mut command = tokio::process::Command::new("grep");
         command.args(["Cpus_allowed_list", "/proc/self/status"]);
         confine(&mut command, &CpuSet(vec![first]));

@@ -26,20 +26,25 @@ fn cpu_model() -> String {
         .unwrap_or_else(|| std::env::consts::ARCH.to_string())
 }
 
-/// The CPUs this process may run on, when they are fewer than the machine's online CPUs.
-fn confined_to() -> Option<Vec<usize>> {
+/// The CPUs this process may run on (its affinity), by number.
+pub fn usable_cpus() -> Vec<usize> {
     // SAFETY: sched_getaffinity fills a cpu_set_t we own; CPU_ISSET reads it.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     if unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) } != 0
     {
-        return None;
+        return Vec::new();
     }
-    let cpus: Vec<usize> = (0..libc::CPU_SETSIZE as usize)
+    (0..libc::CPU_SETSIZE as usize)
         .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
-        .collect();
+        .collect()
+}
+
+/// The CPUs this process may run on, when they are fewer than the machine's online CPUs.
+fn confined_to() -> Option<Vec<usize>> {
+    let cpus = usable_cpus();
     // SAFETY: sysconf has no preconditions.
     let online = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
-    (online > 0 && cpus.len() < online as usize).then_some(cpus)
+    (!cpus.is_empty() && online > 0 && cpus.len() < online as usize).then_some(cpus)
 }
 
 /// The environment of this process. `sqlite` is the linked library's version, if any.
