@@ -152,9 +152,9 @@ pub fn unpaired_in_paired_run(
         })
 }
 
-/// A bench that waits for a context switch or more per operation hands its query to another
-/// thread (a pool's worker, a blocking thread) and waits for it.
-pub const HAND_OFF_SWITCHES: f64 = 0.5;
+/// A bench that waits for a voluntary context switch or more per operation hands its query to
+/// another thread (a pool's worker, a blocking thread) and waits for it.
+pub const HAND_OFF_SWITCHES: f64 = 1.0;
 
 /// When ratios are shown and some of the benches hand their query to another thread with the
 /// runner on every CPU: those ratios move with how soon a CPU takes the work, which a small
