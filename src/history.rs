@@ -96,10 +96,7 @@ pub fn series(points: &[Point], noise: f64, settings: &Settings) -> Vec<Series> 
 
 /// What the store's `cpu_idle` says, in words (runs recorded before it was kept slept).
 fn idle_words(state: Option<&str>) -> &'static str {
-    match state {
-        Some("held") => "kept polling",
-        _ => "left to sleep",
-    }
+    bench_core::protocol::CpuIdle::words(state == Some("held"))
 }
 
 fn point_name(p: &Point) -> String {
@@ -191,15 +188,11 @@ fn commits(ps: &[&Point]) -> Vec<Commit> {
                 notes.push(format!("knobs changed: {d}"));
             }
             if b.cpus != first.cpus {
-                let words = |c: &Option<String>| {
-                    c.as_ref()
-                        .map(|c| format!("confined to CPU {c}"))
-                        .unwrap_or_else(|| "on every CPU".into())
-                };
+                let words = bench_core::units::placement;
                 notes.push(format!(
                     "runners moved: {} → {}: benches that hand a query to another thread read differently",
-                    words(&b.cpus),
-                    words(&first.cpus)
+                    words(b.cpus.as_deref()),
+                    words(first.cpus.as_deref())
                 ));
             }
             if idle_words(b.cpu_idle.as_deref()) != idle_words(first.cpu_idle.as_deref()) {

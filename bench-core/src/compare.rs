@@ -631,9 +631,7 @@ pub fn setup_differences(a: &RunRecord, b: &RunRecord) -> Vec<String> {
         }
         if x.env.cpus != y.env.cpus {
             let words = |c: &Option<Vec<usize>>| {
-                c.as_deref()
-                    .map(|c| format!("confined to CPU {}", crate::units::cpu_list(c)))
-                    .unwrap_or_else(|| "on every CPU".into())
+                crate::units::placement(c.as_deref().map(crate::units::cpu_list).as_deref())
             };
             d.push(format!(
                 "runners {} vs {}",
@@ -649,7 +647,7 @@ pub fn setup_differences(a: &RunRecord, b: &RunRecord) -> Vec<String> {
             .is_some_and(crate::protocol::CpuIdle::polled)
     };
     if polled(a) != polled(b) {
-        let words = |p: bool| if p { "kept polling" } else { "left to sleep" };
+        let words = crate::protocol::CpuIdle::words;
         d.push(format!(
             "idle CPUs {} vs {}",
             words(polled(a)),

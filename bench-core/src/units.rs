@@ -51,6 +51,13 @@ pub fn cpu_list(cpus: &[usize]) -> String {
     parts.join(",")
 }
 
+/// Where runners ran, in words: confined to a CPU list (as [`cpu_list`] writes it), or on
+/// every CPU when `None`.
+pub fn placement(cpus: Option<&str>) -> String {
+    cpus.map(|c| format!("confined to CPU {c}"))
+        .unwrap_or_else(|| "on every CPU".into())
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -262,6 +262,15 @@ impl CpuIdle {
         *self == CpuIdle::Held
     }
 
+    /// Whether idle CPUs polled, in words.
+    pub fn words(polled: bool) -> &'static str {
+        if polled {
+            "kept polling"
+        } else {
+            "left to sleep"
+        }
+    }
+
     /// How a report names it.
     pub fn describe(&self) -> String {
         match self {
