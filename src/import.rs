@@ -233,6 +233,7 @@ pub fn criterion(root: &Path) -> Result<Vec<RunRecord>, String> {
                     max_samples: max,
                     min_samples: 0,
                     paired: false,
+                    group: None,
                 },
                 env: RunEnv {
                     profile: "release".into(),

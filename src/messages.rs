@@ -32,11 +32,6 @@ impl RunSettings {
     }
 }
 
-/// Paired rounds set every bench of a runner up at once (its pools, connections and data) and
-/// keep them all alive to the end: beyond this many in one runner, they run one after
-/// another (key_value's 300 benches set up at once stall a runner for minutes).
-pub const PAIRED_AT_MOST: usize = 40;
-
 /// What to run: a target, its benches, resolved knobs and the budget, as runner arguments.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunRequest {
@@ -97,27 +92,6 @@ impl RunRequest {
             }
         }
         groups
-    }
-
-    /// Runs the benches one after another when more than [`PAIRED_AT_MOST`] of them would
-    /// take turns in one runner; says why when it does.
-    pub fn cap_pairing(&mut self) -> Option<String> {
-        if !self.settings.budget_args.iter().any(|a| a == "--paired") {
-            return None;
-        }
-        let most = self
-            .by_harness()
-            .iter()
-            .map(|(_, benches)| benches.len())
-            .max()
-            .unwrap_or(0);
-        if most <= PAIRED_AT_MOST {
-            return None;
-        }
-        self.settings.budget_args.retain(|a| a != "--paired");
-        Some(format!(
-            "{most} benches in one runner are more than paired rounds hold ({PAIRED_AT_MOST} at most): they run one after another and their ratios are unpaired (mark or --bench fewer to pair them)"
-        ))
     }
 
     /// The runner's command-line arguments (never the PostgreSQL URL).

@@ -13,6 +13,7 @@ pub const BUDGET: Budget = Budget {
     max_samples: 100,
     min_samples: 10,
     paired: false,
+    group: None,
 };
 
 /// A core harness's start event for `single_row_lookup`, release or debug.

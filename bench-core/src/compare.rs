@@ -1227,6 +1227,7 @@ pub(crate) mod tests {
                 max_samples: 1,
                 min_samples: 1,
                 paired: false,
+                group: None,
             },
             env: Default::default(),
         }));

@@ -45,14 +45,16 @@ pub fn run_to_end(command: &mut std::process::Command) -> Result<RunnerOutput, S
 pub fn events_of<'a>(events: &'a [Event], bench: &str) -> Vec<&'a Event> {
     events
         .iter()
-        .filter(|e| match e {
-            Event::BenchStart { bench: b, .. }
-            | Event::Sample { bench: b, .. }
-            | Event::Phases { bench: b, .. }
-            | Event::Summary { bench: b, .. }
-            | Event::Skipped { bench: b, .. } => b == bench,
-            Event::Error { bench: Some(b), .. } => b == bench,
-            _ => false,
+        .filter(|e| {
+            matches!(
+                e,
+                Event::BenchStart { .. }
+                    | Event::Sample { .. }
+                    | Event::Phases { .. }
+                    | Event::Summary { .. }
+                    | Event::Skipped { .. }
+                    | Event::Error { .. }
+            ) && e.bench() == Some(bench)
         })
         .collect()
 }

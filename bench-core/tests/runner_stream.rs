@@ -169,6 +169,130 @@ fn every_bench_streams_a_valid_sequence() {
     );
 }
 
+/// Runs `target`'s `benches` in paired rounds of groups of two (six pairs at least: fewer give
+/// no interval, so no ratio) and checks what every group run must hold: each bench starts and
+/// sums up once; each bench with a baseline (`against`) has one ratio against it, of as many
+/// pairs as it has samples. Returns the events.
+fn paired_in_groups_of_two(
+    target: &str,
+    benches: &[&str],
+    extra: &[&str],
+    against: &dyn Fn(&str) -> Option<String>,
+) -> Vec<Event> {
+    let cache = tempfile::tempdir().unwrap();
+    let mut args = vec![target, "--paired", "--paired-group", "2"];
+    for b in benches {
+        args.extend(["--bench", b]);
+    }
+    args.extend(extra);
+    args.extend([
+        "--time",
+        "0.02",
+        "--warmup",
+        "0",
+        "--samples",
+        "7",
+        "--min-samples",
+        "6",
+    ]);
+    let (code, events, stderr) = run(&args, cache.path());
+    assert_eq!(code, Some(0), "stderr: {stderr}");
+    let Event::Start(start) = &events[0] else {
+        panic!("first event is not start: {:?}", events[0])
+    };
+    assert!(start.budget.paired);
+    assert_eq!(start.budget.group, Some(2));
+    for b in benches {
+        let of = |f: &dyn Fn(&Event) -> bool| events.iter().filter(|e| f(e)).count();
+        let starts = of(&|e| matches!(e, Event::BenchStart { .. }) && e.bench() == Some(b));
+        let sums = of(&|e| matches!(e, Event::Summary { .. }) && e.bench() == Some(b));
+        assert_eq!((starts, sums), (1, 1), "{b}: {events:?}");
+        let paired: Vec<_> = events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Paired {
+                    bench,
+                    against,
+                    ratio,
+                } if bench == b => Some((against.clone(), ratio)),
+                _ => None,
+            })
+            .collect();
+        match against(b) {
+            Some(base) => {
+                assert_eq!(paired.len(), 1, "{b}: {events:?}");
+                assert_eq!(paired[0].0, base, "{b}");
+                let own = of(&|e| matches!(e, Event::Sample { .. }) && e.bench() == Some(b));
+                assert_eq!(
+                    paired[0].1.pairs, own,
+                    "{b}: one pair per sample of its own"
+                );
+            }
+            None => assert!(paired.is_empty(), "{b}: {paired:?}"),
+        }
+    }
+    events
+}
+
+/// The first event about `bench` that `f` picks.
+fn first(events: &[Event], bench: &str, f: fn(&Event) -> bool) -> usize {
+    events
+        .iter()
+        .position(|e| f(e) && e.bench() == Some(bench))
+        .unwrap_or_else(|| panic!("no such event of {bench}: {events:?}"))
+}
+
+/// Paired rounds a group at a time: four benches beside rusqlite take turns two by two,
+/// rusqlite in both groups; the second group starts after the first has summed up, and
+/// rusqlite's samples shown are those of its first group.
+#[test]
+fn paired_rounds_take_turns_a_group_at_a_time() {
+    let benches = [
+        "rusqlite",
+        "sqlite3_c",
+        "marshalling",
+        "middleware/inline",
+        "decode",
+    ];
+    let events = paired_in_groups_of_two(
+        "single_row_lookup",
+        &benches,
+        &["--rows", "64", "--lookups", "16"],
+        &|b| (b != "rusqlite").then(|| "rusqlite".to_string()),
+    );
+    let summary = |e: &Event| matches!(e, Event::Summary { .. });
+    let start = |e: &Event| matches!(e, Event::BenchStart { .. });
+    let sample = |e: &Event| matches!(e, Event::Sample { .. });
+    let second = first(&events, "middleware/inline", start);
+    assert!(first(&events, "marshalling", summary) < second);
+    assert!(first(&events, "rusqlite", summary) < second);
+    assert!(second < first(&events, "decode", summary));
+    let last_rusqlite = events
+        .iter()
+        .rposition(|e| sample(e) && e.bench() == Some("rusqlite"))
+        .unwrap();
+    assert!(last_rusqlite < second);
+}
+
+/// key_value's benches take their ratios against their own case's rusqlite bench: each group
+/// takes turns beside the baselines its benches need, and those report once.
+#[test]
+fn paired_groups_take_the_baselines_their_benches_need() {
+    let benches = [
+        "bulk_get/memory",
+        "bulk_get/rusqlite",
+        "bulk_get/diesel",
+        "bulk_put/memory",
+        "bulk_put/rusqlite",
+        "bulk_put/turso",
+        "bulk_get/turso",
+    ];
+    paired_in_groups_of_two("key_value", &benches, &["--knob", "keys=20"], &|b| {
+        let (case, subject) = b.split_once('/').unwrap();
+        (subject != "rusqlite").then(|| format!("{case}/rusqlite"))
+    });
+}
+
 #[test]
 fn a_corrupt_cache_file_is_rebuilt() {
     let cache = tempfile::tempdir().unwrap();

@@ -630,6 +630,27 @@ mod snapshot_tests {
             !text.contains("unpaired ratios: the benches ran one after another"),
             "{text}"
         );
+        // One group held every paired bench: no word of groups.
+        assert!(!text.contains("at a time"), "{text}");
+        // Two paired benches in groups of one: said.
+        let mut grouped = runs[0].clone();
+        if let Some(s) = grouped.start.as_mut() {
+            s.budget.group = Some(1);
+        }
+        grouped.apply(Event::Paired {
+            bench: "sqlx".into(),
+            against: "rusqlite".into(),
+            ratio: bench_core::measure::stats::PairedRatio {
+                pairs: 12,
+                median: 14.0,
+                ci95: [13.0, 15.0],
+            },
+        });
+        let text = table::render(&Report::new(&[grouped], "rusqlite", AT));
+        assert!(
+            text.contains("took turns sample by sample, at most 1 at a time beside the bench their ratio is taken against (--paired-group)"),
+            "{text}"
+        );
         let mut unpaired = runs[0].clone();
         if let Some(s) = unpaired.start.as_mut() {
             s.budget.paired = false;

@@ -156,6 +156,16 @@ pub fn unpaired_in_paired_run(
 /// another thread (a pool's worker, a blocking thread) and waits for it.
 pub const HAND_OFF_SWITCHES: f64 = 1.0;
 
+/// Whether `b` hands its query to another thread and waits for it, measured: its switches
+/// per operation (`None` without a cost measured).
+pub fn hands_off(b: &bench_core::protocol::results::BenchResult) -> Option<f64> {
+    b.summary
+        .as_ref()
+        .and_then(|s| s.cost.as_ref())
+        .map(|c| c.voluntary_per_op)
+        .filter(|&v| v >= HAND_OFF_SWITCHES)
+}
+
 /// When ratios are shown and some of the benches hand their query to another thread with the
 /// runner on every CPU: those ratios move with how soon a CPU takes the work, which a small
 /// virtual machine varies from run to run; `--cpus` measures them where they move far less.
@@ -166,12 +176,7 @@ fn hand_off_note(run: &RunRecord, finished: usize) -> Option<String> {
     let names: Vec<&str> = run
         .benches
         .iter()
-        .filter(|b| {
-            b.summary
-                .as_ref()
-                .and_then(|s| s.cost.as_ref())
-                .is_some_and(|c| c.voluntary_per_op >= HAND_OFF_SWITCHES)
-        })
+        .filter(|b| hands_off(b).is_some())
         .map(|b| b.name.as_str())
         .collect();
     if names.is_empty() {
@@ -223,8 +228,16 @@ pub fn notes(run: &RunRecord, baselines: &bench_core::baselines::Baselines<'_>) 
         } else {
             format!("{lo}-{hi}")
         };
+        // More benches than a group holds: say that they took turns a group at a time.
+        let groups = run
+            .start
+            .as_ref()
+            .and_then(|s| s.budget.group)
+            .filter(|&g| pairs.len() > g)
+            .map(|g| format!(", at most {g} at a time beside the bench their ratio is taken against (--paired-group)"))
+            .unwrap_or_default();
         out.push(format!(
-            "paired rounds: the benches took turns sample by sample; each ratio is the median of {n} per-round ratios, with its 95% interval"
+            "paired rounds: the benches took turns sample by sample{groups}; each ratio is the median of {n} per-round ratios, with its 95% interval"
         ));
         if run
             .benches
@@ -237,7 +250,7 @@ pub fn notes(run: &RunRecord, baselines: &bench_core::baselines::Baselines<'_>) 
         }
     } else if finished > 1 && !paired_run && !run.from_criterion() {
         out.push(
-            "unpaired ratios: the benches ran one after another, so whatever the machine did in between moves a ratio from run to run (more than its interval says on a noisy machine: the README's \"Paired rounds\" gives how far on one); paired rounds (the default for up to 40 benches) measure them in turns, --repeat N shows how far they move".into(),
+            "unpaired ratios: the benches ran one after another, so whatever the machine did in between moves a ratio from run to run (more than its interval says on a noisy machine: the README's \"Paired rounds\" gives how far on one); paired rounds (the default) measure them in turns, --repeat N shows how far they move".into(),
         );
     }
     if let Some(n) = hand_off_note(run, finished) {

@@ -222,9 +222,6 @@ pub fn plan(args: &RunArgs) -> Result<Planned, Error> {
             );
             request.env = env_pad(r);
             request.profile = a.flamegraph.clone();
-            if let Some(why) = request.cap_pairing() {
-                eprintln!("note: {why}");
-            }
             request
         };
         match &interleave {

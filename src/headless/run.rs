@@ -179,10 +179,10 @@ async fn collect(
                         Outcome::Completed => {}
                         Outcome::Cancelled => {
                             let why = match interrupted {
-                                // Paired benches finish together: what a cut-short run keeps
-                                // is their samples so far.
+                                // Paired benches finish with their group: what a cut-short
+                                // run keeps is the finished groups and the samples so far.
                                 Some(sig) if paired => format!(
-                                    "interrupted by {}: paired rounds finish together, so no bench finished; the samples taken so far are kept",
+                                    "interrupted by {}: paired benches finish with their group, so those of the group measuring had not finished; the finished groups and the samples taken so far are kept",
                                     signal_name(sig)
                                 ),
                                 Some(sig) => format!(

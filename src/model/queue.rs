@@ -60,12 +60,7 @@ impl State {
         self.runs[i].state = RunState::Running;
         self.runs[i].started = Some(now);
         self.live.row = 0;
-        let mut request = self.request(&self.runs[i]);
-        if let Some(why) = request.cap_pairing() {
-            self.runs[i].paired = false;
-            self.set_status(why, false);
-        }
-        vec![Effect::Start(request)]
+        vec![Effect::Start(self.request(&self.runs[i]))]
     }
 
     /// How many more runs the queue takes (at most [`MAX_QUEUED`] wait at once).

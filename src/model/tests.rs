@@ -71,6 +71,7 @@ fn start_event(debug: bool) -> Event {
             max_samples: 10,
             min_samples: 2,
             paired: false,
+            group: None,
         },
     )
 }

@@ -354,6 +354,7 @@ mod tests {
             max_samples: max,
             min_samples: min,
             paired: false,
+            group: None,
         }
     }
 

@@ -85,6 +85,12 @@ pub struct Budget {
     /// ratios (machine drift hits both sides of a pair alike).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub paired: bool,
+    /// Paired rounds take at most this many benches at a time besides the benches their
+    /// ratios are taken against, which take turns in every group that needs them (since
+    /// 1.9); each group is set up, measured and dropped before the next. Absent in a paired
+    /// run: every bench at once (before 1.9).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<usize>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -212,6 +218,27 @@ pub enum Event {
     /// An event type newer than this reader; ignored.
     #[serde(other)]
     Unknown,
+}
+
+impl Event {
+    /// The bench an event is about, if it is about one.
+    pub fn bench(&self) -> Option<&str> {
+        match self {
+            Event::BenchStart { bench, .. }
+            | Event::Sample { bench, .. }
+            | Event::Phases { bench, .. }
+            | Event::Summary { bench, .. }
+            | Event::Tick { bench, .. }
+            | Event::Scenario { bench, .. }
+            | Event::Paired { bench, .. }
+            | Event::Profile { bench, .. }
+            | Event::Script { bench, .. }
+            | Event::Skipped { bench, .. } => Some(bench),
+            Event::Error { bench, .. } => bench.as_deref(),
+            Event::Start(_) | Event::Dataset { .. } | Event::Machine { .. } | Event::Done => None,
+            Event::Unknown => None,
+        }
+    }
 }
 
 /// The machine around one run: its load, what other processes used of its CPU, what the
@@ -440,6 +467,7 @@ mod tests {
                     max_samples: 10,
                     min_samples: 3,
                     paired: false,
+                    group: None,
                 },
                 env: RunEnv {
                     profile: "release".into(),

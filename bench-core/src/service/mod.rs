@@ -273,58 +273,141 @@ fn bench_error(name: &str, e: &crate::error::BenchError, emit: &mut dyn FnMut(Ev
     });
 }
 
-/// Paired rounds ([`crate::measure::run_paired`]): every bench is set up at once, they take
-/// turns sample by sample, and each bench gets its ratio to its baseline bench as the median
-/// of the per-round ratios (`paired` events after the summaries).
+/// Paired rounds ([`crate::measure::run_paired`]) in groups ([`paired_groups`]): each group's
+/// benches are set up together, take turns sample by sample, and are dropped before the next
+/// group is set up; each bench gets its ratio to its baseline bench as the median of the
+/// per-round ratios (`paired` events after the group's summaries). A baseline bench takes
+/// turns in every group that needs it; only its first group's samples and summary are
+/// reported (the later ones pair the others' samples and are not shown).
 fn run_paired(plan: &Plan, session: &dyn Session, emit: &mut dyn FnMut(Event)) {
     let ops = session.ops();
-    let mut ready = Vec::new();
-    for spec in &plan.benches {
-        if skipped(session, spec, emit) {
-            continue;
-        }
-        match session.bench(spec) {
-            Ok(bench) => {
-                emit(bench_start(spec, ops, Some(&bench)));
-                ready.push((spec, bench));
-            }
-            Err(e) => {
-                emit(bench_start(spec, ops, None));
-                bench_error(spec.name, &e, emit);
-            }
-        }
-    }
-    let mut turns: Vec<(&str, u64, &mut crate::measure::Bench<'_>)> = ready
-        .iter_mut()
-        .map(|(spec, bench)| (spec.name, bench.ops.unwrap_or(ops), bench))
+    let benches: Vec<&BenchSpec> = plan
+        .benches
+        .iter()
+        .copied()
+        .filter(|spec| !skipped(session, spec, emit))
         .collect();
-    let results = crate::measure::run_paired(&plan.budget, &mut turns, emit);
-    let mut samples: Vec<(&str, Vec<f64>)> = Vec::new();
-    for ((spec, _), result) in ready.iter().zip(results) {
-        match result {
-            Ok((_, xs)) => {
-                reported(session, spec, emit);
-                samples.push((spec.name, xs))
+    let against = |spec: &BenchSpec| spec.vs.unwrap_or(plan.target.baseline);
+    let baselines: Vec<Option<usize>> = benches
+        .iter()
+        .map(|spec| {
+            let name = against(spec);
+            (name != spec.name)
+                .then(|| benches.iter().position(|b| b.name == name))
+                .flatten()
+        })
+        .collect();
+    let size = plan.budget.group.unwrap_or(benches.len());
+    for group in paired_groups(&baselines, size) {
+        let shown = &group.reports;
+        let quiet: Vec<&str> = group
+            .turns
+            .iter()
+            .filter(|i| !shown.contains(i))
+            .map(|&i| benches[i].name)
+            .collect();
+        let mut emit_shown = |e: Event| {
+            if e.bench().is_none_or(|b| !quiet.contains(&b)) {
+                emit(e)
             }
-            Err(e) => bench_error(spec.name, &e, emit),
+        };
+        let mut ready = Vec::new();
+        for &i in &group.turns {
+            let spec = benches[i];
+            match session.bench(spec) {
+                Ok(bench) => {
+                    emit_shown(bench_start(spec, ops, Some(&bench)));
+                    ready.push((i, bench));
+                }
+                Err(e) => {
+                    emit_shown(bench_start(spec, ops, None));
+                    if shown.contains(&i) {
+                        bench_error(spec.name, &e, &mut emit_shown);
+                    } else {
+                        tracing::warn!(bench = spec.name, error = %e, "baseline bench failed to set up again for a later group");
+                    }
+                }
+            }
         }
+        let mut turns: Vec<(&str, u64, &mut crate::measure::Bench<'_>)> = ready
+            .iter_mut()
+            .map(|(i, bench)| (benches[*i].name, bench.ops.unwrap_or(ops), bench))
+            .collect();
+        let results = crate::measure::run_paired(&plan.budget, &mut turns, &mut emit_shown);
+        drop(turns);
+        let mut samples: Vec<(usize, Vec<f64>)> = Vec::new();
+        for ((i, _), result) in ready.iter().zip(results) {
+            let spec = benches[*i];
+            match result {
+                Ok((_, xs)) => {
+                    if shown.contains(i) {
+                        reported(session, spec, &mut emit_shown);
+                    }
+                    samples.push((*i, xs))
+                }
+                Err(e) => bench_error(spec.name, &e, &mut emit_shown),
+            }
+        }
+        let of = |i: usize| samples.iter().find(|(j, _)| *j == i).map(|(_, x)| x);
+        for &i in shown {
+            if let Some(b) = baselines[i]
+                && let (Some(num), Some(den)) = (of(i), of(b))
+                && let Some(ratio) = crate::measure::stats::paired_ratio(num, den)
+            {
+                emit(Event::Paired {
+                    bench: benches[i].name.to_string(),
+                    against: benches[b].name.to_string(),
+                    ratio,
+                });
+            }
+        }
+        // The group's pools, connections and threads end here, before the next group's.
+        drop(ready);
     }
-    let of = |name: &str| samples.iter().find(|(n, _)| *n == name).map(|(_, x)| x);
-    for (spec, _) in &ready {
-        let against = spec.vs.unwrap_or(plan.target.baseline);
-        if against == spec.name {
-            continue;
-        }
-        if let (Some(num), Some(den)) = (of(spec.name), of(against))
-            && let Some(ratio) = crate::measure::stats::paired_ratio(num, den)
-        {
-            emit(Event::Paired {
-                bench: spec.name.to_string(),
-                against: against.to_string(),
-                ratio,
-            });
-        }
-    }
+}
+
+/// One group of a paired run, as indices of its benches.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PairedGroup {
+    /// The benches that take turns, in the run's order.
+    pub turns: Vec<usize>,
+    /// Those whose start, samples, summary and ratio this group reports: its own benches, and
+    /// a bench that is only a baseline of others in the first group that needs it.
+    pub reports: Vec<usize>,
+}
+
+/// The groups a paired run measures in: at most `size` benches a group besides the benches
+/// their ratios are taken against (`baselines[i]`), which join every group that needs them.
+/// A bench with a ratio of its own, or with no one to pair with, belongs to one group; one
+/// that is only a baseline of others is measured in every group that needs it.
+pub fn paired_groups(baselines: &[Option<usize>], size: usize) -> Vec<PairedGroup> {
+    let needed = |i: usize| baselines.contains(&Some(i));
+    let members: Vec<usize> = (0..baselines.len())
+        .filter(|&i| baselines[i].is_some() || !needed(i))
+        .collect();
+    let mut reported = vec![false; baselines.len()];
+    members
+        .chunks(size.max(1))
+        .map(|chunk| {
+            let mut turns: Vec<usize> = chunk.to_vec();
+            for b in chunk.iter().filter_map(|&i| baselines[i]) {
+                if !turns.contains(&b) {
+                    turns.push(b);
+                }
+            }
+            turns.sort_unstable();
+            let reports = turns
+                .iter()
+                .copied()
+                .filter(|&i| {
+                    let mine = chunk.contains(&i) || !members.contains(&i) && !reported[i];
+                    reported[i] |= mine;
+                    mine
+                })
+                .collect();
+            PairedGroup { turns, reports }
+        })
+        .collect()
 }
 
 /// Logs go to stderr, filtered by RUST_LOG (default: warnings).
@@ -353,4 +436,61 @@ pub fn core_main(args: args::RunnerArgs) -> i32 {
         env
     };
     serve(&args, crate::workloads::CORE, &env)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{PairedGroup, paired_groups};
+
+    /// `(turns, reports)` of each group.
+    fn groups(baselines: &[Option<usize>], size: usize) -> Vec<(Vec<usize>, Vec<usize>)> {
+        paired_groups(baselines, size)
+            .into_iter()
+            .map(|PairedGroup { turns, reports }| (turns, reports))
+            .collect()
+    }
+
+    #[test]
+    fn paired_groups_hold_their_size_beside_the_baselines_they_need() {
+        // Bench 0 is everyone's baseline; five benches in groups of two. The baseline reports
+        // in its first group only.
+        let one = [None, Some(0), Some(0), Some(0), Some(0), Some(0)];
+        assert_eq!(
+            groups(&one, 2),
+            vec![
+                (vec![0, 1, 2], vec![0, 1, 2]),
+                (vec![0, 3, 4], vec![3, 4]),
+                (vec![0, 5], vec![5]),
+            ]
+        );
+        // A group as large as the run: every bench at once, as without groups.
+        let all: Vec<usize> = (0..6).collect();
+        assert_eq!(groups(&one, 6), vec![(all.clone(), all)]);
+        // Two baselines (a case measured against another case): each group takes the ones
+        // its members need. Bench 1 has a ratio of its own (against 0) and is bench 2's
+        // and 5's baseline: it reports in its own group, and takes turns in bench 5's
+        // without reporting there. Bench 4 has no baseline in the run and is measured too.
+        let two = [None, Some(0), Some(1), Some(0), None, Some(1)];
+        assert_eq!(
+            groups(&two, 2),
+            vec![
+                (vec![0, 1, 2], vec![0, 1, 2]),
+                (vec![0, 3, 4], vec![3, 4]),
+                (vec![1, 5], vec![5]),
+            ]
+        );
+        // A bench taking turns as a baseline before its own group reports in its own group.
+        let ahead = [None, Some(3), Some(0), Some(0)];
+        assert_eq!(
+            groups(&ahead, 1),
+            vec![
+                (vec![1, 3], vec![1]),
+                (vec![0, 2], vec![0, 2]),
+                (vec![0, 3], vec![3]),
+            ]
+        );
+        assert!(groups(&[], 8).is_empty());
+        // A size of 0 is taken as 1.
+        assert_eq!(groups(&[None, Some(0)], 0), vec![(vec![0, 1], vec![0, 1])]);
+    }
 }
