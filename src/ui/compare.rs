@@ -387,6 +387,13 @@ fn draw_detail(
         notes.extend(s.warnings.iter().cloned());
     }
     notes.extend(run.record.machine_notes());
+    if let Some(switches) = result.and_then(crate::export::table::hands_off)
+        && !run.record.starts().any(|s| s.env.cpus.is_some())
+    {
+        notes.push(format!(
+            "hands its query to another thread ({switches:.1} switches/op): on every CPU its ratio moves from run to run with how soon a CPU takes the work (README, \"Where runners run\"); --cpus 0 measures it on one CPU"
+        ));
+    }
     let differs = bench_core::compare::settings_differences(&run.record, bench);
     if !differs.is_empty() {
         notes.push(format!("SQLite settings differ: {}", differs.join(", ")));

@@ -695,3 +695,45 @@ fn key_value_groups_folded() {
     keys(&mut s, &[Key::Up, Key::Char('z')], now);
     insta::assert_snapshot!("kv_one_group_open_120x40", draw(&mut s, 120, 40));
 }
+
+/// The detail of a bench that hands its query to another thread says that, on every CPU, its
+/// ratio moves from run to run; confined to one CPU (`--cpus 0`) it does not.
+#[test]
+fn a_bench_that_hands_off_says_so_in_its_detail() {
+    let detail = |cpus: Option<Vec<usize>>| {
+        let mut s = base_state();
+        let t = Instant::now();
+        s.catalog.marked.extend(["rusqlite", "middleware/worker"]);
+        keys(&mut s, &[Key::Enter], t);
+        let k = s.knobs.values.clone();
+        let mut first = start(false, &k);
+        if let Event::Start(st) = &mut first {
+            st.env.cpus = cpus;
+        }
+        ev(&mut s, "t-1", first, t);
+        finish(&mut s, "t-1", "rusqlite", 1430.0, false, t);
+        let xs = samples(12_000.0, 30);
+        for mut e in testing::bench_events("middleware/worker", "b", 1000, &xs, Some(1.1)) {
+            if let Event::Summary { stats, .. } = &mut e {
+                stats.cost.as_mut().unwrap().voluntary_per_op = 2.0;
+            }
+            ev(&mut s, "t-1", e, t);
+        }
+        exited(&mut s, "t-1", Outcome::Completed, t);
+        keys(&mut s, &[Key::BackTab, Key::Down], t);
+        // Drawn text keeps some words together with no-break spaces.
+        draw(&mut s, 400, 40).replace('\u{a0}', " ")
+    };
+    let free = detail(None);
+    assert!(
+        free.contains("middleware/worker · run 1")
+            && free.contains("hands its query to another thread (2.0 switches/op): on every CPU its ratio moves from run to run"),
+        "{free}"
+    );
+    let confined = detail(Some(vec![0]));
+    assert!(
+        confined.contains("middleware/worker · run 1")
+            && !confined.contains("hands its query to another thread"),
+        "{confined}"
+    );
+}
