@@ -536,9 +536,9 @@ mod snapshot_tests {
         insta::assert_snapshot!("kv_markdown", markdown::render(&report));
     }
 
-    /// A run in paired rounds whose sqlx bench ran in its own harness's runner: its ratio is
-    /// marked unpaired and the note says why; the paired one is not marked. A run without
-    /// paired rounds says its ratios are unpaired.
+    /// Benches that wait for another thread a switch or more per operation are marked `~` and
+    /// named under the table (their ratios move with how soon a CPU takes the work), unless
+    /// the runner was confined to given CPUs.
     #[test]
     fn benches_that_hand_off_their_query_are_named_unless_the_runner_was_confined() {
         let mut r = RunRecord::default();
@@ -556,7 +556,7 @@ mod snapshot_tests {
         let note = |r: &RunRecord| {
             table::notes(r, &bench_core::baselines::Baselines::bench("rusqlite"))
                 .into_iter()
-                .find(|n| n.starts_with("hand-offs: "))
+                .find(|n| n.starts_with("~ hand-offs: "))
         };
         // One voluntary switch per 100 operations: no hand-off.
         assert_eq!(note(&r), None);
@@ -573,15 +573,27 @@ mod snapshot_tests {
             .as_mut()
             .unwrap()
             .voluntary_per_op = 2.0;
+        let row = |r: &RunRecord, name: &str| {
+            table::render(&Report::new(std::slice::from_ref(r), "rusqlite", AT))
+                .lines()
+                .find(|l| l.starts_with(name))
+                .unwrap()
+                .trim_end()
+                .to_string()
+        };
+        let worker = row(&r, "middleware/worker");
+        assert!(worker.contains("] ~ "), "{worker}");
+        assert!(!row(&r, "rusqlite").contains('~'));
         let n = note(&r).expect("the worker hands off");
         assert!(
-            n.starts_with("hand-offs: middleware/worker wait for another thread (a context switch or more per operation)")
+            n.starts_with("~ hand-offs: middleware/worker wait for another thread (a context switch or more per operation)")
                 && n.contains("--cpus 0 measures them on one CPU"),
             "{n}"
         );
         // Confined, the runner's hand-offs wake no other CPU: nothing to say.
         r.start.as_mut().unwrap().env.cpus = Some(vec![0]);
         assert_eq!(note(&r), None);
+        assert!(!row(&r, "middleware/worker").contains(" ~"));
     }
 
     #[test]

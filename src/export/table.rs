@@ -54,11 +54,13 @@ pub fn comparison_cells(report: &Report<'_>, index: usize) -> (Vec<String>, Vec<
             let ratio = if r.bench == baselines.base_of(run, &r.bench) {
                 "baseline".into()
             } else {
-                let mark = if unpaired_in_paired_run(run, &r.bench, &baselines) {
-                    " ‡"
-                } else {
-                    ""
-                };
+                let mut mark = String::new();
+                if unpaired_in_paired_run(run, &r.bench, &baselines) {
+                    mark.push_str(" ‡");
+                }
+                if moves_with_hand_offs(run) && run.bench(&r.bench).and_then(hands_off).is_some() {
+                    mark.push_str(" ~");
+                }
                 r.ratio
                     .map(|x| format!("{}{mark}", format::ratio(&x)))
                     .unwrap_or_else(|| "-".into())
@@ -166,11 +168,17 @@ pub fn hands_off(b: &bench_core::protocol::results::BenchResult) -> Option<f64> 
         .filter(|&v| v >= HAND_OFF_SWITCHES)
 }
 
+/// Whether the ratios of `run`'s benches that hand off move with how soon a CPU takes the
+/// work: measured here, with its runners on every CPU.
+fn moves_with_hand_offs(run: &RunRecord) -> bool {
+    !run.from_criterion() && !run.starts().any(|s| s.env.cpus.is_some())
+}
+
 /// When ratios are shown and some of the benches hand their query to another thread with the
 /// runner on every CPU: those ratios move with how soon a CPU takes the work, which a small
 /// virtual machine varies from run to run; `--cpus` measures them where they move far less.
 fn hand_off_note(run: &RunRecord, finished: usize) -> Option<String> {
-    if finished < 2 || run.from_criterion() || run.starts().any(|s| s.env.cpus.is_some()) {
+    if finished < 2 || !moves_with_hand_offs(run) {
         return None;
     }
     let names: Vec<&str> = run
@@ -188,7 +196,7 @@ fn hand_off_note(run: &RunRecord, finished: usize) -> Option<String> {
         names.join(", ")
     };
     Some(format!(
-        "hand-offs: {shown} wait for another thread (a context switch or more per operation); with the runner on every CPU their ratios move from run to run with how soon a CPU takes the work (on a small virtual machine by tens of percent: the README's \"Where runners run\" gives how far on one), and --cpus 0 measures them on one CPU, where they move far less"
+        "~ hand-offs: {shown} wait for another thread (a context switch or more per operation); with the runner on every CPU their ratios move from run to run with how soon a CPU takes the work (on a small virtual machine by tens of percent: the README's \"Where runners run\" gives how far on one), and --cpus 0 measures them on one CPU, where they move far less"
     ))
 }
 
