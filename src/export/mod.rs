@@ -613,15 +613,17 @@ mod snapshot_tests {
                 r.apply(e);
             }
         }
-        r.apply(Event::Paired {
-            bench: "sqlite3_c".into(),
+        // `bench`'s ratio to rusqlite from 12 rounds.
+        let paired = |bench: &str, median: f64, ci95: [f64; 2]| Event::Paired {
+            bench: bench.into(),
             against: "rusqlite".into(),
             ratio: bench_core::measure::stats::PairedRatio {
                 pairs: 12,
-                median: 0.93,
-                ci95: [0.92, 0.94],
+                median,
+                ci95,
             },
-        });
+        };
+        r.apply(paired("sqlite3_c", 0.93, [0.92, 0.94]));
         let runs = [r];
         let text = table::render(&Report::new(&runs, "rusqlite", AT));
         let row = |name: &str| {
@@ -649,15 +651,7 @@ mod snapshot_tests {
         if let Some(s) = grouped.start.as_mut() {
             s.budget.group = Some(1);
         }
-        grouped.apply(Event::Paired {
-            bench: "sqlx".into(),
-            against: "rusqlite".into(),
-            ratio: bench_core::measure::stats::PairedRatio {
-                pairs: 12,
-                median: 14.0,
-                ci95: [13.0, 15.0],
-            },
-        });
+        grouped.apply(paired("sqlx", 14.0, [13.0, 15.0]));
         let text = table::render(&Report::new(&[grouped], "rusqlite", AT));
         assert!(
             text.contains("took turns sample by sample, at most 1 at a time beside the bench their ratio is taken against (--paired-group)"),
