@@ -620,6 +620,17 @@ pub fn setup_differences(a: &RunRecord, b: &RunRecord) -> Vec<String> {
                 if y.budget.paired { "on" } else { "off" }
             ));
         }
+        if x.budget.paired && y.budget.paired && x.paired_group() != y.paired_group() {
+            let words = |g: Option<usize>| {
+                g.map(|g| format!("in groups of {g}"))
+                    .unwrap_or_else(|| "all at once".into())
+            };
+            d.push(format!(
+                "paired rounds {} vs {}",
+                words(x.paired_group()),
+                words(y.paired_group())
+            ));
+        }
         if x.env.profile != y.env.profile {
             d.push(format!("build {} vs {}", x.env.profile, y.env.profile));
         }
@@ -1249,6 +1260,23 @@ pub(crate) mod tests {
         other.start.as_mut().unwrap().knobs.set("rows", 5u64);
         assert_eq!(run_differences(&r, &other), vec!["rows - vs 5"]);
         assert!(run_differences(&r, &r).is_empty());
+
+        // Paired rounds in groups against all at once: a difference only when a run had more
+        // benches beside its baseline than a group holds.
+        let paired = |group: Option<usize>, benches: usize| {
+            let mut p = r.clone();
+            let s = p.start.as_mut().unwrap();
+            s.budget.paired = true;
+            s.budget.group = group;
+            s.benches = (0..benches).map(|i| format!("b{i}")).collect();
+            p
+        };
+        assert_eq!(
+            setup_differences(&paired(None, 20), &paired(Some(8), 20)),
+            vec!["paired rounds all at once vs in groups of 8"]
+        );
+        assert!(setup_differences(&paired(None, 9), &paired(Some(8), 9)).is_empty());
+        assert!(setup_differences(&paired(Some(8), 20), &paired(Some(8), 30)).is_empty());
     }
 
     /// A change saved under the interval's old name reads; it is written under its own.

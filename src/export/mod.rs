@@ -650,6 +650,7 @@ mod snapshot_tests {
         let mut grouped = runs[0].clone();
         if let Some(s) = grouped.start.as_mut() {
             s.budget.group = Some(1);
+            s.benches = ["rusqlite", "sqlite3_c", "sqlx"].map(String::from).to_vec();
         }
         grouped.apply(paired("sqlx", 14.0, [13.0, 15.0]));
         let text = table::render(&Report::new(&[grouped], "rusqlite", AT));

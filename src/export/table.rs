@@ -240,8 +240,7 @@ pub fn notes(run: &RunRecord, baselines: &bench_core::baselines::Baselines<'_>) 
         let groups = run
             .start
             .as_ref()
-            .and_then(|s| s.budget.group)
-            .filter(|&g| pairs.len() > g)
+            .and_then(|s| s.paired_group())
             .map(|g| format!(", at most {g} at a time beside the bench their ratio is taken against (--paired-group)"))
             .unwrap_or_default();
         out.push(format!(

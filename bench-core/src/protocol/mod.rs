@@ -117,6 +117,14 @@ impl Start {
     pub fn from_criterion(&self) -> bool {
         self.harness == CRITERION_HARNESS
     }
+
+    /// The group size a paired run took turns in, when its runner had more benches beside
+    /// the baseline bench than a group holds; `None` when every bench took turns at once (or
+    /// the run was not paired).
+    pub fn paired_group(&self) -> Option<usize> {
+        let g = self.budget.group.filter(|_| self.budget.paired)?;
+        (self.benches.len() > g + 1).then_some(g)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
