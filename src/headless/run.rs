@@ -227,6 +227,23 @@ struct Progress {
     status: String,
     budget: Option<bench_core::protocol::Budget>,
     printed_bench: usize,
+    /// Turns a baseline bench takes again, in the later groups of paired rounds.
+    again: usize,
+    /// When the first bench started.
+    measuring: Option<Instant>,
+}
+
+/// The turns a paired runner's baseline bench takes again: once in every group after its
+/// first (a runner's benches beside one baseline, a group at a time).
+fn turns_again(start: &bench_core::protocol::Start) -> usize {
+    start.paired_group().map_or(0, |g| {
+        start
+            .benches
+            .len()
+            .saturating_sub(1)
+            .div_ceil(g.max(1))
+            .saturating_sub(1)
+    })
 }
 
 impl Progress {
@@ -257,16 +274,22 @@ impl Progress {
             status: "starting".into(),
             budget: None,
             printed_bench: 0,
+            again: 0,
+            measuring: None,
         }
     }
 
     fn see(&mut self, e: &Event) {
         match e {
-            Event::Start(s) => self.budget = Some(s.budget),
+            Event::Start(s) => {
+                self.budget = Some(s.budget);
+                self.again += turns_again(s);
+            }
             Event::Dataset { status, rows, .. } => {
                 self.status = format!("dataset {rows} rows: {status:?}").to_lowercase()
             }
             Event::BenchStart { bench, .. } => {
+                self.measuring.get_or_insert_with(Instant::now);
                 self.index += 1;
                 self.bench = bench.clone();
                 self.bench_started = Instant::now();
@@ -307,11 +330,21 @@ impl Progress {
     /// The time the rest of the run should take by its budget: warm-up and timed samples of
     /// each bench left, and what is left of the current one (benches may take longer when
     /// they need more time for their minimum of samples).
+    /// In paired rounds a group's benches start together and take turns to the end of the
+    /// group: what is left is the budget of every turn (the baseline's again in each later
+    /// group) less the time since the first bench started.
     fn eta(&self) -> Option<Duration> {
         let b = self.budget?;
         let per = b.warmup_s + b.time_s;
-        let left = self.benches.saturating_sub(self.index) as f64 * per
-            + (per - self.bench_started.elapsed().as_secs_f64()).max(0.0);
+        let left = match self.measuring.filter(|_| b.paired) {
+            Some(since) => {
+                ((self.benches + self.again) as f64 * per - since.elapsed().as_secs_f64()).max(0.0)
+            }
+            None => {
+                self.benches.saturating_sub(self.index) as f64 * per
+                    + (per - self.bench_started.elapsed().as_secs_f64()).max(0.0)
+            }
+        };
         Some(Duration::from_secs_f64(left))
     }
 
@@ -412,6 +445,35 @@ fn result_line(
 mod tests {
     use super::*;
     use crate::messages::RunSettings;
+
+    /// A paired runner of 39 benches in groups of eight takes its baseline's turn again in
+    /// four groups after the first (38 beside it: five groups); all at once, or unpaired, in
+    /// none.
+    #[test]
+    fn the_baseline_takes_its_turn_again_in_every_later_group() {
+        let Event::Start(mut s) = crate::testing::start(
+            &Default::default(),
+            false,
+            false,
+            bench_core::protocol::Budget {
+                paired: true,
+                group: Some(8),
+                ..crate::testing::BUDGET
+            },
+        ) else {
+            unreachable!()
+        };
+        s.benches = (0..39).map(|i| format!("b{i}")).collect();
+        assert_eq!(turns_again(&s), 4);
+        s.benches.truncate(9);
+        assert_eq!(turns_again(&s), 0, "eight beside the baseline: one group");
+        s.benches.push("b9".into());
+        assert_eq!(turns_again(&s), 1);
+        s.budget.group = None;
+        assert_eq!(turns_again(&s), 0);
+        s.budget = crate::testing::BUDGET;
+        assert_eq!(turns_again(&s), 0);
+    }
     use crate::runner::FakeRunner;
     use bench_core::measure::stats::summarize;
 
