@@ -170,7 +170,7 @@ pub fn hands_off(b: &bench_core::protocol::results::BenchResult) -> Option<f64> 
 
 /// Whether the ratios of `run`'s benches that hand off move with how soon a CPU takes the
 /// work: measured here, with its runners on every CPU.
-fn moves_with_hand_offs(run: &RunRecord) -> bool {
+pub fn moves_with_hand_offs(run: &RunRecord) -> bool {
     !run.from_criterion() && !run.starts().any(|s| s.env.cpus.is_some())
 }
 

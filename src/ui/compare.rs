@@ -388,7 +388,7 @@ fn draw_detail(
     }
     notes.extend(run.record.machine_notes());
     if let Some(switches) = result.and_then(crate::export::table::hands_off)
-        && !run.record.starts().any(|s| s.env.cpus.is_some())
+        && crate::export::table::moves_with_hand_offs(&run.record)
     {
         notes.push(format!(
             "hands its query to another thread ({switches:.1} switches/op): on every CPU its ratio moves from run to run with how soon a CPU takes the work (README, \"Where runners run\"); --cpus 0 measures it on one CPU"
