@@ -334,7 +334,6 @@ fn run_paired(plan: &Plan, session: &dyn Session, emit: &mut dyn FnMut(Event)) {
             .map(|(i, bench)| (benches[*i].name, bench.ops.unwrap_or(ops), bench))
             .collect();
         let results = crate::measure::run_paired(&plan.budget, &mut turns, &mut emit_shown);
-        drop(turns);
         let mut samples: Vec<(usize, Vec<f64>)> = Vec::new();
         for ((i, _), result) in ready.iter().zip(results) {
             let spec = benches[*i];
