@@ -46,6 +46,8 @@ pub struct Cell {
     pub band: Option<Band>,
     /// How its median moves across the runs made with the same knobs.
     pub spread: Option<Spread>,
+    /// How its ratio moves across those runs.
+    pub ratio_spread: Option<Spread>,
     /// What its workload says of it (its own line, from the workload's sections).
     pub workload: Option<String>,
     /// Its run took turns in paired rounds but its ratio was not (a bench of another
@@ -173,6 +175,11 @@ impl Analysis {
                         change: baselines.change(record, name),
                         band,
                         spread: spread(same.iter().copied(), name),
+                        ratio_spread: crate::export::repeats::ratio_spread(
+                            &baselines,
+                            same.iter().copied(),
+                            name,
+                        ),
                         workload,
                         unpaired: crate::export::table::unpaired_in_paired_run(
                             record, name, &baselines,
@@ -280,6 +287,16 @@ mod tests {
         );
         let sp = a.cell("a", "middleware/spin").unwrap().spread.unwrap();
         assert_eq!(sp.runs, 2, "both runs were made the same way");
+        // Its ratio moved from 4600/1400 to 9200/1400 across them; rusqlite's is no ratio.
+        let r = a
+            .cell("b", "middleware/spin")
+            .unwrap()
+            .ratio_spread
+            .unwrap();
+        assert_eq!(r.runs, 2);
+        assert!((r.min - 4600.0 / 1400.0).abs() < 0.05, "{r:?}");
+        assert!((r.max - 9200.0 / 1400.0).abs() < 0.05, "{r:?}");
+        assert_eq!(a.cell("a", "rusqlite").unwrap().ratio_spread, None);
     }
 
     #[test]

@@ -35,6 +35,19 @@ pub fn verdict(c: &Change) -> String {
     }
 }
 
+/// The smallest and largest of a ratio's values across runs, `8.00–8.40x`, each with its own
+/// digits.
+pub fn ratio_range(spread: &bench_core::compare::Spread) -> String {
+    let d = bench_core::units::decimals;
+    format!(
+        "{:.*}–{:.*}x",
+        d(spread.min),
+        spread.min,
+        d(spread.max),
+        spread.max
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -971,6 +971,8 @@ fn paired_rounds_give_each_bench_a_per_round_ratio() {
             "--bench",
             "middleware/spin",
             "--paired",
+            "--repeat",
+            "2",
         ])
         .args([
             "--time",
@@ -1005,6 +1007,17 @@ fn paired_rounds_give_each_bench_a_per_round_ratio() {
         run["benches"][0].get("paired").is_none(),
         "the baseline bench has no pair of its own"
     );
+    // Two runs made the same way: how far the paired ratio moved between them.
+    let second = v["runs"][1]["benches"][1]["paired"][1]["median"]
+        .as_f64()
+        .unwrap();
+    let first = p["median"].as_f64().unwrap();
+    let moved = &v["repeats"][0]["benches"][1];
+    assert_eq!(moved["bench"], "middleware/spin", "{moved}");
+    assert_eq!(moved["ratio"]["runs"], 2, "{moved}");
+    assert_eq!(moved["ratio"]["min"].as_f64().unwrap(), first.min(second));
+    assert_eq!(moved["ratio"]["max"].as_f64().unwrap(), first.max(second));
+    assert!(v["repeats"][0]["benches"][0]["ratio"].is_null());
 }
 
 /// A Criterion folder (files of a real `cargo bench` of bench-core's lookup bench) shown on its

@@ -706,18 +706,35 @@ pub fn settings_differences(run: &RunRecord, bench: &str) -> Vec<String> {
     crate::settings::differences(&asked, &b.sqlite)
 }
 
-/// How a bench's median varies between runs made with the same settings.
+/// How a bench's figure (its median, or its ratio) varies between runs made with the same
+/// settings.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Spread {
-    /// Runs with a result for the bench.
+    /// Runs with the figure.
     pub runs: usize,
-    /// The median of the runs' medians.
+    /// The median of the runs' figures.
     pub median: f64,
     pub min: f64,
     pub max: f64,
 }
 
 impl Spread {
+    /// The spread of `values`; `None` with fewer than two.
+    pub fn of(values: impl IntoIterator<Item = f64>) -> Option<Spread> {
+        let mut values: Vec<f64> = values.into_iter().collect();
+        if values.len() < 2 {
+            return None;
+        }
+        values.sort_by(f64::total_cmp);
+        let n = values.len();
+        Some(Spread {
+            runs: n,
+            min: values[0],
+            max: values[n - 1],
+            median: median_of(values),
+        })
+    }
+
     /// (max - min) / median.
     pub fn relative(&self) -> f64 {
         (self.max - self.min) / self.median
@@ -727,21 +744,10 @@ impl Spread {
 /// The spread of `bench`'s median across `runs` (which the caller picks as comparable: same
 /// target, knobs and trace). `None` with fewer than two results.
 pub fn spread<'a>(runs: impl IntoIterator<Item = &'a RunRecord>, bench: &str) -> Option<Spread> {
-    let mut medians: Vec<f64> = runs
-        .into_iter()
-        .filter_map(|r| r.bench(bench)?.summary.as_ref().map(|s| s.median))
-        .collect();
-    if medians.len() < 2 {
-        return None;
-    }
-    medians.sort_by(f64::total_cmp);
-    let n = medians.len();
-    Some(Spread {
-        runs: n,
-        median: median_of(medians.clone()),
-        min: medians[0],
-        max: medians[n - 1],
-    })
+    Spread::of(
+        runs.into_iter()
+            .filter_map(|r| r.bench(bench)?.summary.as_ref().map(|s| s.median)),
+    )
 }
 
 /// `runs` in groups of runs made the same way (`same`: [`run_differences`] or

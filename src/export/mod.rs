@@ -102,8 +102,12 @@ impl<'a> Report<'a> {
     }
 
     fn grouped(&self) -> &(Vec<repeats::Repeats>, Option<scaling::Scaling>) {
-        self.grouped
-            .get_or_init(|| (repeats::repeats(self.runs), scaling::scaling(self.runs)))
+        self.grouped.get_or_init(|| {
+            (
+                repeats::repeats(self.runs, &self.baselines()),
+                scaling::scaling(self.runs),
+            )
+        })
     }
 
     /// The groups of runs made the same way, with each bench's spread across them.

@@ -196,7 +196,7 @@ fn hand_off_note(run: &RunRecord, finished: usize) -> Option<String> {
         names.join(", ")
     };
     Some(format!(
-        "~ hand-offs: {shown} wait for another thread (a context switch or more per operation); with the runner on every CPU their ratios move from run to run with how soon a CPU takes the work (on a small virtual machine by tens of percent: the README's \"Where runners run\" gives how far on one), and --cpus 0 measures them on one CPU, where they move far less"
+        "~ hand-offs: {shown} wait for another thread (a context switch or more per operation); with the runner on every CPU their ratios move from run to run with how soon a CPU takes the work (on a small virtual machine by tens of percent: the README's \"Where runners run\" gives how far on one; --repeat N measures how far on this one), and --cpus 0 measures them on one CPU, where they move far less"
     ))
 }
 

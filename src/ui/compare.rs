@@ -400,13 +400,21 @@ fn draw_detail(
     }
     // How the median moves between runs made with the same settings.
     if let Some(sp) = cell.and_then(|c| c.spread) {
-        notes.push(format!(
+        let mut note = format!(
             "across {} runs with these knobs: {}–{} ({:.0}% apart)",
             sp.runs,
             format::ns(sp.min),
             format::ns(sp.max),
             sp.relative() * 100.0
-        ));
+        );
+        if let Some(r) = cell.and_then(|c| c.ratio_spread) {
+            note.push_str(&format!(
+                ", its ratio {} ({:.1}% apart)",
+                format::ratio_range(&r),
+                r.relative() * 100.0
+            ));
+        }
+        notes.push(note);
     }
     if !notes.is_empty() {
         lines.push(Line::styled(notes.join(" · "), theme.accent()));

@@ -699,6 +699,29 @@ fn key_value_groups_folded() {
 /// The detail of a bench that hands its query to another thread says that, on every CPU, its
 /// ratio moves from run to run; confined to one CPU (`--cpus 0`) it does not.
 #[test]
+fn the_detail_says_how_far_a_ratio_moved_across_runs_made_the_same_way() {
+    let mut s = base_state();
+    let t = Instant::now();
+    s.catalog.marked.extend(["rusqlite", "middleware/worker"]);
+    let k = s.knobs.values.clone();
+    // Two runs with the same knobs: the worker at 8.39x rusqlite, then 9.09x.
+    for (id, worker) in [("t-1", 12_000.0), ("t-2", 13_000.0)] {
+        keys(&mut s, &[Key::Enter], t);
+        ev(&mut s, id, start(false, &k), t);
+        finish(&mut s, id, "rusqlite", 1430.0, false, t);
+        finish(&mut s, id, "middleware/worker", worker, false, t);
+        exited(&mut s, id, Outcome::Completed, t);
+    }
+    keys(&mut s, &[Key::BackTab, Key::Down], t);
+    let text = draw(&mut s, 400, 40).replace('\u{a0}', " ");
+    let (lo, hi) = (12_000.0 / 1430.0, 13_000.0 / 1430.0);
+    let apart = (hi - lo) / ((lo + hi) / 2.0) * 100.0;
+    let want = format!("its ratio {lo:.2}–{hi:.2}x ({apart:.1}% apart)");
+    assert!(text.contains(&want), "{want} in\n{text}");
+    assert!(text.contains("across 2 runs with these knobs"), "{text}");
+}
+
+#[test]
 fn a_bench_that_hands_off_says_so_in_its_detail() {
     let detail = |cpus: Option<Vec<usize>>| {
         let mut s = base_state();
