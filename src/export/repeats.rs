@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use crate::format;
 
-/// A ratio that moved less than this between runs reproduced (the `within` count).
+/// A ratio that moved this much or less between runs reproduced (the `within` count).
 pub const REPRODUCED: f64 = 0.03;
 
 /// Runs made the same way, and each bench's spread across them.
@@ -131,7 +131,7 @@ impl Repeats {
         (headers, rows)
     }
 
-    /// How many ratios moved less than [`REPRODUCED`] across the runs, of how many, and the
+    /// How many ratios moved [`REPRODUCED`] or less across the runs, of how many, and the
     /// median of their spreads; `None` without ratios.
     pub fn within(&self) -> Option<(usize, usize, f64)> {
         let spreads: Vec<f64> = self
