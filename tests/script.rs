@@ -6,7 +6,10 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use bench_core::script::db::sha256;
+fn sha256(p: &Path) -> Result<String, bench_core::BenchError> {
+    bench_core::script::original::sha256(p, "--db")
+}
+
 use common::{QUICK, benchscope};
 
 fn asset(name: &str) -> PathBuf {
@@ -192,7 +195,11 @@ fn a_weighted_mix_with_clients_reports_each_statement() {
     // lookup-init builds items but not orders: the json script's statement fails, named.
     let err = String::from_utf8(out.get_output().stdout.clone()).unwrap()
         + &String::from_utf8(out.get_output().stderr.clone()).unwrap();
-    assert!(err.contains("json.sql:5:1: no such table: orders"), "{err}");
+    // SQLite judges every statement before anything runs.
+    assert!(
+        err.contains("json.sql:5:1: SQLite cannot prepare it here: no such table: orders"),
+        "{err}"
+    );
 
     let out = benchscope()
         .args(["run", "script", "--script"])
@@ -291,7 +298,7 @@ fn bad_scripts_and_databases_are_refused_before_anything_runs() {
     );
     refused(
         &["--script", "missing.sql", "--db", db.to_str().unwrap()],
-        "--script missing.sql: cannot read it",
+        "--script missing.sql: cannot open it",
     );
     // The script flags belong to the script target alone.
     let out = benchscope()
@@ -494,4 +501,156 @@ fn each_statement_is_a_micro_bench_of_its_own() {
         "{text}"
     );
     assert_eq!(sha256(&db).unwrap(), before, "the write ran on a copy");
+}
+
+/// Every class of hostile script and database the guards stand in front of: refused by SQLite
+/// before anything runs, or run on a copy, and the user's database folder unchanged to the
+/// byte, with no file added beside it, whatever hides a statement from a reader (a byte order
+/// mark, comments, case, a CTE in front).
+#[test]
+fn hostile_scripts_never_touch_the_database_or_its_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let mine = dir.path().join("mine");
+    std::fs::create_dir(&mine).unwrap();
+    let db = mine.join("bank.db");
+    {
+        // A WAL database closed cleanly: nothing beside it, which SQLite opening it (even
+        // read-only) would add.
+        let c = rusqlite::Connection::open(&db).unwrap();
+        c.execute_batch(
+            "PRAGMA journal_mode = WAL;
+             CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT);
+             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 500)
+             INSERT INTO t SELECT i, 'row ' || i FROM n;",
+        )
+        .unwrap();
+    }
+    let before = bench_core::testing::folder_listing(&mine);
+    assert_eq!(before.len(), 1);
+    let scripts = dir.path().join("scripts");
+    std::fs::create_dir(&scripts).unwrap();
+    let cache = dir.path().join("cache");
+    let run = |name: &str, text: &str| {
+        let path = scripts.join(format!("{name}.sql"));
+        std::fs::write(&path, text).unwrap();
+        let out = benchscope()
+            .args(["run", "script", "--script"])
+            .arg(&path)
+            .arg("--db")
+            .arg(&db)
+            .args(["--transactions", "20", "--bench", "rusqlite"])
+            .args(["--bench", "middleware/worker", "--bench", "tokio-rusqlite"])
+            .args(QUICK)
+            .args(["--format", "json", "--cache-dir"])
+            .arg(&cache)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            bench_core::testing::folder_listing(&mine),
+            before,
+            "{name}: the database's folder changed\n{text}"
+        );
+        (out.status.code(), text)
+    };
+    let m = mine.display();
+    for (name, text, why) in [
+        (
+            "bom-attach",
+            format!("\u{feff}ATTACH '{m}/bank.db' AS o;\nDELETE FROM o.t;\n"),
+            "ATTACH",
+        ),
+        (
+            "comment-attach",
+            format!("/* a note */ attach /**/ '{m}/bank.db' AS o;\nDELETE FROM o.t;\n"),
+            "ATTACH",
+        ),
+        (
+            "pragma",
+            "-- set up\n  pRaGmA\tjournal_mode = delete;\nSELECT 1;\n".to_string(),
+            "PRAGMA journal_mode",
+        ),
+        (
+            "vacuum-into",
+            format!("SELECT 1;\n/* then */ VACUUM INTO '{m}/copied.db';\n"),
+            "VACUUM",
+        ),
+        (
+            "extension",
+            "SELECT load_extension('/tmp/nothing.so');\n".to_string(),
+            "load_extension",
+        ),
+    ] {
+        let (code, out) = run(name, &text);
+        assert_eq!(code, Some(2), "{name}: {out}");
+        assert!(
+            out.contains(why) && out.contains(&format!("{name}.sql:")),
+            "{name}: {out}"
+        );
+    }
+    // A write dressed as a read (a CTE in front, a comment inside) is a write: each bench
+    // runs on a fresh copy, and the snapshot later runs read is never written.
+    let (code, out) = run(
+        "cte-delete",
+        "WITH doomed AS (SELECT id FROM t WHERE id > 100) /* only reads? */ DELETE FROM t WHERE id IN doomed;\n",
+    );
+    assert_eq!(code, Some(0), "{out}");
+    let (code, out) = run("count", "SELECT count(*) FROM t;\n");
+    assert_eq!(code, Some(0), "{out}");
+    let snapshots: Vec<PathBuf> = std::fs::read_dir(&cache)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let n = p.file_name().unwrap().to_string_lossy();
+            n.starts_with("script-db-") && n.ends_with(".sqlite")
+        })
+        .collect();
+    assert!(!snapshots.is_empty());
+    for s in snapshots {
+        let n: i64 = rusqlite::Connection::open(&s)
+            .unwrap()
+            .query_row("SELECT count(*) FROM t", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(n, 500, "{}", s.display());
+    }
+}
+
+/// A FIFO, a folder or a device where a file belongs is refused at once, by name.
+#[test]
+fn what_is_not_a_regular_file_is_refused_before_anything_waits_on_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("pipe.db");
+    let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let started = std::time::Instant::now();
+    let out = benchscope()
+        .args(["run", "script", "--script"])
+        .arg(asset("lookup.sql"))
+        .args(["-D", "keys=10", "--db"])
+        .arg(&fifo)
+        .args(["--cache-dir"])
+        .arg(dir.path().join("cache"))
+        .timeout(std::time::Duration::from_secs(60))
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    assert!(
+        text.contains("pipe.db: a FIFO; allowed: a regular file"),
+        "{text}"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    let out = benchscope()
+        .args(["run", "script", "--script", "/dev/zero", "--db"])
+        .arg(&fifo)
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    assert!(text.contains("--script /dev/zero: a device"), "{text}");
 }

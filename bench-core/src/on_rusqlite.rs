@@ -26,17 +26,20 @@ fn err(e: rusqlite::Error) -> BenchError {
     BenchError::driver(e)
 }
 
-/// The open flags of every rusqlite connection: read-write, URIs, and the run's mutex choice.
+/// The open flags of every rusqlite connection: read-write (read-only where the settings
+/// say), URIs, and the run's mutex choice.
 pub fn flags(s: &SqliteSettings) -> OpenFlags {
     let mutex = if s.no_mutex {
         OpenFlags::SQLITE_OPEN_NO_MUTEX
     } else {
         OpenFlags::SQLITE_OPEN_FULL_MUTEX
     };
-    OpenFlags::SQLITE_OPEN_READ_WRITE
-        | OpenFlags::SQLITE_OPEN_CREATE
-        | OpenFlags::SQLITE_OPEN_URI
-        | mutex
+    let access = if s.read_only {
+        OpenFlags::SQLITE_OPEN_READ_ONLY
+    } else {
+        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE
+    };
+    access | OpenFlags::SQLITE_OPEN_URI | mutex
 }
 
 /// Applies the run's pragmas to a connection (one opened by a pool, say).

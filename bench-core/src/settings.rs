@@ -92,6 +92,9 @@ pub struct SqliteSettings {
     pub mmap_size: u64,
     /// Connections open without SQLite's per-connection mutex.
     pub no_mutex: bool,
+    /// Connections open read-only (SQLITE_OPEN_READONLY): set by a workload, not a knob (the
+    /// script target's snapshot, when SQLite judged every statement a read).
+    pub read_only: bool,
 }
 
 impl Default for SqliteSettings {
@@ -121,6 +124,7 @@ impl SqliteSettings {
             cache_kib: count(&CACHE_SIZE),
             mmap_size: count(&MMAP_SIZE),
             no_mutex: word(&SQLITE_MUTEX) == "off",
+            read_only: false,
         }
     }
 

@@ -216,9 +216,33 @@ pub fn left_in(dir: &std::path::Path, prefix: &str) -> Vec<String> {
         .collect()
 }
 
+/// Every file in `dir` by name with its size and SHA-256: what "this folder is as it was"
+/// compares (a file added, removed or changed by a single byte shows).
+pub fn folder_listing(dir: &std::path::Path) -> Vec<(String, u64, String)> {
+    use sha2::Digest as _;
+    let mut v: Vec<(String, u64, String)> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .filter_map(|e| e.ok())
+        .map(|e| {
+            let bytes = std::fs::read(e.path()).unwrap_or_default();
+            let sum: String = sha2::Sha256::digest(&bytes)
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                bytes.len() as u64,
+                sum,
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
 /// Says on the test output that `test` is skipped and why, where `cargo test` shows it: on
 /// the process's stderr itself, past the capture that hides a passing test's prints. A test
-/// calls it and returns when what it needs (tmux, perf, gnuplot, a PostgreSQL server) is not
+/// calls it and returns when what it needs (tmux, perf, chromium, a PostgreSQL server) is not
 /// there. With `BENCHSCOPE_TEST_NO_SKIP` set (CI's second pass, after it installed all of
 /// them) that is a failure instead.
 pub fn skip(test: &str, reason: &str) {

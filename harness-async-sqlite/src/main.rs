@@ -16,6 +16,10 @@ mod script;
 #[path = "../../bench-core/src/on_rusqlite.rs"]
 mod on_rusqlite;
 
+// SQLite's verdict on a script's statements (bench-core's source), against the same rusqlite.
+#[path = "../../bench-core/src/script/judge.rs"]
+mod judge;
+
 use bench_core::catalog::{CONCURRENCY, Harness};
 use bench_core::mirror::Mirrored;
 use bench_core::protocol::RunEnv;

@@ -1,8 +1,9 @@
 //! The `script` target through async-sqlite: the same replay as the core's benches, each
 //! client a task with its own `Client` (a connection on a thread of its own), every statement
 //! one `conn` call running bench-core's rusqlite statement code (compiled against
-//! async-sqlite's rusqlite). The database is copied with `VACUUM INTO` from a read-only
-//! connection, or built from `--init` (see bench-core's `workloads::script::harness`).
+//! async-sqlite's rusqlite). The run's byte copy of the database is settled with `VACUUM
+//! INTO`, or built from `--init`, and SQLite judges the scripts on it (see bench-core's
+//! `workloads::script::harness`).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -34,9 +35,11 @@ impl ScriptBinding for AsyncSqlite {
         path: &Path,
         sql: &str,
     ) -> Result<(), BenchError> {
-        let c = Connection::open(path).map_err(err)?;
-        c.execute_batch(sql).map_err(err)?;
-        c.close().map_err(|(_, e)| err(e))
+        crate::judge::build(path, sql).map_err(BenchError::Invalid)
+    }
+
+    fn judge(&self, path: &Path, mix: &mut bench_core::script::Mix) -> Result<(), BenchError> {
+        crate::judge::judge(path, mix).map_err(|e| BenchError::Invalid(e.to_string()))
     }
 
     fn copy(
@@ -45,9 +48,11 @@ impl ScriptBinding for AsyncSqlite {
         original: &Path,
         to: &Path,
     ) -> Result<(), BenchError> {
+        // The run's own copy: opened read-write, so that SQLite folds a copied -wal in or
+        // rolls a copied hot journal back.
         let c = Connection::open_with_flags(
             original,
-            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
         .map_err(err)?;
         c.execute("VACUUM INTO ?1", [to.display().to_string()])

@@ -15,6 +15,11 @@ mod script;
 #[path = "../../bench-core/src/on_sql_middleware.rs"]
 mod on_sql_middleware;
 
+// SQLite's verdict on a script's statements (bench-core's source), on a bundled SQLite: turso
+// runs the statements, SQLite says what they are.
+#[path = "../../bench-core/src/script/judge.rs"]
+mod judge;
+
 use bench_core::catalog::Harness;
 use bench_core::mirror::Mirrored;
 use bench_core::protocol::RunEnv;

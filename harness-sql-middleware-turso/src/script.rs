@@ -3,8 +3,9 @@
 //! transaction and runs every statement through the query builder (bench-core's
 //! `on_sql_middleware::script_statement`, compiled against this build); BEGIN, COMMIT and
 //! ROLLBACK as text (`execute_batch`, which on turso adds no transaction of its own).
-//! The database is copied as files (the database and its -wal, if any: turso opens nothing
-//! but files), or built from `--init` (see bench-core's `workloads::script::harness`).
+//! The run's byte copy of the database is settled by SQLite (rusqlite, bundled: turso has no
+//! authorizer) into a plain WAL-mode file that turso opens, or built from `--init` by SQLite,
+//! and SQLite judges the scripts on it (see bench-core's `workloads::script::harness`).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -16,9 +17,9 @@ use bench_core::script::replay::{AsyncPath, Outcome, StmtError, StmtOut};
 use bench_core::script::{Kind, Value};
 use bench_core::settings::SqliteSettings;
 use bench_core::workloads::script::harness::{ScriptBinding, ScriptHarness};
-use sql_middleware::{ConfigAndPool, MiddlewarePoolConnection, SqlMiddlewareDbError};
+use sql_middleware::{MiddlewarePoolConnection, SqlMiddlewareDbError};
 
-use crate::pool::{TursoPool, err};
+use crate::pool::TursoPool;
 
 /// sql-middleware on turso's `script`.
 pub const SCRIPT: ScriptHarness<SqlMiddlewareTurso> = ScriptHarness(SqlMiddlewareTurso);
@@ -29,15 +30,12 @@ impl ScriptBinding for SqlMiddlewareTurso {
     type Path = OnTursoPool;
     const SUBJECT: Subject = Subject::Crate(Shipped::SqlMiddlewareTurso);
 
-    fn init(&self, rt: &tokio::runtime::Runtime, path: &Path, sql: &str) -> Result<(), BenchError> {
-        rt.block_on(async {
-            let cap = ConfigAndPool::turso_path_builder(path.to_path_buf())
-                .build()
-                .await
-                .map_err(err)?;
-            let mut c = cap.get_connection().await.map_err(err)?;
-            c.execute_batch(sql).await.map_err(err)
-        })
+    fn init(&self, _: &tokio::runtime::Runtime, path: &Path, sql: &str) -> Result<(), BenchError> {
+        crate::judge::build(path, sql).map_err(BenchError::Invalid)
+    }
+
+    fn judge(&self, path: &Path, mix: &mut bench_core::script::Mix) -> Result<(), BenchError> {
+        crate::judge::judge(path, mix).map_err(|e| BenchError::Invalid(e.to_string()))
     }
 
     fn copy(
@@ -46,21 +44,27 @@ impl ScriptBinding for SqlMiddlewareTurso {
         original: &Path,
         to: &Path,
     ) -> Result<(), BenchError> {
-        let copy = |from: &Path, to: &Path| {
-            std::fs::copy(from, to).map(drop).map_err(|e| {
-                BenchError::Invalid(format!(
-                    "copying {} to {}: {e}",
-                    from.display(),
-                    to.display()
-                ))
-            })
+        let sqlite = |e: rusqlite::Error| {
+            BenchError::Invalid(format!(
+                "copying {} to {}: {e}",
+                original.display(),
+                to.display()
+            ))
         };
-        copy(original, to)?;
-        let wal = |p: &Path| std::path::PathBuf::from(format!("{}-wal", p.display()));
-        if wal(original).exists() {
-            copy(&wal(original), &wal(to))?;
-        }
-        Ok(())
+        // The run's own copy, opened read-write (a copied -wal folded in, a hot journal
+        // rolled back), written out whole, and the result put in WAL mode for turso.
+        let from = rusqlite::Connection::open_with_flags(
+            original,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(sqlite)?;
+        from.execute("VACUUM INTO ?1", [to.display().to_string()])
+            .map_err(sqlite)?;
+        drop(from);
+        let c = rusqlite::Connection::open(to).map_err(sqlite)?;
+        c.pragma_update(None, "journal_mode", "WAL")
+            .map_err(sqlite)?;
+        c.close().map_err(|(_, e)| sqlite(e))
     }
 
     fn open(

@@ -11,6 +11,11 @@ mod multithread;
 mod script;
 mod settings;
 
+// SQLite's verdict on a script's statements (bench-core's source), compiled against the
+// rusqlite of sqlx's libsqlite3-sys.
+#[path = "../../bench-core/src/script/judge.rs"]
+mod judge;
+
 use bench_core::catalog::{CONCURRENCY, Harness, SQLX_STATEMENT_CACHE};
 use bench_core::mirror::Mirrored;
 use bench_core::protocol::RunEnv;

@@ -40,22 +40,12 @@ impl ScriptBinding for Sqlx {
     type Path = OnSqlx;
     const SUBJECT: Subject = Subject::SqlxSqlite;
 
-    fn init(&self, rt: &tokio::runtime::Runtime, path: &Path, sql: &str) -> Result<(), BenchError> {
-        rt.block_on(async {
-            let p = pool(
-                SqliteConnectOptions::new()
-                    .filename(path)
-                    .create_if_missing(true),
-                1,
-            )
-            .await?;
-            sqlx::raw_sql(sqlx::AssertSqlSafe(sql.to_string()))
-                .execute(&p)
-                .await
-                .map_err(err)?;
-            p.close().await;
-            Ok(())
-        })
+    fn init(&self, _: &tokio::runtime::Runtime, path: &Path, sql: &str) -> Result<(), BenchError> {
+        crate::judge::build(path, sql).map_err(BenchError::Invalid)
+    }
+
+    fn judge(&self, path: &Path, mix: &mut bench_core::script::Mix) -> Result<(), BenchError> {
+        crate::judge::judge(path, mix).map_err(|e| BenchError::Invalid(e.to_string()))
     }
 
     fn copy(
@@ -65,13 +55,9 @@ impl ScriptBinding for Sqlx {
         to: &Path,
     ) -> Result<(), BenchError> {
         rt.block_on(async {
-            let p = pool(
-                SqliteConnectOptions::new()
-                    .filename(original)
-                    .read_only(true),
-                1,
-            )
-            .await?;
+            // The run's own copy: opened read-write, so that SQLite folds a copied -wal in
+            // or rolls a copied hot journal back.
+            let p = pool(SqliteConnectOptions::new().filename(original), 1).await?;
             sqlx::query("VACUUM INTO ?1")
                 .bind(to.display().to_string())
                 .execute(&p)

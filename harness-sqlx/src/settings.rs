@@ -14,7 +14,7 @@ pub fn apply(mut options: SqliteConnectOptions, s: &SqliteSettings) -> SqliteCon
     for (name, value) in s.pragmas() {
         options = options.pragma(name, value);
     }
-    options.serialized(!s.no_mutex)
+    options.serialized(!s.no_mutex).read_only(s.read_only)
 }
 
 /// The settings a sqlx connection runs with, read back from it.

@@ -130,7 +130,7 @@ pub fn plan(args: &RunArgs) -> Result<Planned, Error> {
     // take none of them.
     let script = &args.session.script;
     if args.target == bench_core::workloads::script::NAME {
-        if let Err(e) = bench_core::workloads::script::check_inputs(script) {
+        if let Err(e) = bench_core::workloads::script::check_and_judge(script) {
             return Err(Error::Input(e.to_string()));
         }
     } else if !script.is_empty() {

@@ -97,7 +97,7 @@ impl std::fmt::Display for Target {
 
 /// An open store.
 pub enum Store {
-    Sqlite(sqlite::Sqlite),
+    Sqlite(Box<sqlite::Sqlite>),
     Postgres(Box<postgres::Postgres>),
 }
 
@@ -313,7 +313,7 @@ impl Store {
     /// Opens the store, making it and bringing its schema up to date on first use.
     pub fn open(target: &Target) -> Result<Store, String> {
         match target {
-            Target::Sqlite(p) => sqlite::Sqlite::open(p).map(Store::Sqlite),
+            Target::Sqlite(p) => sqlite::Sqlite::open(p).map(|s| Store::Sqlite(Box::new(s))),
             Target::Postgres(u) => {
                 postgres::Postgres::open(u).map(|p| Store::Postgres(Box::new(p)))
             }
@@ -441,7 +441,7 @@ impl Recorder {
                 (Some(l), _) => format!(", label {l}"),
                 (None, Some(c)) => format!(
                     ", commit {}{}",
-                    &c[..c.len().min(12)],
+                    bench_core::format::prefix(c, 12),
                     if self.code.dirty == Some(true) {
                         " with changes"
                     } else {

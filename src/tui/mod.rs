@@ -121,7 +121,10 @@ pub fn run(args: TuiArgs, open: Option<&std::path::Path>) -> i32 {
             .iter()
             .map(|d| bench_core::script::parse_define(d))
             .collect();
-        match (bench_core::workloads::script::check_inputs(script), defines) {
+        match (
+            bench_core::workloads::script::check_and_judge(script),
+            defines,
+        ) {
             (Ok(_), Ok(defines)) => Some(crate::model::script::view(
                 bench_core::workloads::script::spec_for(script),
                 &defines,

@@ -1,103 +1,147 @@
-//! The user's database, never written: a script runs on a copy. The original is checked to be
-//! a SQLite file, then copied page for page through SQLite's backup API from a read-only
-//! connection (one consistent snapshot: a writer's committed pages, its -wal folded in, and
-//! nothing half-written), into the cache under its checksum. A script that writes runs each
-//! bench on a fresh copy of that copy, so every backend starts from the same rows.
+//! The user's database, never written and never opened by SQLite: its bytes (with its -wal
+//! and -journal) are copied into the cache until two reads agree ([`super::original`]), and
+//! SQLite opens only that copy, folding the -wal in (or rolling a hot journal back) and
+//! settling it in the run's journal mode: the snapshot, kept under the original's checksum.
+//! A script that only reads runs every bench on the snapshot, opened read-only; a script
+//! that writes runs each bench on a fresh copy of it, so every backend starts from the same
+//! rows.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
-use rusqlite::{Connection, OpenFlags};
+use rusqlite::Connection;
 
 use crate::dataset::remove_db_files;
 use crate::error::BenchError;
 
-pub use super::digest::sha256;
+use super::original::{self, Found};
 
-/// Checks that `path` is a SQLite database file (its 16-byte header).
-pub fn check_is_sqlite(path: &Path) -> Result<(), BenchError> {
-    let mut f = std::fs::File::open(path).map_err(|e| {
-        BenchError::Invalid(format!("--db {}: cannot open it: {e}", path.display()))
-    })?;
-    let mut head = [0u8; 16];
-    let n = f.read(&mut head).unwrap_or(0);
-    if n < 16 || &head != b"SQLite format 3\0" {
-        return Err(BenchError::Invalid(format!(
-            "--db {}: not a SQLite database (its first bytes are not \"SQLite format 3\"); \
-             allowed: a SQLite 3 database file, or --init FILE to build one",
-            path.display()
-        )));
-    }
-    Ok(())
+/// The journal mode a snapshot is kept in: a read-only connection can use a WAL file, but
+/// cannot turn a file into one (or out of one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SnapshotMode {
+    Wal,
+    Rollback,
 }
 
-/// The user's database copied into `cache_dir` (reused while the original's checksum is the
-/// same); returns the copy's path and the original's checksum.
-pub fn snapshot(original: &Path, cache_dir: &Path) -> Result<(PathBuf, String), BenchError> {
+impl SnapshotMode {
+    /// The mode a run's `journal_mode` knob calls for.
+    pub fn for_journal(journal_mode: &str) -> SnapshotMode {
+        if journal_mode.eq_ignore_ascii_case("wal") {
+            SnapshotMode::Wal
+        } else {
+            SnapshotMode::Rollback
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            SnapshotMode::Wal => "wal",
+            SnapshotMode::Rollback => "rollback",
+        }
+    }
+}
+
+/// Checks that `path` is a SQLite database file (its 16-byte header), reading it as a
+/// regular file.
+pub fn check_is_sqlite(path: &Path) -> Result<(), BenchError> {
+    match original::check_database(path)? {
+        Found::Database => Ok(()),
+        Found::Empty => Err(BenchError::Invalid(format!(
+            "--db {}: an empty file; allowed: a SQLite 3 database file, or --init FILE to build one there",
+            path.display()
+        ))),
+        Found::Missing => Err(BenchError::Invalid(format!(
+            "--db {}: no such file (allowed: an existing SQLite database, or --init FILE to build it)",
+            path.display()
+        ))),
+    }
+}
+
+/// The user's database copied into `cache_dir` in `mode` (reused while the original's
+/// checksum is the same and nothing beside it is pending); returns the copy's path and the
+/// original's checksum.
+pub fn snapshot(
+    original: &Path,
+    cache_dir: &Path,
+    mode: SnapshotMode,
+) -> Result<(PathBuf, String), BenchError> {
     check_is_sqlite(original)?;
-    let sum = sha256(original)?;
+    let sum = original::sha256(original, "--db")?;
     std::fs::create_dir_all(cache_dir)
         .map_err(|e| BenchError::Invalid(format!("cannot create {}: {e}", cache_dir.display())))?;
-    let copy = cache_dir.join(format!("script-db-{}.sqlite", &sum[..16]));
-    // The -wal's pages are not in the checksum: a file with a -wal beside it is copied anew.
-    let wal = wal_of(original);
-    if copy.exists() && !wal.exists() {
+    let copy = cache_dir.join(format!("script-db-{}-{}.sqlite", &sum[..16], mode.name()));
+    // The -wal's and -journal's pages are not in the checksum: with either beside the
+    // original it is copied anew.
+    let pending = ["-wal", "-journal"]
+        .iter()
+        .any(|s| std::fs::symlink_metadata(original::with_suffix(original, s)).is_ok());
+    if copy.exists() && !pending {
         return Ok((copy, sum));
     }
     // Built beside the copy under this process's id, as datasets are; what a killed run left
     // there goes first.
     crate::dataset::remove_stale_builds(&copy);
     let tmp = copy.with_extension(format!("tmp{}", std::process::id()));
-    remove_db_files(&tmp);
-    backup(original, &tmp).inspect_err(|_| remove_db_files(&tmp))?;
+    let built = (|| {
+        let sum = original::copy_stable(original, &tmp)?;
+        settle(&tmp, mode).map_err(|e| {
+            BenchError::Invalid(format!(
+                "--db {}: SQLite cannot read its copy: {e}",
+                original.display()
+            ))
+        })?;
+        Ok::<_, BenchError>(sum)
+    })();
+    let sum = match built {
+        Ok(s) => s,
+        Err(e) => {
+            original::remove_copy(&tmp);
+            return Err(e);
+        }
+    };
+    let copy = cache_dir.join(format!("script-db-{}-{}.sqlite", &sum[..16], mode.name()));
     std::fs::rename(&tmp, &copy).map_err(|e| {
         BenchError::Invalid(format!("cannot move the copy to {}: {e}", copy.display()))
     })?;
+    original::remove_copy(&tmp);
     Ok((copy, sum))
 }
 
-fn wal_of(p: &Path) -> PathBuf {
-    let mut s = p.as_os_str().to_owned();
-    s.push("-wal");
-    PathBuf::from(s)
+/// Opens the byte copy at `path` (ours) read-write: SQLite folds a copied -wal in, or rolls a
+/// copied hot journal back; then the file is put in `mode`, checked, and closed with nothing
+/// left beside it.
+fn settle(path: &Path, mode: SnapshotMode) -> rusqlite::Result<()> {
+    let c = Connection::open_with_flags(
+        path,
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    c.pragma_update(None, "journal_mode", "DELETE")?;
+    let ok: String = c.query_row("PRAGMA quick_check", [], |r| r.get(0))?;
+    if ok != "ok" {
+        return Err(rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CORRUPT),
+            Some(format!("quick_check: {ok}")),
+        ));
+    }
+    if mode == SnapshotMode::Wal {
+        c.pragma_update(None, "journal_mode", "WAL")?;
+    }
+    c.close().map_err(|(_, e)| e)
 }
 
-fn backup(original: &Path, to: &Path) -> Result<(), BenchError> {
-    let busy = |e: &rusqlite::Error| {
-        matches!(
-            e.sqlite_error_code(),
-            Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
-        )
-    };
-    let src = Connection::open_with_flags(
-        original,
-        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )
-    .map_err(|e| {
-        BenchError::Invalid(format!("--db {}: cannot open it: {e}", original.display()))
-    })?;
-    src.busy_timeout(Duration::from_secs(2))
-        .map_err(BenchError::Sqlite)?;
-    let mut dst = Connection::open(to)
-        .map_err(|e| BenchError::Invalid(format!("cannot create {}: {e}", to.display())))?;
-    let b = rusqlite::backup::Backup::new(&src, &mut dst).map_err(BenchError::Sqlite)?;
-    b.run_to_completion(1024, Duration::from_millis(10), None)
-        .map_err(|e| {
-            if busy(&e) {
-                BenchError::Invalid(format!(
-                    "--db {}: in use by a writer (still locked after 2 s); run when it has finished",
-                    original.display()
-                ))
-            } else {
-                BenchError::Driver(format!("copying {}: {e}", original.display()))
-            }
-        })?;
-    drop(b);
-    // The copy as a plain file: no -wal of its own left beside it.
-    dst.pragma_update(None, "journal_mode", "DELETE")
-        .map_err(BenchError::Sqlite)?;
-    Ok(())
+/// A `file:` URI naming `path` read-only, for backends that open by a name (the path
+/// percent-encoded where a URI would read it otherwise).
+pub fn read_only_uri(path: &Path) -> PathBuf {
+    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut s = String::from("file:");
+    for b in abs.as_os_str().as_encoded_bytes() {
+        match b {
+            b'%' | b'?' | b'#' => s.push_str(&format!("%{b:02X}")),
+            _ => s.push(*b as char),
+        }
+    }
+    s.push_str("?mode=ro");
+    PathBuf::from(s)
 }
 
 /// Working copies in `dir` whose runner is gone (killed before it could remove them):
@@ -134,24 +178,17 @@ pub fn working_copy(snapshot: &Path, to: &Path) -> Result<(), BenchError> {
     Ok(())
 }
 
-/// Builds a database at `path` from the SQL in `init` (`--init FILE`), atomically.
+/// Builds a database at `path` from the SQL in `init` (`--init FILE`), atomically: in a
+/// temporary file beside it, moved in place when whole (over an empty file there, which is
+/// not a database). Its statements are judged as they run (see `judge::run_init`).
 pub fn init(path: &Path, init_file: &Path) -> Result<(), BenchError> {
-    let sql = std::fs::read_to_string(init_file).map_err(|e| {
-        BenchError::Invalid(format!(
-            "--init {}: cannot read it: {e}",
-            init_file.display()
-        ))
-    })?;
+    let sql = original::read_text(init_file, "--init")?;
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(format!(".{}.tmp", std::process::id()));
     let tmp = PathBuf::from(tmp);
     remove_db_files(&tmp);
-    let built = (|| {
-        let c = Connection::open(&tmp).map_err(BenchError::Sqlite)?;
-        c.execute_batch(&sql)
-            .map_err(|e| BenchError::Invalid(format!("--init {}: {e}", init_file.display())))?;
-        c.close().map_err(|(_, e)| BenchError::Sqlite(e))
-    })();
+    let built = super::judge::build(&tmp, &sql)
+        .map_err(|e| BenchError::Invalid(format!("--init {}: {e}", init_file.display())));
     if let Err(e) = built {
         remove_db_files(&tmp);
         return Err(e);
@@ -167,6 +204,10 @@ pub fn init(path: &Path, init_file: &Path) -> Result<(), BenchError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn sha256(p: &Path) -> Result<String, BenchError> {
+        original::sha256(p, "--db")
+    }
 
     fn make(path: &Path, wal: bool) -> Connection {
         let c = Connection::open(path).unwrap();
@@ -190,45 +231,106 @@ mod tests {
     }
 
     #[test]
-    fn the_copy_has_the_rows_and_the_original_is_untouched() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = dir.path().join("mine.db");
-        drop(make(&db, false));
-        let before = sha256(&db).unwrap();
-        let (copy, sum) = snapshot(&db, &dir.path().join("cache")).unwrap();
-        assert_eq!(sum, before);
-        assert_eq!(sha256(&db).unwrap(), before);
-        assert_eq!(count(&copy), 5000);
-        // Reused while the original is the same.
-        let (again, _) = snapshot(&db, &dir.path().join("cache")).unwrap();
-        assert_eq!(again, copy);
-        // A working copy is a fresh file each time.
-        let work = dir.path().join("work.db");
-        working_copy(&copy, &work).unwrap();
-        Connection::open(&work)
-            .unwrap()
-            .execute("DELETE FROM t", [])
-            .unwrap();
-        working_copy(&copy, &work).unwrap();
-        assert_eq!(count(&work), 5000);
-        assert_eq!(sha256(&db).unwrap(), before);
+    fn the_copy_has_the_rows_and_the_original_folder_is_untouched() {
+        for (mode, wal) in [(SnapshotMode::Rollback, false), (SnapshotMode::Wal, true)] {
+            let dir = tempfile::tempdir().unwrap();
+            let mine = dir.path().join("mine");
+            std::fs::create_dir(&mine).unwrap();
+            let db = mine.join("mine.db");
+            // Closed cleanly: a WAL database with no -wal or -shm beside it, which opening
+            // it with SQLite (even read-only) would create.
+            drop(make(&db, wal));
+            let before = crate::testing::folder_listing(&mine);
+            assert_eq!(before.len(), 1, "{mode:?}");
+            let cache = dir.path().join("cache");
+            let (copy, sum) = snapshot(&db, &cache, mode).unwrap();
+            assert_eq!(sum, sha256(&db).unwrap());
+            assert_eq!(count(&copy), 5000);
+            assert!(
+                copy.display()
+                    .to_string()
+                    .ends_with(&format!("-{}.sqlite", mode.name()))
+            );
+            // Reused while the original is the same.
+            let (again, _) = snapshot(&db, &cache, mode).unwrap();
+            assert_eq!(again, copy);
+            // Opened read-only by name, it reads and cannot be written.
+            let ro = Connection::open(read_only_uri(&copy)).unwrap();
+            let n: i64 = ro
+                .query_row("SELECT count(*) FROM t", [], |r| r.get(0))
+                .unwrap();
+            assert_eq!(n, 5000);
+            let e = ro.execute("DELETE FROM t", []).unwrap_err().to_string();
+            assert!(e.contains("readonly"), "{e}");
+            drop(ro);
+            // A working copy is a fresh file each time.
+            let work = dir.path().join("work.db");
+            working_copy(&copy, &work).unwrap();
+            Connection::open(&work)
+                .unwrap()
+                .execute("DELETE FROM t", [])
+                .unwrap();
+            working_copy(&copy, &work).unwrap();
+            assert_eq!(count(&work), 5000);
+            assert_eq!(crate::testing::folder_listing(&mine), before, "{mode:?}");
+        }
     }
 
     /// A database another connection holds open in WAL mode, with committed rows still in
-    /// its -wal: the copy has them, and the original's bytes stay as they were.
+    /// its -wal: the copy has them, and not a byte of the original's folder changes (its
+    /// -shm, which readers through SQLite would mark, included).
     #[test]
     fn a_wal_database_in_use_is_copied_with_its_wal_folded_in() {
         let dir = tempfile::tempdir().unwrap();
-        let db = dir.path().join("live.db");
+        let mine = dir.path().join("mine");
+        std::fs::create_dir(&mine).unwrap();
+        let db = mine.join("live.db");
         let writer = make(&db, true);
         writer.pragma_update(None, "wal_autocheckpoint", 0).unwrap();
         writer.execute("DELETE FROM t WHERE id > 4000", []).unwrap();
-        assert!(wal_of(&db).metadata().unwrap().len() > 0);
-        let before = sha256(&db).unwrap();
-        let (copy, _) = snapshot(&db, &dir.path().join("cache")).unwrap();
-        assert_eq!(count(&copy), 4000);
-        assert_eq!(sha256(&db).unwrap(), before);
-        assert!(!wal_of(&copy).exists());
+        assert!(original::with_suffix(&db, "-wal").metadata().unwrap().len() > 0);
+        let before = crate::testing::folder_listing(&mine);
+        for mode in [SnapshotMode::Rollback, SnapshotMode::Wal] {
+            let (copy, _) = snapshot(&db, &dir.path().join("cache"), mode).unwrap();
+            assert_eq!(count(&copy), 4000);
+        }
+        assert_eq!(crate::testing::folder_listing(&mine), before);
+        let cache: Vec<String> = crate::testing::folder_listing(&dir.path().join("cache"))
+            .into_iter()
+            .map(|(n, _, _)| n)
+            .collect();
+        assert!(
+            cache.iter().all(|n| n.starts_with("script-db-")),
+            "{cache:?}"
+        );
+    }
+
+    /// A copied hot journal (a writer died in a transaction) is rolled back in the copy.
+    #[test]
+    fn a_hot_journal_is_rolled_back_in_the_copy_not_in_the_original() {
+        let dir = tempfile::tempdir().unwrap();
+        let mine = dir.path().join("mine");
+        std::fs::create_dir(&mine).unwrap();
+        let db = mine.join("j.db");
+        drop(make(&db, false));
+        let clean = std::fs::read(&db).unwrap();
+        // A transaction's pages written to the file, its journal beside it: what a crash
+        // in the middle of a commit leaves.
+        let c = Connection::open(&db).unwrap();
+        c.execute_batch("PRAGMA cache_size = 1; BEGIN; DELETE FROM t;")
+            .unwrap();
+        let journal = original::with_suffix(&db, "-journal");
+        let torn = std::fs::read(&db).unwrap();
+        let hot = std::fs::read(&journal).unwrap();
+        c.execute_batch("ROLLBACK").unwrap();
+        drop(c);
+        std::fs::write(&db, &torn).unwrap();
+        std::fs::write(&journal, &hot).unwrap();
+        assert_ne!(torn, clean, "the transaction spilled to the file");
+        let before = crate::testing::folder_listing(&mine);
+        let (copy, _) = snapshot(&db, &dir.path().join("cache"), SnapshotMode::Rollback).unwrap();
+        assert_eq!(count(&copy), 5000);
+        assert_eq!(crate::testing::folder_listing(&mine), before);
     }
 
     /// A killed runner's working copies go the next time a run opens; a live one's stay.
@@ -263,12 +365,23 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let f = dir.path().join("notes.txt");
         std::fs::write(&f, "hello, this is not a database").unwrap();
-        let e = snapshot(&f, dir.path()).unwrap_err().to_string();
-        assert!(e.contains("notes.txt: not a SQLite database"), "{e}");
-        let e = snapshot(&dir.path().join("missing.db"), dir.path())
+        let e = snapshot(&f, dir.path(), SnapshotMode::Wal)
             .unwrap_err()
             .to_string();
-        assert!(e.contains("missing.db: cannot open it"), "{e}");
+        assert!(e.contains("notes.txt: not a SQLite database"), "{e}");
+        let e = snapshot(
+            &dir.path().join("missing.db"),
+            dir.path(),
+            SnapshotMode::Wal,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("missing.db: no such file"), "{e}");
+        std::fs::write(&f, "").unwrap();
+        let e = snapshot(&f, dir.path(), SnapshotMode::Wal)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("notes.txt: an empty file"), "{e}");
     }
 
     #[test]
@@ -286,8 +399,52 @@ mod tests {
         std::fs::write(&sql, "CREATE TABLE u(x); INSERT INTO nowhere VALUES (1);").unwrap();
         let bad = dir.path().join("bad.db");
         let e = init(&bad, &sql).unwrap_err().to_string();
-        assert!(e.contains("no such table: nowhere"), "{e}");
+        assert!(
+            e.contains("statement 2") && e.contains("no such table: nowhere"),
+            "{e}"
+        );
         assert!(!bad.exists());
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+        // An init file builds a database; it cannot reach another file, load code or
+        // write one elsewhere, whatever hides the words from a reader.
+        let mine = dir.path().join("mine");
+        std::fs::create_dir(&mine).unwrap();
+        drop(make(&mine.join("other.db"), false));
+        let bad = mine.join("new.db");
+        let listing = crate::testing::folder_listing(&mine);
+        let m = mine.display();
+        for (sql, why) in [
+            (
+                format!("CREATE TABLE a(x); /**/ATTACH '{m}/other.db' AS o; DELETE FROM o.t;"),
+                "ATTACH",
+            ),
+            (
+                format!("CREATE TABLE a(x);\n-- a comment\nVACUUM INTO '{m}/copied.db';"),
+                "VACUUM INTO",
+            ),
+            (
+                "CREATE TABLE a(x); SELECT load_extension('/tmp/x.so');".to_string(),
+                "load_extension",
+            ),
+        ] {
+            std::fs::write(sql_path(dir.path()), &sql).unwrap();
+            let e = init(&bad, &sql_path(dir.path())).unwrap_err().to_string();
+            assert!(e.contains(why), "{sql}: {e}");
+            assert_eq!(crate::testing::folder_listing(&mine), listing, "{sql}");
+        }
+        // An empty file at --db is no database: --init builds one in its place.
+        let empty = dir.path().join("empty.db");
+        std::fs::write(&empty, b"").unwrap();
+        std::fs::write(
+            &sql,
+            "CREATE TABLE t(id INTEGER PRIMARY KEY); INSERT INTO t VALUES (7);",
+        )
+        .unwrap();
+        init(&empty, &sql).unwrap();
+        assert_eq!(count(&empty), 1);
+    }
+
+    fn sql_path(dir: &Path) -> PathBuf {
+        dir.join("init.sql")
     }
 }

@@ -3,10 +3,6 @@
 //! must agree transaction by transaction; the first that does not is shown.
 
 use std::hash::Hasher;
-use std::io::Read;
-use std::path::Path;
-
-use sha2::{Digest as _, Sha256};
 
 use twox_hash::XxHash3_64;
 
@@ -88,25 +84,6 @@ impl Digest {
     pub fn finish(&self) -> u64 {
         self.h.finish()
     }
-}
-
-/// The SHA-256 of a file's bytes, in hex (what `sha256sum` prints).
-pub fn sha256(path: &Path) -> Result<String, crate::error::BenchError> {
-    let mut f = std::fs::File::open(path).map_err(|e| {
-        crate::error::BenchError::Invalid(format!("cannot read {}: {e}", path.display()))
-    })?;
-    let mut h = Sha256::new();
-    let mut buf = vec![0u8; 1 << 20];
-    loop {
-        let n = f.read(&mut buf).map_err(|e| {
-            crate::error::BenchError::Invalid(format!("cannot read {}: {e}", path.display()))
-        })?;
-        if n == 0 {
-            break;
-        }
-        h.update(&buf[..n]);
-    }
-    Ok(h.finalize().iter().map(|b| format!("{b:02x}")).collect())
 }
 
 #[cfg(test)]

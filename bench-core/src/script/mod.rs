@@ -3,15 +3,23 @@
 //! `:name` in SQL is a bound parameter, never text spliced into the statement. Several
 //! scripts with weights make a [`Mix`]; one run of a script is one transaction.
 //!
-//! Everything outside the subset is refused when the files are read, before anything runs,
-//! with `file:line:col`, what was found and what is allowed ([`ScriptError`]). No SQLite is
-//! needed here: every harness parses the same way.
+//! Reading a file only splits it: statements at `;`, meta-commands, bound parameters, and the
+//! transaction structure (BEGIN ... COMMIT) from each statement's first word. What a
+//! statement *does* is SQLite's to say: before anything runs, every runner prepares each
+//! statement on a read-only connection with an authorizer (`judge.rs`, compiled against each
+//! runner's own rusqlite) and takes its verdict: refused (ATTACH, PRAGMA writes, VACUUM,
+//! load_extension, ...), read, or write. Until then every statement counts as a write, and a
+//! mix nobody judged cannot be replayed ([`Mix::judged`]). Every problem is reported with
+//! `file:line:col`, what was found and what is allowed ([`ScriptError`]).
 
 pub mod client;
 #[cfg(feature = "sqlite")]
 pub mod db;
 pub mod digest;
 pub mod expr;
+#[cfg(feature = "sqlite")]
+pub mod judge;
+pub mod original;
 pub mod replay;
 pub mod report;
 
@@ -69,6 +77,19 @@ pub enum Kind {
     Read,
     /// Changes the database (rows it returns, with RETURNING, are read too).
     Write,
+}
+
+impl Kind {
+    /// How a message names the kind.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Kind::Begin => "BEGIN",
+            Kind::Commit => "COMMIT",
+            Kind::Rollback => "ROLLBACK",
+            Kind::Read => "a read",
+            Kind::Write => "a write",
+        }
+    }
 }
 
 /// One piece of a statement's text: SQL as written, or the place of a bound parameter.
@@ -173,6 +194,8 @@ pub struct Mix {
     pub vars: Vec<String>,
     /// Each slot's value before the first transaction (`-D`; `client_id` is set per client).
     pub defaults: Vec<Option<Value>>,
+    /// Whether SQLite has judged every statement ([`Mix::set_verdicts`]).
+    judged: bool,
 }
 
 /// The variables every client has without a `\set`.
@@ -197,6 +220,8 @@ impl Mix {
         let mut scripts = Vec::new();
         let mut index = 0;
         for (path, text, weight) in sources {
+            // A byte order mark is how some editors begin a UTF-8 file, not part of the SQL.
+            let text = text.strip_prefix('\u{feff}').unwrap_or(text);
             let mut p = Parser {
                 file: path,
                 chars: text.chars().collect(),
@@ -232,7 +257,51 @@ impl Mix {
             scripts,
             vars,
             defaults,
+            judged: false,
         })
+    }
+
+    /// Whether SQLite has judged every statement: only a judged mix is replayed.
+    pub fn judged(&self) -> bool {
+        self.judged
+    }
+
+    /// Takes SQLite's verdict on each statement, in index order (see `judge.rs`): a read, a
+    /// write, or transaction control, which must be what the script's structure took it for
+    /// (a BEGIN SQLite reads as something else, or the reverse, is refused).
+    pub fn set_verdicts(&mut self, kinds: &[Kind]) -> Result<(), ScriptError> {
+        let n = self.statements().count();
+        if kinds.len() != n {
+            return Err(ScriptError::new(
+                self.scripts.first().map_or("", |s| s.path.as_str()),
+                At { line: 1, col: 1 },
+                format!("{} verdicts for {n} statements", kinds.len()),
+                "one verdict per statement",
+            ));
+        }
+        let control = |k: Kind| matches!(k, Kind::Begin | Kind::Commit | Kind::Rollback);
+        for script in &mut self.scripts {
+            for c in &mut script.commands {
+                let Command::Sql(s) = c else { continue };
+                let judged = kinds[s.index];
+                if (control(s.kind) || control(judged)) && judged != s.kind {
+                    return Err(ScriptError::new(
+                        &script.path,
+                        s.at,
+                        format!(
+                            "`{}`, which SQLite runs as {} but the script's structure reads as {}",
+                            s.text,
+                            judged.describe(),
+                            s.kind.describe()
+                        ),
+                        "BEGIN, COMMIT, END and ROLLBACK written as such, each a statement of its own",
+                    ));
+                }
+                s.kind = judged;
+            }
+        }
+        self.judged = true;
+        Ok(())
     }
 
     /// Every statement of every script, in index order.
@@ -249,9 +318,10 @@ impl Mix {
             .expect("a statement of the mix")
     }
 
-    /// True when no statement changes the database: the copy can serve every run.
+    /// True when SQLite judged that no statement changes the database: the copy can serve
+    /// every run (opened read-only). An unjudged mix counts as writing.
     pub fn read_only(&self) -> bool {
-        self.statements().all(|s| s.kind != Kind::Write)
+        self.judged && self.statements().all(|s| s.kind != Kind::Write)
     }
 
     /// The weights' sum (scripts are picked with probability weight / total).
@@ -269,38 +339,6 @@ fn slot_of(vars: &mut Vec<String>, name: &str) -> usize {
         }
     }
 }
-
-/// Statements refused by their first word, with why.
-const REFUSED: &[(&str, &str)] = &[
-    (
-        "ATTACH",
-        "ATTACH reaches files other than the run's copy; allowed: statements on the database given",
-    ),
-    (
-        "DETACH",
-        "DETACH, of what ATTACH would add; allowed: statements on the database given",
-    ),
-    (
-        "PRAGMA",
-        "PRAGMA changes what the SQLite knobs set (journal_mode, synchronous, ...); allowed: the knobs",
-    ),
-    (
-        "VACUUM",
-        "VACUUM rewrites the file; allowed: reads and row changes",
-    ),
-    (
-        "SAVEPOINT",
-        "SAVEPOINT, a transaction inside a transaction; allowed: BEGIN [DEFERRED|IMMEDIATE|EXCLUSIVE], COMMIT, END, ROLLBACK",
-    ),
-    (
-        "RELEASE",
-        "RELEASE of a savepoint; allowed: BEGIN [DEFERRED|IMMEDIATE|EXCLUSIVE], COMMIT, END, ROLLBACK",
-    ),
-    (
-        "START",
-        "START TRANSACTION, which SQLite does not know; allowed: BEGIN [DEFERRED|IMMEDIATE|EXCLUSIVE], COMMIT, END, ROLLBACK",
-    ),
-];
 
 const META_ALLOWED: &str = "\\set NAME EXPRESSION, \\sleep N [us|ms|s]";
 
@@ -682,57 +720,12 @@ impl Parser<'_> {
         if text.is_empty() {
             return Ok(None);
         }
-        let word = first_word(&text).to_ascii_uppercase();
-        if let Some((_, why)) = REFUSED.iter().find(|(w, _)| *w == word) {
-            let (found, allowed) = why.split_once("; allowed: ").unwrap_or((why, ""));
-            return Err(self.error(at, found, allowed));
-        }
-        let kind = match word.as_str() {
-            "BEGIN" => {
-                let rest: Vec<String> = text
-                    .split_whitespace()
-                    .skip(1)
-                    .map(|w| w.to_ascii_uppercase())
-                    .collect();
-                let ok = matches!(
-                    rest.iter()
-                        .map(String::as_str)
-                        .collect::<Vec<_>>()
-                        .as_slice(),
-                    [] | ["TRANSACTION"]
-                        | ["DEFERRED" | "IMMEDIATE" | "EXCLUSIVE"]
-                        | ["DEFERRED" | "IMMEDIATE" | "EXCLUSIVE", "TRANSACTION"]
-                );
-                if !ok {
-                    return Err(self.error(
-                        at,
-                        format!("{text:?}"),
-                        "BEGIN [DEFERRED|IMMEDIATE|EXCLUSIVE] [TRANSACTION]",
-                    ));
-                }
-                Kind::Begin
-            }
+        // Provisional: transaction control by its first word (the script's structure), every
+        // other statement a write until SQLite judges it (see `judge`).
+        let kind = match first_word(&text).to_ascii_uppercase().as_str() {
+            "BEGIN" => Kind::Begin,
             "COMMIT" | "END" => Kind::Commit,
-            "ROLLBACK" => {
-                if text.to_ascii_uppercase().contains(" TO ") {
-                    return Err(self.error(
-                        at,
-                        "ROLLBACK TO a savepoint",
-                        "ROLLBACK of the whole transaction",
-                    ));
-                }
-                Kind::Rollback
-            }
-            "SELECT" | "VALUES" | "EXPLAIN" => Kind::Read,
-            "WITH" => {
-                let upper = text.to_ascii_uppercase();
-                let writes = ["INSERT", "UPDATE", "DELETE", "REPLACE"].iter().any(|w| {
-                    upper
-                        .split(|c: char| !c.is_ascii_alphanumeric())
-                        .any(|t| t == *w)
-                });
-                if writes { Kind::Write } else { Kind::Read }
-            }
+            "ROLLBACK" => Kind::Rollback,
             _ => Kind::Write,
         };
         if matches!(kind, Kind::Begin | Kind::Commit | Kind::Rollback) && !params.is_empty() {

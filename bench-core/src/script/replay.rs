@@ -507,8 +507,22 @@ impl Replay {
     }
     /// What bench `bench` reports when it ends: its script report (the rows compared with
     /// the first bench reported), and an error when they differ. `db` and `sha256` name the
-    /// database the scripts ran on a copy of.
-    pub fn report(&self, bench: &str, db: &str, sha256: &str) -> Vec<Event> {
+    /// database the scripts ran on a copy of: it is read again here, and an error says so if
+    /// its bytes are not what they were before the run.
+    pub fn report(&self, bench: &str, db: &std::path::Path, sha256: &str) -> Vec<Event> {
+        let after = crate::script::original::sha256(db, "--db");
+        let changed = match after {
+            Ok(a) if a == sha256 => None,
+            Ok(a) => Some(format!(
+                "the database {} is not what it was before the run (sha256 {sha256} then, {a} now): another process wrote it meanwhile",
+                db.display()
+            )),
+            Err(e) => Some(format!(
+                "the database {} cannot be read again after the run: {e}",
+                db.display()
+            )),
+        };
+        let db = &db.display().to_string();
         let Some(acc) = self.states.borrow().get(bench).cloned() else {
             return Vec::new();
         };
@@ -546,7 +560,14 @@ impl Replay {
                 kept: Some(kept_rows(&acc)),
             },
         };
-        std::iter::once(report).chain(differ).collect()
+        let changed = changed.map(|message| Event::Error {
+            bench: Some(bench.to_string()),
+            message,
+        });
+        std::iter::once(report)
+            .chain(differ)
+            .chain(changed)
+            .collect()
     }
 }
 

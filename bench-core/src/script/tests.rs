@@ -4,6 +4,26 @@ fn one(text: &str) -> Result<Mix, ScriptError> {
     Mix::parse(&[("t.sql".into(), text.into(), 1)], &[])
 }
 
+/// A database with the tables the tests' scripts use, for SQLite to judge them on.
+fn schema() -> rusqlite::Connection {
+    let c = rusqlite::Connection::open_in_memory().unwrap();
+    c.execute_batch(
+        "CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT, x, c, d);
+         CREATE TABLE pgbench_accounts(aid INTEGER PRIMARY KEY, bid, abalance, filler);
+         CREATE TABLE pgbench_tellers(tid INTEGER PRIMARY KEY, bid, tbalance, filler);
+         CREATE TABLE pgbench_branches(bid INTEGER PRIMARY KEY, bbalance, filler);
+         CREATE TABLE pgbench_history(tid, bid, aid, delta, mtime, filler);",
+    )
+    .unwrap();
+    c
+}
+
+/// `mix` with SQLite's verdicts on it.
+fn judged(mut mix: Mix) -> Result<Mix, ScriptError> {
+    super::judge::judge_on(&mut schema(), &mut mix)?;
+    Ok(mix)
+}
+
 const TPCB: &str = r#"-- pgbench's TPC-B-like transaction, on SQLite
 \set aid random(1, 100000 * :scale)
 \set bid random(1, 1 * :scale)
@@ -27,6 +47,21 @@ fn a_tpcb_script_reads_as_statements_with_bound_parameters() {
         &[("scale".into(), Value::Int(1))],
     )
     .unwrap();
+    // Until SQLite judges them, statements other than transaction control count as writes.
+    assert!(!mix.judged() && !mix.read_only());
+    assert_eq!(
+        mix.statements().map(|s| s.kind).collect::<Vec<_>>(),
+        [
+            Kind::Begin,
+            Kind::Write,
+            Kind::Write,
+            Kind::Write,
+            Kind::Write,
+            Kind::Write,
+            Kind::Commit
+        ]
+    );
+    let mix = judged(mix).unwrap();
     let s = &mix.scripts[0];
     assert_eq!(s.name, "tpcb");
     let stmts: Vec<_> = s.statements().collect();
@@ -67,9 +102,18 @@ fn a_tpcb_script_reads_as_statements_with_bound_parameters() {
 #[test]
 fn quotes_comments_and_casts_are_not_parameters() {
     let mix = one(
-        "\\set n 3\nSELECT ':n', \"a:b\", [c:d], x::int /* :n; */, -- :n;\n :n;\nSELECT 'it''s;' || :n",
+        "\\set n 3\nSELECT ':n' AS \"a:b\", x AS [c:d] /* :n; */, -- :n;\n :n FROM t;\nSELECT 'it''s;' || :n",
     )
     .unwrap();
+    assert!(!mix.read_only(), "not judged yet");
+    // A PostgreSQL cast is no parameter (PostgreSQL runs the scripts too).
+    assert!(
+        one("SELECT x::int FROM t")
+            .unwrap()
+            .statements()
+            .all(|s| s.params.is_empty())
+    );
+    let mix = judged(mix).unwrap();
     let s: Vec<_> = mix.statements().collect();
     assert_eq!(s.len(), 2);
     assert_eq!(s[0].params.len(), 1);
@@ -78,7 +122,7 @@ fn quotes_comments_and_casts_are_not_parameters() {
             .split_whitespace()
             .collect::<Vec<_>>()
             .join(" "),
-        "SELECT ':n', \"a:b\", [c:d], x::int , ?1"
+        "SELECT ':n' AS \"a:b\", x AS [c:d] , ?1 FROM t"
     );
     assert_eq!(s[1].sql(Placeholders::Numbered), "SELECT 'it''s;' || ?1");
     assert!(mix.read_only());
@@ -198,15 +242,6 @@ fn refused_constructs_say_where_what_and_what_is_allowed() {
         "SELECT 'open",
         "SELECT \"open",
         "SELECT 1 /* open",
-        "ATTACH 'other.db' AS o",
-        "DETACH o",
-        "PRAGMA journal_mode = wal",
-        "VACUUM",
-        "SAVEPOINT a",
-        "RELEASE a",
-        "ROLLBACK TO a",
-        "START TRANSACTION",
-        "BEGIN CONCURRENT",
         "BEGIN;\nBEGIN;\nCOMMIT",
         "COMMIT",
         "BEGIN;\nSELECT 1",
@@ -215,6 +250,33 @@ fn refused_constructs_say_where_what_and_what_is_allowed() {
     let out: Vec<String> = cases
         .iter()
         .map(|c| format!("{c:?}\n  {}", one(c).unwrap_err()))
+        .collect();
+    insta::assert_snapshot!(out.join("\n"));
+}
+
+/// What SQLite refuses when it judges the statements, with the message a user reads.
+#[test]
+fn statements_sqlite_refuses_say_where_what_and_what_is_allowed() {
+    let cases = [
+        "ATTACH 'other.db' AS o",
+        "DETACH o",
+        "PRAGMA journal_mode = wal",
+        "PRAGMA optimize",
+        "SELECT * FROM pragma_table_info('t'); PRAGMA table_info(t); PRAGMA writable_schema = 1",
+        "VACUUM",
+        "VACUUM INTO '/tmp/copied.db'",
+        "SELECT load_extension('/tmp/x.so')",
+        "SAVEPOINT a",
+        "RELEASE a",
+        "BEGIN;\nROLLBACK TO a",
+        "START TRANSACTION",
+        "BEGIN CONCURRENT;\nCOMMIT",
+        "SELECT * FROM nowhere",
+        "INSERT INTO sqlite_master VALUES ('table', 'x', 'x', 0, 'CREATE TABLE x(a)')",
+    ];
+    let out: Vec<String> = cases
+        .iter()
+        .map(|c| format!("{c:?}\n  {}", judged(one(c).unwrap()).unwrap_err()))
         .collect();
     insta::assert_snapshot!(out.join("\n"));
 }

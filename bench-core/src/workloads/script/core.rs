@@ -43,11 +43,11 @@ impl Workload for Core {
         run: &'a RunContext<'a>,
         emit: &mut dyn FnMut(Event),
     ) -> Result<Box<dyn Session + 'a>, BenchError> {
-        let mix = super::check_inputs(&run.script)?;
+        let mut mix = super::check_inputs(&run.script)?;
         let db = run.script.db.clone().expect("checked");
         let dir = run.scratch_dir()?;
         crate::script::db::remove_orphans(&dir);
-        if !db.exists() {
+        if super::needs_init(&db)? {
             let init = run.script.init.as_ref().expect("checked");
             emit(Event::Dataset {
                 status: DatasetStatus::Building,
@@ -58,7 +58,11 @@ impl Workload for Core {
             crate::script::db::init(&db, init)?;
         }
         let started = Instant::now();
-        let (snapshot, sha256) = crate::script::db::snapshot(&db, &dir)?;
+        let mode = crate::script::db::SnapshotMode::for_journal(&run.sqlite.journal_mode);
+        let (snapshot, sha256) = crate::script::db::snapshot(&db, &dir, mode)?;
+        // SQLite judges every statement on the snapshot before anything runs.
+        crate::script::judge::judge(&snapshot, &mut mix)
+            .map_err(|e| BenchError::Invalid(e.to_string()))?;
         emit(Event::Dataset {
             status: DatasetStatus::Built,
             rows: 0,
@@ -66,8 +70,12 @@ impl Workload for Core {
             build_ms: Some(started.elapsed().as_secs_f64() * 1000.0),
         });
         let k = &run.plan.knobs;
+        let mut settings = run.sqlite.clone();
+        // Scripts that only read share the snapshot, which every backend opens read-only: a
+        // statement judged wrongly fails instead of changing what later runs read.
+        settings.read_only = mix.read_only();
         Ok(Box::new(Ctx {
-            replay: super::replay_for(run, mix),
+            replay: super::replay_for(run, mix)?,
             pool: k.word(&POOL).to_string(),
             postgres_url: run.postgres_url.clone(),
             pg_schemas: RefCell::new(Vec::new()),
@@ -76,7 +84,7 @@ impl Workload for Core {
             sha256,
             dir,
             spin: Duration::from_micros(k.count(&SPIN_US)),
-            settings: run.sqlite.clone(),
+            settings,
             rt: crate::measure::drive::runtime(None)?,
             working: RefCell::new(Vec::new()),
         }))
@@ -163,8 +171,9 @@ impl Ctx {
     /// The file a bench runs on: the snapshot itself when the scripts only read, else a
     /// fresh copy of it.
     fn database_for(&self, bench: &str, own: bool) -> Result<PathBuf, BenchError> {
-        if self.replay.exec.mix.read_only() && !own {
-            return Ok(self.snapshot.clone());
+        if self.settings.read_only && !own {
+            // As a read-only URI, for the backends that open by name with their own flags.
+            return Ok(crate::script::db::read_only_uri(&self.snapshot));
         }
         let name = format!(
             "script-work-{}-{}.sqlite",
@@ -451,11 +460,7 @@ impl Session for Ctx {
     }
 
     fn report(&self, spec: &BenchSpec) -> Vec<Event> {
-        self.replay.report(
-            spec.name,
-            &self.original.display().to_string(),
-            &self.sha256,
-        )
+        self.replay.report(spec.name, &self.original, &self.sha256)
     }
 
     fn bench(&self, spec: &BenchSpec) -> Result<Bench<'_>, BenchError> {

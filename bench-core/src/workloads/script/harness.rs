@@ -1,7 +1,9 @@
-//! The script target in a harness crate (sqlx's, async-sqlite's): the same replay as the core
-//! runner's, on a copy of the user's database the harness's own SQLite binding makes. A
-//! harness writes only its [`ScriptBinding`]: how it builds a database from `--init` SQL, how
-//! it copies the user's file without writing it, and its [`AsyncPath`] on a copy.
+//! The script target in a harness crate (sqlx's, async-sqlite's, sql-middleware/turso's): the
+//! same replay as the core runner's, on a copy of the user's database. The user's file is
+//! copied as bytes (never opened by SQLite, see [`crate::script::original`]); the harness's
+//! own SQLite binding settles that copy into a base, SQLite judges the scripts on the base
+//! (each harness compiles `script/judge.rs` against its own rusqlite), and each bench runs on
+//! a fresh copy of the base. A harness writes only its [`ScriptBinding`].
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -22,14 +24,18 @@ pub trait ScriptBinding: Sync {
     const SUBJECT: Subject;
     /// Runs `sql` (the `--init` file) on a new database at `path`.
     fn init(&self, rt: &tokio::runtime::Runtime, path: &Path, sql: &str) -> Result<(), BenchError>;
-    /// Copies the database at `original` to `to` without writing the original (its -wal
-    /// read through a read-only connection): `VACUUM INTO`, say.
+    /// Copies the database at `original` (a file of this run's own: the byte copy of the
+    /// user's file with its -wal or -journal, or the base made from it) to `to`, a plain
+    /// database with nothing beside it: `VACUUM INTO`, say.
     fn copy(
         &self,
         rt: &tokio::runtime::Runtime,
         original: &Path,
         to: &Path,
     ) -> Result<(), BenchError>;
+    /// SQLite's verdict on every statement of `mix`, taken on the database at `path` (opened
+    /// read-only): `judge::judge` compiled against the harness's rusqlite.
+    fn judge(&self, path: &Path, mix: &mut crate::script::Mix) -> Result<(), BenchError>;
     /// The path the clients run on over the database at `path`, with `clients`
     /// connections, and the settings a connection reads back.
     fn open(
@@ -54,18 +60,11 @@ impl<B: ScriptBinding> Workload for ScriptHarness<B> {
         run: &'a RunContext<'a>,
         emit: &mut dyn FnMut(Event),
     ) -> Result<Box<dyn Session + 'a>, BenchError> {
-        let mix = super::load_mix(&run.script)?;
-        let db = run.script.db.clone().ok_or_else(|| {
-            BenchError::Invalid("the script target needs --db PATH (see docs/scripts.md)".into())
-        })?;
+        let mut mix = super::check_inputs(&run.script)?;
+        let db = run.script.db.clone().expect("checked");
         let rt = crate::measure::drive::runtime(None)?;
-        if !db.exists() {
-            let init = run.script.init.as_ref().ok_or_else(|| {
-                BenchError::Invalid(format!(
-                    "--db {}: no such file (allowed: an existing SQLite database, or --init FILE to build it)",
-                    db.display()
-                ))
-            })?;
+        if super::needs_init(&db)? {
+            let init = run.script.init.as_ref().expect("checked");
             emit(Event::Dataset {
                 status: DatasetStatus::Building,
                 rows: 0,
@@ -74,15 +73,35 @@ impl<B: ScriptBinding> Workload for ScriptHarness<B> {
             });
             build(&self.0, &rt, &db, init)?;
         }
+        let dir = run.scratch_dir()?;
+        let raw = dir.join(format!("script-raw-{}.sqlite", std::process::id()));
+        let base = dir.join(format!("script-base-{}.sqlite", std::process::id()));
+        let sha256 = crate::script::original::copy_stable(&db, &raw);
+        let made = sha256.and_then(|sum| {
+            crate::dataset::remove_db_files(&base);
+            self.0.copy(&rt, &raw, &base).map_err(|e| {
+                BenchError::Invalid(format!(
+                    "--db {}: SQLite cannot read its copy: {e}",
+                    db.display()
+                ))
+            })?;
+            self.0.judge(&base, &mut mix)?;
+            Ok(sum)
+        });
+        crate::script::original::remove_copy(&raw);
+        let sha256 = made.inspect_err(|_| crate::dataset::remove_db_files(&base))?;
+        let mut settings = run.sqlite.clone();
+        settings.read_only = mix.read_only();
         Ok(Box::new(HarnessSession {
             binding: &self.0,
-            replay: super::replay_for(run, mix),
-            sha256: crate::script::digest::sha256(&db)?,
+            replay: super::replay_for(run, mix)?,
+            sha256,
             original: db,
-            dir: run.scratch_dir()?,
-            settings: run.sqlite.clone(),
+            dir,
+            settings,
             rt,
-            working: RefCell::new(Vec::new()),
+            working: RefCell::new(vec![base.clone()]),
+            base,
         }))
     }
 }
@@ -95,9 +114,7 @@ fn build<B: ScriptBinding>(
     path: &Path,
     init: &Path,
 ) -> Result<(), BenchError> {
-    let sql = std::fs::read_to_string(init).map_err(|e| {
-        BenchError::Invalid(format!("--init {}: cannot read it: {e}", init.display()))
-    })?;
+    let sql = crate::script::original::read_text(init, "--init")?;
     let tmp = PathBuf::from(format!("{}.{}.tmp", path.display(), std::process::id()));
     if let Err(e) = b.init(rt, &tmp, &sql) {
         crate::dataset::remove_db_files(&tmp);
@@ -120,6 +137,9 @@ struct HarnessSession<'a, B: ScriptBinding> {
     original: PathBuf,
     sha256: String,
     dir: PathBuf,
+    /// The user's database settled into a plain file: what SQLite judged the scripts on and
+    /// what every bench's copy is made from.
+    base: PathBuf,
     settings: SqliteSettings,
     rt: tokio::runtime::Runtime,
     /// The copies made for this run's benches, removed when it ends.
@@ -161,7 +181,7 @@ impl<B: ScriptBinding> Session for HarnessSession<'_, B> {
         crate::dataset::remove_db_files(&path);
         self.working.borrow_mut().push(path.clone());
         self.binding
-            .copy(&self.rt, &self.original, &path)
+            .copy(&self.rt, &self.base, &path)
             .map_err(|e| {
                 BenchError::Invalid(format!("copying {}: {e}", self.original.display()))
             })?;
@@ -172,10 +192,6 @@ impl<B: ScriptBinding> Session for HarnessSession<'_, B> {
     }
 
     fn report(&self, spec: &BenchSpec) -> Vec<Event> {
-        self.replay.report(
-            spec.name,
-            &self.original.display().to_string(),
-            &self.sha256,
-        )
+        self.replay.report(spec.name, &self.original, &self.sha256)
     }
 }

@@ -206,8 +206,7 @@ pub fn load_mix(args: &crate::service::args::ScriptArgs) -> Result<Mix, BenchErr
     let mut sources = Vec::new();
     for s in &args.scripts {
         let (path, weight) = crate::script::parse_script_arg(s).map_err(BenchError::Invalid)?;
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| BenchError::Invalid(format!("--script {path}: cannot read it: {e}")))?;
+        let text = crate::script::original::read_text(std::path::Path::new(&path), "--script")?;
         sources.push((path, text, weight));
     }
     let mut defines = Vec::new();
@@ -219,18 +218,23 @@ pub fn load_mix(args: &crate::service::args::ScriptArgs) -> Result<Mix, BenchErr
 
 /// The replay of `mix` a run's knobs ask for: SQLite's numbered placeholders, the clients,
 /// the transactions per sample, `on_busy` and the target's seed. Every runner that runs
-/// scripts (the core's and the harnesses') builds it the same way.
+/// scripts (the core's and the harnesses') builds it the same way, from a mix SQLite judged.
 pub fn replay_for(
     run: &crate::workload::RunContext<'_>,
     mix: Mix,
-) -> crate::script::replay::Replay {
+) -> Result<crate::script::replay::Replay, BenchError> {
     use std::sync::Arc;
+    if !mix.judged() {
+        return Err(BenchError::Invalid(
+            "the scripts were not judged by SQLite before the run: nothing runs unjudged".into(),
+        ));
+    }
     let k = &run.plan.knobs;
     let sql = mix
         .statements()
         .map(|s| Arc::<str>::from(s.sql(crate::script::Placeholders::Numbered)))
         .collect();
-    crate::script::replay::Replay::new(
+    Ok(crate::script::replay::Replay::new(
         crate::script::replay::Exec {
             sql,
             retry: k.word(&ON_BUSY) == "retry",
@@ -239,30 +243,67 @@ pub fn replay_for(
         k.count(&CLIENTS) as usize,
         k.count(&TRANSACTIONS),
         run.plan.target.seed,
-    )
+    ))
 }
 
-/// Everything a front end checks before a run starts: the scripts read and parsed, and a
-/// database there is (or one --init builds).
+/// Everything a front end checks before a run starts: the scripts read and parsed (SQLite
+/// judges them in the runner, on the copy), and a database there is (or one --init builds:
+/// where there is no file, or an empty one).
 pub fn check_inputs(args: &crate::service::args::ScriptArgs) -> Result<Mix, BenchError> {
+    use crate::script::original::{Found, check_database};
     let mix = load_mix(args)?;
-    match (&args.db, &args.init) {
-        (None, _) => Err(BenchError::Invalid(
+    let Some(db) = &args.db else {
+        return Err(BenchError::Invalid(
             "the script target needs --db PATH: your SQLite database (copied, never written), or a new file with --init FILE".into(),
-        )),
-        (Some(db), None) if !db.exists() => Err(BenchError::Invalid(format!(
+        ));
+    };
+    let found = check_database(db)?;
+    match (found, &args.init) {
+        (Found::Database, _) => Ok(mix),
+        (Found::Missing, None) => Err(BenchError::Invalid(format!(
             "--db {}: no such file (allowed: an existing SQLite database, or --init FILE to build it)",
             db.display()
         ))),
-        (Some(_), Some(init)) if !init.is_file() => Err(BenchError::Invalid(format!(
-            "--init {}: no such file (allowed: a file of SQL statements)",
-            init.display()
+        (Found::Empty, None) => Err(BenchError::Invalid(format!(
+            "--db {}: an empty file (allowed: a SQLite database, or --init FILE to build one there)",
+            db.display()
         ))),
-        #[cfg(feature = "sqlite")]
-        (Some(db), _) if db.exists() => {
-            crate::script::db::check_is_sqlite(db)?;
+        (Found::Missing | Found::Empty, Some(init)) => {
+            crate::script::original::open_regular(init, "--init")?;
             Ok(mix)
         }
-        _ => Ok(mix),
     }
+}
+
+/// [`check_inputs`], and SQLite's verdict on every statement where the database is already
+/// there (on a copy made in a temporary folder and removed after): what a front end checks
+/// before it starts a runner or takes the terminal, so that a refused script is refused as
+/// bad input. (A database `--init` builds is judged by the runner, once built; every runner
+/// judges again before it runs anything.)
+#[cfg(feature = "sqlite")]
+pub fn check_and_judge(args: &crate::service::args::ScriptArgs) -> Result<Mix, BenchError> {
+    let mut mix = check_inputs(args)?;
+    let db = args.db.as_ref().expect("checked");
+    if needs_init(db)? {
+        return Ok(mix);
+    }
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let dir =
+        std::env::temp_dir().join(format!("benchscope-judge-{}-{nanos:x}", std::process::id()));
+    let judged = (|| {
+        let mode = crate::script::db::SnapshotMode::Rollback;
+        let (copy, _) = crate::script::db::snapshot(db, &dir, mode)?;
+        crate::script::judge::judge(&copy, &mut mix).map_err(|e| BenchError::Invalid(e.to_string()))
+    })();
+    let _ = std::fs::remove_dir_all(&dir);
+    judged.map(|()| mix)
+}
+
+/// Whether `--db` needs `--init` to build it first (no file there, or an empty one).
+pub fn needs_init(db: &std::path::Path) -> Result<bool, BenchError> {
+    use crate::script::original::{Found, check_database};
+    Ok(check_database(db)? != Found::Database)
 }
