@@ -12,8 +12,8 @@ use crate::series::Series;
 use crate::store::{Filter, Location, Store, Target};
 
 /// Writes the site into `dir`: the report's tables and charts, then `history` (or `note`,
-/// why there is none). Returns the page's path and a line per chart problem (gnuplot
-/// missing: the page says so too).
+/// why there is none). Returns the page's path; a chart that cannot be drawn is named in the
+/// page.
 pub fn write(
     dir: &Path,
     title: &str,

@@ -253,30 +253,18 @@ fn one_run_writes_every_export_and_prints_results_as_they_finish() {
             .unwrap()
             .contains(",rusqlite,")
     );
-    // The markdown's SVG charts beside it (with gnuplot; CI installs it), linked from it.
+    // The markdown's SVG charts beside it (drawn in Rust: nothing to install), linked from it.
     let svgs: Vec<String> = std::fs::read_dir(out.path())
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .filter(|n| n.ends_with(".svg"))
         .collect();
-    if std::process::Command::new("gnuplot")
-        .arg("--version")
-        .output()
-        .is_ok()
-    {
-        assert_eq!(svgs, ["r-run1-distribution.svg"], "{svgs:?}");
-        assert!(
-            md.contains("![Run 1 (single_row_lookup)") && md.contains("(r-run1-distribution.svg)"),
-            "{md}"
-        );
-        assert!(stderr.contains("wrote 1 SVG charts beside"), "{stderr}");
-    } else {
-        bench_core::testing::skip(
-            "the SVG charts of run_exports_every_format_at_once",
-            "gnuplot is not installed (apt-get install gnuplot-nox); the markdown says so",
-        );
-        assert!(md.contains("gnuplot is not available"), "{md}");
-    }
+    assert_eq!(svgs, ["r-run1-distribution.svg"], "{svgs:?}");
+    assert!(
+        md.contains("![Run 1 (single_row_lookup)") && md.contains("(r-run1-distribution.svg)"),
+        "{md}"
+    );
+    assert!(stderr.contains("wrote 1 SVG charts beside"), "{stderr}");
     // Only the files asked for (and the charts), and no temp file left.
     assert_eq!(
         std::fs::read_dir(out.path()).unwrap().count(),

@@ -75,17 +75,6 @@ fn the_html_report_renders_in_headless_chromium_without_console_errors() {
         );
         return;
     }
-    if std::process::Command::new("gnuplot")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
-        bench_core::testing::skip(
-            test,
-            "gnuplot is not installed (apt-get install gnuplot-nox)",
-        );
-        return;
-    }
     let work = tempfile::tempdir().unwrap();
     let site = work.path().join("site");
     for label in ["before", "middle"] {

@@ -1,7 +1,8 @@
-//! SVG charts beside the markdown export, drawn by gnuplot through criterion-plot: each
-//! bench's sample distribution, the phase breakdown of traced benches, and a sweep's scaling.
-//! What each chart shows is decided here as data ([`Chart`], pure and tested); drawing is the
-//! one step that needs gnuplot.
+//! SVG charts beside the markdown export: each bench's sample distribution, the phase
+//! breakdown of traced benches, a sweep's scaling, and history. What each chart shows is
+//! decided here as data ([`Chart`], pure and tested); [`svg`] draws it in Rust (plotters'
+//! SVG backend, which escapes every text and attribute it writes), so charts need nothing
+//! installed and no interpreter is ever handed text from a run, an import or a store.
 
 use std::path::{Path, PathBuf};
 
@@ -39,16 +40,12 @@ fn slug(s: &str) -> String {
         .collect()
 }
 
-/// Text as gnuplot shows it literally: inside its single quotes (criterion-plot writes them
-/// as they are) and through its enhanced-text markup (`_` and `^` would be sub- and
-/// superscripts).
-fn gp(text: &str) -> String {
-    text.replace('\'', "’")
-        .replace('_', "\\_")
-        .replace('^', "\\^")
-        .replace('{', "\\{")
-        .replace('}', "\\}")
-        .replace('@', "\\@")
+/// Text as a chart shows it: control characters (which no XML file may hold, and which a
+/// label from a store or an import can carry) as spaces; plotters escapes the rest.
+pub fn chart_text(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
 }
 
 /// Every chart a report calls for.
@@ -160,76 +157,129 @@ pub fn path(dir: &Path, stem: &str, chart: &Chart) -> PathBuf {
     dir.join(format!("{stem}-{}.svg", slug(&chart.slug)))
 }
 
-/// Whether gnuplot can draw here (criterion-plot asks `gnuplot --version`).
-pub fn gnuplot() -> Result<(), String> {
-    criterion_plot::version()
-        .map(|_| ())
-        .map_err(|e| format!("gnuplot is not available ({e:?}): no SVG charts"))
+const SIZE: (u32, u32) = (960, 540);
+
+/// The points of a series a chart can place: finite, and above 0 on a log scale.
+fn placeable(chart: &Chart, pts: &[(f64, f64)]) -> Vec<(f64, f64)> {
+    pts.iter()
+        .copied()
+        .filter(|(x, y)| x.is_finite() && y.is_finite() && (!chart.log_y || *y > 0.0))
+        .collect()
 }
 
-/// Draws `chart` into `path` with gnuplot; waits for it.
-pub fn draw(chart: &Chart, path: &Path) -> Result<(), String> {
-    use criterion_plot::prelude::*;
-    let mut f = Figure::new();
-    f.set(Font("Helvetica"))
-        .set(FontSize(10.))
-        .set(Output(path.to_path_buf()))
-        .set(Size(960, 540))
-        .set(Title(gp(&chart.caption)))
-        .configure(Key, |k| {
-            k.set(Boxed::Yes)
-                .set(Position::Outside(Vertical::Top, Horizontal::Right))
-        });
-    let tics: Vec<f64> = (0..chart.x_tics.len()).map(|i| i as f64).collect();
-    let escaped: Vec<String> = chart.x_tics.iter().map(|t| gp(t)).collect();
-    let labels: Vec<&str> = escaped.iter().map(String::as_str).collect();
-    f.configure(Axis::BottomX, |a| {
-        a.set(Label(gp(&chart.x_label)));
-        if !labels.is_empty() {
-            a.set(TicLabels {
-                labels: &labels,
-                positions: &tics,
-            });
-        }
-        a
+/// A range around `v` with room at both ends (a single value made a range).
+fn span(v: impl Iterator<Item = f64>, log: bool) -> std::ops::Range<f64> {
+    let (lo, hi) = v.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+        (a.min(x), b.max(x))
     });
-    f.configure(Axis::LeftY, |a| {
-        a.set(Label(gp(&chart.y_label)));
+    if !lo.is_finite() {
+        return if log { 1.0..10.0 } else { 0.0..1.0 };
+    }
+    if log {
+        return (lo / 1.5)..(hi * 1.5);
+    }
+    let pad = if hi > lo {
+        (hi - lo) * 0.05
+    } else {
+        lo.abs().max(1.0) * 0.1
+    };
+    (lo - pad)..(hi + pad)
+}
+
+/// `chart` as an SVG document.
+pub fn svg(chart: &Chart) -> Result<String, String> {
+    use plotters::prelude::*;
+    let series: Vec<(String, Vec<(f64, f64)>)> = chart
+        .series
+        .iter()
+        .map(|(n, p)| (chart_text(n), placeable(chart, p)))
+        .collect();
+    let all = || series.iter().flat_map(|(_, p)| p.iter().copied());
+    let mut xs = span(all().map(|p| p.0), false);
+    if !chart.x_tics.is_empty() {
+        xs = -0.5..(chart.x_tics.len() as f64 - 0.5);
+    }
+    let ys = span(all().map(|p| p.1), chart.log_y);
+    let ys = if chart.log_y {
+        ys
+    } else {
+        ys.start.min(0.0)..ys.end
+    };
+    let tics: Vec<String> = chart.x_tics.iter().map(|t| chart_text(t)).collect();
+    let mut out = String::new();
+    let e = |e: DrawingAreaErrorKind<_>| format!("cannot draw the chart {}: {e}", chart.slug);
+    {
+        let root = SVGBackend::with_string(&mut out, SIZE).into_drawing_area();
+        root.fill(&WHITE).map_err(e)?;
+        let mut builder = ChartBuilder::on(&root);
+        builder
+            .caption(chart_text(&chart.caption), ("sans-serif", 18))
+            .margin(16)
+            .x_label_area_size(56)
+            .y_label_area_size(80);
+        macro_rules! draw {
+            ($ctx:expr) => {{
+                let mut c = $ctx;
+                let tic = |x: &f64| {
+                    let i = x.round();
+                    if tics.is_empty() {
+                        bench_core::units::ns(*x).replace(" ns", "")
+                    } else if (x - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < tics.len() {
+                        tics[i as usize].clone()
+                    } else {
+                        String::new()
+                    }
+                };
+                let x_desc = chart_text(&chart.x_label);
+                let y_desc = chart_text(&chart.y_label);
+                let mut mesh = c.configure_mesh();
+                mesh.x_desc(x_desc).y_desc(y_desc).x_label_formatter(&tic);
+                if !tics.is_empty() {
+                    mesh.x_labels(tics.len());
+                }
+                mesh.draw().map_err(e)?;
+                for (i, (name, pts)) in series.iter().enumerate() {
+                    let color = Palette99::pick(i).to_rgba();
+                    let line: Vec<(f64, f64)> = if chart.steps {
+                        // gnuplot's steps: across at the point's height, then up or down.
+                        pts.windows(2)
+                            .flat_map(|w| [w[0], (w[1].0, w[0].1)])
+                            .chain(pts.last().copied())
+                            .collect()
+                    } else {
+                        pts.clone()
+                    };
+                    c.draw_series(LineSeries::new(line, color.stroke_width(2)))
+                        .map_err(e)?
+                        .label(name.clone())
+                        .legend(move |(x, y)| {
+                            PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
+                        });
+                    if !chart.steps {
+                        c.draw_series(pts.iter().map(|p| Circle::new(*p, 3, color.filled())))
+                            .map_err(e)?;
+                    }
+                }
+                c.configure_series_labels()
+                    .position(SeriesLabelPosition::UpperRight)
+                    .background_style(WHITE.mix(0.85))
+                    .border_style(BLACK)
+                    .draw()
+                    .map_err(e)?;
+            }};
+        }
         if chart.log_y {
-            a.set(Scale::Logarithmic);
-        }
-        a
-    });
-    for (name, pts) in &chart.series {
-        let xs: Vec<f64> = pts.iter().map(|p| p.0).collect();
-        let ys: Vec<f64> = pts.iter().map(|p| p.1).collect();
-        let label = Label(gp(name));
-        if chart.steps {
-            f.plot(Steps { x: &xs, y: &ys }, |s| {
-                s.set(label).set(LineWidth(1.5))
-            });
+            draw!(builder.build_cartesian_2d(xs, ys.log_scale()).map_err(e)?);
         } else {
-            f.plot(LinesPoints { x: &xs, y: &ys }, |s| {
-                s.set(label).set(PointType::Circle).set(PointSize(0.7))
-            });
+            draw!(builder.build_cartesian_2d(xs, ys).map_err(e)?);
         }
+        root.present().map_err(e)?;
     }
-    let out = f
-        .draw()
-        .and_then(|c| c.wait_with_output())
-        .map_err(|e| format!("gnuplot failed on {}: {e}", path.display()))?;
-    if !out.status.success() {
-        return Err(format!(
-            "gnuplot failed on {}: {}",
-            path.display(),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
-    }
-    Ok(())
+    Ok(out)
 }
 
 /// Draws every chart of `report` beside `<dir>/<stem>.md`. Returns the charts drawn (caption,
-/// file name) for the markdown to link, or one line saying why there are none.
+/// file name) for the markdown to link, or why there are none.
 pub fn write_all(
     report: &Report<'_>,
     dir: &Path,
@@ -238,23 +288,17 @@ pub fn write_all(
     write_charts(&charts(report), dir, stem)
 }
 
-/// Draws `all` as `<dir>/<stem>-<slug>.svg`; the charts drawn (caption, file name).
+/// Draws `all` as `<dir>/<stem>-<slug>.svg`, each written atomically; the charts drawn
+/// (caption, file name).
 pub fn write_charts(
     all: &[Chart],
     dir: &Path,
     stem: &str,
 ) -> Result<Vec<(String, String)>, String> {
-    if all.is_empty() {
-        return Ok(Vec::new());
-    }
-    gnuplot()?;
     let mut drawn = Vec::new();
     for c in all {
         let p = path(dir, stem, c);
-        // gnuplot writes the file itself: into a temp name, renamed once complete.
-        let tmp = p.with_extension(format!("svg.tmp{}", std::process::id()));
-        draw(c, &tmp)?;
-        std::fs::rename(&tmp, &p).map_err(|e| format!("cannot write {}: {e}", p.display()))?;
+        crate::files::write_atomic(&p, &svg(c)?)?;
         let name = p
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -310,16 +354,9 @@ mod tests {
         );
     }
 
-    /// With gnuplot (CI installs it), the SVGs are drawn and hold every series by name.
+    /// The SVGs are drawn with nothing installed and hold every series by name.
     #[test]
     fn charts_are_drawn_as_svg_holding_their_series() {
-        if gnuplot().is_err() {
-            bench_core::testing::skip(
-                "charts_are_drawn_as_svg_holding_their_series",
-                "gnuplot is not installed (apt-get install gnuplot-nox)",
-            );
-            return;
-        }
         let mut sweep = Vec::new();
         for rows in [1000u64, 8000] {
             let mut r = traced_run();
@@ -359,8 +396,12 @@ mod tests {
             for w in want {
                 assert!(texts.contains(w), "{name} has no series {w}: {texts:?}");
             }
-            // Each series is a drawn path.
-            assert!(doc.descendants().filter(|n| n.has_tag_name("path")).count() >= want.len());
+            // Each series is a drawn line (and a line in the legend).
+            let lines = doc
+                .descendants()
+                .filter(|n| n.has_tag_name("polyline") || n.has_tag_name("path"))
+                .count();
+            assert!(lines >= 2 * want.len(), "{name}: {lines} lines");
         }
         assert_eq!(
             std::fs::read_dir(dir.path()).unwrap().count(),
