@@ -1,8 +1,15 @@
 //! The HTML report: the markdown export (comparison tables, workload sections, charts linked
 //! as SVG images) and the history section, as one static page. No script and nothing fetched
 //! from elsewhere: the page and its SVGs are files, read the same with JavaScript off.
+//!
+//! The markdown carries text from runs, imports, the shared store and flags (bench and target
+//! names, labels, commits, machine names), so the page is made safe where it is built, not by
+//! cleaning text: pulldown-cmark's events are rendered by its HTML writer, which escapes every
+//! text and attribute, after raw HTML in the markdown has been turned into text, and links and
+//! images kept only where they name a file of the report's own folder ([`own_file`]); any other
+//! link shows as its text alone.
 
-use pulldown_cmark::{Options, Parser, html};
+use pulldown_cmark::{CowStr, Event, Options, Parser, Tag, TagEnd, html};
 
 const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2rem auto;max-width:80rem;\
 padding:0 1rem;color:#1b1b1b;line-height:1.45}table{border-collapse:collapse;margin:.6rem 0;\
@@ -11,25 +18,55 @@ td{font-variant-numeric:tabular-nums}img{max-width:100%;height:auto;border:1px s
 margin:.4rem 0}code{background:#f4f4f4;padding:0 .2rem}h1,h2,h3{line-height:1.2}\
 nav a{margin-right:1rem}";
 
+/// Whether `url` names a file in the report's own folder (`report-run1-phases.svg`), or a
+/// place on the page (`#history`): letters, digits, `.`, `-` and `_` only, no scheme, no
+/// folder, nothing a browser would read as another place.
+pub fn own_file(url: &str) -> bool {
+    let (file, anchor) = url.split_once('#').unwrap_or((url, ""));
+    let plain = |s: &str| {
+        s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'))
+    };
+    plain(file)
+        && plain(anchor)
+        && !file.starts_with('.')
+        && !(file.is_empty() && anchor.is_empty())
+}
+
+/// The markdown's events as the page renders them: raw HTML as text, links and images to
+/// anything but the report's own files without their link (their text stays).
+fn safe_events<'a>(events: impl Iterator<Item = Event<'a>>) -> impl Iterator<Item = Event<'a>> {
+    // For each link or image open, whether it was kept.
+    let mut open: Vec<bool> = Vec::new();
+    events.filter_map(move |e| match e {
+        Event::Html(t) | Event::InlineHtml(t) => Some(Event::Text(t)),
+        Event::Start(Tag::Link { ref dest_url, .. } | Tag::Image { ref dest_url, .. }) => {
+            let keep = own_file(dest_url);
+            open.push(keep);
+            keep.then_some(e)
+        }
+        Event::End(TagEnd::Link | TagEnd::Image) => open.pop().unwrap_or(false).then_some(e),
+        other => Some(other),
+    })
+}
+
+/// `text` as HTML text (escaped by the same writer as the page).
+fn escaped(text: &str) -> String {
+    let mut out = String::new();
+    html::push_html(&mut out, std::iter::once(Event::Text(CowStr::from(text))));
+    out
+}
+
 /// The page: `markdown` rendered, under `title`.
 pub fn page(title: &str, markdown: &str) -> String {
     let mut body = String::new();
     let opts = Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH;
-    html::push_html(&mut body, Parser::new_ext(markdown, opts));
-    let mut escaped = String::new();
-    for c in title.chars() {
-        match c {
-            '<' => escaped.push_str("&lt;"),
-            '>' => escaped.push_str("&gt;"),
-            '&' => escaped.push_str("&amp;"),
-            '"' => escaped.push_str("&quot;"),
-            c => escaped.push(c),
-        }
-    }
+    html::push_html(&mut body, safe_events(Parser::new_ext(markdown, opts)));
+    let title = escaped(title);
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>{escaped}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n{body}</body>\n</html>\n"
+         <title>{title}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n{body}</body>\n</html>\n"
     )
 }
 
@@ -49,5 +86,55 @@ mod tests {
         assert!(p.contains("<a href=\"more.html\">more</a>"), "{p}");
         assert!(p.contains("<h1>R &lt;1&gt;</h1>"), "{p}");
         assert!(!p.contains("<script"), "{p}");
+    }
+
+    /// What pulldown-cmark alone passes through, as a label or bench name would bring it.
+    #[test]
+    fn raw_html_and_foreign_links_in_the_markdown_are_text() {
+        let md = "| bench | x |\n|---|---|\n| <script>alert(1)</script> | <img src=x onerror=alert(2)> |\n\n\
+                  <script>alert(3)</script>\n\n[run](javascript:alert(4)) and \
+                  [there](https://elsewhere.example/x) and <https://elsewhere.example/y> and \
+                  ![pixel](https://tracker.example/p.png) and [up](../secret.html) and \
+                  [fine](report-run1.svg)\n";
+        let p = page("t", md);
+        assert!(!p.contains("<script") && !p.contains("<img src=x"), "{p}");
+        for attr in ["href", "src"] {
+            for to in ["javascript:", "https:", "../"] {
+                assert!(!p.contains(&format!("{attr}=\"{to}")), "{attr}={to} in {p}");
+            }
+        }
+        assert!(p.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "{p}");
+        assert!(p.contains("run and there and"), "{p}");
+        assert!(p.contains("<a href=\"report-run1.svg\">fine</a>"), "{p}");
+    }
+
+    #[test]
+    fn own_files_are_plain_names_in_the_folder() {
+        for ok in [
+            "report-run1-phases.svg",
+            "index.html",
+            "#history",
+            "a.svg#x",
+        ] {
+            assert!(own_file(ok), "{ok}");
+        }
+        for bad in [
+            "javascript:alert(1)",
+            "java\tscript:alert(1)",
+            " javascript:x",
+            "JaVaScRiPt:x",
+            "data:text/html,x",
+            "//evil.example/x",
+            "/etc/passwd",
+            "../x.svg",
+            ".hidden",
+            "a/b.svg",
+            "a b.svg",
+            "x%3Ay",
+            "",
+            "#",
+        ] {
+            assert!(!own_file(bad), "{bad:?}");
+        }
     }
 }
