@@ -104,7 +104,7 @@ fn point_name(p: &Point) -> String {
         (Some(l), _) => l.clone(),
         (None, Some(c)) => format!(
             "{}{}",
-            &c[..c.len().min(12)],
+            bench_core::format::prefix(c, 12),
             if p.dirty == Some(true) {
                 "+changes"
             } else {

@@ -103,6 +103,15 @@ pub fn ratio_short(value: f64) -> String {
     format!("{value:.*}x", decimals(value).min(2))
 }
 
+/// The first `n` characters of `s` (a commit's short form): cut between characters, never
+/// inside one, whatever text a store or a flag brings.
+pub fn prefix(s: &str, n: usize) -> &str {
+    match s.char_indices().nth(n) {
+        Some((i, _)) => &s[..i],
+        None => s,
+    }
+}
+
 /// The first `width` characters of `s`, with an ellipsis if cut.
 pub fn fit(s: &str, width: usize) -> String {
     if s.chars().count() <= width {
