@@ -74,7 +74,7 @@ pub enum Expr {
         slot: usize,
         at: At,
     },
-    Neg(Box<Expr>),
+    Neg(Box<Expr>, At),
     Bin(Op, Box<Expr>, Box<Expr>, At),
     Call {
         name: &'static str,
@@ -101,8 +101,11 @@ impl Expr {
                 at: *at,
                 message: "variable used before any \\set gave it a value".into(),
             })?,
-            Expr::Neg(e) => match e.eval(vars, rng)? {
-                Value::Int(i) => Value::Int(i.wrapping_neg()),
+            Expr::Neg(e, at) => match e.eval(vars, rng)? {
+                Value::Int(i) => Value::Int(i.checked_neg().ok_or_else(|| EvalError {
+                    at: *at,
+                    message: out_of_range(format!("-({i})")),
+                })?),
                 Value::Double(d) => Value::Double(-d),
             },
             Expr::Bin(op, a, b, at) => binary(*op, a.eval(vars, rng)?, b.eval(vars, rng)?, *at)?,
@@ -117,21 +120,37 @@ impl Expr {
     }
 }
 
+/// What pgbench says of integer arithmetic past 64 bits, with the operation.
+fn out_of_range(what: String) -> String {
+    format!(
+        "bigint out of range: {what} (allowed: integers from {} to {}; pgbench stops here too)",
+        i64::MIN,
+        i64::MAX
+    )
+}
+
 fn binary(op: Op, a: Value, b: Value, at: At) -> Result<Value, EvalError> {
     let err = |m: &str| EvalError {
         at,
         message: m.to_string(),
     };
     match (a, b) {
-        (Value::Int(x), Value::Int(y)) => Ok(Value::Int(match op {
-            Op::Add => x.wrapping_add(y),
-            Op::Sub => x.wrapping_sub(y),
-            Op::Mul => x.wrapping_mul(y),
-            Op::Div if y == 0 => return Err(err("division by zero")),
-            Op::Div => x.wrapping_div(y),
-            Op::Mod if y == 0 => return Err(err("modulo by zero")),
-            Op::Mod => x.wrapping_rem(y),
-        })),
+        (Value::Int(x), Value::Int(y)) => {
+            let (checked, sign) = match op {
+                Op::Add => (x.checked_add(y), "+"),
+                Op::Sub => (x.checked_sub(y), "-"),
+                Op::Mul => (x.checked_mul(y), "*"),
+                Op::Div if y == 0 => return Err(err("division by zero")),
+                Op::Div => (x.checked_div(y), "/"),
+                Op::Mod if y == 0 => return Err(err("modulo by zero")),
+                // As pgbench: anything modulo -1 is 0 (i64::MIN % -1 included).
+                Op::Mod if y == -1 => (Some(0), "%"),
+                Op::Mod => (x.checked_rem(y), "%"),
+            };
+            checked
+                .map(Value::Int)
+                .ok_or_else(|| err(&out_of_range(format!("{x} {sign} {y}"))))
+        }
         _ => {
             let (x, y) = (a.as_f64(), b.as_f64());
             Ok(Value::Double(match op {
@@ -218,7 +237,10 @@ fn call(name: &str, a: &[Value], rng: &mut Rng64) -> Result<Value, String> {
             Value::Int(lo + (k as i64 - 1))
         }
         "abs" => match a[0] {
-            Value::Int(i) => Value::Int(i.wrapping_abs()),
+            Value::Int(i) => Value::Int(
+                i.checked_abs()
+                    .ok_or_else(|| out_of_range(format!("abs({i})")))?,
+            ),
             Value::Double(d) => Value::Double(d.abs()),
         },
         "least" | "greatest" => {
@@ -233,7 +255,14 @@ fn call(name: &str, a: &[Value], rng: &mut Rng64) -> Result<Value, String> {
                 _ => Value::Double(x.as_f64()),
             }
         }
-        "int" => Value::Int(a[0].as_f64() as i64),
+        "int" => {
+            let d = a[0].as_f64();
+            // i64::MAX as a double rounds up to 2^63, which is out of range.
+            if !(d.is_finite() && d >= i64::MIN as f64 && d < i64::MAX as f64) {
+                return Err(out_of_range(format!("int({d})")));
+            }
+            Value::Int(d as i64)
+        }
         "double" => Value::Double(a[0].as_f64()),
         "sqrt" => {
             let x = a[0].as_f64();
@@ -255,7 +284,14 @@ pub(super) struct ExprParser<'a, 'v> {
     file: &'a str,
     /// Resolves a variable name to its slot, or says why it cannot be used.
     resolve: &'v mut dyn FnMut(&str) -> Result<usize, String>,
+    /// Parentheses, signs and calls open around the place being read.
+    open: usize,
 }
+
+/// How deep an expression may nest: parentheses, signs and calls around a place, and
+/// operators one after another (`1 + 1 + ... + 1` nests as deep as its terms). Evaluating
+/// and dropping an expression recurse as deep as it nests.
+pub const MAX_DEPTH: usize = 100;
 
 const ALLOWED: &str = "numbers, :variables, + - * / %, parentheses and the functions random, \
 random_gaussian, random_exponential, random_zipfian, abs, least, greatest, int, double, sqrt";
@@ -275,7 +311,18 @@ impl<'a, 'v> ExprParser<'a, 'v> {
             col0,
             file,
             resolve,
+            open: 0,
         }
+    }
+
+    fn too_deep(&self, at: At) -> ScriptError {
+        self.error(
+            at,
+            format!("an expression nested more than {MAX_DEPTH} deep"),
+            &format!(
+                "at most {MAX_DEPTH} levels of parentheses, signs, calls and operators one after another"
+            ),
+        )
     }
 
     fn at(&self) -> At {
@@ -315,7 +362,7 @@ impl<'a, 'v> ExprParser<'a, 'v> {
         if self.peek().is_none() {
             return Err(self.error(self.at(), "no expression".into(), ALLOWED));
         }
-        let e = self.sum()?;
+        let (e, _) = self.sum()?;
         if self.peek().is_some() {
             return Err(self.error(
                 self.at(),
@@ -326,49 +373,67 @@ impl<'a, 'v> ExprParser<'a, 'v> {
         Ok(e)
     }
 
-    fn sum(&mut self) -> Result<Expr, ScriptError> {
-        let mut e = self.product()?;
+    /// An expression and how deep it nests.
+    fn sum(&mut self) -> Result<(Expr, usize), ScriptError> {
+        let (mut e, mut depth) = self.product()?;
         loop {
             let op = match self.peek() {
                 Some('+') => Op::Add,
                 Some('-') => Op::Sub,
-                _ => return Ok(e),
+                _ => return Ok((e, depth)),
             };
             let at = self.at();
             self.pos += 1;
-            let r = self.product()?;
+            let (r, d) = self.product()?;
+            depth = depth.max(d) + 1;
+            if depth > MAX_DEPTH {
+                return Err(self.too_deep(at));
+            }
             e = Expr::Bin(op, Box::new(e), Box::new(r), at);
         }
     }
 
-    fn product(&mut self) -> Result<Expr, ScriptError> {
-        let mut e = self.unary()?;
+    fn product(&mut self) -> Result<(Expr, usize), ScriptError> {
+        let (mut e, mut depth) = self.unary()?;
         loop {
             let op = match self.peek() {
                 Some('*') => Op::Mul,
                 Some('/') => Op::Div,
                 Some('%') => Op::Mod,
-                _ => return Ok(e),
+                _ => return Ok((e, depth)),
             };
             let at = self.at();
             self.pos += 1;
-            let r = self.unary()?;
+            let (r, d) = self.unary()?;
+            depth = depth.max(d) + 1;
+            if depth > MAX_DEPTH {
+                return Err(self.too_deep(at));
+            }
             e = Expr::Bin(op, Box::new(e), Box::new(r), at);
         }
     }
 
-    fn unary(&mut self) -> Result<Expr, ScriptError> {
-        match self.peek() {
+    fn unary(&mut self) -> Result<(Expr, usize), ScriptError> {
+        let at = self.at();
+        self.open += 1;
+        if self.open > MAX_DEPTH {
+            return Err(self.too_deep(at));
+        }
+        let r = match self.peek() {
             Some('-') => {
+                let at = self.at();
                 self.pos += 1;
-                Ok(Expr::Neg(Box::new(self.unary()?)))
+                self.unary()
+                    .map(|(e, d)| (Expr::Neg(Box::new(e), at), d + 1))
             }
             Some('+') => {
                 self.pos += 1;
                 self.unary()
             }
             _ => self.atom(),
-        }
+        };
+        self.open -= 1;
+        r
     }
 
     fn ident(&mut self) -> String {
@@ -383,7 +448,7 @@ impl<'a, 'v> ExprParser<'a, 'v> {
         self.chars[start..self.pos].iter().collect()
     }
 
-    fn atom(&mut self) -> Result<Expr, ScriptError> {
+    fn atom(&mut self) -> Result<(Expr, usize), ScriptError> {
         let at = self.at();
         match self.peek() {
             Some('(') => {
@@ -408,7 +473,7 @@ impl<'a, 'v> ExprParser<'a, 'v> {
                 let slot = (self.resolve)(&name).map_err(|allowed| {
                     self.error(at, format!("undefined variable :{name}"), &allowed)
                 })?;
-                Ok(Expr::Var { slot, at })
+                Ok((Expr::Var { slot, at }, 1))
             }
             Some(c) if c.is_ascii_digit() || c == '.' => {
                 let start = self.pos;
@@ -428,7 +493,7 @@ impl<'a, 'v> ExprParser<'a, 'v> {
                 } else {
                     text.parse::<i64>().ok().map(Value::Int)
                 };
-                v.map(Expr::Const).ok_or_else(|| {
+                v.map(|v| (Expr::Const(v), 1)).ok_or_else(|| {
                     self.error(
                         at,
                         format!("{text:?}, not a number"),
@@ -457,9 +522,15 @@ impl<'a, 'v> ExprParser<'a, 'v> {
                 }
                 self.pos += 1;
                 let mut args = Vec::new();
+                let mut depth = 1;
                 if self.peek() != Some(')') {
                     loop {
-                        args.push(self.sum()?);
+                        let (e, d) = self.sum()?;
+                        depth = depth.max(d + 1);
+                        if depth > MAX_DEPTH {
+                            return Err(self.too_deep(at));
+                        }
+                        args.push(e);
                         match self.peek() {
                             Some(',') => self.pos += 1,
                             Some(')') => break,
@@ -485,11 +556,14 @@ impl<'a, 'v> ExprParser<'a, 'v> {
                         &format!("{fname} takes {arity}"),
                     ));
                 }
-                Ok(Expr::Call {
-                    name: fname,
-                    args,
-                    at,
-                })
+                Ok((
+                    Expr::Call {
+                        name: fname,
+                        args,
+                        at,
+                    },
+                    depth,
+                ))
             }
             _ => Err(self.error(at, self.found(), ALLOWED)),
         }
@@ -529,6 +603,68 @@ mod tests {
         assert_eq!(eval("least(:n, 9.5)").unwrap(), Value::Double(7.0));
         assert_eq!(eval("int(sqrt(50))").unwrap(), Value::Int(7));
         assert_eq!(eval("abs(-3)").unwrap(), Value::Int(3));
+    }
+
+    #[test]
+    fn integer_arithmetic_past_64_bits_stops_as_pgbench_does() {
+        let big = i64::MAX.to_string();
+        for (text, shown) in [
+            (format!("{big} + 1"), format!("{big} + 1")),
+            (format!("-{big} - 2"), format!("-{big} - 2")),
+            (format!("{big} * 2"), format!("{big} * 2")),
+            (format!("(-{big} - 1) / -1"), format!("{} / -1", i64::MIN)),
+            (format!("-(-{big} - 1)"), format!("-({})", i64::MIN)),
+            (format!("abs(-{big} - 1)"), format!("abs({})", i64::MIN)),
+            (
+                "int(1e19)".to_string(),
+                "int(10000000000000000000)".to_string(),
+            ),
+        ] {
+            let e = eval(&text).unwrap_err();
+            assert!(
+                e.message.starts_with(&format!(
+                    "bigint out of range: {shown} (allowed: integers from"
+                )),
+                "{text}: {}",
+                e.message
+            );
+        }
+        // At the edges, and what pgbench gives for % -1.
+        assert_eq!(
+            eval(&format!("{big} - 1 + 1")).unwrap(),
+            Value::Int(i64::MAX)
+        );
+        assert_eq!(eval(&format!("(-{big} - 1) % -1")).unwrap(), Value::Int(0));
+        assert_eq!(eval("int(-9.9)").unwrap(), Value::Int(-9));
+    }
+
+    #[test]
+    fn expressions_nest_at_most_max_depth_and_deeper_is_refused_not_a_crash() {
+        let ok = format!(
+            "{}1{}",
+            "(".repeat(MAX_DEPTH - 1),
+            ")".repeat(MAX_DEPTH - 1)
+        );
+        assert_eq!(eval(&ok).unwrap(), Value::Int(1));
+        let chain = vec!["1"; MAX_DEPTH].join(" + ");
+        assert_eq!(eval(&chain).unwrap(), Value::Int(MAX_DEPTH as i64));
+        // What overflowed the stack before: 10,000 levels of each kind.
+        for deep in [
+            format!("{}1{}", "(".repeat(10_000), ")".repeat(10_000)),
+            format!("{}1", "-".repeat(10_000)),
+            vec!["1"; 10_000].join(" + "),
+            vec!["2"; 10_000].join(" * "),
+            format!("{}1{}", "abs(".repeat(10_000), ")".repeat(10_000)),
+            format!("{}1", "- + ".repeat(10_000)),
+        ] {
+            let e = parse(&deep).unwrap_err().to_string();
+            assert!(
+                e.contains(&format!("nested more than {MAX_DEPTH} deep")),
+                "{e}"
+            );
+        }
+        let e = parse(&vec!["1"; MAX_DEPTH + 1].join(" + ")).unwrap_err();
+        assert!(e.to_string().contains("at most 100 levels"), "{e}");
     }
 
     #[test]
