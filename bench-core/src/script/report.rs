@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::measure::stats::{LatencyHistogram, Percentiles};
+use crate::measure::stats::{CompactLatency, Percentiles};
 
 /// One statement's figures over a bench.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -104,7 +104,7 @@ pub fn cross_check(reports: &[(&str, &ScriptReport)]) -> Vec<RowsCheck> {
 /// One statement's running figures in one client.
 #[derive(Default)]
 pub struct StatementAcc {
-    pub hist: LatencyHistogram,
+    pub hist: CompactLatency,
     pub sum_ns: u64,
     pub count: u64,
     pub rows: u64,
