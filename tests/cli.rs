@@ -1055,3 +1055,65 @@ fn criterion_results_are_shown_beside_a_live_run() {
             "cannot read /no/such/criterion: no such file or folder",
         ));
 }
+
+/// A gate must not pass on nothing: a run whose every bench was skipped, and a comparison
+/// with a baseline that has no bench in common, fail (exit 1) and say why.
+#[test]
+fn gates_fail_when_nothing_was_measured_or_compared() {
+    let cache = tempfile::tempdir().unwrap();
+    // PostgreSQL's bench without a server: skipped, so nothing measured.
+    let out = benchscope()
+        .env_remove("BENCHSCOPE_POSTGRES_URL")
+        .args(["run", "bulk_insert", "--bench", "postgres", "--rows", "10"])
+        .args(QUICK)
+        .arg("--cache-dir")
+        .arg(cache.path())
+        .assert()
+        .code(1);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(
+        err.contains("error: nothing was measured: every bench was skipped: postgres ("),
+        "{err}"
+    );
+    let dir = cache.path().join("bl");
+    tiny_run(cache.path(), "json")
+        .args([
+            "--bench",
+            "rusqlite",
+            "--save-baseline",
+            "lookup",
+            "--baseline-dir",
+        ])
+        .arg(&dir)
+        .assert()
+        .success();
+    // The same baseline against its own target: compared, exit 0.
+    tiny_run(cache.path(), "table")
+        .args([
+            "--bench",
+            "rusqlite",
+            "--baseline",
+            "lookup",
+            "--baseline-dir",
+        ])
+        .arg(&dir)
+        .assert()
+        .code(0);
+    // Against another target's run: nothing in common.
+    let out = benchscope()
+        .args(["run", "bulk_insert", "--bench", "rusqlite", "--rows", "10"])
+        .args(QUICK)
+        .args(["--baseline", "lookup", "--baseline-dir"])
+        .arg(&dir)
+        .arg("--cache-dir")
+        .arg(cache.path())
+        .assert()
+        .code(1);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(
+        err.contains(
+            "error: nothing compared: baseline lookup has no bench of this run's target in common"
+        ),
+        "{err}"
+    );
+}

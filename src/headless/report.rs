@@ -34,9 +34,12 @@ pub fn report(args: &RunArgs, p: Planned, x: Executed) -> Ended {
         interrupted,
         baseline,
     } = x;
-    let failed = records
+    let mut failed = records
         .iter()
         .any(|r| r.error.is_some() || r.benches.iter().any(|b| b.error.is_some()));
+    // A run that measured nothing (every bench skipped) must not pass for one that did: a CI
+    // job gating on its status would have judged nothing.
+    let nothing = nothing_measured(&records);
     // Read-only runs go after the live ones: in the report, never in a baseline or verdict.
     let live = records.len();
     records.extend(imported);
@@ -56,6 +59,13 @@ pub fn report(args: &RunArgs, p: Planned, x: Executed) -> Ended {
             None => {
                 let rows = crate::baseline::compare(&b.runs, &records[..live], &verdict_settings);
                 regressed = crate::baseline::any_regressed(&rows);
+                if rows.is_empty() && interrupted.is_none() && nothing.is_none() {
+                    eprintln!(
+                        "error: nothing compared: baseline {} has no bench of this run's target in common with it (a gate on it would have judged nothing)",
+                        b.name
+                    );
+                    failed = true;
+                }
                 crate::baseline::text(
                     &format!("against baseline {}", b.name),
                     &rows,
@@ -200,12 +210,33 @@ pub fn report(args: &RunArgs, p: Planned, x: Executed) -> Ended {
             eprintln!("error: {e}");
         }
     }
+    if let (Some(why), None) = (&nothing, interrupted) {
+        eprintln!("error: nothing was measured: {why}");
+        failed = true;
+    }
     Ended {
         interrupted,
         failed,
         write_failed,
         regressed,
     }
+}
+
+/// Why no bench of `records` finished (every one skipped or absent), or `None` when one did.
+fn nothing_measured(records: &[RunRecord]) -> Option<String> {
+    use bench_core::protocol::results::BenchStatus;
+    let benches = || records.iter().flat_map(|r| r.benches.iter());
+    if benches().any(|b| b.status() == BenchStatus::Finished) {
+        return None;
+    }
+    let skipped: Vec<String> = benches()
+        .filter_map(|b| b.skipped.as_ref().map(|why| format!("{} ({why})", b.name)))
+        .collect();
+    Some(if skipped.is_empty() {
+        "no bench finished".to_string()
+    } else {
+        format!("every bench was skipped: {}", skipped.join("; "))
+    })
 }
 
 /// The complete rounds of an interleaved comparison, as `(baseline, current)` runs: both runs
