@@ -1,13 +1,19 @@
 //! Keeping PostgreSQL passwords out of everything benchscope writes. A connection string can
 //! carry a password as URL userinfo (`postgres://u:pw@h/db`), as a query parameter
 //! (`?password=pw`), or as a libpq `key=value` pair (`host=h password='p w'`), each possibly
-//! percent-encoded; every form is found here (the URL forms by the url crate), and every text
-//! that leaves the process is scrubbed of each secret, encoded or not.
+//! percent-encoded; every form is found here, and every text that leaves the process is
+//! scrubbed of each secret, encoded or not.
+//!
+//! The URL forms are found twice over: by the url crate, and by the URL's shape alone
+//! ([`shaped`]: whatever stands between `scheme://` and the last `@` after it, past the first
+//! `:`, and any `password=` value), so that a URL the parser cannot read (the Unix-socket form
+//! `postgres://u:pw@/db?host=/run/postgresql`, a bad port, odd case) still has its password
+//! found. Finding too much only hides more; finding too little prints a password.
 
 /// The secrets in a connection string, in every spelling they may be echoed in (as written,
 /// percent-decoded, percent-encoded), longest first so that scrubbing replaces whole ones.
 pub fn secrets(conn: &str) -> Vec<String> {
-    let mut found: Vec<String> = Vec::new();
+    let mut found: Vec<String> = shaped(conn);
     match url::Url::parse(conn.trim()) {
         Ok(u) if u.has_host() || u.scheme().starts_with("postgres") => {
             if let Some(p) = u.password() {
@@ -54,6 +60,50 @@ fn percent_decode(s: &str) -> String {
     percent_encoding::percent_decode_str(s)
         .decode_utf8_lossy()
         .into_owned()
+}
+
+/// Whether `text` starts with the scheme `scheme` (`postgres://`), in any case.
+pub fn has_scheme(text: &str, scheme: &str) -> bool {
+    let t = text.trim_start();
+    t.len() >= scheme.len()
+        && t.is_char_boundary(scheme.len())
+        && t[..scheme.len()].eq_ignore_ascii_case(scheme)
+        && t[scheme.len()..].starts_with("://")
+}
+
+/// Secrets found by the shape of URLs in `text`, with no URL parser: for every `://`, the
+/// part from the first `:` after it to each `@` before the next whitespace (the userinfo's
+/// password, whatever characters it holds: an `@` in the password or in the query cannot
+/// hide it), and every `password=` value (its key in any case, percent-encoded or not) up to
+/// the next `&`, `#` or whitespace.
+pub fn shaped(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("://") {
+        let after = &rest[i + 3..];
+        let end = after.find(char::is_whitespace).unwrap_or(after.len());
+        let authority = &after[..end];
+        if let Some(colon) = authority.find(':') {
+            for (at, _) in authority.match_indices('@').filter(|(at, _)| *at > colon) {
+                out.push(authority[colon + 1..at].to_string());
+            }
+        }
+        rest = after;
+    }
+    for (i, _) in text.match_indices('=') {
+        let key_start = text[..i]
+            .rfind(|c: char| matches!(c, '?' | '&' | ';') || c.is_whitespace())
+            .map_or(0, |k| k + 1);
+        if !percent_decode(&text[key_start..i]).eq_ignore_ascii_case("password") {
+            continue;
+        }
+        let value = &text[i + 1..];
+        let end = value
+            .find(|c: char| matches!(c, '&' | '#') || c.is_whitespace())
+            .unwrap_or(value.len());
+        out.push(value[..end].trim_matches('\'').to_string());
+    }
+    out
 }
 
 /// The `password` values of a libpq keyword/value string (`k=v k='quoted \' value'`).
@@ -185,6 +235,28 @@ mod tests {
             ),
             ("postgres://bob@db/x", "postgres://bob@db/x"),
             ("not a connection string", "not a connection string"),
+            // What the URL parser cannot read: the Unix-socket form, a bad port, capitals,
+            // a password with the characters a URL reserves.
+            (
+                "postgres://user:pw1234@/db?host=/run/postgresql",
+                "postgres://user:***@/db?host=/run/postgresql",
+            ),
+            (
+                "postgres://user:pw1234@host:99999/db",
+                "postgres://user:***@host:99999/db",
+            ),
+            (
+                "POSTGRES://user:pw1234@host/db",
+                "POSTGRES://user:***@host/db",
+            ),
+            (
+                "PostgreSQL://user:p/w@d#1@host/db",
+                "PostgreSQL://user:***@host/db",
+            ),
+            (
+                "postgresql:///db?host=/tmp&Password=pw1234&user=u",
+                "postgresql:///db?host=/tmp&Password=***&user=u",
+            ),
         ];
         for (conn, shown) in cases {
             if conn.contains(r"\'") {
@@ -206,5 +278,34 @@ mod tests {
         );
         let s = secrets("postgres://db/x?password=p%26q");
         assert_eq!(scrub("bad password p&q", &s), "bad password ***");
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+        /// However a PostgreSQL URL is spelt (any case, a socket path for a host, a port
+        /// the URL parser refuses, a password of any non-space characters, an `@` after
+        /// it), neither it nor a driver's message echoing its password shows the password.
+        #[test]
+        fn a_url_password_is_never_shown(
+            scheme in "(?i)postgres(ql)?",
+            user in "[a-z]{1,8}",
+            pw in "[^\\s*]{4,24}",
+            host in "(|[a-z]{1,8}|\\[::1\\])",
+            port in "(|:[0-9]{1,6}|:x)",
+            tail in "(|\\?host=/run/postgresql|\\?user=a@b|\\?sslmode=disable&application_name=q)",
+        ) {
+            let url = format!("{scheme}://{user}:{pw}@{host}{port}/db{tail}");
+            let s = secrets(&url);
+            let shown = redact(&url);
+            proptest::prop_assert!(!shown.contains(&pw), "{url} shown as {shown}");
+            let message = format!("connecting to {url}: password {pw} rejected for {user}");
+            let scrubbed = scrub(&message, &s);
+            proptest::prop_assert!(!scrubbed.contains(&pw), "{scrubbed}");
+            let decoded = percent_decode(&pw);
+            if decoded.len() >= 4 && !decoded.contains('*') {
+                let echoed = scrub(&format!("password {decoded} rejected"), &s);
+                proptest::prop_assert!(!echoed.contains(&decoded), "{echoed}");
+            }
+        }
     }
 }
