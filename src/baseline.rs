@@ -193,6 +193,16 @@ pub fn load(dir: &Path, what: &str) -> Result<Baseline, String> {
         p
     };
     let (text, v) = crate::files::read_document(&p)?;
+    let read = read_baseline(&p, &text, v)?;
+    for (i, r) in read.runs.iter().enumerate() {
+        r.check_figures()
+            .map_err(|e| format!("{}: run {}: {e}", p.display(), i + 1))?;
+    }
+    Ok(read)
+}
+
+/// A baseline or report document, as a baseline.
+fn read_baseline(p: &Path, text: &str, v: serde_json::Value) -> Result<Baseline, String> {
     match v["schema"].as_str() {
         Some(SCHEMA) => {
             crate::files::check_version(&v, SCHEMA, SCHEMA_VERSION)
@@ -202,7 +212,7 @@ pub fn load(dir: &Path, what: &str) -> Result<Baseline, String> {
         }
         Some("benchscope.report") => {
             let saved =
-                crate::export::json::read(&text).map_err(|e| format!("{}: {e}", p.display()))?;
+                crate::export::json::read(text).map_err(|e| format!("{}: {e}", p.display()))?;
             Ok(Baseline {
                 schema: SCHEMA.into(),
                 schema_version: SCHEMA_VERSION,

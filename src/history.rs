@@ -433,7 +433,10 @@ pub fn run(args: HistoryArgs) -> i32 {
             return 1;
         }
     };
-    let all = series(&points, noise, &Settings::default());
+    if let Some(n) = points.note() {
+        eprintln!("warning: {n}");
+    }
+    let all = series(&points.rows, noise, &Settings::default());
     match args.format {
         Format::Table => crate::out::print(&table(&all)),
         Format::Json => crate::out::print(&format!(

@@ -301,7 +301,12 @@ pub fn open(path: &Path) -> Result<Vec<RunRecord>, String> {
         ));
     }
     if path.is_dir() {
-        return criterion(path);
+        let runs = criterion(path)?;
+        for r in &runs {
+            r.check_figures()
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+        }
+        return Ok(runs);
     }
     let mut note = String::new();
     let mut runs: Vec<RunRecord> = if path.extension().is_some_and(|x| x == "jsonl") {
@@ -325,7 +330,9 @@ pub fn open(path: &Path) -> Result<Vec<RunRecord>, String> {
     } else {
         crate::baseline::load(Path::new("."), &path.display().to_string())?.runs
     };
-    for r in &mut runs {
+    for (i, r) in runs.iter_mut().enumerate() {
+        r.check_figures()
+            .map_err(|e| format!("{}: run {}: {e}", path.display(), i + 1))?;
         r.source
             .get_or_insert_with(|| format!("{}{note}", path.display()));
     }

@@ -47,8 +47,11 @@ pub fn write(
 }
 
 /// The history of the benches of `runs` from the store at `target`, as history shows it;
-/// or why there is none.
-pub fn history_of(runs: &[RunRecord], target: &Target) -> Result<Vec<Series>, String> {
+/// or why there is none; with a line naming the store's rows that did not read, if any.
+pub fn history_of(
+    runs: &[RunRecord],
+    target: &Target,
+) -> Result<(Vec<Series>, Option<String>), String> {
     let mut store = Store::open_existing(target)?;
     let mut targets: Vec<&str> = runs
         .iter()
@@ -57,39 +60,57 @@ pub fn history_of(runs: &[RunRecord], target: &Target) -> Result<Vec<Series>, St
     targets.sort();
     targets.dedup();
     let mut all = Vec::new();
+    let mut skipped = Vec::new();
     for t in targets {
         let benches: Vec<String> = runs
             .iter()
             .filter(|r| r.start.as_ref().is_some_and(|s| s.target == t))
             .flat_map(|r| r.benches.iter().map(|b| b.name.clone()))
             .collect();
-        all.extend(series_of(&mut store, t, benches)?);
+        let read = series_of(&mut store, t, benches)?;
+        all.extend(read.rows);
+        skipped.extend(read.skipped);
     }
-    Ok(all)
+    let note = crate::store::Read::<Series> {
+        rows: Vec::new(),
+        skipped,
+    }
+    .note();
+    Ok((all, note))
 }
 
 /// One bench's history (every machine's series) from the store at `target`, as the
 /// explorer's history overlay shows it.
+/// (Rows of the store that do not read are left out.)
 pub fn bench_history(target: &Target, on: &str, bench: &str) -> Result<Vec<Series>, String> {
     series_of(
         &mut Store::open_existing(target)?,
         on,
         vec![bench.to_string()],
     )
+    .map(|r| r.rows)
 }
 
-/// The series of `benches` of target `on`, with the default noise threshold.
-fn series_of(store: &mut Store, on: &str, benches: Vec<String>) -> Result<Vec<Series>, String> {
+/// The series of `benches` of target `on`, with the default noise threshold, and the rows
+/// of the store left out.
+fn series_of(
+    store: &mut Store,
+    on: &str,
+    benches: Vec<String>,
+) -> Result<crate::store::Read<Series>, String> {
     let points = store.points(&Filter {
         target: Some(on.to_string()),
         benches,
         ..Filter::default()
     })?;
-    Ok(crate::history::series(
-        &points,
-        crate::history::DEFAULT_NOISE,
-        &Default::default(),
-    ))
+    Ok(crate::store::Read {
+        rows: crate::history::series(
+            &points.rows,
+            crate::history::DEFAULT_NOISE,
+            &Default::default(),
+        ),
+        skipped: points.skipped,
+    })
 }
 
 /// `benchscope report --html DIR`: the newest run of each target on each machine from the
@@ -128,8 +149,23 @@ pub fn run(args: ReportArgs) -> i32 {
             return 1;
         }
     };
-    let history =
-        crate::history::series(&points, crate::history::DEFAULT_NOISE, &Default::default());
+    let history = crate::history::series(
+        &points.rows,
+        crate::history::DEFAULT_NOISE,
+        &Default::default(),
+    );
+    // What of the store did not read is named on the page, and the rest reported.
+    let mut skipped = runs.skipped;
+    skipped.extend(points.skipped);
+    let note = crate::store::Read::<()> {
+        rows: Vec::new(),
+        skipped,
+    }
+    .note();
+    if let Some(n) = &note {
+        eprintln!("warning: {n}");
+    }
+    let runs = runs.rows;
     let at = crate::format::now_rfc3339();
     // Ratios against the first run's target's baseline bench.
     let baseline = runs
@@ -144,7 +180,7 @@ pub fn run(args: ReportArgs) -> i32 {
         &format!("benchscope report: {target}"),
         &report,
         &history,
-        None,
+        note.as_deref(),
     ) {
         Ok(p) => {
             eprintln!("wrote {}", p.display());

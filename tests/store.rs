@@ -195,32 +195,50 @@ fn runs_are_recorded_and_history_and_imports_read_them() {
     );
 }
 
+/// However the store's URL is spelt (capitals, a Unix socket, a port no parser takes), an
+/// unreachable store keeps the run's own outputs, never shows its password, and never becomes
+/// a folder named after it.
 #[test]
 fn an_unreachable_store_keeps_the_runs_own_outputs_and_hides_its_password() {
-    let work = tempfile::tempdir().unwrap();
-    let out = work.path().join("out.json");
-    // Port 9 (discard) on loopback: nothing listens, the connection is refused at once.
-    let o = recorded_run(
-        &work.path().join("data"),
-        &work.path().join("cache"),
+    for url in [
+        // Port 9 (discard) on loopback: nothing listens, the connection is refused at once.
         "postgres://bench:s3cret-pw@127.0.0.1:9/none",
-        &["rusqlite"],
-    )
-    .arg("-o")
-    .arg(&out)
-    .output()
-    .unwrap();
-    let e = stderr(&o);
-    assert_eq!(o.status.code(), Some(1), "{e}");
-    assert!(
-        e.contains("results store postgres://bench:")
-            && e.contains("the run's own outputs are kept"),
-        "{e}"
-    );
-    assert!(!e.contains("s3cret-pw"), "{e}");
-    let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
-    assert_eq!(doc["schema_version"], 1);
+        "POSTGRES://bench:s3cret-pw@127.0.0.1:9/none",
+        "postgresql://bench:s3cret-pw@/none?host=/nonexistent-socket-folder",
+        "postgres://bench:s3cret-pw@127.0.0.1:99999/none",
+        "mysql://bench:s3cret-pw@127.0.0.1:9/none",
+    ] {
+        let work = tempfile::tempdir().unwrap();
+        let out = work.path().join("out.json");
+        let o = recorded_run(
+            &work.path().join("data"),
+            &work.path().join("cache"),
+            url,
+            &["rusqlite"],
+        )
+        .current_dir(work.path())
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{url}: {e}");
+        assert!(
+            e.contains("results store ") && e.contains("the run's own outputs are kept"),
+            "{url}: {e}"
+        );
+        assert!(!e.contains("s3cret-pw"), "{url}: {e}");
+        assert!(!String::from_utf8_lossy(&o.stdout).contains("s3cret-pw"));
+        let doc: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+        assert_eq!(doc["schema_version"], 1);
+        let mut left: Vec<String> = std::fs::read_dir(work.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["cache", "data", "out.json"], "{url}");
+    }
 }
 
 /// A database of the test's own on the server of BENCHSCOPE_POSTGRES_URL, dropped at the end.
@@ -366,4 +384,118 @@ fn two_machines_write_twenty_runs_each_to_one_postgres_store_at_once() {
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(doc.as_array().unwrap().len(), 1);
     assert_eq!(doc[0]["machine"], names[1].1.as_str());
+}
+
+/// A store many machines write is input from others. Labels and commits that are markup,
+/// shell and gnuplot commands, control characters and multi-byte text; figures that cannot
+/// be times; rows of the wrong types and records that do not read: `history` and
+/// `report --html` read what reads, name what they left out, never panic, run nothing, and
+/// write a page that is inert as a browser reads it, with charts that are well-formed SVG.
+#[test]
+fn a_hostile_shared_store_is_read_as_text_and_figures() {
+    let work = tempfile::tempdir().unwrap();
+    let (data, cache) = (work.path().join("data"), work.path().join("cache"));
+    let db = work.path().join("results.sqlite");
+    let db_s = db.display().to_string();
+    let pwned = work.path().join("pwned");
+    let label = format!(
+        "</td><script>alert(1)</script><img src=x onerror=alert(2)>\n\tsystem('touch {}')\u{1}[x](javascript:alert(3))",
+        pwned.display()
+    );
+    // A commit cut at 12 characters used to be cut at 12 bytes, inside a character.
+    let commit = "héllo-ünïcödé-ßßß";
+    for args in [
+        vec!["--label".to_string(), label.clone()],
+        vec!["--commit".to_string(), commit.to_string()],
+    ] {
+        let o = recorded_run(&data, &cache, &db_s, &["rusqlite", "middleware/spin"])
+            .args(&args)
+            .current_dir(work.path())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(stderr(&o).contains("recorded 1 run"), "{}", stderr(&o));
+    }
+    {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        // Copies of the first run whose figures cannot be times, or do not read.
+        let copy = |key: &str, record: &str| -> i64 {
+            c.execute(
+                "INSERT INTO runs (run_key, recorded_at, machine_id, machine_name, cpu, cores, \
+                 kernel, commit_sha, dirty, label, target, knobs, build_profile, profiled, record) \
+                 SELECT ?1, recorded_at, machine_id, machine_name, cpu, cores, kernel, commit_sha, \
+                 dirty, label, target, knobs, build_profile, profiled, ?2 FROM runs WHERE id = 1",
+                rusqlite::params![key, record],
+            )
+            .unwrap();
+            c.last_insert_rowid()
+        };
+        let record: String = c
+            .query_row("SELECT record FROM runs WHERE id = 1", [], |r| r.get(0))
+            .unwrap();
+        let negative = record.replacen("\"median\":", "\"median\":-5.0,\"was\":", 1);
+        for (key, rec, median) in [
+            (
+                "negative",
+                negative.as_str(),
+                rusqlite::types::Value::Real(-5.0),
+            ),
+            ("huge", record.as_str(), rusqlite::types::Value::Real(1e308)),
+            (
+                "text",
+                "{not json",
+                rusqlite::types::Value::Text("fast".into()),
+            ),
+        ] {
+            let id = copy(key, rec);
+            c.execute(
+                "INSERT INTO bench_results (run_id, bench, status, median_ns, ci_low_ns, \
+                 ci_high_ns, samples) VALUES (?1, 'rusqlite', 'finished', ?2, 1.0, 2.0, 10)",
+                rusqlite::params![id, median],
+            )
+            .unwrap();
+        }
+    }
+    let o = store_cmd(&data)
+        .args(["history", "--store", &db_s])
+        .current_dir(work.path())
+        .output()
+        .unwrap();
+    let e = stderr(&o);
+    assert!(o.status.code().is_some_and(|c| c == 0 || c == 3), "{e}");
+    assert!(
+        e.contains("warning: 3 rows of the results store did not read and were left out: run 3 "),
+        "{e}"
+    );
+    let table = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(table.contains("héllo-ünïcö"), "{table}");
+    let site = work.path().join("site");
+    let o = store_cmd(&data)
+        .args(["report", "--store", &db_s, "--html"])
+        .arg(&site)
+        .current_dir(work.path())
+        .output()
+        .unwrap();
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{e}");
+    assert!(e.contains("did not read and were left out"), "{e}");
+    let page = std::fs::read_to_string(site.join("index.html")).unwrap();
+    common::html_is_inert(&page).unwrap_or_else(|bad| panic!("{bad} in\n{page}"));
+    assert!(
+        page.contains("&lt;script&gt;alert(1)&lt;/script&gt;"),
+        "{page}"
+    );
+    assert!(page.contains("did not read and were left out"), "{page}");
+    let mut svgs = 0;
+    for f in std::fs::read_dir(&site).unwrap() {
+        let p = f.unwrap().path();
+        if p.extension().is_some_and(|x| x == "svg") {
+            let text = std::fs::read_to_string(&p).unwrap();
+            roxmltree::Document::parse(&text).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+            assert!(!text.contains("<script"), "{}", p.display());
+            svgs += 1;
+        }
+    }
+    assert!(svgs >= 2, "{svgs} charts");
+    assert!(!pwned.exists(), "a label ran a command");
 }

@@ -181,7 +181,7 @@ pub fn report(args: &RunArgs, p: Planned, x: Executed) -> Ended {
             Some(rec) => crate::site::history_of(&records[..live], &rec.target),
         };
         let (series, note) = match &history {
-            Ok(s) => (s.as_slice(), None),
+            Ok((s, note)) => (s.as_slice(), note.as_deref()),
             Err(e) => (&[][..], Some(e.as_str())),
         };
         let title = format!(

@@ -88,7 +88,8 @@ mod tests {
         let points = Store::open(&Target::Sqlite(db))
             .unwrap()
             .points(&Filter::default())
-            .unwrap();
+            .unwrap()
+            .rows;
         assert_eq!(points.len(), 1);
         assert_eq!(points[0].label.as_deref(), Some("l1"));
 

@@ -35,7 +35,11 @@ impl Location {
             .map(str::trim)
             .filter(|s| !s.is_empty())
         {
-            Some(u) if u.starts_with("postgres://") || u.starts_with("postgresql://") => {
+            // The scheme in any case: `POSTGRES://...` is a server, not a file path.
+            Some(u)
+                if bench_core::redact::has_scheme(u, "postgres")
+                    || bench_core::redact::has_scheme(u, "postgresql") =>
+            {
                 Target::Postgres(u.to_string())
             }
             Some(p) => Target::Sqlite(PathBuf::from(p)),
@@ -89,7 +93,7 @@ impl std::fmt::Display for Target {
     /// Passwords never shown.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Target::Sqlite(p) => write!(f, "{}", p.display()),
+            Target::Sqlite(p) => f.write_str(&bench_core::redact::redact(&p.display().to_string())),
             Target::Postgres(u) => f.write_str(&bench_core::redact::redact(u)),
         }
     }
@@ -233,6 +237,86 @@ pub struct Point {
     pub ci: [f64; 2],
 }
 
+/// What a read of the store gave: the rows that read as figures, and a line for each that did
+/// not. A store many machines write is input from others: a row of the wrong type, or a
+/// figure that cannot be a time (negative, infinite, absurd), is left out and named rather
+/// than failing the read for everyone.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Read<T> {
+    pub rows: Vec<T>,
+    pub skipped: Vec<String>,
+}
+
+impl<T> Read<T> {
+    /// A read where `results` are the rows as they came: the ones that read are kept.
+    pub fn of(results: impl IntoIterator<Item = Result<T, String>>) -> Read<T> {
+        let mut r = Read {
+            rows: Vec::new(),
+            skipped: Vec::new(),
+        };
+        for x in results {
+            match x {
+                Ok(v) => r.rows.push(v),
+                Err(e) => r.skipped.push(e),
+            }
+        }
+        r
+    }
+
+    /// One line saying what was left out (the first three named), or `None`.
+    pub fn note(&self) -> Option<String> {
+        let n = self.skipped.len();
+        (n > 0).then(|| {
+            let shown: Vec<&str> = self.skipped.iter().take(3).map(String::as_str).collect();
+            format!(
+                "{n} row{} of the results store did not read and {} left out: {}{}",
+                if n == 1 { "" } else { "s" },
+                if n == 1 { "was" } else { "were" },
+                shown.join("; "),
+                if n > 3 { "; ..." } else { "" }
+            )
+        })
+    }
+}
+
+impl Point {
+    /// The point, if its figures can be times: the median, and the interval's ends where it
+    /// has them.
+    pub fn checked(self) -> Result<Point, String> {
+        use bench_core::protocol::results::plausible_ns;
+        let ci_ok = self.ci.iter().all(|v| v.is_nan() || plausible_ns(*v));
+        if plausible_ns(self.median) && ci_ok {
+            Ok(self)
+        } else {
+            Err(format!(
+                "run {} bench {:?}: median {} [{}, {}] (allowed: finite times in ns above 0)",
+                self.run, self.bench, self.median, self.ci[0], self.ci[1]
+            ))
+        }
+    }
+}
+
+/// Refuses a store whose schema is newer than this build's migrations (`found`, from its
+/// refinery_schema_history; `known`, the newest migration embedded here): a newer benchscope
+/// wrote it, and this one would misread it.
+pub fn check_schema(found: Option<i64>, known: i64) -> Result<(), String> {
+    match found {
+        Some(v) if v > known => Err(format!(
+            "written by a newer benchscope (schema version {v}; this one reads up to {known}): \
+             read it with that benchscope or a newer one, or give another --store"
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// A run's record as the store holds it (JSON), read and its figures checked.
+fn record_of(id: i64, text: &str) -> Result<RunRecord, String> {
+    let r: RunRecord = serde_json::from_str(text)
+        .map_err(|e| format!("run {id}: its record does not read: {e}"))?;
+    r.check_figures().map_err(|e| format!("run {id}: {e}"))?;
+    Ok(r)
+}
+
 /// What a store holds, for `store info`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Info {
@@ -296,23 +380,35 @@ fn points_query(f: &Filter, ph: impl Fn(usize) -> String) -> (String, Vec<String
     )
 }
 
-/// The query of the newest run of each target on each machine (its whole record), and its
-/// values.
+/// The query of the runs not profiled, newest first (id, target, machine, record): the newest
+/// of each target on each machine that reads is taken from it ([`Store::latest`]).
 fn latest_query(f: &Filter, ph: impl Fn(usize) -> String) -> (String, Vec<String>) {
     let (cond, args) = conditions(f, false, &ph);
     (
         format!(
-            "SELECT record FROM runs WHERE id IN (SELECT MAX(r.id) FROM runs r \
-             WHERE NOT r.profiled{cond} GROUP BY r.target, r.machine_id) ORDER BY id"
+            "SELECT r.id, r.target, r.machine_id, r.record FROM runs r \
+             WHERE NOT r.profiled{cond} ORDER BY r.id DESC"
         ),
         args,
     )
+}
+
+/// A run as [`latest_query`] reads it.
+pub struct LatestRow {
+    pub id: i64,
+    pub target: String,
+    pub machine: String,
+    pub record: String,
 }
 
 impl Store {
     /// Opens the store, making it and bringing its schema up to date on first use.
     pub fn open(target: &Target) -> Result<Store, String> {
         match target {
+            // A URL of another kind is not a file name to make folders of.
+            Target::Sqlite(p) if p.as_os_str().to_string_lossy().contains("://") => Err(
+                "not a file path, and not a PostgreSQL URL (allowed: a SQLite file, or postgres://... or postgresql://... in any case)".to_string(),
+            ),
             Target::Sqlite(p) => sqlite::Sqlite::open(p).map(|s| Store::Sqlite(Box::new(s))),
             Target::Postgres(u) => {
                 postgres::Postgres::open(u).map(|p| Store::Postgres(Box::new(p)))
@@ -349,29 +445,53 @@ impl Store {
         Ok(new)
     }
 
-    /// The finished benches of runs not profiled, oldest first.
-    pub fn points(&mut self, f: &Filter) -> Result<Vec<Point>, String> {
-        match self {
+    /// The finished benches of runs not profiled, oldest first; rows that do not read, or
+    /// whose figures cannot be times, left out and named.
+    pub fn points(&mut self, f: &Filter) -> Result<Read<Point>, String> {
+        let rows = match self {
             Store::Sqlite(s) => s.points(f),
             Store::Postgres(p) => p.points(f),
         }
-        .map_err(|e| format!("cannot read the results store: {e}"))
+        .map_err(|e| format!("cannot read the results store: {e}"))?;
+        Ok(Read::of(
+            rows.into_iter().map(|r| r.and_then(Point::checked)),
+        ))
     }
 
-    /// The newest run of each target on each machine, oldest first.
-    pub fn latest(&mut self, f: &Filter) -> Result<Vec<RunRecord>, String> {
-        let texts = match self {
+    /// The newest run of each target on each machine that reads, oldest first; newer
+    /// records that do not read, or whose figures cannot be times, left out and named.
+    pub fn latest(&mut self, f: &Filter) -> Result<Read<RunRecord>, String> {
+        let rows = match self {
             Store::Sqlite(s) => s.latest(f),
             Store::Postgres(p) => p.latest(f),
         }
         .map_err(|e| format!("cannot read the results store: {e}"))?;
-        texts
-            .iter()
-            .map(|t| {
-                serde_json::from_str(t)
-                    .map_err(|e| format!("a run in the results store does not read: {e}"))
-            })
-            .collect()
+        let mut seen = std::collections::BTreeSet::new();
+        let mut read = Read {
+            rows: Vec::new(),
+            skipped: Vec::new(),
+        };
+        for row in rows {
+            let row = match row {
+                Ok(r) => r,
+                Err(e) => {
+                    read.skipped.push(e);
+                    continue;
+                }
+            };
+            if seen.contains(&(row.target.clone(), row.machine.clone())) {
+                continue;
+            }
+            match record_of(row.id, &row.record) {
+                Ok(r) => {
+                    seen.insert((row.target, row.machine));
+                    read.rows.push(r);
+                }
+                Err(e) => read.skipped.push(e),
+            }
+        }
+        read.rows.reverse();
+        Ok(read)
     }
 
     pub fn info(&mut self) -> Result<Info, String> {

@@ -41,15 +41,36 @@ impl Postgres {
                 .execute("SELECT pg_advisory_lock($1)", &[&MIGRATION_LOCK])
                 .await
                 .map_err(|e| e.to_string())?;
-            let migrated = embedded::migrations::runner()
-                .run_async(&mut client)
+            let runner = embedded::migrations::runner();
+            let known = runner
+                .get_migrations()
+                .iter()
+                .map(|m| i64::from(m.version()))
+                .max()
+                .unwrap_or(0);
+            // No history table yet (a new store) reads as no version.
+            let found: Option<i64> = client
+                .query_opt(
+                    "SELECT MAX(version)::BIGINT FROM refinery_schema_history",
+                    &[],
+                )
                 .await
-                .map_err(|e| format!("cannot bring its schema up to date: {e}"));
+                .ok()
+                .flatten()
+                .and_then(|r| r.get(0));
+            let migrated = match super::check_schema(found, known) {
+                Ok(()) => runner
+                    .run_async(&mut client)
+                    .await
+                    .map(drop)
+                    .map_err(|e| format!("cannot bring its schema up to date: {e}")),
+                Err(e) => Err(e),
+            };
             client
                 .execute("SELECT pg_advisory_unlock($1)", &[&MIGRATION_LOCK])
                 .await
                 .map_err(|e| e.to_string())?;
-            migrated.map(|_| client)
+            migrated.map(|()| client)
         })?;
         Ok(Postgres { rt, client })
     }
@@ -130,14 +151,30 @@ impl Postgres {
             .map_err(|e| e.to_string())
     }
 
-    pub fn points(&mut self, f: &Filter) -> Result<Vec<Point>, String> {
+    /// The points the query finds, each as it read (a row of the wrong types as its error).
+    pub fn points(&mut self, f: &Filter) -> Result<Vec<Result<Point, String>>, String> {
         let rows = self.query(super::points_query(f, |i| format!("${i}")))?;
         Ok(rows.iter().map(point).collect())
     }
 
-    pub fn latest(&mut self, f: &Filter) -> Result<Vec<String>, String> {
+    /// The runs' records, newest first, each as it read.
+    pub fn latest(&mut self, f: &Filter) -> Result<Vec<Result<super::LatestRow, String>>, String> {
         let rows = self.query(super::latest_query(f, |i| format!("${i}")))?;
-        Ok(rows.iter().map(|r| r.get(0)).collect())
+        Ok(rows
+            .iter()
+            .map(|r| {
+                let id: i64 = r.try_get(0).map_err(|e| e.to_string())?;
+                let read = || -> Result<super::LatestRow, tokio_postgres::Error> {
+                    Ok(super::LatestRow {
+                        id,
+                        target: r.try_get(1)?,
+                        machine: r.try_get(2)?,
+                        record: r.try_get(3)?,
+                    })
+                };
+                read().map_err(|e| format!("run {id}: {e}"))
+            })
+            .collect())
     }
 
     pub fn info(&mut self) -> Result<Info, String> {
@@ -159,28 +196,32 @@ impl Postgres {
     }
 }
 
-fn point(row: &Row) -> Point {
-    Point {
-        run: row.get(0),
-        recorded_at: row.get(1),
-        machine_id: row.get(2),
-        machine_name: row.get(3),
-        cpu: row.get(4),
-        cores: i64::from(row.get::<_, i32>(5)),
-        kernel: row.get(6),
-        commit: row.get(7),
-        dirty: row.get(8),
-        label: row.get(9),
-        target: row.get(10),
-        knobs: row.get(11),
-        build_profile: row.get(12),
-        cpu_idle: row.get(13),
-        cpus: row.get(14),
-        bench: row.get(15),
-        median: row.get(16),
-        ci: [
-            row.get::<_, Option<f64>>(17).unwrap_or(f64::NAN),
-            row.get::<_, Option<f64>>(18).unwrap_or(f64::NAN),
-        ],
-    }
+fn point(row: &Row) -> Result<Point, String> {
+    let run: i64 = row.try_get(0).map_err(|e| e.to_string())?;
+    let read = || -> Result<Point, tokio_postgres::Error> {
+        Ok(Point {
+            run,
+            recorded_at: row.try_get(1)?,
+            machine_id: row.try_get(2)?,
+            machine_name: row.try_get(3)?,
+            cpu: row.try_get(4)?,
+            cores: i64::from(row.try_get::<_, i32>(5)?),
+            kernel: row.try_get(6)?,
+            commit: row.try_get(7)?,
+            dirty: row.try_get(8)?,
+            label: row.try_get(9)?,
+            target: row.try_get(10)?,
+            knobs: row.try_get(11)?,
+            build_profile: row.try_get(12)?,
+            cpu_idle: row.try_get(13)?,
+            cpus: row.try_get(14)?,
+            bench: row.try_get(15)?,
+            median: row.try_get(16)?,
+            ci: [
+                row.try_get::<_, Option<f64>>(17)?.unwrap_or(f64::NAN),
+                row.try_get::<_, Option<f64>>(18)?.unwrap_or(f64::NAN),
+            ],
+        })
+    };
+    read().map_err(|e| format!("run {run}: {e}"))
 }

@@ -37,7 +37,22 @@ impl Sqlite {
         let lock = std::fs::File::open(path).map_err(|e| e.to_string())?;
         lock.lock()
             .map_err(|e| format!("cannot lock {}: {e}", path.display()))?;
-        embedded::migrations::runner()
+        let runner = embedded::migrations::runner();
+        let known = runner
+            .get_migrations()
+            .iter()
+            .map(|m| i64::from(m.version()))
+            .max()
+            .unwrap_or(0);
+        let found: Option<i64> = conn
+            .query_row(
+                "SELECT MAX(version) FROM refinery_schema_history",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap_or(None);
+        super::check_schema(found, known)?;
+        runner
             .run(&mut conn)
             .map_err(|e| format!("cannot bring its schema up to date: {e}"))?;
         drop(lock);
@@ -105,44 +120,61 @@ impl Sqlite {
         Ok(true)
     }
 
-    pub fn points(&mut self, f: &Filter) -> Result<Vec<Point>, String> {
+    /// The points the query finds, each as it read (a row of the wrong types as its error).
+    pub fn points(&mut self, f: &Filter) -> Result<Vec<Result<Point, String>>, String> {
         let (sql, args) = super::points_query(f, |i| format!("?{i}"));
         let mut stmt = self.conn.prepare(&sql).map_err(|e| e.to_string())?;
         let rows = stmt
             .query_map(rusqlite::params_from_iter(args.iter()), |row| {
-                Ok(Point {
-                    run: row.get(0)?,
-                    recorded_at: row.get(1)?,
-                    machine_id: row.get(2)?,
-                    machine_name: row.get(3)?,
-                    cpu: row.get(4)?,
-                    cores: row.get(5)?,
-                    kernel: row.get(6)?,
-                    commit: row.get(7)?,
-                    dirty: row.get(8)?,
-                    label: row.get(9)?,
-                    target: row.get(10)?,
-                    knobs: row.get(11)?,
-                    build_profile: row.get(12)?,
-                    cpu_idle: row.get(13)?,
-                    cpus: row.get(14)?,
-                    bench: row.get(15)?,
-                    median: row.get(16)?,
-                    ci: [
-                        row.get::<_, Option<f64>>(17)?.unwrap_or(f64::NAN),
-                        row.get::<_, Option<f64>>(18)?.unwrap_or(f64::NAN),
-                    ],
-                })
+                let run: i64 = row.get(0)?;
+                let point = (|| {
+                    Ok(Point {
+                        run,
+                        recorded_at: row.get(1)?,
+                        machine_id: row.get(2)?,
+                        machine_name: row.get(3)?,
+                        cpu: row.get(4)?,
+                        cores: row.get(5)?,
+                        kernel: row.get(6)?,
+                        commit: row.get(7)?,
+                        dirty: row.get(8)?,
+                        label: row.get(9)?,
+                        target: row.get(10)?,
+                        knobs: row.get(11)?,
+                        build_profile: row.get(12)?,
+                        cpu_idle: row.get(13)?,
+                        cpus: row.get(14)?,
+                        bench: row.get(15)?,
+                        median: row.get(16)?,
+                        ci: [
+                            row.get::<_, Option<f64>>(17)?.unwrap_or(f64::NAN),
+                            row.get::<_, Option<f64>>(18)?.unwrap_or(f64::NAN),
+                        ],
+                    })
+                })();
+                Ok(point.map_err(|e: rusqlite::Error| format!("run {run}: {e}")))
             })
             .map_err(|e| e.to_string())?;
         rows.collect::<Result<_, _>>().map_err(|e| e.to_string())
     }
 
-    pub fn latest(&mut self, f: &Filter) -> Result<Vec<String>, String> {
+    /// The runs' records, newest first, each as it read.
+    pub fn latest(&mut self, f: &Filter) -> Result<Vec<Result<super::LatestRow, String>>, String> {
         let (sql, args) = super::latest_query(f, |i| format!("?{i}"));
         let mut stmt = self.conn.prepare(&sql).map_err(|e| e.to_string())?;
         let rows = stmt
-            .query_map(rusqlite::params_from_iter(args.iter()), |row| row.get(0))
+            .query_map(rusqlite::params_from_iter(args.iter()), |row| {
+                let id: i64 = row.get(0)?;
+                let read = || -> rusqlite::Result<super::LatestRow> {
+                    Ok(super::LatestRow {
+                        id,
+                        target: row.get(1)?,
+                        machine: row.get(2)?,
+                        record: row.get(3)?,
+                    })
+                };
+                Ok(read().map_err(|e| format!("run {id}: {e}")))
+            })
             .map_err(|e| e.to_string())?;
         rows.collect::<Result<_, _>>().map_err(|e| e.to_string())
     }

@@ -124,7 +124,51 @@ pub struct RunRecord {
     pub source: Option<String>,
 }
 
+/// The largest time per operation a figure may hold: 10^15 ns (11.6 days), as a Criterion
+/// import's samples may.
+pub const MAX_NS: f64 = 1e15;
+
+/// Whether `v` can be a time per operation: finite, above 0, at most [`MAX_NS`].
+pub fn plausible_ns(v: f64) -> bool {
+    v.is_finite() && v > 0.0 && v <= MAX_NS
+}
+
 impl RunRecord {
+    /// The first figure of the run that cannot be a time per operation (a sample, a median,
+    /// a mean, an interval's end, a minimum or maximum), named with its bench and value: what
+    /// every run read from a file, an import or a store is checked against before it is used.
+    pub fn check_figures(&self) -> Result<(), String> {
+        let allowed = format!("allowed: a finite time in ns above 0 and at most {MAX_NS:e}");
+        for b in &self.benches {
+            let bad = |what: String, v: f64| {
+                Err(format!("bench {:?}: {what} is {v} ({allowed})", b.name))
+            };
+            for (i, &v) in b.samples.iter().enumerate() {
+                if !plausible_ns(v) {
+                    return bad(format!("sample {i}"), v);
+                }
+            }
+            if let Some(s) = &b.summary {
+                let figures = [
+                    ("the median", s.median),
+                    ("the mean", s.mean),
+                    ("the minimum", s.min),
+                    ("the maximum", s.max),
+                    ("the median's interval low end", s.ci95_median[0]),
+                    ("the median's interval high end", s.ci95_median[1]),
+                    ("the mean's interval low end", s.ci95_mean[0]),
+                    ("the mean's interval high end", s.ci95_mean[1]),
+                ];
+                for (what, v) in figures {
+                    if !plausible_ns(v) {
+                        return bad(what.to_string(), v);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Whether the run was read from a Criterion folder rather than measured here.
     pub fn from_criterion(&self) -> bool {
         self.start.as_ref().is_some_and(|s| s.from_criterion())
