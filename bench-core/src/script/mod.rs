@@ -805,3 +805,6 @@ pub fn returns_rows(sql: &str) -> bool {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(all(test, feature = "sqlite"))]
+mod guard_props;
