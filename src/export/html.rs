@@ -71,8 +71,107 @@ pub fn page(title: &str, markdown: &str) -> String {
 }
 
 #[cfg(test)]
+#[path = "../../tests/common/html.rs"]
+mod inert;
+
+#[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// What a label, bench, target or machine name from someone else might hold.
+    fn hostile() -> impl Strategy<Value = String> {
+        let fragments = proptest::sample::select(vec![
+            "<script>alert(1)</script>",
+            "<img src=x onerror=alert(1)>",
+            "<svg onload=alert(1)>",
+            "[x](javascript:alert(1))",
+            "![p](https://tracker.example/p.png)",
+            "<https://elsewhere.example>",
+            "[y](//evil.example)",
+            "[z](../up.html)",
+            "<a href='javascript:x'>",
+            "<!--",
+            "-->",
+            "<![CDATA[",
+            "</td>",
+            "</table>",
+            "<style>",
+            "</style>",
+            "</title>",
+            "<iframe srcdoc=x>",
+            "java\tscript:",
+            "data:text/html,<script>",
+            "&lt;",
+            "&#60;script",
+            "`",
+            "|",
+            "\n",
+            "\r\n",
+            "\u{0}",
+            "\u{202e}",
+            "*",
+            "_",
+            "[",
+            "]",
+            "(",
+            ")",
+            "<",
+            ">",
+            "\"",
+            "'",
+            "\\",
+            "#",
+            "~~",
+            "<details open ontoggle=alert(1)>",
+            "<math><mi xlink:href=javascript:x>",
+        ]);
+        prop_oneof![
+            proptest::collection::vec(fragments, 1..6).prop_map(|v| v.concat()),
+            any::<String>(),
+            (
+                any::<String>(),
+                proptest::collection::vec(
+                    proptest::sample::select(vec![
+                        "<script>",
+                        "](javascript:x)",
+                        "<img src=x onerror=y>"
+                    ]),
+                    1..3,
+                )
+            )
+                .prop_map(|(a, b)| format!("{a}{}", b.concat())),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(
+            std::env::var("BENCHSCOPE_PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(256)
+        ))]
+        /// Any text in a run's names and labels, through the real markdown export and the
+        /// page, leaves the page inert: no tag, attribute, link or image of its own.
+        #[test]
+        fn a_report_of_hostile_names_is_an_inert_page(
+            bench in hostile(),
+            other in hostile(),
+            target in hostile(),
+            title in hostile(),
+        ) {
+            let mut run = crate::testing::finished_record(
+                &target,
+                &[("rusqlite", 1400.0), (&bench, 2900.0), (&other, 4100.0)],
+            );
+            run.source = Some(other.clone());
+            let runs = [run];
+            let report = crate::export::Report::new(&runs, "rusqlite", "now");
+            let charts = vec![(other.clone(), "report-run1-distribution.svg".to_string())];
+            let md = crate::export::markdown::render(&report.with_charts(Ok(charts)));
+            let page = page(&title, &md);
+            if let Err(bad) = inert::html_is_inert(&page) {
+                return Err(TestCaseError::fail(format!("{bad} in\n{page}")));
+            }
+        }
+    }
 
     #[test]
     fn markdown_tables_images_and_links_become_html_and_text_is_escaped() {

@@ -137,3 +137,8 @@ pub fn small_run(
     }
     c
 }
+
+// The inert-page check, shared with the HTML exporter's own tests.
+pub mod html;
+#[allow(unused_imports)]
+pub use html::html_is_inert;
