@@ -496,6 +496,47 @@ pub fn text(title: &str, rows: &[Row], settings: &Settings) -> String {
 mod tests {
     use super::*;
     use crate::testing;
+    use proptest::prelude::*;
+
+    /// A real report as the JSON export writes it, a few benches and runs in it.
+    fn report_text() -> &'static str {
+        static TEXT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+        TEXT.get_or_init(|| {
+            let runs = [
+                testing::finished_record(
+                    "single_row_lookup",
+                    &[("rusqlite", 1400.0), ("sqlx", 41_000.0)],
+                ),
+                testing::finished_record("bulk_insert", &[("rusqlite", 900.0)]),
+            ];
+            crate::export::json::render(&crate::export::Report::new(
+                &runs,
+                "rusqlite",
+                "2026-11-26T00:00:00Z",
+            ))
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(testing::proptest_cases(128)))]
+        /// A report or baseline file from someone else, edited any way: read, or refused with
+        /// a reason; never a panic, and what reads holds only figures that can be times.
+        #[test]
+        fn a_report_file_edited_any_way_reads_or_is_refused(text in testing::mutated(report_text())) {
+            let dir = tempfile::tempdir().unwrap();
+            let p = dir.path().join("r.json");
+            std::fs::write(&p, &text).unwrap();
+            if let Ok(b) = load(dir.path(), &p.display().to_string()) {
+                for r in &b.runs {
+                    prop_assert!(r.check_figures().is_ok());
+                }
+                // What reads renders.
+                let report = crate::export::Report::new(&b.runs, "rusqlite", "now");
+                let _ = crate::export::markdown::render(&report);
+                let _ = crate::export::table::render(&report);
+            }
+        }
+    }
 
     fn run(knobs: &[(&str, u64)], medians: &[(&str, f64)]) -> RunRecord {
         let mut k = bench_core::knobs::Knobs::default();

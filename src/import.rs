@@ -342,6 +342,39 @@ pub fn open(path: &Path) -> Result<Vec<RunRecord>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    fn fixture_file(name: &str) -> &'static str {
+        let p = fixture().join("single_row_lookup/rusqlite/new").join(name);
+        Box::leak(std::fs::read_to_string(p).unwrap().into_boxed_str())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(crate::testing::proptest_cases(128)))]
+        /// A Criterion folder's files edited any way, one at a time: read, or refused with a
+        /// reason; never a panic, and what reads holds only figures that can be times.
+        #[test]
+        fn a_criterion_benchmark_edited_any_way_reads_or_is_refused(
+            which in 0..3usize,
+            benchmark in crate::testing::mutated(fixture_file("benchmark.json")),
+            sample in crate::testing::mutated(fixture_file("sample.json")),
+            estimates in crate::testing::mutated(fixture_file("estimates.json")),
+        ) {
+            let d = tempfile::tempdir().unwrap();
+            let new = d.path().join("g/f/new");
+            std::fs::create_dir_all(&new).unwrap();
+            let files = [("benchmark.json", benchmark), ("sample.json", sample), ("estimates.json", estimates)];
+            for (i, (name, edited)) in files.iter().enumerate() {
+                let text = if i == which { edited.clone() } else { fixture_file(name).to_string() };
+                std::fs::write(new.join(name), text).unwrap();
+            }
+            if let Ok(runs) = open(d.path()) {
+                for r in &runs {
+                    prop_assert!(r.check_figures().is_ok());
+                }
+            }
+        }
+    }
 
     /// A Criterion folder in Criterion's layout: the files of a real `cargo bench` of
     /// bench-core's lookup bench (its `new/` folders as Criterion 0.8 wrote them), trimmed to

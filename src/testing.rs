@@ -277,3 +277,62 @@ pub fn finished_record(
     r.apply(Event::Done);
     r
 }
+
+/// The number of cases of the property tests over inputs from others (`BENCHSCOPE_PROPTEST_CASES`,
+/// else `default`): the long runs set it high.
+pub fn proptest_cases(default: u32) -> u32 {
+    std::env::var("BENCHSCOPE_PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// `doc` (a real document) edited as a fuzzer edits one: bytes and runs of it replaced,
+/// dropped or repeated, numbers swapped for ones no document should hold (negative, zero,
+/// 1e308, huge integers), strings for markup, control characters and multi-byte text.
+pub fn mutated(doc: &'static str) -> impl proptest::strategy::Strategy<Value = String> {
+    use proptest::prelude::*;
+    let edit = prop_oneof![
+        (any::<usize>(), any::<char>()).prop_map(|(at, c)| (at, 1usize, c.to_string())),
+        (any::<usize>(), 0usize..40).prop_map(|(at, n)| (at, n, String::new())),
+        (
+            any::<usize>(),
+            proptest::sample::select(vec![
+                "-1",
+                "0",
+                "-0.0",
+                "1e308",
+                "-1e308",
+                "18446744073709551616",
+                "9223372036854775808",
+                "NaN",
+                "null",
+                "true",
+                "\"\"",
+                "[]",
+                "{}",
+                "\"<script>alert(1)</script>\"",
+                "\"\\u0000\\u001b[2J\"",
+                "\"héllo-ünïcödé\"",
+                "\"a\\nb\"",
+                "1e-320",
+                "4.9e-324",
+            ])
+        )
+            .prop_map(|(at, s)| (at, 0usize, s.to_string())),
+    ];
+    proptest::collection::vec(edit, 1..6).prop_map(move |edits| {
+        let mut s = doc.to_string();
+        for (at, len, with) in edits {
+            // Edits land between characters; the result stays text, as a file read as UTF-8 is.
+            let chars: Vec<char> = s.chars().collect();
+            let at = at % (chars.len() + 1);
+            let end = (at + len).min(chars.len());
+            let mut out: String = chars[..at].iter().collect();
+            out.push_str(&with);
+            out.extend(&chars[end..]);
+            s = out;
+        }
+        s
+    })
+}

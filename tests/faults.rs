@@ -75,14 +75,14 @@ fn a_harness_whose_grandchild_holds_its_pipes_is_stopped_whole() {
     assert!(left.is_empty(), "left behind: {left:?}");
 }
 
-/// A harness that writes 10 MB without a newline is stopped at 1 MiB with what it wrote first.
+/// A harness that writes 40 MB without a newline is stopped at 16 MiB with what it wrote first.
 #[test]
-fn a_harness_line_of_10_mb_is_refused_at_1_mib() {
+fn a_harness_line_of_40_mb_is_refused_at_16_mib() {
     let work = tempfile::tempdir().unwrap();
     let harness = script(
         work.path(),
         "harness",
-        "head -c 10000000 /dev/zero | tr '\\0' x; echo",
+        "head -c 40000000 /dev/zero | tr '\\0' x; echo",
     );
     let out = with_harness(&work.path().join("cache"), &harness)
         .output()
@@ -90,7 +90,7 @@ fn a_harness_line_of_10_mb_is_refused_at_1_mib() {
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(
-        err.contains("runner wrote a line of more than 1 MiB (allowed: one event per line"),
+        err.contains("runner wrote a line of more than 16 MiB (allowed: one event per line"),
         "{err}"
     );
     assert_eq!(finished_benches(&out), ["rusqlite"]);

@@ -79,8 +79,10 @@ pub trait Sections: Sync + Send {
     /// detail under its figures: made once for the whole run, as the run's analysis is.
     fn bench_lines(&self, run: &RunRecord) -> std::collections::BTreeMap<String, String>;
 
-    /// The workload's own figures in the JSON document, under its target's name.
-    fn json(&self, run: &RunRecord) -> Option<serde_json::Value>;
+    /// The workload's own figures in the JSON document, under its target's name: as JSON
+    /// text, not a tree of values (a script's statements table can hold many thousand rows
+    /// per bench; a tree of them took ten times the text's memory).
+    fn json(&self, run: &RunRecord) -> Option<Box<serde_json::value::RawValue>>;
 }
 
 /// A catalog entry's sections, if its workload has any.

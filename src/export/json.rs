@@ -65,7 +65,7 @@ struct Document<'a> {
     /// crud_overhead's operations against rusqlite, the overall and the sweep),
     /// under its target's name, one per run of it.
     #[serde(flatten)]
-    workloads: std::collections::BTreeMap<String, Vec<serde_json::Value>>,
+    workloads: std::collections::BTreeMap<String, Vec<Box<serde_json::value::RawValue>>>,
     /// ops/s by concurrency when the runs form a sweep.
     #[serde(skip_serializing_if = "Option::is_none")]
     scaling: Option<ScalingDoc>,
@@ -85,8 +85,11 @@ struct ScalingDoc {
 }
 
 /// What each run's workload adds to the document, by target.
-fn workloads(runs: &[RunRecord]) -> std::collections::BTreeMap<String, Vec<serde_json::Value>> {
-    let mut out: std::collections::BTreeMap<String, Vec<serde_json::Value>> = Default::default();
+fn workloads(
+    runs: &[RunRecord],
+) -> std::collections::BTreeMap<String, Vec<Box<serde_json::value::RawValue>>> {
+    let mut out: std::collections::BTreeMap<String, Vec<Box<serde_json::value::RawValue>>> =
+        Default::default();
     for run in runs {
         let (Some(w), Some(s)) = (bench_core::workloads::sections_of(run), run.start.as_ref())
         else {

@@ -180,8 +180,10 @@ pub(super) async fn run_child(
     }
 }
 
-/// The longest line a runner may write (an event is a few KiB at most).
-const MAX_LINE: usize = 1 << 20;
+/// The longest line a runner may write: an event is a few KiB, but a script's report holds a
+/// row per statement (about 200 bytes each; a mix has at most
+/// `bench_core::script::MAX_STATEMENTS`).
+const MAX_LINE: usize = 16 << 20;
 
 /// How long a runner's pipes are still read once it has exited (or its output ended).
 const DRAIN: std::time::Duration = std::time::Duration::from_secs(1);

@@ -573,3 +573,68 @@ impl Recorder {
         ))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn record_text() -> &'static str {
+        static TEXT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+        TEXT.get_or_init(|| {
+            let r = crate::testing::finished_record(
+                "single_row_lookup",
+                &[("rusqlite", 1400.0), ("middleware/spin", 4300.0)],
+            );
+            serde_json::to_string(&r).unwrap()
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(crate::testing::proptest_cases(128)))]
+        /// A run's record in a shared store, edited any way: it reads with figures that can
+        /// be times, or is named and left out; never a panic.
+        #[test]
+        fn a_stored_record_edited_any_way_reads_or_is_left_out(
+            text in crate::testing::mutated(record_text()),
+        ) {
+            match record_of(7, &text) {
+                Ok(r) => prop_assert!(r.check_figures().is_ok()),
+                Err(e) => prop_assert!(e.starts_with("run 7: "), "{}", e),
+            }
+        }
+
+        /// A point's figures, whatever a store holds: kept only when they can be times.
+        #[test]
+        fn a_point_is_kept_only_with_figures_that_can_be_times(
+            median in proptest::num::f64::ANY,
+            lo in proptest::num::f64::ANY,
+            hi in proptest::num::f64::ANY,
+            bench in any::<String>(),
+        ) {
+            let p = Point {
+                run: 1,
+                recorded_at: String::new(),
+                machine_id: String::new(),
+                machine_name: String::new(),
+                cpu: String::new(),
+                cores: 2,
+                kernel: String::new(),
+                commit: Some(bench.clone()),
+                dirty: None,
+                label: None,
+                target: "t".into(),
+                knobs: "{}".into(),
+                build_profile: "release".into(),
+                cpu_idle: None,
+                cpus: None,
+                bench,
+                median,
+                ci: [lo, hi],
+            };
+            let ok = bench_core::protocol::results::plausible_ns(median)
+                && [lo, hi].iter().all(|v| v.is_nan() || bench_core::protocol::results::plausible_ns(*v));
+            prop_assert_eq!(p.checked().is_ok(), ok);
+        }
+    }
+}

@@ -337,29 +337,63 @@ fn percentiles_of<T: hdrhistogram::Counter>(h: &hdrhistogram::Histogram<T>) -> O
     })
 }
 
-/// Latencies kept where there are many of them (one per statement of a script, per client):
-/// nothing until the first record, then 2 significant digits (1%) with 32-bit counts, grown
-/// only as far as the largest latency recorded. A statement's costs a few KB where a
+/// Latencies kept where there are many of them (one per statement of a script, per client
+/// and bench): nothing until the first record, then `digits` significant digits (2: within
+/// 1%, a few KB; 1: within 10%, about 1 KB) with 32-bit counts, grown only as far as the
+/// largest latency recorded; or not kept at all ([`CompactLatency::off`]). A
 /// [`LatencyHistogram`] costs about 470 KB.
-#[derive(Debug, Clone, Default)]
-pub struct CompactLatency(Option<hdrhistogram::Histogram<u32>>);
+#[derive(Debug, Clone)]
+pub struct CompactLatency {
+    /// 0: not kept.
+    digits: u8,
+    hist: Option<hdrhistogram::Histogram<u32>>,
+}
+
+impl Default for CompactLatency {
+    fn default() -> Self {
+        Self::with_digits(2)
+    }
+}
 
 impl CompactLatency {
+    /// Kept at `digits` significant digits (1 or 2).
+    pub fn with_digits(digits: u8) -> Self {
+        CompactLatency {
+            digits: digits.clamp(1, 2),
+            hist: None,
+        }
+    }
+
+    /// Latencies not kept: nothing recorded, no percentiles.
+    pub fn off() -> Self {
+        CompactLatency {
+            digits: 0,
+            hist: None,
+        }
+    }
+
     fn made(&mut self) -> &mut hdrhistogram::Histogram<u32> {
-        self.0.get_or_insert_with(|| {
-            let mut h = hdrhistogram::Histogram::new(2).expect("valid precision");
+        let digits = self.digits;
+        self.hist.get_or_insert_with(|| {
+            let mut h = hdrhistogram::Histogram::new(digits).expect("valid precision");
             h.auto(true);
             h
         })
     }
 
     pub fn record(&mut self, ns: u64) {
+        if self.digits == 0 {
+            return;
+        }
         // Grows to fit; a count past u32 saturates.
         let _ = self.made().record(ns.max(1));
     }
 
     pub fn add(&mut self, other: &CompactLatency) {
-        if let Some(o) = &other.0 {
+        if self.digits == 0 {
+            return;
+        }
+        if let Some(o) = &other.hist {
             self.made()
                 .add(o)
                 .expect("auto-resizing histograms take any range");
@@ -367,12 +401,16 @@ impl CompactLatency {
     }
 
     pub fn percentiles(&self) -> Option<Percentiles> {
-        self.0.as_ref().and_then(percentiles_of)
+        self.hist.as_ref().and_then(percentiles_of)
+    }
+
+    pub fn digits(&self) -> u8 {
+        self.digits
     }
 
     /// Bytes its counts take.
     pub fn heap_bytes(&self) -> usize {
-        self.0
+        self.hist
             .as_ref()
             .map_or(0, |h| h.distinct_values() * std::mem::size_of::<u32>())
     }
@@ -409,6 +447,21 @@ mod tests {
         merged.add(&c);
         merged.add(&CompactLatency::default());
         assert_eq!(merged.percentiles(), c.percentiles());
+        // At one digit: about a KB, within 10%.
+        let mut coarse = CompactLatency::with_digits(1);
+        for v in &values {
+            coarse.record(*v);
+        }
+        assert!(coarse.heap_bytes() <= 2048, "{} bytes", coarse.heap_bytes());
+        let mut off = CompactLatency::off();
+        off.record(5);
+        off.add(&c);
+        assert_eq!((off.percentiles(), off.heap_bytes()), (None, 0));
+        let p = coarse.percentiles().unwrap();
+        for (got, exact) in [(p.p50, 500_000u64), (p.p99, 990_000)] {
+            let err = (got as f64 - exact as f64).abs() / exact as f64;
+            assert!(err <= 0.1, "{got} against {exact}");
+        }
     }
 
     #[test]

@@ -198,6 +198,10 @@ pub struct Mix {
     judged: bool,
 }
 
+/// The most statements a mix may have: each is a row of every bench's report and a
+/// micro-bench of the catalog.
+pub const MAX_STATEMENTS: usize = 20_000;
+
 /// The variables every client has without a `\set`.
 pub const BUILTINS: &[&str] = &["client_id"];
 
@@ -252,6 +256,14 @@ impl Mix {
                 weight: *weight,
                 commands,
             });
+        }
+        if index > MAX_STATEMENTS {
+            return Err(ScriptError::new(
+                &sources.last().map_or(String::new(), |s| s.0.clone()),
+                At { line: 1, col: 1 },
+                format!("{index} statements in the mix"),
+                &format!("at most {MAX_STATEMENTS} statements across the scripts"),
+            ));
         }
         Ok(Mix {
             scripts,

@@ -83,7 +83,9 @@ pub struct ClientAcc {
 impl ClientAcc {
     pub fn new(statements: usize) -> Self {
         ClientAcc {
-            statements: (0..statements).map(|_| StatementAcc::default()).collect(),
+            statements: (0..statements)
+                .map(|_| StatementAcc::for_mix(statements))
+                .collect(),
             transactions: 0,
             tx_sum_ns: 0,
             failed: 0,
@@ -523,18 +525,17 @@ impl Replay {
             )),
         };
         let db = &db.display().to_string();
-        let Some(acc) = self.states.borrow().get(bench).cloned() else {
+        let Some(shared) = self.states.borrow().get(bench).cloned() else {
             return Vec::new();
         };
-        let acc = acc.borrow();
-        let mut merged: Vec<StatementAcc> = (0..self.exec.sql.len())
-            .map(|_| StatementAcc::default())
-            .collect();
-        for c in &acc.clients {
-            for (m, s) in merged.iter_mut().zip(&c.statements) {
+        let acc = shared.borrow();
+        let merged = |i: usize| {
+            let mut m = StatementAcc::for_mix(self.exec.sql.len());
+            for s in acc.clients.iter().filter_map(|c| c.statements.get(i)) {
                 m.add(s);
             }
-        }
+            m
+        };
         let sum = |f: fn(&ClientAcc) -> u64| acc.clients.iter().map(f).sum::<u64>();
         let rows = self.compare(bench, &acc);
         let differ = match &rows {
@@ -553,7 +554,7 @@ impl Replay {
                 failed: sum(|c| c.failed),
                 busy: sum(|c| c.busy),
                 retries: sum(|c| c.retries),
-                statements: crate::script::report::statements(&self.exec.mix, &merged),
+                statements: crate::script::report::statements(&self.exec.mix, merged),
                 rows,
                 db: db.to_string(),
                 db_sha256: sha256.to_string(),
@@ -564,6 +565,12 @@ impl Replay {
             bench: Some(bench.to_string()),
             message,
         });
+        // Reported: the per-statement figures go (a mix of many statements would hold every
+        // bench's at once); what later benches are compared with stays.
+        drop(acc);
+        for c in &mut shared.borrow_mut().clients {
+            c.statements = Vec::new();
+        }
         std::iter::once(report)
             .chain(differ)
             .chain(changed)

@@ -101,6 +101,11 @@ pub fn cross_check(reports: &[(&str, &ScriptReport)]) -> Vec<RowsCheck> {
         .collect()
 }
 
+/// Mixes of more statements than this keep each statement's count, mean and rows, but not
+/// the distribution of its latencies (a few KB per statement and bench, which every bench
+/// of a paired run holds at once): a 10,000-statement mix stays within 200 MB.
+pub const PERCENTILES_UP_TO: usize = 1000;
+
 /// One statement's running figures in one client.
 #[derive(Default)]
 pub struct StatementAcc {
@@ -111,6 +116,18 @@ pub struct StatementAcc {
 }
 
 impl StatementAcc {
+    /// The figures of one statement of a mix of `statements`.
+    pub fn for_mix(statements: usize) -> Self {
+        StatementAcc {
+            hist: if statements > PERCENTILES_UP_TO {
+                CompactLatency::off()
+            } else {
+                CompactLatency::default()
+            },
+            ..StatementAcc::default()
+        }
+    }
+
     pub fn record(&mut self, ns: u64, rows: u64) {
         self.hist.record(ns);
         self.sum_ns += ns;
@@ -126,13 +143,14 @@ impl StatementAcc {
     }
 }
 
-/// The statements' table from their accumulated figures.
-pub fn statements(mix: &super::Mix, acc: &[StatementAcc]) -> Vec<StatementStat> {
+/// The statements' table, each statement's figures from `acc` (its index to its figures,
+/// merged over the clients one statement at a time: no second copy of every statement's).
+pub fn statements(mix: &super::Mix, acc: impl Fn(usize) -> StatementAcc) -> Vec<StatementStat> {
     mix.scripts
         .iter()
         .flat_map(|script| script.statements().map(move |s| (script, s)))
         .map(|(script, s)| {
-            let a = &acc[s.index];
+            let a = &acc(s.index);
             StatementStat {
                 index: s.index,
                 at: format!("{}:{}", script.name, s.at.line),

@@ -393,3 +393,21 @@ fn benches_of_other_runners_are_compared_by_their_kept_hash() {
         checks[1]
     );
 }
+
+/// A statement's latency distribution is kept for mixes of at most PERCENTILES_UP_TO
+/// statements; past that, its count, mean and rows only (memory per statement and bench).
+#[test]
+fn statement_percentiles_are_kept_for_mixes_up_to_a_thousand_statements() {
+    use super::report::{PERCENTILES_UP_TO, StatementAcc};
+    for (n, kept) in [
+        (1, true),
+        (PERCENTILES_UP_TO, true),
+        (PERCENTILES_UP_TO + 1, false),
+    ] {
+        let mut a = StatementAcc::for_mix(n);
+        a.record(1500, 2);
+        a.record(2500, 1);
+        assert_eq!((a.count, a.sum_ns, a.rows), (2, 4000, 3));
+        assert_eq!(a.hist.percentiles().is_some(), kept, "{n} statements");
+    }
+}

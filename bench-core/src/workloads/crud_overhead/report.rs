@@ -274,8 +274,8 @@ impl crate::sections::Sections for CrudSections {
             .collect()
     }
 
-    fn json(&self, run: &RunRecord) -> Option<serde_json::Value> {
-        serde_json::to_value(overview(run)?).ok()
+    fn json(&self, run: &RunRecord) -> Option<Box<serde_json::value::RawValue>> {
+        serde_json::value::to_raw_value(&overview(run)?).ok()
     }
 }
 

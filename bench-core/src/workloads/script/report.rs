@@ -196,13 +196,13 @@ impl Sections for ScriptSections {
             .collect()
     }
 
-    fn json(&self, run: &RunRecord) -> Option<serde_json::Value> {
+    fn json(&self, run: &RunRecord) -> Option<Box<serde_json::value::RawValue>> {
         let rs = reports(run);
         if rs.is_empty() {
             return None;
         }
         let m: BTreeMap<&str, &ScriptReport> =
             rs.iter().map(|(b, r)| (b.name.as_str(), r)).collect();
-        serde_json::to_value(m).ok()
+        serde_json::value::to_raw_value(&m).ok()
     }
 }
