@@ -193,6 +193,41 @@ fn runs_are_recorded_and_history_and_imports_read_them() {
         "{}",
         stderr(&o)
     );
+    // An import whose figures cannot be times is refused, named, and nothing of it stored.
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    doc["runs"][0]["benches"][0]["summary"]["median"] = (-5.0).into();
+    let bad = work.path().join("negative.json");
+    std::fs::write(&bad, doc.to_string()).unwrap();
+    let o = store_cmd(&data)
+        .args(["store", "import", "--store", &db_s])
+        .arg(&bad)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("negative.json: run 1: bench \"rusqlite\": the median is -5 (allowed: a finite time in ns above 0"),
+        "{}",
+        stderr(&o)
+    );
+    // A store a newer benchscope wrote says so, in words.
+    rusqlite::Connection::open(&db)
+        .unwrap()
+        .execute(
+            "INSERT INTO refinery_schema_history (version, name, applied_on, checksum) \
+             VALUES (99, 'from_the_future', '2027-01-01', '0')",
+            [],
+        )
+        .unwrap();
+    let o = cli(&data, &["history", "--store", &db_s]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains(
+            "written by a newer benchscope (schema version 99; this one reads up to 2): read it with that benchscope or a newer one"
+        ),
+        "{}",
+        stderr(&o)
+    );
 }
 
 /// However the store's URL is spelt (capitals, a Unix socket, a port no parser takes), an
