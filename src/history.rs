@@ -389,30 +389,39 @@ fn parse_noise(text: &str) -> Result<f64, String> {
     }
 }
 
-/// A day (YYYY-MM-DD) or an RFC 3339 time.
-fn check_since(s: &str) -> Result<(), String> {
+/// A day (YYYY-MM-DD, from its start in UTC) or an RFC 3339 time (any offset), as the UTC
+/// time the store records runs at (`2026-11-01T11:00:00Z`, whole seconds, rounded down): what
+/// `recorded_at` is compared with. A time with an offset compared as written would compare
+/// wrong.
+fn since_utc(s: &str) -> Result<String, String> {
+    use time::format_description::well_known::Rfc3339;
     let day = time::macros::format_description!("[year]-[month]-[day]");
-    let ok = time::Date::parse(s, &day).is_ok()
-        || time::OffsetDateTime::parse(s, &time::format_description::well_known::Rfc3339).is_ok();
-    if ok {
-        Ok(())
+    let at = if let Ok(d) = time::Date::parse(s, &day) {
+        Ok(d.midnight().assume_utc())
     } else {
-        Err(format!(
-            "invalid value {s:?} for --since: expected a day (2026-11-01) or an RFC 3339 time (2026-11-01T12:00:00Z)"
-        ))
-    }
+        time::OffsetDateTime::parse(s, &Rfc3339)
+    };
+    at.ok()
+        .and_then(|t| {
+            t.to_offset(time::UtcOffset::UTC)
+                .replace_nanosecond(0)
+                .ok()?
+                .format(&Rfc3339)
+                .ok()
+        })
+        .ok_or_else(|| {
+            format!(
+                "invalid value {s:?} for --since: expected a day (2026-11-01) or an RFC 3339 time (2026-11-01T12:00:00Z)"
+            )
+        })
 }
 
 /// 0 when no series' newest step is a regression, 3 when one is, 2 on bad input, 1 when the
 /// store cannot be read.
 pub fn run(args: HistoryArgs) -> i32 {
-    let checked = parse_noise(&args.noise).and_then(|noise| {
-        if let Some(s) = &args.since {
-            check_since(s)?;
-        }
-        Ok(noise)
-    });
-    let noise = match checked {
+    let checked = parse_noise(&args.noise)
+        .and_then(|noise| Ok((noise, args.since.as_deref().map(since_utc).transpose()?)));
+    let (noise, since) = match checked {
         Ok(n) => n,
         Err(e) => {
             eprintln!("error: {e}");
@@ -423,7 +432,7 @@ pub fn run(args: HistoryArgs) -> i32 {
         target: args.target.clone(),
         benches: args.benches.clone(),
         machine: args.machine.clone(),
-        since: args.since.clone(),
+        since,
     };
     let target = args.location.target();
     let points = match Store::open_existing(&target).and_then(|mut s| s.points(&filter)) {
@@ -533,6 +542,37 @@ mod tests {
             text.contains("2 machines measured this bench on 2 different CPUs"),
             "{text}"
         );
+    }
+
+    /// Two steps: whether the series regressed is its newest step's, not any step's.
+    #[test]
+    fn regressed_is_the_newest_steps_verdict() {
+        let wiggle = |i: usize| 1.0 + 0.004 * (((i * 7) % 5) as f64 - 2.0) / 2.0;
+        let series_of = |levels: [f64; 3]| {
+            let ps: Vec<Point> = (0..45)
+                .map(|i| {
+                    point(
+                        i,
+                        "a",
+                        "EPYC",
+                        &format!("c{i:02}"),
+                        levels[i / 15] * wiggle(i),
+                        "{}",
+                    )
+                })
+                .collect();
+            series(&ps, 0.02, &Settings::default()).remove(0)
+        };
+        // Slower, then faster again: the newest step is an improvement.
+        let back = series_of([1000.0, 1150.0, 1050.0]);
+        assert_eq!(back.steps.len(), 2, "{:?}", back.steps);
+        assert!(back.steps[0].regression && !back.steps[1].regression);
+        assert!(!back.regressed());
+        // Faster, then slower: the newest step is a regression.
+        let worse = series_of([1150.0, 1000.0, 1100.0]);
+        assert_eq!(worse.steps.len(), 2, "{:?}", worse.steps);
+        assert!(!worse.steps[0].regression && worse.steps[1].regression);
+        assert!(worse.regressed());
     }
 
     #[test]
@@ -675,6 +715,70 @@ mod tests {
         })
     }
 
+    /// What history reads: runs recorded at or after --since (given with an offset, compared
+    /// as the time it is), never a profiled run, never a bench that did not finish.
+    #[test]
+    fn since_profiled_runs_and_unfinished_benches_are_left_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = crate::store::Target::Sqlite(dir.path().join("s.sqlite"));
+        let machine = crate::store::MachineId {
+            id: "m".into(),
+            name: "vm-1".into(),
+        };
+        let fp = crate::store::Fingerprint::here();
+        let mut store = Store::open(&target).unwrap();
+        for i in 0..30 {
+            let mut r = crate::testing::finished_record(
+                "single_row_lookup",
+                &[("rusqlite", 1000.0), ("sqlx", 9000.0)],
+            );
+            // Run 20 was profiled; run 21's sqlx failed.
+            r.profiled = i == 20;
+            if i == 21 {
+                r.benches[1].error = Some("broke".into());
+                r.benches[1].summary = None;
+            }
+            let code = crate::store::Code::default();
+            let run = crate::store::NewRun {
+                key: format!("k{i}"),
+                recorded_at: format!("2026-11-25T10:00:{i:02}Z"),
+                machine: &machine,
+                fingerprint: &fp,
+                code: &code,
+                record: &r,
+                source: None,
+            };
+            assert_eq!(store.record(&[run]).unwrap(), 1);
+        }
+        let mut read = |since: Option<&str>, bench: &str| -> Vec<String> {
+            let f = Filter {
+                benches: vec![bench.into()],
+                since: since.map(|s| since_utc(s).unwrap()),
+                ..Filter::default()
+            };
+            store
+                .points(&f)
+                .unwrap()
+                .rows
+                .into_iter()
+                .map(|p| p.recorded_at[17..19].to_string())
+                .collect()
+        };
+        let all: Vec<String> = (0..30)
+            .filter(|i| *i != 20)
+            .map(|i| format!("{i:02}"))
+            .collect();
+        assert_eq!(read(None, "rusqlite"), all);
+        // 11:00:25 at +01:00 is 10:00:25 UTC: five runs, not none (as text it is later than
+        // every one of them).
+        assert_eq!(
+            read(Some("2026-11-25T11:00:25+01:00"), "rusqlite"),
+            ["25", "26", "27", "28", "29"]
+        );
+        let sqlx = read(Some("2026-11-25T10:00:19Z"), "sqlx");
+        assert_eq!(sqlx, ["19", "22", "23", "24", "25", "26", "27", "28", "29"]);
+    }
+
     #[test]
     fn the_exit_status_is_3_when_the_newest_step_is_a_slowdown_beyond_noise() {
         assert_eq!(exit_status_over_a_store(0.05), 3);
@@ -686,9 +790,12 @@ mod tests {
     fn bad_input_names_the_value_and_what_is_allowed() {
         assert!(parse_noise("x").unwrap_err().contains("\"x\" for --noise"));
         assert_eq!(parse_noise("5%").unwrap(), 0.05);
-        assert!(check_since("2026-11-01").is_ok());
-        assert!(check_since("2026-11-01T12:00:00Z").is_ok());
-        let e = check_since("yesterday").unwrap_err();
+        assert_eq!(since_utc("2026-11-01").unwrap(), "2026-11-01T00:00:00Z");
+        assert_eq!(
+            since_utc("2026-11-01T12:00:00.75+02:00").unwrap(),
+            "2026-11-01T10:00:00Z"
+        );
+        let e = since_utc("yesterday").unwrap_err();
         assert!(
             e.contains("\"yesterday\" for --since") && e.contains("2026-11-01"),
             "{e}"

@@ -677,6 +677,58 @@ fn idle_cpus_are_kept_polling_when_asked_or_the_output_says_why_not() {
         "{text}"
     );
 
+    // The limit holds while the run measures: with a FIFO standing for the device, the
+    // limit arrives when measuring starts and the device is closed (the FIFO's end) only once
+    // the bench's 0.6 s budget has been spent, not at once after the write.
+    let fifo = cache.path().join("latency-fifo");
+    let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || {
+            use std::io::Read;
+            let mut f = std::fs::File::open(&fifo).unwrap();
+            let mut limit = [0u8; 4];
+            f.read_exact(&mut limit).unwrap();
+            let held = std::time::Instant::now();
+            let mut rest = Vec::new();
+            f.read_to_end(&mut rest).unwrap();
+            (limit, held.elapsed(), rest.len())
+        })
+    };
+    let run = benchscope()
+        .args([
+            "run",
+            "single_row_lookup",
+            "--rows",
+            "50",
+            "--lookups",
+            "10",
+        ])
+        .args(["--bench", "rusqlite", "--time", "0.6", "--warmup", "0"])
+        .args(["--keep-cpus-awake", "--format", "json", "--cache-dir"])
+        .arg(cache.path())
+        .env("BENCHSCOPE_CPU_LATENCY_DEVICE", &fifo)
+        .assert()
+        .success();
+    let (limit, open_for, more) = reader.join().unwrap();
+    assert_eq!((limit, more), (0i32.to_ne_bytes(), 0));
+    // Held at least as long as the samples took, all of them together.
+    let doc: serde_json::Value = serde_json::from_slice(&run.get_output().stdout).unwrap();
+    let b = &doc["runs"][0]["benches"][0];
+    let per = b["ops_per_sample"].as_f64().unwrap();
+    let measured: f64 = b["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap() * per)
+        .sum();
+    assert!(measured > 1e8, "{measured} ns of samples");
+    assert!(
+        open_for.as_nanos() as f64 >= measured,
+        "the device was closed after {open_for:?}, before the {measured} ns of samples were taken"
+    );
+
     let slept = tiny_run(cache.path(), "json")
         .args(["--bench", "rusqlite"])
         .env("BENCHSCOPE_CPU_LATENCY_DEVICE", &missing)

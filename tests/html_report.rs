@@ -207,11 +207,21 @@ fn the_html_report_renders_in_headless_chromium_without_console_errors() {
             "a link to {href}, not in the site"
         );
     }
-    let errors: Vec<&serde_json::Value> = log
+    // The log must be what chromedriver returns (a list of entries, each with its level),
+    // or the check below would pass on anything.
+    let entries = log
         .as_array()
-        .map(|a| a.iter().filter(|e| e["level"] == "SEVERE").collect())
-        .unwrap_or_default();
+        .unwrap_or_else(|| panic!("the browser log is not a list: {log}"));
+    assert!(
+        entries.iter().all(|e| e["level"].is_string()),
+        "log entries without a level: {log}"
+    );
+    let errors: Vec<&serde_json::Value> =
+        entries.iter().filter(|e| e["level"] == "SEVERE").collect();
     assert!(errors.is_empty(), "console errors: {errors:?}");
+    // The inert-page check on the page the browser opened.
+    let html = std::fs::read_to_string(&index).unwrap();
+    common::html_is_inert(&html).unwrap_or_else(|bad| panic!("{bad}"));
     assert!(std::fs::metadata(&shot).unwrap().len() > 10_000);
     if let Ok(out) = std::env::var("BENCHSCOPE_HTML_SCREENSHOT") {
         std::fs::copy(&shot, PathBuf::from(out)).unwrap();

@@ -335,10 +335,14 @@ fn two_machines_write_twenty_runs_each_to_one_postgres_store_at_once() {
         .into_iter()
         .map(|m| {
             let (data, cache) = (work.path().join(m), work.path().join(format!("cache-{m}")));
+            // Each machine its own measurement lock, as two machines have: their runs and
+            // writes overlap rather than take turns on one lock.
+            let lock = work.path().join(format!("measure-{m}.lock"));
             let url = db.url.clone();
             std::thread::spawn(move || {
                 for i in 0..10 {
                     let o = recorded_run(&data, &cache, &url, &["rusqlite"])
+                        .env("BENCHSCOPE_MEASURE_LOCK", &lock)
                         .args(["--repeat", "2", "--label", &format!("{m}-{i:02}")])
                         .output()
                         .unwrap();

@@ -1193,6 +1193,49 @@ pub(crate) mod tests {
         assert!(c.basis.contains("run-to-run sd"), "{}", c.basis);
     }
 
+    /// The verdict's interval and test against values derived by hand: Python's statistics
+    /// module on the runs' log medians, the Welch-Satterthwaite degrees of freedom, and
+    /// Student's t from a published table (t(0.995, 4) = 4.604, t(0.995, 3) = 5.841). Medians
+    /// set exactly (not from samples, which are whole ns).
+    #[test]
+    fn the_run_to_run_test_and_interval_match_a_hand_derivation() {
+        let s = Settings::default();
+        let runs = |ms: &[f64]| -> Vec<BenchResult> {
+            ms.iter()
+                .map(|m| record(&[("b", *m, m * 0.99, m * 1.01)]).benches.remove(0))
+                .collect()
+        };
+        let base = runs(&[100.0, 101.0, 99.0, 100.5]);
+        let slower = runs(&[105.0, 104.5, 106.0]);
+        let (b, c): (Vec<&BenchResult>, Vec<&BenchResult>) =
+            (base.iter().collect(), slower.iter().collect());
+        // Welch: df 4.836, floored to 4; d = 0.0491368, se = 0.0059821.
+        let w = judge(&c, &b, &s).unwrap();
+        let [lo, hi] = w.ci_pct.unwrap();
+        assert!(
+            (lo - 2.183016557).abs() < 1e-6 && (hi - 7.969461516).abs() < 1e-6,
+            "{lo} {hi}"
+        );
+        assert!(w.basis.contains("(Welch, df 4)"), "{}", w.basis);
+        assert_eq!(w.verdict, Verdict::Regressed);
+        // One current run against four: it has no variance of its own, the baseline's is taken
+        // for both (Student's pooled test, df 3; sd of the log medians 0.854%): the interval
+        // [-0.8184170%, 10.8884333%] holds 0, so the same 5% is within noise.
+        let one = runs(&[105.0]);
+        let p = judge(&[&one[0]], &b, &s).unwrap();
+        let [lo, hi] = p.ci_pct.unwrap();
+        assert!(
+            (lo + 0.818417027).abs() < 1e-6 && (hi - 10.888433307).abs() < 1e-6,
+            "{lo} {hi}"
+        );
+        assert!(
+            p.basis.contains("sd 0.9% (Student, pooled, df 3)"),
+            "{}",
+            p.basis
+        );
+        assert_eq!(p.verdict, Verdict::WithinNoise);
+    }
+
     pub(crate) fn record(benches: &[(&str, f64, f64, f64)]) -> RunRecord {
         let mut r = RunRecord::default();
         for (name, m, lo, hi) in benches {

@@ -258,4 +258,18 @@ mod tests {
         // Runs made once each have no spread.
         assert!(repeats(&runs[..1], &baselines).is_empty());
     }
+
+    /// The 3% line itself: a spread of exactly 3% reproduced, a hair more did not.
+    #[test]
+    fn a_ratio_that_moved_exactly_three_percent_counts_as_reproduced() {
+        let baselines = Baselines::bench("rusqlite");
+        let within = |ratios: [f64; 3]| {
+            let runs: Vec<RunRecord> = ratios.iter().map(|r| run(r * 1000.0, *r)).collect();
+            repeats(&runs, &baselines)[0].within().unwrap()
+        };
+        // (25 - 24.25) / 25 is 0.03 exactly in binary floating point.
+        assert_eq!(within([24.25, 25.0, 25.0]).0, 1);
+        assert_eq!(within([24.24, 25.0, 25.0]).0, 0);
+        assert_eq!(within([25.0, 25.0, 25.0]), (1, 1, 0.0));
+    }
 }

@@ -195,3 +195,49 @@ impl Sqlite {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A store made by a benchscope of schema version 1, with a run in it: opening it brings
+    /// it to version 2 (the columns of where runners ran added, empty for the old run), and
+    /// its run reads as every run does.
+    #[test]
+    fn a_version_1_store_is_brought_to_version_2_and_its_runs_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.sqlite");
+        {
+            let mut c = Connection::open(&path).unwrap();
+            embedded::migrations::runner()
+                .set_target(refinery::Target::Version(1))
+                .run(&mut c)
+                .unwrap();
+            let has_cpus: i64 = c
+                .query_row(
+                    "SELECT count(*) FROM pragma_table_info('runs') WHERE name = 'cpus'",
+                    [],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            assert_eq!(has_cpus, 0, "version 1 has no cpus column");
+            c.execute_batch(
+                "INSERT INTO runs (id, run_key, recorded_at, machine_id, machine_name, cpu, cores, \
+                 kernel, target, knobs, build_profile, profiled, record) VALUES (1, 'k', \
+                 '2026-11-01T00:00:00Z', 'm', 'vm', 'EPYC', 2, 'Linux', 'single_row_lookup', '{}', \
+                 'release', 0, '{}');
+                 INSERT INTO bench_results VALUES (1, 'rusqlite', 'finished', 1400.0, 1390.0, 1410.0, 30);",
+            )
+            .unwrap();
+        }
+        let mut s = Sqlite::open(&path).unwrap();
+        assert_eq!(s.info().unwrap().schema_version, 2);
+        let points = s.points(&Filter::default()).unwrap();
+        assert_eq!(points.len(), 1);
+        let p = points.into_iter().next().unwrap().unwrap();
+        assert_eq!(
+            (p.bench.as_str(), p.median, p.cpus, p.cpu_idle),
+            ("rusqlite", 1400.0, None, None)
+        );
+    }
+}

@@ -81,5 +81,8 @@ awk -v i="$((i1 - i0))" -v ti="$(echo "$t1 - $t0" | bc)" -v e="$((e1 - e0))" \
 sort -n "$work/keys.log" | awk '{v[NR] = $1} END {
   printf "key to frame while the run measures, %d keys: median %.1f ms, max %.1f ms\n", NR, v[int((NR + 1) / 2)] / 1000, v[NR] / 1000
 }'
-# What was on screen (the comparison's header): every column drawn.
-grep -m1 "bench (\* base)" "$work/screen.txt" | sed 's/^/  /' | cut -c1-340
+# What was on screen (the comparison's header): every column drawn, or the figures above
+# are of an explorer that showed nothing.
+grep -m1 "bench (\* base)" "$work/screen.txt" | sed 's/^/  /' | cut -c1-340 | grep . \
+  || { echo "no comparison on screen: the figures above measured nothing"; exit 1; }
+[ -s "$work/keys.log" ] || { echo "no key was timed"; exit 1; }

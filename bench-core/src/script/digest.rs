@@ -120,4 +120,30 @@ mod tests {
             digest(&[&[Cell::Real(-0.0)]], 0)
         );
     }
+
+    /// Two values of one type and length differ: the digest reads the values, not only
+    /// their type tags and lengths.
+    #[test]
+    fn values_of_one_type_and_length_differ() {
+        let pairs: [(Cell<'_>, Cell<'_>); 5] = [
+            (Cell::Int(1), Cell::Int(2)),
+            (Cell::Int(-1), Cell::Int(1)),
+            (Cell::Real(1.5), Cell::Real(2.5)),
+            (Cell::Text("ab"), Cell::Text("ba")),
+            (Cell::Blob(b"\x00\x01"), Cell::Blob(b"\x01\x00")),
+        ];
+        for (a, b) in pairs {
+            assert_ne!(digest(&[&[a]], 0), digest(&[&[b]], 0), "{a:?} {b:?}");
+        }
+        // Every NaN is one value; rows counted.
+        assert_eq!(
+            digest(&[&[Cell::Real(f64::NAN)]], 0),
+            digest(&[&[Cell::Real(-f64::NAN)]], 0)
+        );
+        let mut d = Digest::default();
+        d.cell(Cell::Null);
+        d.row();
+        d.row();
+        assert_eq!(d.rows(), 2);
+    }
 }

@@ -411,3 +411,95 @@ fn statement_percentiles_are_kept_for_mixes_up_to_a_thousand_statements() {
         assert_eq!(a.hist.percentiles().is_some(), kept, "{n} statements");
     }
 }
+
+/// Two benches whose replays return other rows: the second's report says they differ, names
+/// the first transaction and statement that differ with both sides' counts, and errs; a
+/// third that returned the reference's rows is the same. (compare() and difference() run.)
+#[test]
+fn a_replay_that_returns_other_rows_is_named_with_the_first_difference() {
+    use crate::protocol::Event;
+    use crate::script::replay::{Exec, Replay, StmtOut};
+    use crate::script::report::RowsCheck;
+    use std::sync::Arc;
+    let mix = judged(
+        one("\\set k random(1, 9)\nSELECT v FROM t WHERE id = :k;\nSELECT count(*) FROM t;")
+            .unwrap(),
+    )
+    .unwrap();
+    assert!(mix.read_only());
+    let sql = mix
+        .statements()
+        .map(|s| Arc::<str>::from(s.sql(Placeholders::Numbered)))
+        .collect();
+    let replay = Replay::new(
+        Exec {
+            mix: Arc::new(mix),
+            sql,
+            retry: true,
+        },
+        1,
+        3,
+        1,
+    );
+    let out = |hash: u64, rows: u64| StmtOut {
+        hash,
+        rows,
+        changed: 0,
+    };
+    let feed = |bench: &str, second: StmtOut| {
+        let acc = replay.new_acc(bench);
+        let mut a = acc.borrow_mut();
+        for t in 0..3u64 {
+            let last = if t == 1 { second } else { out(20 + t, 1) };
+            a.clients[0].finished(0, vec![(0, 100, out(10 + t, 1)), (1, 100, last)], 300);
+        }
+    };
+    feed("rusqlite", out(21, 1));
+    feed("mw", out(99, 2));
+    feed("same", out(21, 1));
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("x.db");
+    std::fs::write(&db, b"bytes").unwrap();
+    let sum = super::original::sha256(&db, "--db").unwrap();
+    let rows = |events: &[Event]| -> RowsCheck {
+        events
+            .iter()
+            .find_map(|e| match e {
+                Event::Script { report, .. } => Some(report.rows.clone()),
+                _ => None,
+            })
+            .unwrap()
+    };
+    let first = replay.report("rusqlite", &db, &sum);
+    assert_eq!(rows(&first), RowsCheck::Reference { transactions: 3 });
+    assert_eq!(first.len(), 1, "{first:?}");
+    let second = replay.report("mw", &db, &sum);
+    match rows(&second) {
+        RowsCheck::Differ { against, first } => {
+            assert_eq!(against, "rusqlite");
+            assert_eq!(
+                first,
+                "client 0, transaction 2 (t), t:3 `SELECT count(*) FROM t`: 2 rows, 0 changed; rusqlite: 1 rows, 0 changed"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        second.iter().any(|e| matches!(e, Event::Error { message, .. } if message.starts_with("returned other rows than rusqlite: client 0, transaction 2"))),
+        "{second:?}"
+    );
+    assert_eq!(
+        rows(&replay.report("same", &db, &sum)),
+        RowsCheck::Same {
+            against: "rusqlite".into(),
+            transactions: 3
+        }
+    );
+    // The original read again after the bench: changed bytes are an error saying so.
+    std::fs::write(&db, b"other bytes").unwrap();
+    let after = replay.report("same", &db, &sum);
+    assert!(
+        after.iter().any(|e| matches!(e, Event::Error { message, .. } if message.contains("is not what it was before the run"))),
+        "{after:?}"
+    );
+}
