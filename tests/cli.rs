@@ -679,7 +679,7 @@ fn idle_cpus_are_kept_polling_when_asked_or_the_output_says_why_not() {
 
     // The limit holds while the run measures: with a FIFO standing for the device, the
     // limit arrives when measuring starts and the device is closed (the FIFO's end) only once
-    // the bench's 0.6 s budget has been spent, not at once after the write.
+    // the bench's 1 s budget has been spent, not at once after the write.
     let fifo = cache.path().join("latency-fifo");
     let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
@@ -705,7 +705,7 @@ fn idle_cpus_are_kept_polling_when_asked_or_the_output_says_why_not() {
             "--lookups",
             "10",
         ])
-        .args(["--bench", "rusqlite", "--time", "0.6", "--warmup", "0"])
+        .args(["--bench", "rusqlite", "--time", "1", "--warmup", "0"])
         .args(["--keep-cpus-awake", "--format", "json", "--cache-dir"])
         .arg(cache.path())
         .env("BENCHSCOPE_CPU_LATENCY_DEVICE", &fifo)
@@ -713,7 +713,8 @@ fn idle_cpus_are_kept_polling_when_asked_or_the_output_says_why_not() {
         .success();
     let (limit, open_for, more) = reader.join().unwrap();
     assert_eq!((limit, more), (0i32.to_ne_bytes(), 0));
-    // Held at least as long as the samples took, all of them together.
+    // Held at least as long as the samples took, all of them together (tens of milliseconds
+    // at least: a device closed right after the write is held for microseconds).
     let doc: serde_json::Value = serde_json::from_slice(&run.get_output().stdout).unwrap();
     let b = &doc["runs"][0]["benches"][0];
     let per = b["ops_per_sample"].as_f64().unwrap();
@@ -723,7 +724,7 @@ fn idle_cpus_are_kept_polling_when_asked_or_the_output_says_why_not() {
         .iter()
         .map(|x| x.as_f64().unwrap() * per)
         .sum();
-    assert!(measured > 1e8, "{measured} ns of samples");
+    assert!(measured > 2e7, "{measured} ns of samples");
     assert!(
         open_for.as_nanos() as f64 >= measured,
         "the device was closed after {open_for:?}, before the {measured} ns of samples were taken"
