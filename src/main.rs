@@ -3,6 +3,8 @@
 
 mod analysis;
 mod baseline;
+#[cfg(test)]
+mod docs_check;
 mod export;
 mod files;
 mod format;

@@ -489,7 +489,7 @@ pub const ROUNDS_NOISE_REACH: f64 = 2.0;
 /// comparisons of a set-up with itself, 50 of a real 5% change; judged again from the figures
 /// each run printed), by the runs' medians a real 5% was called 27 times of 50, by their
 /// fastest samples 40 times; no comparison of a set-up with itself was called a change by
-/// their fastest samples, one by their medians. The README has the series.
+/// their fastest samples, one by their medians. docs/src/usage.md ("Baselines") has the series.
 ///
 /// With five rounds or more, a round whose change is an outlier among the rounds'
 /// ([`ROUND_OUTLIER_Z`]) is left out of the test and named in the basis; when more than

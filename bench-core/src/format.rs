@@ -149,7 +149,7 @@ pub fn now_rfc3339() -> String {
 }
 
 /// A catalog text (a target's, a bench's or a knob's description, written with markdown code
-/// spans for the README and the exports) as a terminal shows it: without the backticks.
+/// spans for the docs and the exports) as a terminal shows it: without the backticks.
 pub fn plain(s: &str) -> String {
     s.replace('`', "")
 }

@@ -196,7 +196,7 @@ fn hand_off_note(run: &RunRecord, finished: usize) -> Option<String> {
         names.join(", ")
     };
     Some(format!(
-        "~ hand-offs: {shown} wait for another thread (a context switch or more per operation); with the runner on every CPU their ratios move from run to run with how soon a CPU takes the work (on a small virtual machine by tens of percent: the README's \"Where runners run\" gives how far on one; --repeat N measures how far on this one), and --cpus 0 measures them on one CPU, where they move far less"
+        "~ hand-offs: {shown} wait for another thread (a context switch or more per operation); with the runner on every CPU their ratios move from run to run with how soon a CPU takes the work (on a small virtual machine by tens of percent: docs/src/numbers.md, \"Where runners run\", gives how far on one; --repeat N measures how far on this one), and --cpus 0 measures them on one CPU, where they move far less"
     ))
 }
 
@@ -257,7 +257,7 @@ pub fn notes(run: &RunRecord, baselines: &bench_core::baselines::Baselines<'_>) 
         }
     } else if finished > 1 && !paired_run && !run.from_criterion() {
         out.push(
-            "unpaired ratios: the benches ran one after another, so whatever the machine did in between moves a ratio from run to run (more than its interval says on a noisy machine: the README's \"Paired rounds\" gives how far on one); paired rounds (the default) measure them in turns, --repeat N shows how far they move".into(),
+            "unpaired ratios: the benches ran one after another, so whatever the machine did in between moves a ratio from run to run (more than its interval says on a noisy machine: docs/src/usage.md, \"Paired rounds\", gives how far on one); paired rounds (the default) measure them in turns, --repeat N shows how far they move".into(),
         );
     }
     if let Some(n) = hand_off_note(run, finished) {

@@ -62,7 +62,7 @@ pub struct MachineArgs {
     /// Confine the runners (every thread of every bench) to these CPUs, as `taskset -c`
     /// does: `0`, `0,2`, `0-3`. On one CPU a query handed to another thread waits for its
     /// CPU to switch instead of for another CPU to wake: on a small virtual machine such
-    /// benches' ratios move far less from run to run (the README's "Where runners run").
+    /// benches' ratios move far less from run to run (docs/src/numbers.md, "Where runners run").
     /// Reports say it; comparisons flag runs made the other way.
     #[arg(long, value_name = "LIST", value_parser = parse_cpus)]
     pub cpus: Option<CpuSet>,

@@ -391,7 +391,7 @@ fn draw_detail(
         && crate::export::table::moves_with_hand_offs(&run.record)
     {
         notes.push(format!(
-            "hands its query to another thread ({switches:.1} switches/op): on every CPU its ratio moves from run to run with how soon a CPU takes the work (README, \"Where runners run\"); --cpus 0 measures it on one CPU"
+            "hands its query to another thread ({switches:.1} switches/op): on every CPU its ratio moves from run to run with how soon a CPU takes the work (docs/src/numbers.md, \"Where runners run\"); --cpus 0 measures it on one CPU"
         ));
     }
     let differs = bench_core::compare::settings_differences(&run.record, bench);

@@ -650,7 +650,7 @@ fn the_baseline_name_line() {
 }
 
 /// Every target's catalog, knobs and status line as drawn: no markdown code span's backticks
-/// (the catalog's texts are written for the README), and no heading with nothing under it.
+/// (the catalog's texts are written for the docs), and no heading with nothing under it.
 #[test]
 fn catalog_texts_are_drawn_without_markdown() {
     let mut s = base_state();

@@ -68,7 +68,7 @@ pub struct BudgetArgs {
 
 /// Paired rounds' benches at a time, by default: measured on a 2-vCPU VM, the ratios of
 /// benches that hand a query to another thread reproduced best in groups of eight beside
-/// their baseline (README, "Where runners run").
+/// their baseline (docs/src/numbers.md, "Where runners run").
 pub const DEFAULT_PAIRED_GROUP: &str = "8";
 
 fn parse_seconds(name: &str, text: &str, min: f64, max: f64) -> Result<f64, BenchError> {
@@ -307,7 +307,7 @@ pub struct Sweep {
 #[derive(Debug, Clone, Default, PartialEq, clap::Args)]
 pub struct ScriptArgs {
     /// script target: a script file (pgbench's -f), with its weight in a mix:
-    /// FILE[@WEIGHT]; repeat for a mix (see docs/scripts.md).
+    /// FILE[@WEIGHT]; repeat for a mix (see docs/src/scripts.md).
     #[arg(long = "script", value_name = "FILE[@WEIGHT]")]
     pub scripts: Vec<String>,
     /// script target: a variable's value before the first transaction, NAME=VALUE

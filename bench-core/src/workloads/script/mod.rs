@@ -200,7 +200,7 @@ pub fn spec_for(args: &crate::service::args::ScriptArgs) -> &'static Target {
 pub fn load_mix(args: &crate::service::args::ScriptArgs) -> Result<Mix, BenchError> {
     if args.scripts.is_empty() {
         return Err(BenchError::Invalid(
-            "the script target needs at least one --script FILE[@WEIGHT] (see docs/scripts.md; assets/scripts/ has examples)".into(),
+            "the script target needs at least one --script FILE[@WEIGHT] (see docs/src/scripts.md; assets/scripts/ has examples)".into(),
         ));
     }
     let mut sources = Vec::new();
