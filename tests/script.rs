@@ -137,7 +137,14 @@ fn tpcb_runs_through_each_backend_with_the_same_rows_and_the_original_untouched(
         ],
         dir.path(),
     );
-    for b in doc["runs"][0]["benches"].as_array().unwrap() {
+    let writers = doc["runs"][0]["benches"].as_array().unwrap();
+    let mut names: Vec<&str> = writers
+        .iter()
+        .map(|b| b["name"].as_str().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["sql-middleware/turso", "turso"]);
+    for b in writers {
         let r = &b["script"];
         assert_eq!(r["busy"], r["retries"], "{b}");
         assert_eq!(r["failed"], 0, "{b}");
