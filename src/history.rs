@@ -668,17 +668,35 @@ mod tests {
         );
     }
 
+    /// Records `record` as run `i` of machine vm-1, at 10:00:`i` on 2026-11-25.
+    fn record_numbered(
+        store: &mut Store,
+        i: usize,
+        code: &crate::store::Code,
+        record: &bench_core::protocol::results::RunRecord,
+    ) {
+        let machine = crate::store::MachineId {
+            id: "m".into(),
+            name: "vm-1".into(),
+        };
+        let run = crate::store::NewRun {
+            key: format!("k{i}"),
+            recorded_at: format!("2026-11-25T10:00:{i:02}Z"),
+            machine: &machine,
+            fingerprint: &crate::store::Fingerprint::here(),
+            code,
+            record,
+            source: None,
+        };
+        assert_eq!(store.record(&[run]).unwrap(), 1);
+    }
+
     /// A store of 30 labelled runs, the 16th and later `step` slower; `history`'s exit status
     /// over it.
     fn exit_status_over_a_store(step: f64) -> i32 {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("s.sqlite");
         let target = crate::store::Target::Sqlite(db.clone());
-        let machine = crate::store::MachineId {
-            id: "m".into(),
-            name: "vm-1".into(),
-        };
-        let fp = crate::store::Fingerprint::here();
         let mut store = Store::open(&target).unwrap();
         for i in 0..30 {
             let median = if i < 15 {
@@ -691,16 +709,7 @@ mod tests {
                 label: Some(format!("c{i:02}")),
                 ..Default::default()
             };
-            let run = crate::store::NewRun {
-                key: format!("k{i}"),
-                recorded_at: format!("2026-11-25T10:00:{i:02}Z"),
-                machine: &machine,
-                fingerprint: &fp,
-                code: &code,
-                record: &r,
-                source: None,
-            };
-            assert_eq!(store.record(&[run]).unwrap(), 1);
+            record_numbered(&mut store, i, &code, &r);
         }
         run(HistoryArgs {
             target: Some("single_row_lookup".into()),
@@ -721,11 +730,6 @@ mod tests {
     fn since_profiled_runs_and_unfinished_benches_are_left_out() {
         let dir = tempfile::tempdir().unwrap();
         let target = crate::store::Target::Sqlite(dir.path().join("s.sqlite"));
-        let machine = crate::store::MachineId {
-            id: "m".into(),
-            name: "vm-1".into(),
-        };
-        let fp = crate::store::Fingerprint::here();
         let mut store = Store::open(&target).unwrap();
         for i in 0..30 {
             let mut r = crate::testing::finished_record(
@@ -738,17 +742,7 @@ mod tests {
                 r.benches[1].error = Some("broke".into());
                 r.benches[1].summary = None;
             }
-            let code = crate::store::Code::default();
-            let run = crate::store::NewRun {
-                key: format!("k{i}"),
-                recorded_at: format!("2026-11-25T10:00:{i:02}Z"),
-                machine: &machine,
-                fingerprint: &fp,
-                code: &code,
-                record: &r,
-                source: None,
-            };
-            assert_eq!(store.record(&[run]).unwrap(), 1);
+            record_numbered(&mut store, i, &crate::store::Code::default(), &r);
         }
         let mut read = |since: Option<&str>, bench: &str| -> Vec<String> {
             let f = Filter {
