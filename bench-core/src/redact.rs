@@ -280,6 +280,42 @@ mod tests {
         assert_eq!(scrub("bad password p&q", &s), "bad password ***");
     }
 
+    /// Passwords only one of the two finders sees: each finder is needed.
+    #[test]
+    fn each_finder_covers_what_the_other_misses() {
+        // A port the URL parser refuses: only the shape finds the query's password.
+        assert_eq!(
+            redact("postgres://u@db:99999/x?sslmode=disable&password=hunter2"),
+            "postgres://u@db:99999/x?sslmode=disable&password=***"
+        );
+        // No host, a `+` in the query: only the parser reads it as the space a driver echoes.
+        let s = secrets("postgresql:///db?host=/tmp&password=two+words");
+        assert_eq!(
+            scrub("password two words rejected", &s),
+            "password *** rejected"
+        );
+        // A stray `=` does not end the keyword search: the quoted password after it is whole.
+        let s = secrets("host=db = x password='two words' dbname=y");
+        assert_eq!(
+            scrub("password two words rejected", &s),
+            "password *** rejected"
+        );
+    }
+
+    #[test]
+    fn has_scheme_reads_the_scheme_alone() {
+        assert!(has_scheme("postgres://db/x", "postgres"));
+        assert!(has_scheme("  PostgreSQL://db/x", "postgresql"));
+        assert!(!has_scheme("postgresql://db/x", "postgres"));
+        assert!(!has_scheme("mysql://db/x", "postgres"));
+        assert!(!has_scheme("postgresx://db/x", "postgres"));
+        assert!(!has_scheme("mysqlxyz://db/x", "postgres"));
+        assert!(!has_scheme("postgres:/db", "postgres"));
+        assert!(!has_scheme("postgres", "postgres"));
+        // A scheme's length falling inside a character is a mismatch, not a panic.
+        assert!(!has_scheme("postgre\u{e9}://db", "postgres"));
+    }
+
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
         /// However a PostgreSQL URL is spelt (any case, a socket path for a host, a port

@@ -189,7 +189,11 @@ impl Guard {
                     _ => Kind::Commit,
                 });
             }
-            if writes(&ctx.action) {
+            // Under `--init`, a PRAGMA that sets a value (user_version, journal_mode) changes
+            // the file as the file asks: a write, not a whole-file operation.
+            let init_pragma =
+                policy == Policy::Init && matches!(ctx.action, AuthAction::Pragma { .. });
+            if writes(&ctx.action) || init_pragma {
                 s.wrote = true;
             }
             Authorization::Allow

@@ -265,6 +265,9 @@ fn statements_sqlite_refuses_say_where_what_and_what_is_allowed() {
         "SELECT * FROM pragma_table_info('t'); PRAGMA table_info(t); PRAGMA writable_schema = 1",
         "VACUUM",
         "VACUUM INTO '/tmp/copied.db'",
+        // Its file name computed: the function and the read SQLite reports are not writes.
+        "VACUUM INTO lower('/tmp/COPIED.db')",
+        "VACUUM INTO (SELECT v FROM t)",
         "SELECT load_extension('/tmp/x.so')",
         "SAVEPOINT a",
         "RELEASE a",
@@ -279,6 +282,55 @@ fn statements_sqlite_refuses_say_where_what_and_what_is_allowed() {
         .map(|c| format!("{c:?}\n  {}", judged(one(c).unwrap()).unwrap_err()))
         .collect();
     insta::assert_snapshot!(out.join("\n"));
+}
+
+/// Transaction control takes the kind SQLite's authorizer names, whatever the words.
+#[test]
+fn transaction_control_is_named_by_sqlite() {
+    use super::judge::verdict;
+    let mut c = schema();
+    for (sql, kind) in [
+        ("BEGIN", Kind::Begin),
+        ("begin deferred transaction", Kind::Begin),
+        ("COMMIT", Kind::Commit),
+        ("END", Kind::Commit),
+        ("ROLLBACK", Kind::Rollback),
+        ("rollback transaction", Kind::Rollback),
+        ("SELECT v FROM t", Kind::Read),
+        ("UPDATE t SET v = 'x' WHERE id = 1", Kind::Write),
+    ] {
+        assert_eq!(verdict(&mut c, sql), Ok(kind), "{sql}");
+    }
+    // The authorizer is gone once judged: the connection takes what the guard refuses.
+    c.execute_batch("PRAGMA user_version = 3").unwrap();
+    let v: i64 = c
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(v, 3);
+}
+
+/// An `--init` file may set PRAGMAs and use savepoints as it builds its database; other files
+/// and whole-file rewrites stay refused, named by the statement's place in the file.
+#[test]
+fn init_files_take_pragmas_and_savepoints_but_no_other_file() {
+    use super::judge::run_init;
+    let mut c = rusqlite::Connection::open_in_memory().unwrap();
+    run_init(
+        &mut c,
+        "PRAGMA user_version = 7; SAVEPOINT a; CREATE TABLE x(a); INSERT INTO x VALUES (1); RELEASE a;",
+    )
+    .unwrap();
+    let (v, n): (i64, i64) = (
+        c.query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap(),
+        c.query_row("SELECT count(*) FROM x", [], |r| r.get(0))
+            .unwrap(),
+    );
+    assert_eq!((v, n), (7, 1));
+    let e = run_init(&mut c, "CREATE TABLE y(a);\nATTACH 'other.db' AS o;").unwrap_err();
+    assert!(e.starts_with("statement 2: ATTACH of \"other.db\""), "{e}");
+    let e = run_init(&mut c, "VACUUM INTO lower('/tmp/X.db')").unwrap_err();
+    assert!(e.contains("writes a file without changing a row"), "{e}");
 }
 
 #[test]
