@@ -1,0 +1,358 @@
+//! The catalog's vocabulary: targets, benches with a typed identity, dispatch strategies, and
+//! the knobs several targets share. Each target declares its own entry in its workload module
+//! (`workloads/<target>`); the list of targets is `workloads::targets()`.
+//!
+//! - here: targets, benches (their spec and kind), the runner binary each needs, errors;
+//! - [`subject`]: what a bench measures (a crate as shipped, the middleware on a strategy and
+//!   pool, turso, ...), the dispatch strategies and pools;
+//! - [`shared_knobs`]: the knobs several targets share (rows, lookups, concurrency, ...).
+
+use serde::Serialize;
+
+use crate::knobs::KnobSpec;
+use crate::measure::trace::Phase;
+
+pub mod shared_knobs;
+pub mod subject;
+
+pub use shared_knobs::{
+    CONCURRENCY, LOOKUPS, LOOKUPS_PER_CHECKOUT, ROWS, SPIN_US, SQLX_STATEMENT_CACHE, STORAGE,
+    TRACE_EVERY,
+};
+pub use subject::{POOL, Pool, Shipped, Strategy, Subject, pool_mismatch};
+
+/// Which runner binary produces a bench's events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Harness {
+    /// bench-core's runner (rusqlite, deadpool-sqlite, the middleware strategies, turso).
+    Core,
+    /// harness-sqlx (sqlx 0.9 in its own dependency graph).
+    Sqlx,
+    /// harness-async-sqlite (async-sqlite 0.7 and its rusqlite 0.41 in their own graph).
+    #[serde(rename = "async-sqlite")]
+    AsyncSqlite,
+    /// harness-sql-middleware-turso (sql-middleware's turso feature: turso 0.6, whose default
+    /// features make mimalloc the process allocator).
+    #[serde(rename = "sql-middleware-turso")]
+    SqlMiddlewareTurso,
+}
+
+impl Harness {
+    pub fn name(self) -> &'static str {
+        match self {
+            Harness::Core => "core",
+            Harness::Sqlx => "sqlx",
+            Harness::AsyncSqlite => "async-sqlite",
+            Harness::SqlMiddlewareTurso => "sql-middleware-turso",
+        }
+    }
+
+    /// Every harness, in the order a run's benches are run.
+    pub const ALL: [Harness; 4] = [
+        Harness::Core,
+        Harness::Sqlx,
+        Harness::AsyncSqlite,
+        Harness::SqlMiddlewareTurso,
+    ];
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BenchKind {
+    /// A whole operation, end to end.
+    Bench,
+    /// Isolates one phase of the operation.
+    Micro,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BenchSpec {
+    pub name: &'static str,
+    pub kind: BenchKind,
+    /// What is measured; the harness and backend follow from it.
+    pub subject: Subject,
+    /// The phase a micro-bench isolates (and, for a checkout fan-out, the phase it stresses).
+    pub phase: Option<Phase>,
+    /// What one operation is.
+    pub op: &'static str,
+    pub about: &'static str,
+    /// Which of its target's own cases the bench runs (an operation, a batch size), for
+    /// targets whose benches differ by more than their subject; 0 otherwise.
+    pub variant: u16,
+    /// The bench its ratio is taken against, where not the target's baseline (the same
+    /// operation on the baseline backend, say).
+    pub vs: Option<&'static str>,
+}
+
+impl BenchSpec {
+    /// A whole-operation bench.
+    pub const fn whole(
+        name: &'static str,
+        subject: Subject,
+        op: &'static str,
+        about: &'static str,
+    ) -> BenchSpec {
+        BenchSpec {
+            name,
+            kind: BenchKind::Bench,
+            subject,
+            phase: None,
+            op,
+            about,
+            variant: 0,
+            vs: None,
+        }
+    }
+
+    /// A micro-bench isolating `phase`; what one operation is doubles as its description.
+    pub const fn micro(
+        name: &'static str,
+        subject: Subject,
+        phase: Phase,
+        op: &'static str,
+    ) -> BenchSpec {
+        BenchSpec {
+            name,
+            kind: BenchKind::Micro,
+            subject,
+            phase: Some(phase),
+            op,
+            about: op,
+            variant: 0,
+            vs: None,
+        }
+    }
+
+    pub const fn about(mut self, about: &'static str) -> BenchSpec {
+        self.about = about;
+        self
+    }
+
+    pub const fn phase(mut self, phase: Phase) -> BenchSpec {
+        self.phase = Some(phase);
+        self
+    }
+
+    /// The same bench, running its target's case `variant`, its ratio taken against `vs`.
+    pub const fn case(mut self, variant: u16, vs: &'static str) -> BenchSpec {
+        self.variant = variant;
+        self.vs = Some(vs);
+        self
+    }
+
+    pub fn harness(&self) -> Harness {
+        self.subject.harness()
+    }
+
+    pub fn backend(&self) -> &'static str {
+        self.subject.backend()
+    }
+
+    pub fn strategy(&self) -> Option<Strategy> {
+        self.subject.strategy()
+    }
+}
+
+impl Serialize for BenchSpec {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("BenchSpec", 9)?;
+        st.serialize_field("name", self.name)?;
+        st.serialize_field("kind", &self.kind)?;
+        st.serialize_field("harness", &self.harness())?;
+        st.serialize_field("backend", self.backend())?;
+        st.serialize_field("strategy", &self.strategy().map(Strategy::name))?;
+        st.serialize_field("phase", &self.phase)?;
+        st.serialize_field("op", self.op)?;
+        st.serialize_field("about", self.about)?;
+        if let Some(vs) = self.vs {
+            st.serialize_field("vs", vs)?;
+        } else {
+            st.skip_field("vs")?;
+        }
+        st.end()
+    }
+}
+
+/// A bench name made at start-up (per-strategy benches), kept for the life of the process.
+pub fn leak(name: String) -> &'static str {
+    Box::leak(name.into_boxed_str())
+}
+
+/// How a target measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Measure {
+    /// Samples of a repeated operation; the median per operation is the figure.
+    PerOp,
+    /// Samples time a fan-out of concurrent operations, so ns/op reads as 1 / throughput and
+    /// the views lead with ops/s.
+    Throughput,
+    /// A scenario that runs for a set time and reports a time series (reads/s, latency,
+    /// writes, starvation) instead of samples of an operation.
+    Scenario,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Target {
+    pub name: &'static str,
+    pub about: &'static str,
+    /// Seed of the target's data (the dataset's id shuffle, generated rows).
+    pub seed: u64,
+    pub knobs: Vec<KnobSpec>,
+    pub benches: Vec<BenchSpec>,
+    /// The bench other benches are compared against by default.
+    pub baseline: &'static str,
+    #[serde(skip)]
+    pub measure: Measure,
+    /// Kept in the catalog's JSON for readers of `benchscope list --format json`.
+    pub throughput: bool,
+    /// Phases a subject does not let one measure apart, with why: listed, never faked.
+    pub hidden: Vec<Hidden>,
+    /// What the workload adds to every view of its runs (its own tables), if anything.
+    #[serde(skip)]
+    pub sections: crate::sections::Registered,
+}
+
+/// A phase of a subject's path that has no micro-bench of its own, and why.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Hidden {
+    /// The subject's bench (its whole lookup).
+    pub bench: &'static str,
+    pub phase: &'static str,
+    pub reason: &'static str,
+}
+
+impl Target {
+    pub fn new(
+        name: &'static str,
+        about: &'static str,
+        seed: u64,
+        measure: Measure,
+        baseline: &'static str,
+    ) -> Target {
+        Target {
+            name,
+            about,
+            seed,
+            knobs: Vec::new(),
+            benches: Vec::new(),
+            baseline,
+            measure,
+            throughput: measure == Measure::Throughput,
+            hidden: Vec::new(),
+            sections: crate::sections::Registered(None),
+        }
+    }
+
+    /// The workload's own views of its runs ([`crate::sections`]).
+    pub fn sections(mut self, sections: &'static dyn crate::sections::Sections) -> Target {
+        self.sections = crate::sections::Registered(Some(sections));
+        self
+    }
+
+    /// Says that `bench`'s path has `phase` but no way to measure it apart, and why.
+    pub fn hidden(mut self, bench: &'static str, phase: Phase, reason: &'static str) -> Target {
+        self.hidden.push(Hidden {
+            bench,
+            phase: phase.label(),
+            reason,
+        });
+        self
+    }
+
+    pub fn knobs(mut self, knobs: &[KnobSpec]) -> Target {
+        self.knobs.extend_from_slice(knobs);
+        self
+    }
+
+    pub fn bench(mut self, bench: BenchSpec) -> Target {
+        self.benches.push(bench);
+        self
+    }
+
+    /// One bench per dispatch strategy, named `{prefix}{strategy}`.
+    pub fn per_strategy(
+        mut self,
+        prefix: &str,
+        bench: impl Fn(&'static str, Strategy) -> BenchSpec,
+    ) -> Target {
+        for s in Strategy::ALL {
+            self.benches
+                .push(bench(leak(format!("{prefix}{}", s.name())), s));
+        }
+        self
+    }
+
+    /// One bench per crate of `crates`, named `{prefix}{crate's name}`.
+    pub fn per_crate(
+        mut self,
+        prefix: &str,
+        crates: &[Shipped],
+        bench: impl Fn(&'static str, Shipped) -> BenchSpec,
+    ) -> Target {
+        for c in crates {
+            self.benches
+                .push(bench(leak(format!("{prefix}{}", c.name())), *c));
+        }
+        self
+    }
+
+    /// The bench named `name`, or an error listing the target's benches.
+    pub fn spec(&self, name: &str) -> Result<&BenchSpec, CatalogError> {
+        self.benches
+            .iter()
+            .find(|b| b.name == name)
+            .ok_or_else(|| CatalogError::UnknownBench {
+                target: self.name.to_string(),
+                name: name.to_string(),
+                known: self
+                    .benches
+                    .iter()
+                    .map(|b| b.name)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })
+    }
+
+    pub fn is_throughput(&self) -> bool {
+        self.measure == Measure::Throughput
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CatalogError {
+    #[error("unknown target {name:?} (known: {known})")]
+    UnknownTarget { name: String, known: String },
+    #[error("unknown bench {name:?} in target {target} (known: {known})")]
+    UnknownBench {
+        target: String,
+        name: String,
+        known: String,
+    },
+    #[error("unknown strategy {name:?} (known: {known})")]
+    UnknownStrategy { name: String, known: String },
+    #[error("bench {bench:?} is run by the {harness:?} harness, not this one")]
+    OtherHarness { bench: String, harness: Harness },
+    #[error("bench {bench:?} has no implementation in {target} ({why})")]
+    NoImplementation {
+        target: String,
+        bench: String,
+        why: &'static str,
+    },
+}
+
+impl CatalogError {
+    /// The error of a bench that a workload's implementation does not handle.
+    pub fn no_implementation(target: &Target, bench: &BenchSpec, why: &'static str) -> Self {
+        CatalogError::NoImplementation {
+            target: target.name.to_string(),
+            bench: bench.name.to_string(),
+            why,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
