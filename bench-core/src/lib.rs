@@ -16,7 +16,7 @@
 //! Everything that links SQLite sits behind the `sqlite` / `middleware` / `turso` features so
 //! that harness-sqlx can use the rest alone.
 
-// The shared rusqlite and sql-middleware code (on_rusqlite.rs, on_sql_middleware.rs) names
+// The shared rusqlite and sql-middleware code (on_rusqlite/, on_sql_middleware.rs) names
 // bench-core's items the way a harness does.
 extern crate self as bench_core;
 

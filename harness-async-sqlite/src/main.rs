@@ -13,7 +13,7 @@ mod script;
 // bench-core's rusqlite code, compiled against async-sqlite's rusqlite (the dataset's rows read
 // back, `read_rows`, serve bench-core's tests; this harness checks them in its own).
 #[allow(dead_code)]
-#[path = "../../bench-core/src/on_rusqlite.rs"]
+#[path = "../../bench-core/src/on_rusqlite/mod.rs"]
 mod on_rusqlite;
 
 // SQLite's verdict on a script's statements (bench-core's source), against the same rusqlite.

@@ -12,7 +12,7 @@
 //!   `sqlite3_stmt_readonly` says so, else a write.
 //!
 //! One source, compiled into bench-core against its rusqlite and into each harness crate
-//! against the rusqlite of that harness's SQLite (`#[path]`, as on_rusqlite.rs): so it names
+//! against the rusqlite of that harness's SQLite (`#[path]`, as on_rusqlite/): so it names
 //! bench-core's items as `bench_core::`.
 
 use std::path::Path;
