@@ -255,6 +255,92 @@ mod tests {
         assert!(e.contains("not UTF-8 text (byte 13)"), "{e}");
         std::fs::write(&p, "SELECT 'é';").unwrap();
         assert_eq!(read_text(&p, "--script").unwrap(), "SELECT 'é';");
+        // The bound itself: a file of exactly MAX_TEXT bytes is read whole, one byte more is
+        // refused (never read cut short).
+        let limit = usize::try_from(MAX_TEXT).unwrap();
+        std::fs::write(&p, vec![b' '; limit]).unwrap();
+        assert_eq!(read_text(&p, "--script").unwrap().len(), limit);
+        std::fs::write(&p, vec![b' '; limit + 1]).unwrap();
+        let e = read_text(&p, "--script").unwrap_err().to_string();
+        assert!(e.contains("larger than 64 MiB"), "{e}");
+    }
+
+    /// A `--db` that is a symlink to nowhere is not "no file": treated as missing, an
+    /// `--init` would create a database wherever the link points.
+    #[test]
+    fn a_dangling_symlink_is_not_a_missing_database() {
+        let dir = tempfile::tempdir().unwrap();
+        let link = dir.path().join("link.db");
+        std::os::unix::fs::symlink(dir.path().join("elsewhere/target.db"), &link).unwrap();
+        let e = check_database(&link).unwrap_err().to_string();
+        assert!(e.contains("link.db: cannot open it"), "{e}");
+    }
+
+    /// What an earlier copy left beside the target (a `-wal` SQLite would fold in, a `-shm`)
+    /// is removed before copying, and by `remove_copy`.
+    #[test]
+    fn a_copy_starts_clean_and_is_removed_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("a.db");
+        std::fs::write(&db, b"SQLite format 3\0rest").unwrap();
+        let to = dir.path().join("copy.db");
+        for suffix in ["-wal", "-journal", "-shm"] {
+            std::fs::write(with_suffix(&to, suffix), b"stale").unwrap();
+        }
+        copy_stable(&db, &to).unwrap();
+        for suffix in ["-wal", "-journal", "-shm"] {
+            assert!(!with_suffix(&to, suffix).exists(), "{suffix}");
+        }
+        std::fs::write(with_suffix(&to, "-wal"), b"frames").unwrap();
+        remove_copy(&to);
+        for suffix in COMPANIONS.iter().chain(&["-shm"]) {
+            assert!(!with_suffix(&to, suffix).exists(), "{suffix:?}");
+        }
+    }
+
+    /// A database a writer keeps changing is waited out for the 4 s the message names (20
+    /// tries, 20 ms more between each), then refused with nothing copied left behind; one
+    /// whose writer stops is copied as it was left.
+    #[test]
+    fn a_writer_is_waited_out_then_named() {
+        use std::io::{Seek, SeekFrom};
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("busy.db");
+        let mut body = b"SQLite format 3\0".to_vec();
+        body.resize(1 << 20, 7);
+        std::fs::write(&db, &body).unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let writer = {
+            let (db, stop) = (db.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let mut f = std::fs::OpenOptions::new().write(true).open(&db).unwrap();
+                let mut n = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    n += 1;
+                    f.seek(SeekFrom::Start(100)).unwrap();
+                    f.write_all(&n.to_le_bytes()).unwrap();
+                }
+                n
+            })
+        };
+        let to = dir.path().join("copy.db");
+        let started = std::time::Instant::now();
+        let e = copy_stable(&db, &to).unwrap_err().to_string();
+        let waited = started.elapsed();
+        assert!(
+            e.contains("changed while it was copied, 20 times over 4 s"),
+            "{e}"
+        );
+        // 20 + 40 + ... + 400 ms of back-off: 4.2 s at least (sleeps are never shorter).
+        assert!(waited >= Duration::from_millis(4200), "{waited:?}");
+        assert!(!to.exists());
+        stop.store(true, Ordering::Relaxed);
+        let last = writer.join().unwrap();
+        assert!(last > 20, "the writer wrote {last} times");
+        copy_stable(&db, &to).unwrap();
+        assert_eq!(std::fs::read(&to).unwrap(), std::fs::read(&db).unwrap());
     }
 
     #[test]
