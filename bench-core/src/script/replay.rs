@@ -610,3 +610,132 @@ fn kept_rows(acc: &Acc) -> KeptRows {
             .collect(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn exec(text: &str, retry: bool) -> Exec {
+        let mix = Mix::parse(&[("t.sql".into(), text.into(), 1)], &[]).unwrap();
+        let sql = mix
+            .statements()
+            .map(|s| Arc::<str>::from(s.sql(crate::script::Placeholders::Numbered)))
+            .collect();
+        Exec {
+            mix: Arc::new(mix),
+            sql,
+            retry,
+        }
+    }
+
+    fn out(hash: u64) -> StmtOut {
+        StmtOut {
+            hash,
+            rows: 1,
+            changed: 0,
+        }
+    }
+
+    #[test]
+    fn a_sample_is_shared_out_with_the_first_clients_taking_the_rest() {
+        assert_eq!(shares(10, 3), [4, 3, 3]);
+        assert_eq!(shares(9, 3), [3, 3, 3]);
+        assert_eq!(shares(2, 3), [1, 1, 0]);
+        assert_eq!(shares(7, 1), [7]);
+        for per_pass in 0..40u64 {
+            for clients in 1..9usize {
+                let s = shares(per_pass, clients);
+                assert_eq!(s.len(), clients);
+                assert_eq!(s.iter().sum::<u64>(), per_pass, "{per_pass} {clients}");
+                assert!(
+                    s.windows(2).all(|w| w[0] >= w[1] && w[0] - w[1] <= 1),
+                    "{s:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_finished_transaction_is_counted_timed_and_kept_up_to_the_bound() {
+        let mut acc = ClientAcc::new(1);
+        for (i, ns) in [300u64, 500, 700].into_iter().enumerate() {
+            acc.finished(0, vec![(0, ns / 2, out(i as u64))], ns);
+        }
+        assert_eq!(
+            (acc.transactions, acc.tx_sum_ns, acc.in_sample),
+            (3, 1500, 3)
+        );
+        assert_eq!(acc.kept.len(), 3);
+        assert_eq!(acc.kept[2].statements, [(0, out(2))]);
+        for _ in 0..COMPARED {
+            acc.finished(0, vec![(0, 1, out(9))], 2);
+        }
+        assert_eq!(acc.kept.len(), COMPARED);
+        assert_eq!(acc.transactions, 3 + COMPARED as u64);
+    }
+
+    /// Busy with on_busy=fail: given up and counted; with retry: a backoff doubling from
+    /// 100 us up to 10 ms, until MAX_RETRIES in a row fail the bench; other errors fail it.
+    #[test]
+    fn a_failed_attempt_is_given_up_retried_or_fatal_as_on_busy_says() {
+        let mut acc = ClientAcc::new(1);
+        let mut attempts = 0;
+        let fail = exec("SELECT 1;", false);
+        assert!(matches!(
+            fail.after_failure(StmtError::Busy, &mut acc, &mut attempts),
+            Ok(None)
+        ));
+        assert_eq!(
+            (acc.busy, acc.failed, acc.in_sample, acc.retries, attempts),
+            (1, 1, 1, 0, 0)
+        );
+        let e = fail.after_failure(StmtError::Other("boom".into()), &mut acc, &mut attempts);
+        assert!(matches!(e, Err(BenchError::Invalid(m)) if m == "boom"));
+
+        let retry = exec("SELECT 1;", true);
+        let mut acc = ClientAcc::new(1);
+        let waits: Vec<u64> = (0..10)
+            .map(|_| {
+                let w = retry.after_failure(StmtError::Busy, &mut acc, &mut attempts);
+                w.unwrap().unwrap().as_micros() as u64
+            })
+            .collect();
+        assert_eq!(
+            waits,
+            [100, 200, 400, 800, 1600, 3200, 6400, 10_000, 10_000, 10_000]
+        );
+        assert_eq!(
+            (acc.busy, acc.retries, acc.failed, acc.in_sample),
+            (10, 10, 0, 0)
+        );
+        attempts = MAX_RETRIES - 1;
+        assert!(
+            retry
+                .after_failure(StmtError::Busy, &mut acc, &mut attempts)
+                .is_ok()
+        );
+        let e = retry.after_failure(StmtError::Busy, &mut acc, &mut attempts);
+        assert!(
+            matches!(&e, Err(BenchError::Invalid(m)) if m.contains("SQLITE_BUSY 10000 times in a row")),
+            "{:?}",
+            e.map(|_| ())
+        );
+    }
+
+    #[test]
+    fn a_statement_error_names_its_place() {
+        let e = exec("SELECT 1;\n\nSELECT 2;", true);
+        assert_eq!(describe(&e.mix, 1, "boom"), "t.sql:3:1: boom");
+        let mut done = Vec::new();
+        let r = e.took(
+            1,
+            Instant::now(),
+            Err(StmtError::Other("no".into())),
+            &mut done,
+        );
+        assert!(matches!(r, Err(StmtError::Other(m)) if m == "t.sql:3:1: no"));
+        assert!(e.took(0, Instant::now(), Ok(out(5)), &mut done).is_ok());
+        assert_eq!(done.len(), 1);
+        assert_eq!((done[0].0, done[0].2), (0, out(5)));
+    }
+}

@@ -555,3 +555,172 @@ fn a_replay_that_returns_other_rows_is_named_with_the_first_difference() {
         "{after:?}"
     );
 }
+
+/// The async replay through a path that answers busy now and then and skips one statement:
+/// every transaction of every sample finished (retried after busy) or given up, the busy
+/// errors counted, the statement the path does not run never sent, rows kept per client.
+#[test]
+fn an_async_replay_retries_or_gives_up_busy_transactions_and_counts_them() {
+    use crate::protocol::Event;
+    use crate::script::replay::{AsyncPath, Exec, Outcome, Replay, StmtError, StmtOut};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    /// Busy on every fifth statement sent; statement 2 is not run on this path.
+    #[derive(Default)]
+    struct Flaky {
+        sent: AtomicU64,
+        busy: AtomicU64,
+        rollbacks: AtomicU64,
+        sent_2: AtomicU64,
+    }
+    impl AsyncPath for Arc<Flaky> {
+        type Conn = ();
+        async fn checkout(&self, _client: usize) -> Result<(), crate::BenchError> {
+            Ok(())
+        }
+        async fn exec(
+            &self,
+            _conn: &mut (),
+            index: usize,
+            _sql: Arc<str>,
+            _kind: Kind,
+            _params: Vec<Value>,
+        ) -> Outcome {
+            if index == 2 {
+                self.sent_2.fetch_add(1, Ordering::Relaxed);
+            }
+            if self.sent.fetch_add(1, Ordering::Relaxed) % 5 == 4 {
+                self.busy.fetch_add(1, Ordering::Relaxed);
+                return Ok(Err(StmtError::Busy));
+            }
+            Ok(Ok(StmtOut {
+                hash: index as u64,
+                rows: 1,
+                changed: 0,
+            }))
+        }
+        fn runs(&self, index: usize) -> bool {
+            index != 2
+        }
+        async fn rollback(&self, _conn: &mut ()) -> Result<(), crate::BenchError> {
+            self.rollbacks.fetch_add(1, Ordering::Relaxed);
+            Ok(())
+        }
+    }
+
+    let rt = crate::measure::drive::runtime(None).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("x.db");
+    std::fs::write(&db, b"bytes").unwrap();
+    let sum = super::original::sha256(&db, "--db").unwrap();
+    for retry in [true, false] {
+        let mix = judged(
+            one("SELECT v FROM t WHERE id = 1;\nSELECT count(*) FROM t;\nSELECT 2;").unwrap(),
+        )
+        .unwrap();
+        let sql = mix
+            .statements()
+            .map(|s| Arc::<str>::from(s.sql(Placeholders::Numbered)))
+            .collect();
+        let replay = Replay::new(
+            Exec {
+                mix: Arc::new(mix),
+                sql,
+                retry,
+            },
+            3,
+            10,
+            7,
+        );
+        let path = Arc::new(Flaky::default());
+        let mut bench = replay
+            .async_bench(&rt, "flaky", path.clone(), Default::default())
+            .unwrap();
+        let mut hist = crate::measure::stats::LatencyHistogram::new();
+        for _ in 0..2 {
+            let it = (bench.iter)(&mut hist).unwrap();
+            // Every transaction of the sample finished or given up: the work it reports.
+            assert_eq!(it.work, 10, "retry {retry}");
+        }
+        drop(bench);
+        let busy = path.busy.load(Ordering::Relaxed);
+        assert!(busy > 0);
+        assert_eq!(path.sent_2.load(Ordering::Relaxed), 0);
+        assert_eq!(path.rollbacks.load(Ordering::Relaxed), busy);
+        let report = replay
+            .report("flaky", &db, &sum)
+            .into_iter()
+            .find_map(|e| match e {
+                Event::Script { report, .. } => Some(report),
+                _ => None,
+            })
+            .unwrap();
+        assert_eq!(report.busy, busy, "retry {retry}");
+        if retry {
+            assert_eq!(
+                (report.transactions, report.retries, report.failed),
+                (20, busy, 0)
+            );
+        } else {
+            assert_eq!((report.transactions, report.retries), (20 - busy, 0));
+            assert_eq!(report.failed, busy);
+        }
+        assert!(report.tx_mean_ns > 0.0);
+        let kept = report.kept.unwrap();
+        assert_eq!(kept.per_client.iter().sum::<u64>(), report.transactions);
+        // Two samples of 10 shared out among 3 clients: 4, 3, 3 each time.
+        if retry {
+            assert_eq!(kept.per_client, [8, 6, 6]);
+        }
+    }
+}
+
+/// A path's own failure (not a statement's) fails the bench, named.
+#[test]
+fn an_async_path_that_fails_fails_its_bench() {
+    use crate::script::replay::{AsyncPath, Exec, Outcome, Replay};
+    use std::sync::Arc;
+    struct Broken;
+    impl AsyncPath for Broken {
+        type Conn = ();
+        async fn checkout(&self, _client: usize) -> Result<(), crate::BenchError> {
+            Ok(())
+        }
+        async fn exec(
+            &self,
+            _conn: &mut (),
+            _index: usize,
+            _sql: Arc<str>,
+            _kind: Kind,
+            _params: Vec<Value>,
+        ) -> Outcome {
+            Err(crate::BenchError::Driver("the pool is gone".into()))
+        }
+        async fn rollback(&self, _conn: &mut ()) -> Result<(), crate::BenchError> {
+            Ok(())
+        }
+    }
+    let rt = crate::measure::drive::runtime(None).unwrap();
+    let mix = judged(one("SELECT 1;").unwrap()).unwrap();
+    let sql = mix
+        .statements()
+        .map(|s| Arc::<str>::from(s.sql(Placeholders::Numbered)))
+        .collect();
+    let replay = Replay::new(
+        Exec {
+            mix: Arc::new(mix),
+            sql,
+            retry: true,
+        },
+        2,
+        4,
+        1,
+    );
+    let mut bench = replay
+        .async_bench(&rt, "broken", Broken, Default::default())
+        .unwrap();
+    let mut hist = crate::measure::stats::LatencyHistogram::new();
+    let e = (bench.iter)(&mut hist).unwrap_err().to_string();
+    assert!(e.contains("the pool is gone"), "{e}");
+}
