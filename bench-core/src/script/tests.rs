@@ -724,3 +724,92 @@ fn an_async_path_that_fails_fails_its_bench() {
     let e = (bench.iter)(&mut hist).unwrap_err().to_string();
     assert!(e.contains("the pool is gone"), "{e}");
 }
+
+/// Rows are compared between benches only where the order of writes is fixed: a writing mix
+/// with one client and nothing given up. Each reason is said; a read-only mix is compared
+/// whatever its clients. The mean transaction time and the kept prefixes come from what
+/// the clients finished.
+#[test]
+fn rows_are_compared_only_where_the_order_of_writes_is_fixed() {
+    use crate::protocol::Event;
+    use crate::script::replay::{Exec, Replay, StmtError, StmtOut};
+    use crate::script::report::{RowsCheck, ScriptReport};
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("x.db");
+    std::fs::write(&db, b"bytes").unwrap();
+    let sum = super::original::sha256(&db, "--db").unwrap();
+    let replay = |text: &str, clients: usize, retry: bool| {
+        let mix = judged(one(text).unwrap()).unwrap();
+        let sql = mix
+            .statements()
+            .map(|s| Arc::<str>::from(s.sql(Placeholders::Numbered)))
+            .collect();
+        Replay::new(
+            Exec {
+                mix: Arc::new(mix),
+                sql,
+                retry,
+            },
+            clients,
+            6,
+            1,
+        )
+    };
+    let out = StmtOut {
+        hash: 1,
+        rows: 1,
+        changed: 0,
+    };
+    // Each client finishes three transactions of 100, 200 and 600 ns; `give_up` busy errors
+    // are given up on the first client.
+    let run = |r: &Replay, give_up: usize| -> ScriptReport {
+        let acc = r.new_acc("b");
+        assert!(r.acc("b").is_some() && r.acc("nothing").is_none());
+        let mut a = acc.borrow_mut();
+        for c in &mut a.clients {
+            for ns in [100, 200, 600] {
+                c.finished(0, vec![(0, ns, out)], ns);
+            }
+        }
+        for _ in 0..give_up {
+            let mut attempts = 0;
+            let next = r
+                .exec
+                .after_failure(StmtError::Busy, &mut a.clients[0], &mut attempts)
+                .unwrap();
+            assert!(next.is_none());
+        }
+        drop(a);
+        r.report("b", &db, &sum)
+            .into_iter()
+            .find_map(|e| match e {
+                Event::Script { report, .. } => Some(report),
+                _ => None,
+            })
+            .unwrap()
+    };
+    const WRITE: &str = "UPDATE t SET v = 'x' WHERE id = 1;";
+    const READ: &str = "SELECT v FROM t WHERE id = 1;";
+    let not_compared = |r: ScriptReport| match r.rows {
+        RowsCheck::NotCompared { reason } => reason,
+        other => panic!("{other:?}"),
+    };
+    let two_writers = not_compared(run(&replay(WRITE, 2, true), 0));
+    assert!(two_writers.starts_with("2 clients write"), "{two_writers}");
+    let gave_up = not_compared(run(&replay(WRITE, 1, false), 2));
+    assert!(
+        gave_up.starts_with("2 transactions were given up"),
+        "{gave_up}"
+    );
+    let one_writer = run(&replay(WRITE, 1, true), 0);
+    assert_eq!(one_writer.rows, RowsCheck::Reference { transactions: 3 });
+    assert_eq!(one_writer.tx_mean_ns, 300.0);
+    let readers = run(&replay(READ, 2, false), 1);
+    assert_eq!(readers.rows, RowsCheck::Reference { transactions: 6 });
+    assert_eq!((readers.transactions, readers.failed), (6, 1));
+    let kept = readers.kept.unwrap();
+    assert_eq!(kept.per_client, [3, 3]);
+    let lengths: Vec<u64> = kept.prefixes.iter().map(|(n, _)| *n).collect();
+    assert_eq!(lengths, [1, 2]);
+}
