@@ -24,6 +24,37 @@ fn judged(mut mix: Mix) -> Result<Mix, ScriptError> {
     Ok(mix)
 }
 
+/// A replay of the judged mix `text` by `clients` clients, `per_pass` transactions a sample.
+fn replay_of(text: &str, clients: usize, per_pass: u64, retry: bool) -> super::replay::Replay {
+    use super::replay::{Exec, Replay};
+    let mix = judged(one(text).unwrap()).unwrap();
+    let sql = mix
+        .statements()
+        .map(|s| std::sync::Arc::<str>::from(s.sql(Placeholders::Numbered)))
+        .collect();
+    Replay::new(
+        Exec {
+            mix: std::sync::Arc::new(mix),
+            sql,
+            retry,
+        },
+        clients,
+        per_pass,
+        1,
+    )
+}
+
+/// The script report among a bench's events.
+fn script_report(events: Vec<crate::protocol::Event>) -> super::report::ScriptReport {
+    events
+        .into_iter()
+        .find_map(|e| match e {
+            crate::protocol::Event::Script { report, .. } => Some(report),
+            _ => None,
+        })
+        .expect("a script report")
+}
+
 const TPCB: &str = r#"-- pgbench's TPC-B-like transaction, on SQLite
 \set aid random(1, 100000 * :scale)
 \set bid random(1, 1 * :scale)
@@ -470,29 +501,15 @@ fn statement_percentiles_are_kept_for_mixes_up_to_a_thousand_statements() {
 #[test]
 fn a_replay_that_returns_other_rows_is_named_with_the_first_difference() {
     use crate::protocol::Event;
-    use crate::script::replay::{Exec, Replay, StmtOut};
+    use crate::script::replay::StmtOut;
     use crate::script::report::RowsCheck;
-    use std::sync::Arc;
-    let mix = judged(
-        one("\\set k random(1, 9)\nSELECT v FROM t WHERE id = :k;\nSELECT count(*) FROM t;")
-            .unwrap(),
-    )
-    .unwrap();
-    assert!(mix.read_only());
-    let sql = mix
-        .statements()
-        .map(|s| Arc::<str>::from(s.sql(Placeholders::Numbered)))
-        .collect();
-    let replay = Replay::new(
-        Exec {
-            mix: Arc::new(mix),
-            sql,
-            retry: true,
-        },
+    let replay = replay_of(
+        "\\set k random(1, 9)\nSELECT v FROM t WHERE id = :k;\nSELECT count(*) FROM t;",
         1,
         3,
-        1,
+        true,
     );
+    assert!(replay.exec.mix.read_only());
     let out = |hash: u64, rows: u64| StmtOut {
         hash,
         rows,
@@ -561,8 +578,7 @@ fn a_replay_that_returns_other_rows_is_named_with_the_first_difference() {
 /// errors counted, the statement the path does not run never sent, rows kept per client.
 #[test]
 fn an_async_replay_retries_or_gives_up_busy_transactions_and_counts_them() {
-    use crate::protocol::Event;
-    use crate::script::replay::{AsyncPath, Exec, Outcome, Replay, StmtError, StmtOut};
+    use crate::script::replay::{AsyncPath, Outcome, StmtError, StmtOut};
     use std::sync::Arc;
     use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -615,23 +631,11 @@ fn an_async_replay_retries_or_gives_up_busy_transactions_and_counts_them() {
     std::fs::write(&db, b"bytes").unwrap();
     let sum = super::original::sha256(&db, "--db").unwrap();
     for retry in [true, false] {
-        let mix = judged(
-            one("SELECT v FROM t WHERE id = 1;\nSELECT count(*) FROM t;\nSELECT 2;").unwrap(),
-        )
-        .unwrap();
-        let sql = mix
-            .statements()
-            .map(|s| Arc::<str>::from(s.sql(Placeholders::Numbered)))
-            .collect();
-        let replay = Replay::new(
-            Exec {
-                mix: Arc::new(mix),
-                sql,
-                retry,
-            },
+        let replay = replay_of(
+            "SELECT v FROM t WHERE id = 1;\nSELECT count(*) FROM t;\nSELECT 2;",
             3,
             10,
-            7,
+            retry,
         );
         let path = Arc::new(Flaky::default());
         let mut bench = replay
@@ -648,14 +652,7 @@ fn an_async_replay_retries_or_gives_up_busy_transactions_and_counts_them() {
         assert!(busy > 0);
         assert_eq!(path.sent_2.load(Ordering::Relaxed), 0);
         assert_eq!(path.rollbacks.load(Ordering::Relaxed), busy);
-        let report = replay
-            .report("flaky", &db, &sum)
-            .into_iter()
-            .find_map(|e| match e {
-                Event::Script { report, .. } => Some(report),
-                _ => None,
-            })
-            .unwrap();
+        let report = script_report(replay.report("flaky", &db, &sum));
         assert_eq!(report.busy, busy, "retry {retry}");
         if retry {
             assert_eq!(
@@ -679,7 +676,7 @@ fn an_async_replay_retries_or_gives_up_busy_transactions_and_counts_them() {
 /// A path's own failure (not a statement's) fails the bench, named.
 #[test]
 fn an_async_path_that_fails_fails_its_bench() {
-    use crate::script::replay::{AsyncPath, Exec, Outcome, Replay};
+    use crate::script::replay::{AsyncPath, Outcome};
     use std::sync::Arc;
     struct Broken;
     impl AsyncPath for Broken {
@@ -702,21 +699,7 @@ fn an_async_path_that_fails_fails_its_bench() {
         }
     }
     let rt = crate::measure::drive::runtime(None).unwrap();
-    let mix = judged(one("SELECT 1;").unwrap()).unwrap();
-    let sql = mix
-        .statements()
-        .map(|s| Arc::<str>::from(s.sql(Placeholders::Numbered)))
-        .collect();
-    let replay = Replay::new(
-        Exec {
-            mix: Arc::new(mix),
-            sql,
-            retry: true,
-        },
-        2,
-        4,
-        1,
-    );
+    let replay = replay_of("SELECT 1;", 2, 4, true);
     let mut bench = replay
         .async_bench(&rt, "broken", Broken, Default::default())
         .unwrap();
@@ -731,31 +714,13 @@ fn an_async_path_that_fails_fails_its_bench() {
 /// the clients finished.
 #[test]
 fn rows_are_compared_only_where_the_order_of_writes_is_fixed() {
-    use crate::protocol::Event;
-    use crate::script::replay::{Exec, Replay, StmtError, StmtOut};
+    use crate::script::replay::{Replay, StmtError, StmtOut};
     use crate::script::report::{RowsCheck, ScriptReport};
-    use std::sync::Arc;
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("x.db");
     std::fs::write(&db, b"bytes").unwrap();
     let sum = super::original::sha256(&db, "--db").unwrap();
-    let replay = |text: &str, clients: usize, retry: bool| {
-        let mix = judged(one(text).unwrap()).unwrap();
-        let sql = mix
-            .statements()
-            .map(|s| Arc::<str>::from(s.sql(Placeholders::Numbered)))
-            .collect();
-        Replay::new(
-            Exec {
-                mix: Arc::new(mix),
-                sql,
-                retry,
-            },
-            clients,
-            6,
-            1,
-        )
-    };
+    let replay = |text: &str, clients: usize, retry: bool| replay_of(text, clients, 6, retry);
     let out = StmtOut {
         hash: 1,
         rows: 1,
@@ -781,13 +746,7 @@ fn rows_are_compared_only_where_the_order_of_writes_is_fixed() {
             assert!(next.is_none());
         }
         drop(a);
-        r.report("b", &db, &sum)
-            .into_iter()
-            .find_map(|e| match e {
-                Event::Script { report, .. } => Some(report),
-                _ => None,
-            })
-            .unwrap()
+        script_report(r.report("b", &db, &sum))
     };
     const WRITE: &str = "UPDATE t SET v = 'x' WHERE id = 1;";
     const READ: &str = "SELECT v FROM t WHERE id = 1;";
