@@ -176,6 +176,20 @@ pub fn describe(mix: &Mix, index: usize, e: impl std::fmt::Display) -> String {
 }
 
 impl Exec {
+    /// What the clients of `mix` share: each statement's SQLite text with numbered
+    /// placeholders, and whether a busy transaction is retried (`on_busy=retry`).
+    pub fn new(mix: Mix, retry: bool) -> Exec {
+        let sql = mix
+            .statements()
+            .map(|s| Arc::<str>::from(s.sql(crate::script::Placeholders::Numbered)))
+            .collect();
+        Exec {
+            mix: Arc::new(mix),
+            sql,
+            retry,
+        }
+    }
+
     /// After a failed attempt: the backoff before the next, or None when the transaction is
     /// given up (counted) or the bench must fail.
     pub fn after_failure(
@@ -616,16 +630,10 @@ mod tests {
     use super::*;
 
     fn exec(text: &str, retry: bool) -> Exec {
-        let mix = Mix::parse(&[("t.sql".into(), text.into(), 1)], &[]).unwrap();
-        let sql = mix
-            .statements()
-            .map(|s| Arc::<str>::from(s.sql(crate::script::Placeholders::Numbered)))
-            .collect();
-        Exec {
-            mix: Arc::new(mix),
-            sql,
+        Exec::new(
+            Mix::parse(&[("t.sql".into(), text.into(), 1)], &[]).unwrap(),
             retry,
-        }
+        )
     }
 
     fn out(hash: u64) -> StmtOut {

@@ -27,17 +27,8 @@ fn judged(mut mix: Mix) -> Result<Mix, ScriptError> {
 /// A replay of the judged mix `text` by `clients` clients, `per_pass` transactions a sample.
 fn replay_of(text: &str, clients: usize, per_pass: u64, retry: bool) -> super::replay::Replay {
     use super::replay::{Exec, Replay};
-    let mix = judged(one(text).unwrap()).unwrap();
-    let sql = mix
-        .statements()
-        .map(|s| std::sync::Arc::<str>::from(s.sql(Placeholders::Numbered)))
-        .collect();
     Replay::new(
-        Exec {
-            mix: std::sync::Arc::new(mix),
-            sql,
-            retry,
-        },
+        Exec::new(judged(one(text).unwrap()).unwrap(), retry),
         clients,
         per_pass,
         1,

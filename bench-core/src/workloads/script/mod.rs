@@ -223,23 +223,14 @@ pub fn replay_for(
     run: &crate::workload::RunContext<'_>,
     mix: Mix,
 ) -> Result<crate::script::replay::Replay, BenchError> {
-    use std::sync::Arc;
     if !mix.judged() {
         return Err(BenchError::Invalid(
             "the scripts were not judged by SQLite before the run: nothing runs unjudged".into(),
         ));
     }
     let k = &run.plan.knobs;
-    let sql = mix
-        .statements()
-        .map(|s| Arc::<str>::from(s.sql(crate::script::Placeholders::Numbered)))
-        .collect();
     Ok(crate::script::replay::Replay::new(
-        crate::script::replay::Exec {
-            sql,
-            retry: k.word(&ON_BUSY) == "retry",
-            mix: Arc::new(mix),
-        },
+        crate::script::replay::Exec::new(mix, k.word(&ON_BUSY) == "retry"),
         k.count(&CLIENTS) as usize,
         k.count(&TRANSACTIONS),
         run.plan.target.seed,
