@@ -96,10 +96,15 @@ fn best_of_segments(xs: &[f64], bounds: &[usize], min: usize) -> Option<(usize, 
         .max_by(|a, b| a.1.total_cmp(&b.1))
 }
 
-/// The split of `seg` with the largest Q, as (index of the first point on the right, Q).
+/// The split of `seg` with the largest Q, as (index of the first point on the right, Q); the
+/// earliest of splits with equal Q.
 pub fn best_split(seg: &[f64], min: usize) -> Option<(usize, f64)> {
     let n = seg.len();
-    if n < 2 * min.max(1) || n < 4 {
+    // Each side of a split holds at least two points: one point has no distance within it.
+    let lo = min.max(2);
+    // The last split leaves `lo` points on the right; none when it comes before the first.
+    let last = n.checked_sub(lo)?;
+    if last < lo {
         return None;
     }
     // Ranks, so that running sums over "values below x" are prefix sums of a Fenwick tree.
@@ -119,7 +124,8 @@ pub fn best_split(seg: &[f64], min: usize) -> Option<(usize, f64)> {
     let mut within_left = 0.0;
     let mut between = 0.0;
     let mut best: Option<(usize, f64)> = None;
-    for t in 0..n - 1 {
+    // Point `t` moves from the right side to the left: the split after it is at `t + 1`.
+    for t in 0..last {
         let (x, r) = (seg[t], rank[t]);
         right.add_neg(r, x);
         let to_right = right.distance(r, x);
@@ -129,10 +135,10 @@ pub fn best_split(seg: &[f64], min: usize) -> Option<(usize, f64)> {
         between += to_right - to_left;
         left.add(r, x);
         let m = t + 1;
-        let k = n - m;
-        if m < min || k < min || m < 2 || k < 2 {
+        if m < lo {
             continue;
         }
+        let k = n - m;
         let (mf, kf) = (m as f64, k as f64);
         let e = 2.0 * between / (mf * kf)
             - within_left / (mf * (mf - 1.0) / 2.0)
@@ -277,7 +283,55 @@ mod tests {
         let found = e_divisive(&xs, &Settings::default());
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].index, 15);
-        assert!(found[0].p_value <= 0.01);
+        // No shuffle of 199 reaches the step's Q: p = (0 + 1) / (199 + 1).
+        assert_eq!(found[0].p_value, 1.0 / 200.0);
+    }
+
+    /// The p-value counts the series itself among the shuffles, (as large + 1) / (shuffles + 1),
+    /// and a split whose p-value equals the significance is kept: with 19 shuffles of a clear
+    /// step p is 1/20, which 0.05 keeps; 0.049 does not.
+    #[test]
+    fn a_p_value_at_the_significance_is_kept() {
+        let mut xs = noisy(11, 10, 100.0, 1.0);
+        xs.extend(noisy(12, 10, 200.0, 1.0));
+        let at = |significance| Settings {
+            permutations: 19,
+            significance,
+            ..Settings::default()
+        };
+        let found = e_divisive(&xs, &at(0.05));
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!((found[0].index, found[0].p_value), (10, 0.05));
+        assert!(e_divisive(&xs, &at(0.049)).is_empty());
+    }
+
+    /// Each side of a split keeps `min_size` points, and at least two (one point has no
+    /// distance within it): the largest change may lie closer to an end than that.
+    #[test]
+    fn every_side_of_a_split_keeps_min_size_points() {
+        // Q by split (from q_naive's definition): 27 at 2, 11.25 at 3, 6 at 4, 3.375 at 5.
+        let xs = [10.0, 10.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0];
+        let rev: Vec<f64> = xs.iter().rev().copied().collect();
+        let index = |seg: &[f64], min| best_split(seg, min).map(|(t, _)| t);
+        assert_eq!(index(&xs, 2), Some(2));
+        assert_eq!(index(&xs, 3), Some(3));
+        assert_eq!(index(&rev, 2), Some(6));
+        assert_eq!(index(&rev, 3), Some(5));
+        // Exactly `min` a side: the one split; a point fewer: none.
+        assert_eq!(index(&xs[..6], 3), Some(3));
+        assert_eq!(index(&xs[..5], 3), None);
+        // A minimum below two still keeps two a side.
+        for min in [0, 1] {
+            assert_eq!(best_split(&[1.0, 1.0, 5.0, 5.0], min), Some((2, 8.0)));
+            assert_eq!(best_split(&[1.0, 5.0, 5.0], min), None);
+        }
+        // Two splits with the same Q (the series is its own mirror): the earlier one.
+        assert_eq!(index(&[1.0, 1.0, 5.0, 5.0, 1.0, 1.0], 2), Some(2));
+        let (t, q) = best_split(&xs, 3).unwrap();
+        assert!(
+            (q - q_naive(&xs, t)).abs() < 1e-9 && (q - 11.25).abs() < 1e-9,
+            "{q}"
+        );
     }
 
     #[test]
