@@ -453,6 +453,23 @@ mod tests {
             coarse.record(*v);
         }
         assert!(coarse.heap_bytes() <= 2048, "{} bytes", coarse.heap_bytes());
+        assert!(
+            0 < coarse.heap_bytes() && coarse.heap_bytes() < c.heap_bytes(),
+            "{} < {}",
+            coarse.heap_bytes(),
+            c.heap_bytes()
+        );
+        let digits = |c: CompactLatency| c.digits();
+        assert_eq!(
+            [
+                digits(CompactLatency::default()),
+                digits(CompactLatency::with_digits(0)),
+                digits(CompactLatency::with_digits(1)),
+                digits(CompactLatency::with_digits(5)),
+                digits(CompactLatency::off()),
+            ],
+            [2, 1, 1, 2, 0]
+        );
         let mut off = CompactLatency::off();
         off.record(5);
         off.add(&c);
@@ -586,6 +603,76 @@ mod tests {
         );
     }
 
+    /// The low fences as the high ones: the mirror images of the cases above.
+    #[test]
+    fn low_outliers_are_counted_as_high_ones_are() {
+        let s = summarize(&[100.0, 99.0, 98.0, 97.0, 1.0], None).unwrap();
+        assert_eq!(
+            s.outliers,
+            Outliers {
+                low_severe: 1,
+                ..Default::default()
+            }
+        );
+        // 40 - (10 .. 18, 22, 26): q1 22.5, q3 27.5, iqr 5: mild fence 15, severe 7.5.
+        let xs: Vec<f64> = [
+            10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0, 17.0, 18.0, 22.0, 26.0,
+        ]
+        .iter()
+        .map(|x| 40.0 - x)
+        .collect();
+        assert_eq!(
+            summarize(&xs, None).unwrap().outliers,
+            Outliers {
+                low_mild: 1,
+                ..Default::default()
+            }
+        );
+    }
+
+    /// The outlier warning: 5% of the samples or more, each more than 5% off the median (both
+    /// bounds exact: 5 of 100 warns, 4 of 100 does not; 5% off does not count, 5.1% does).
+    #[test]
+    fn the_outlier_warning_starts_at_five_percent() {
+        // 95 samples 998 ..= 1002 (median 1000, q1 999, q3 1001), then 5 or 4 far ones.
+        let with = |far: &[f64]| {
+            let mut xs: Vec<f64> = (0..95).map(|i| 998.0 + (i % 5) as f64).collect();
+            xs.extend(far);
+            xs.resize(100, 1000.0);
+            summarize(&xs, None).unwrap()
+        };
+        let s = with(&[1051.0; 5]);
+        assert_eq!(s.median, 1000.0);
+        assert_eq!(s.outliers.high_severe, 5);
+        assert_eq!(
+            s.warnings,
+            ["found 5 outliers among 100 samples (5%) more than 5% off the median"]
+        );
+        assert!(with(&[1051.0; 4]).warnings.is_empty());
+        let at_five = with(&[1050.0; 5]);
+        assert_eq!(at_five.outliers.high_severe, 5);
+        assert!(at_five.warnings.is_empty(), "{:?}", at_five.warnings);
+        // Below the median as above it.
+        assert_eq!(with(&[949.0; 5]).warnings.len(), 1);
+    }
+
+    /// Ten samples are enough to be called two groups, nine are not; each group keeps a tenth
+    /// of the samples (two at least). The gap is given over the median of all samples.
+    #[test]
+    fn two_groups_need_ten_samples_and_a_tenth_each() {
+        let two = |low: usize, high: usize| {
+            let mut xs = vec![100.0; low];
+            xs.extend(vec![200.0; high]);
+            bimodal_split(&xs)
+        };
+        assert_eq!(two(5, 5), Some((5, 100.0 / 150.0)));
+        assert_eq!(two(5, 4), None);
+        assert_eq!(two(2, 18), Some((2, 0.5)));
+        assert_eq!(two(1, 19), None);
+        assert_eq!(two(18, 2), Some((18, 1.0)));
+        assert_eq!(two(19, 1), None);
+    }
+
     #[test]
     fn constant_samples_have_degenerate_intervals() {
         let s = summarize(&[5.0; 8], None).unwrap();
@@ -595,6 +682,10 @@ mod tests {
         assert!(summarize(&[], None).is_none());
         let one = summarize(&[7.0], None).unwrap();
         assert_eq!(one.ci95_median, [7.0, 7.0]);
+        assert_eq!(
+            (one.ci95_mean, one.std_dev, one.mad),
+            ([7.0, 7.0], 0.0, 0.0)
+        );
     }
 
     #[test]
@@ -698,5 +789,33 @@ mod paired_tests {
         let p = paired_ratio(&num, &den).unwrap();
         assert!(p.ci95[0] <= p.median && p.median <= p.ci95[1], "{p:?}");
         assert!(p.ci95[0] >= 3.0 && p.ci95[1] <= 3.2, "{p:?}");
+    }
+
+    /// The interval's ranks by hand: of n = 40 sorted ratios, 20 -+ 1.96 * sqrt(40) / 2 =
+    /// 13.8 and 26.2, rounded outwards to the 14th and 28th (indices 13 and 27). Six pairs are
+    /// the fewest with an interval (their ranks 0.6 and 5.4 span them all); a pair whose
+    /// denominator is not positive is left out.
+    #[test]
+    fn the_paired_interval_takes_the_ranks_the_binomial_law_gives() {
+        let den = vec![1.0; 40];
+        let num: Vec<f64> = (1..=40).rev().map(f64::from).collect();
+        let p = paired_ratio(&num, &den).unwrap();
+        assert_eq!((p.pairs, p.median, p.ci95), (40, 20.5, [14.0, 28.0]));
+        let p = paired_ratio(
+            &[6.0, 2.0, 4.0, 1.0, 5.0, 3.0, 9.0],
+            &[1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0],
+        );
+        assert_eq!(
+            p,
+            Some(PairedRatio {
+                pairs: 6,
+                median: 3.5,
+                ci95: [1.0, 6.0]
+            })
+        );
+        assert_eq!(
+            paired_ratio(&[1.0; 6], &[1.0, 1.0, 1.0, 1.0, 1.0, -1.0]),
+            None
+        );
     }
 }
