@@ -23,10 +23,9 @@ impl Usage {
         if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
             return None;
         }
-        let tv = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000;
         Some(Usage {
-            user_ns: tv(ru.ru_utime),
-            sys_ns: tv(ru.ru_stime),
+            user_ns: timeval_ns(ru.ru_utime),
+            sys_ns: timeval_ns(ru.ru_stime),
             voluntary: ru.ru_nvcsw as u64,
             involuntary: ru.ru_nivcsw as u64,
         })
@@ -42,6 +41,11 @@ impl Usage {
             involuntary: self.involuntary.saturating_sub(earlier.involuntary),
         }
     }
+}
+
+/// A `timeval` (seconds and microseconds) in ns.
+fn timeval_ns(t: libc::timeval) -> u64 {
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000
 }
 
 /// The process's CPU time so far, user + system, all threads, in ns.
@@ -166,6 +170,48 @@ mod tests {
         assert!(c.sys_ns <= c.cpu_ns, "{c:?}");
         // getrusage's times have microsecond resolution; allow 1 ms of it.
         assert!(c.cpu_ns + 1_000_000 >= spun, "{c:?} < {spun}");
+        // The process's CPU time is the reading's user + system time, between two readings.
+        let (before, p, after) = (
+            Usage::now().unwrap(),
+            process_cpu_ns(),
+            Usage::now().unwrap(),
+        );
+        assert!(
+            before.user_ns + before.sys_ns <= p && p <= after.user_ns + after.sys_ns,
+            "{before:?} {p} {after:?}"
+        );
+        assert!(p >= spun, "{p} < {spun}");
+    }
+
+    #[test]
+    fn a_timeval_and_a_difference_of_readings_in_ns() {
+        let tv = libc::timeval {
+            tv_sec: 2,
+            tv_usec: 500,
+        };
+        assert_eq!(timeval_ns(tv), 2_000_500_000);
+        let earlier = Usage {
+            user_ns: 1_000,
+            sys_ns: 500,
+            voluntary: 3,
+            involuntary: 1,
+        };
+        let later = Usage {
+            user_ns: 4_000,
+            sys_ns: 1_500,
+            voluntary: 10,
+            involuntary: 2,
+        };
+        assert_eq!(
+            later.since(&earlier, 9_000),
+            SampleCost {
+                wall_ns: 9_000,
+                cpu_ns: 4_000,
+                sys_ns: 1_000,
+                voluntary: 7,
+                involuntary: 1,
+            }
+        );
     }
 
     #[test]
@@ -207,5 +253,8 @@ mod tests {
         assert_eq!(c.cpu_ns_per_op, 15.0);
         assert_eq!(c.voluntary_per_op, 0.3);
         assert!(CostSummary::of(&[]).is_none());
+        // No operation, or no wall time, gives no rate per operation.
+        assert!(CostSummary::of(&[(0, 0, s(1000, 2000, 0, 4, 0))]).is_none());
+        assert!(CostSummary::of(&[(10, 0, s(0, 0, 0, 0, 0))]).is_none());
     }
 }

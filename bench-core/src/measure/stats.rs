@@ -583,6 +583,22 @@ mod tests {
         assert_eq!(select_median(&mut even), 2.5);
     }
 
+    /// Quantiles by R's type 7 (R's default, NumPy's "linear"): h = (n - 1) q, then linear
+    /// between the values of ranks floor(h) and ceil(h). By hand for 10 11 12 13 14 15 16 17 18
+    /// 22: q = 0.25 gives h = 2.25, 12 + 0.25 = 12.25; q = 0.9 gives h = 8.1, 18 + 0.1 * 4 = 18.4.
+    /// Python's `statistics.quantiles(xs, n=20, method="inclusive")` gives the same three.
+    #[test]
+    fn quantiles_interpolate_as_r_type_7() {
+        let xs = [10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0, 17.0, 18.0, 22.0];
+        assert!(close(quantile_sorted(&xs, 0.25), 12.25));
+        assert!(close(quantile_sorted(&xs, 0.9), 18.4));
+        assert!(close(quantile_sorted(&xs, 0.05), 10.45));
+        assert_eq!(
+            (quantile_sorted(&xs, 0.0), quantile_sorted(&xs, 1.0)),
+            (10.0, 22.0)
+        );
+    }
+
     #[test]
     fn even_count_median_and_mild_outlier() {
         // 10 11 12 13 14 15 16 17 18 22: q1 = 12.25, q3 = 16.75, iqr 4.5
@@ -652,8 +668,17 @@ mod tests {
         let at_five = with(&[1050.0; 5]);
         assert_eq!(at_five.outliers.high_severe, 5);
         assert!(at_five.warnings.is_empty(), "{:?}", at_five.warnings);
-        // Below the median as above it.
+        // Below the median as above it, and both sides together.
         assert_eq!(with(&[949.0; 5]).warnings.len(), 1);
+        let both = with(&[949.0, 949.0, 1051.0, 1051.0, 1051.0]);
+        assert_eq!((both.outliers.total(), both.warnings.len()), (5, 1));
+        let each = Outliers {
+            low_severe: 1,
+            low_mild: 2,
+            high_mild: 3,
+            high_severe: 4,
+        };
+        assert_eq!(each.total(), 10);
     }
 
     /// Ten samples are enough to be called two groups, nine are not; each group keeps a tenth
