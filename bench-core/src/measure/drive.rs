@@ -311,6 +311,7 @@ mod tests {
     struct Recorder {
         since_checkout: Mutex<usize>,
         traced_places: Mutex<Vec<usize>>,
+        traced_ids: Mutex<Vec<i64>>,
     }
 
     impl LookupPath for Recorder {
@@ -328,6 +329,7 @@ mod tests {
             let mut n = self.since_checkout.lock().unwrap();
             if TRACE {
                 self.traced_places.lock().unwrap().push(*n);
+                self.traced_ids.lock().unwrap().push(id);
                 phases.add(Phase::Decode, 10);
             }
             *n += 1;
@@ -336,9 +338,21 @@ mod tests {
     }
 
     fn pass(per_checkout: usize, every: usize, seed: u64) -> (LookupPass, Vec<usize>) {
+        let (p, places, _) = pass_ids(per_checkout, every, seed);
+        (p, places)
+    }
+
+    /// A traced pass over ids 1 ..= 4096: what it reports, the traced lookups' places after
+    /// their checkout, and their ids.
+    fn pass_ids(
+        per_checkout: usize,
+        every: usize,
+        seed: u64,
+    ) -> (LookupPass, Vec<usize>, Vec<i64>) {
         let path = Arc::new(Recorder {
             since_checkout: Mutex::new(0),
             traced_places: Mutex::new(Vec::new()),
+            traced_ids: Mutex::new(Vec::new()),
         });
         let ids: Arc<Vec<i64>> = Arc::new((1..=4096).collect());
         let rt = tokio::runtime::Builder::new_current_thread()
@@ -359,7 +373,29 @@ mod tests {
         assert_eq!(p.latencies.len(), timed);
         assert!((timed as f64 - 512.0).abs() < 512.0 * 0.15, "{timed} timed");
         let places = path.traced_places.lock().unwrap().clone();
-        (p, places)
+        let ids = path.traced_ids.lock().unwrap().clone();
+        (p, places, ids)
+    }
+
+    /// The lookups a traced pass traces are the ones a sampler of its seed picks, drawing once
+    /// for each checkout and then once for each of its lookups, in turn: a seed always traces
+    /// the same operations.
+    #[test]
+    fn a_traced_pass_draws_for_each_checkout_then_each_lookup() {
+        let ids: Vec<i64> = (1..=4096).collect();
+        for (per_checkout, every, seed) in [(4, 4, 21), (1, 8, 3), (16, 2, 8)] {
+            let mut draw = Sampler::new(seed, every);
+            let mut want: Vec<i64> = Vec::new();
+            for chunk in ids.chunks(per_checkout) {
+                draw.pick();
+                want.extend(chunk.iter().copied().filter(|_| draw.pick()));
+            }
+            let (_, _, got) = pass_ids(per_checkout, every, seed);
+            assert_eq!(
+                got, want,
+                "{per_checkout} a checkout, every {every}, seed {seed}"
+            );
+        }
     }
 
     #[test]
@@ -425,6 +461,72 @@ mod tests {
         })
         .unwrap_err();
         assert_eq!(e.to_string(), "task 0 broke");
+    }
+
+    /// Passes are numbered 0, 1, 2, ... and each times other operations; a pass too short to
+    /// have drawn one still times exactly one (and an empty one none); a pass that drew some
+    /// times those alone, whatever its length.
+    #[test]
+    fn every_pass_times_its_own_draw_and_at_least_one() {
+        let draws: Vec<Vec<bool>> = (0..64).map(|pass| timed_ops(256, pass)).collect();
+        for (i, a) in draws.iter().enumerate() {
+            for (j, b) in draws.iter().enumerate().skip(i + 1) {
+                assert_ne!(a, b, "passes {i} and {j} time the same operations");
+            }
+        }
+        assert!(timed_ops(0, 3).is_empty());
+        for pass in 0..200 {
+            assert_eq!(timed_ops(1, pass), [true], "pass {pass}");
+            let three = timed_ops(3, pass);
+            assert!(three.contains(&true), "pass {pass}");
+            let long = timed_ops(4000, pass);
+            assert_eq!(timed_ops(1000, pass), long[..1000], "pass {pass}");
+        }
+    }
+
+    /// A path whose checkout takes at least a millisecond.
+    struct SlowCheckout;
+
+    impl LookupPath for SlowCheckout {
+        type Conn = ();
+        async fn checkout(&self) -> Result<(), BenchError> {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+            Ok(())
+        }
+        async fn lookup<const TRACE: bool>(
+            &self,
+            _: &mut (),
+            id: i64,
+            _: &mut PhaseTotals,
+        ) -> Result<BenchRow, BenchError> {
+            Ok(row(id))
+        }
+    }
+
+    /// The checkouts traced (about one in four) are scaled up to every checkout of the pass:
+    /// 32 checkouts of 1 ms or more add up to 32 ms or more.
+    #[test]
+    fn traced_checkouts_are_scaled_to_every_checkout() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let ids: Arc<Vec<i64>> = Arc::new((1..=256).collect());
+        let p = rt
+            .block_on(lookup_iteration::<_, true>(
+                Arc::new(SlowCheckout),
+                ids,
+                8,
+                4,
+                5,
+            ))
+            .unwrap();
+        let checkout = p.phases.ns[Phase::Checkout.index()];
+        assert!(checkout >= 32_000_000, "{checkout} ns for 32 checkouts");
+        assert!(
+            checkout <= p.elapsed_ns,
+            "{checkout} ns in a pass of {}",
+            p.elapsed_ns
+        );
     }
 
     /// A sampled pass runs every operation once, times the pass as a whole, and records one

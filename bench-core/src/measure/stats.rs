@@ -646,6 +646,38 @@ mod tests {
         );
     }
 
+    /// A sample on a fence is inside it: with 10 .. 18, 22 and one more value v >= 18, q1 is
+    /// 12.5 and q3 17.5 (iqr 5), so the mild fence is at 25 and the severe one at 32.5; the
+    /// mirror image (40 - x) puts them at 15 and 7.5 below.
+    #[test]
+    fn a_sample_on_a_fence_is_inside_it() {
+        let base = [10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0, 17.0, 18.0, 22.0];
+        let fenced = |v: f64, mirror: bool| {
+            let mut xs = base.to_vec();
+            xs.push(v);
+            if mirror {
+                xs.iter_mut().for_each(|x| *x = 40.0 - *x);
+            }
+            let o = summarize(&xs, None).unwrap().outliers;
+            if mirror {
+                (o.low_mild, o.low_severe, o.high_mild + o.high_severe)
+            } else {
+                (o.high_mild, o.high_severe, o.low_mild + o.low_severe)
+            }
+        };
+        for mirror in [false, true] {
+            assert_eq!(fenced(25.0, mirror), (0, 0, 0), "mirror {mirror}");
+            assert_eq!(fenced(25.5, mirror), (1, 0, 0), "mirror {mirror}");
+            assert_eq!(fenced(32.5, mirror), (1, 0, 0), "mirror {mirror}");
+            assert_eq!(fenced(33.0, mirror), (0, 1, 0), "mirror {mirror}");
+        }
+        // The MAD of 2 4 6 8 200: |x - 6| = 4 2 0 2 194, whose median is 2.
+        assert!(close(
+            summarize(&[2.0, 4.0, 6.0, 8.0, 200.0], None).unwrap().mad,
+            2.0
+        ));
+    }
+
     /// The outlier warning: 5% of the samples or more, each more than 5% off the median (both
     /// bounds exact: 5 of 100 warns, 4 of 100 does not; 5% off does not count, 5.1% does).
     #[test]
