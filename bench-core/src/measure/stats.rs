@@ -700,6 +700,21 @@ mod tests {
         let at_five = with(&[1050.0; 5]);
         assert_eq!(at_five.outliers.high_severe, 5);
         assert!(at_five.warnings.is_empty(), "{:?}", at_five.warnings);
+        // The warning counts samples beyond a fence, not on it, nor inside it however far off
+        // the median: 10 ..= 27 with 38.5 and 100 has q1 14.75, q3 24.25 (iqr 9.5), a mild
+        // fence at 38.5 and a median of 19.5, so only 100 counts; the same mirrored (50 - x).
+        for mirror in [false, true] {
+            let mut xs: Vec<f64> = (10..=27).map(f64::from).collect();
+            xs.extend([38.5, 100.0]);
+            if mirror {
+                xs.iter_mut().for_each(|x| *x = 50.0 - *x);
+            }
+            assert_eq!(
+                summarize(&xs, None).unwrap().warnings,
+                ["found 1 outliers among 20 samples (5%) more than 5% off the median"],
+                "mirror {mirror}"
+            );
+        }
         // Below the median as above it, and both sides together.
         assert_eq!(with(&[949.0; 5]).warnings.len(), 1);
         let both = with(&[949.0, 949.0, 1051.0, 1051.0, 1051.0]);
