@@ -346,6 +346,10 @@ mod tests {
             2.0,
             "a cycle that would end in the last moment is not expected"
         );
+        assert!(m.elapsed() >= Duration::from_millis(25));
+        // Three writers: three writes a cycle.
+        let three = Meter::start(3, Duration::from_millis(10));
+        assert_eq!(three.writes_expected(Duration::from_millis(35)), 9.0);
     }
 
     /// A canary that never gets a thread again still shows how long it has waited: its

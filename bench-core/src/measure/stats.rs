@@ -167,7 +167,9 @@ fn warnings(s: &[f64], outliers: &Outliers) -> Vec<String> {
         })
         .count();
     let share = far as f64 / n as f64;
-    if outliers.total() > 0 && far > 0 && share >= OUTLIER_WARNING {
+    // A far sample is beyond a fence, so it is among `outliers` too.
+    debug_assert!(far <= outliers.total());
+    if share >= OUTLIER_WARNING {
         out.push(format!(
             "found {far} outliers among {n} samples ({:.0}%) more than 5% off the median",
             share * 100.0
