@@ -192,7 +192,11 @@ impl Meter {
 
     /// The window since the last one.
     pub fn window(&mut self, c: &Counters) -> Window {
-        let now = Instant::now();
+        self.window_at(c, Instant::now())
+    }
+
+    /// The window from the last one to `now`.
+    fn window_at(&mut self, c: &Counters, now: Instant) -> Window {
         let span = now.duration_since(self.last).as_secs_f64().max(1e-9);
         let t_s = now.duration_since(self.start).as_secs_f64();
         let (reads, read_latency) = c
@@ -237,13 +241,18 @@ impl Meter {
 
     /// The figures from the start to now.
     pub fn finish(&mut self, c: &Counters) -> ScenarioStats {
+        self.finish_at(c, Instant::now())
+    }
+
+    /// The figures from the start to `now`.
+    fn finish_at(&mut self, c: &Counters, now: Instant) -> ScenarioStats {
         // Whatever the last window did not see.
         let late = c
             .canary_worst_late
             .swap(0, Ordering::Relaxed)
             .max(c.canary_pending_late());
         self.worst_late = self.worst_late.max(late);
-        let elapsed = self.start.elapsed();
+        let elapsed = now.saturating_duration_since(self.start);
         let elapsed_s = elapsed.as_secs_f64();
         let cpu_ns = super::cost::process_cpu_ns().saturating_sub(self.cpu_start);
         let (reads, sum_ns, read_latency) = c
@@ -388,6 +397,64 @@ mod tests {
             s.canary_worst_late_ns
         );
         rt.shutdown_timeout(Duration::from_millis(100));
+    }
+
+    /// Rates over a window's span and over the whole time, by hand: two writers with a 100 ms
+    /// cycle are expected to write 2 * floor((t - 10 ms) / 100 ms) times by t; the canary
+    /// ticks every 10 ms.
+    #[test]
+    fn windows_and_totals_are_rates_over_their_spans() {
+        let c = Counters::default();
+        let mut m = Meter::start(2, Duration::from_millis(100));
+        let at = |s: u64| m.start + Duration::from_secs(s);
+        let (one, three, four) = (at(1), at(3), at(4));
+        for i in 1..=10 {
+            c.read(i * 1000);
+        }
+        for _ in 0..3 {
+            c.write();
+        }
+        for _ in 0..50 {
+            c.canary(0);
+        }
+        let w = m.window_at(&c, one);
+        assert_eq!(
+            (w.t_s, w.reads, w.reads_per_s, w.writes),
+            (1.0, 10, 10.0, 3)
+        );
+        assert_eq!(w.write_completion, 3.0 / 18.0);
+        assert_eq!(w.canary_ratio, 0.5);
+        for i in 1..=10 {
+            c.read(i * 3000);
+        }
+        for _ in 0..20 {
+            c.canary(0);
+        }
+        let w = m.window_at(&c, three);
+        assert_eq!((w.t_s, w.reads, w.reads_per_s, w.writes), (3.0, 10, 5.0, 0));
+        assert_eq!(w.write_completion, 3.0 / 58.0);
+        assert_eq!(w.canary_ratio, 0.1);
+        let s = m.finish_at(&c, four);
+        assert_eq!((s.elapsed_s, s.reads, s.reads_per_s), (4.0, 20, 5.0));
+        // (55 + 165) µs over 20 reads.
+        assert_eq!(s.read_mean_ns, 11_000.0);
+        assert_eq!((s.writes, s.writes_expected), (3, 78.0));
+        assert_eq!(s.write_completion, 3.0 / 78.0);
+        assert_eq!(
+            (s.canary_ticks, s.canary_expected, s.canary_ratio),
+            (70, 400.0, 70.0 / 400.0)
+        );
+        assert_eq!(s.cpu_per_read_ns, s.cpu_ns as f64 / 20.0);
+        // Nothing read: no rate per read.
+        let idle = Meter::start(0, Duration::ZERO).finish_at(&Counters::default(), four);
+        assert_eq!(
+            (
+                idle.read_mean_ns,
+                idle.cpu_per_read_ns,
+                idle.write_completion
+            ),
+            (0.0, 0.0, 0.0)
+        );
     }
 
     #[test]
