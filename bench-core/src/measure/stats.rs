@@ -745,6 +745,36 @@ mod tests {
         assert_eq!(two(1, 19), None);
         assert_eq!(two(18, 2), Some((18, 1.0)));
         assert_eq!(two(19, 1), None);
+        // A tenth of 30 is 3.
+        assert_eq!(two(2, 28), None);
+        assert_eq!(two(3, 27), Some((3, 0.5)));
+    }
+
+    /// Two groups need a gap wider than 2% of the median and more than five times the spread
+    /// (MAD) inside either group; both bounds are exclusive.
+    #[test]
+    fn two_groups_need_a_gap_wider_than_both_bounds() {
+        let levels = |low: &[f64], high: &[f64]| {
+            let mut xs: Vec<f64> = low.iter().chain(high).copied().collect();
+            xs.sort_by(f64::total_cmp);
+            bimodal_split(&xs)
+        };
+        // No spread: six at 100 and four at 102 (median 100) is a gap of exactly 2%.
+        assert_eq!(levels(&[100.0; 6], &[102.0; 4]), None);
+        let (k, rel) = levels(&[100.0; 6], &[102.1; 4]).unwrap();
+        assert!(k == 6 && (rel - 0.021).abs() < 1e-12, "{k} {rel}");
+        // A spread of 1 (99 100 101, twice): a gap of 5 is not enough, 5.5 is.
+        let low = [99.0, 100.0, 101.0, 99.0, 100.0, 101.0];
+        let high = |gap: f64| low.map(|x| x + 2.0 + gap);
+        assert_eq!(levels(&low, &high(5.0)), None);
+        assert_eq!(levels(&low, &high(5.5)).map(|(k, _)| k), Some(6));
+        // A spread of 10 (90 100 110, ...) and a gap of 40: wide but not wide enough.
+        let low = [90.0, 100.0, 110.0, 90.0, 100.0, 110.0];
+        assert_eq!(levels(&low, &low.map(|x| x + 60.0)), None);
+        assert_eq!(
+            levels(&low, &low.map(|x| x + 80.0)).map(|(k, _)| k),
+            Some(6)
+        );
     }
 
     #[test]
