@@ -361,6 +361,29 @@ mod tests {
         assert_eq!(three.writes_expected(Duration::from_millis(35)), 9.0);
     }
 
+    /// On a free runtime the canary ticks once a period, the first a period after it starts:
+    /// in 95 ms of (paused, so exact) time, 9 ticks, none late.
+    #[test]
+    fn the_canary_ticks_once_a_period() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .start_paused(true)
+            .build()
+            .unwrap();
+        let c = Arc::new(Counters::default());
+        let stop = Arc::new(AtomicBool::new(false));
+        let task = rt.spawn(canary(c.clone(), stop.clone()));
+        rt.block_on(async { tokio::time::sleep(Duration::from_millis(95)).await });
+        stop.store(true, Ordering::Relaxed);
+        rt.block_on(task).unwrap();
+        assert_eq!(
+            c.canary_ticks.load(Ordering::Relaxed),
+            10,
+            "9 in 95 ms and the one after the stop"
+        );
+        assert_eq!(c.canary_worst_late.load(Ordering::Relaxed), 0);
+    }
+
     /// A canary that never gets a thread again still shows how long it has waited: its
     /// lateness is read from its deadline while it sleeps past it.
     #[test]
@@ -382,7 +405,6 @@ mod tests {
             );
             std::thread::sleep(Duration::from_millis(1));
         }
-        assert_eq!(c.canary_pending_late(), 0, "not late before its deadline");
         // The only worker is held past the end of the measurement.
         rt.spawn(async {
             std::thread::sleep(Duration::from_millis(600));
@@ -390,7 +412,8 @@ mod tests {
         std::thread::sleep(Duration::from_millis(300));
         let s = m.finish(&c);
         stop.store(true, Ordering::Relaxed);
-        assert_eq!(s.canary_ticks, 0, "{s:?}");
+        // It may have ticked once before the worker was taken.
+        assert!(s.canary_ticks <= 1, "{s:?}");
         assert!(
             s.canary_worst_late_ns > 200_000_000,
             "late by {} ns: {s:?}",
