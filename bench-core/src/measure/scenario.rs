@@ -384,10 +384,14 @@ mod tests {
         assert_eq!(c.canary_worst_late.load(Ordering::Relaxed), 0);
     }
 
-    /// A canary that never gets a thread again still shows how long it has waited: its
-    /// lateness is read from its deadline while it sleeps past it.
-    #[test]
-    fn a_canary_that_never_wakes_shows_how_late_it_is() {
+    /// A runtime of one worker thread with a canary running on it, its stop flag, and a meter
+    /// started with it.
+    fn canary_on_one_worker() -> (
+        tokio::runtime::Runtime,
+        Arc<Counters>,
+        Arc<AtomicBool>,
+        Meter,
+    ) {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .enable_all()
@@ -395,8 +399,16 @@ mod tests {
             .unwrap();
         let c = Arc::new(Counters::default());
         let stop = Arc::new(AtomicBool::new(false));
-        let mut m = Meter::start(0, Duration::ZERO);
+        let m = Meter::start(0, Duration::ZERO);
         rt.spawn(canary(c.clone(), stop.clone()));
+        (rt, c, stop, m)
+    }
+
+    /// A canary that never gets a thread again still shows how long it has waited: its
+    /// lateness is read from its deadline while it sleeps past it.
+    #[test]
+    fn a_canary_that_never_wakes_shows_how_late_it_is() {
+        let (rt, c, stop, mut m) = canary_on_one_worker();
         let start = Instant::now();
         while c.canary_deadline.load(Ordering::Relaxed) == 0 {
             assert!(
@@ -483,15 +495,7 @@ mod tests {
     #[test]
     fn the_canary_keeps_time_on_a_free_runtime_and_falls_behind_on_a_blocked_one() {
         for blocked in [false, true] {
-            let rt = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(1)
-                .enable_all()
-                .build()
-                .unwrap();
-            let c = Arc::new(Counters::default());
-            let stop = Arc::new(AtomicBool::new(false));
-            let mut m = Meter::start(0, Duration::ZERO);
-            rt.spawn(canary(c.clone(), stop.clone()));
+            let (rt, c, stop, mut m) = canary_on_one_worker();
             if blocked {
                 // Another task holds the only worker thread for most of the time.
                 rt.spawn(async {
