@@ -112,19 +112,27 @@ pub fn summarize(samples: &[f64], latency: Option<Percentiles>) -> Option<Summar
     let q3 = quantile_sorted(&s, 0.75);
     let iqr = q3 - q1;
     let mut outliers = Outliers::default();
+    // Outliers more than OUTLIER_DISTANCE off the median, which the warning counts.
+    let mut far = 0;
     for &x in &s {
-        if x < q1 - 3.0 * iqr {
-            outliers.low_severe += 1;
+        let kind = if x < q1 - 3.0 * iqr {
+            &mut outliers.low_severe
         } else if x < q1 - 1.5 * iqr {
-            outliers.low_mild += 1;
+            &mut outliers.low_mild
         } else if x > q3 + 3.0 * iqr {
-            outliers.high_severe += 1;
+            &mut outliers.high_severe
         } else if x > q3 + 1.5 * iqr {
-            outliers.high_mild += 1;
+            &mut outliers.high_mild
+        } else {
+            continue;
+        };
+        *kind += 1;
+        if (x - median_v).abs() > OUTLIER_DISTANCE * median_v.abs() {
+            far += 1;
         }
     }
     let (ci95_mean, ci95_median) = bootstrap(&s);
-    let warnings = warnings(&s, &outliers);
+    let warnings = warnings(&s, far);
     Some(Summary {
         samples: n,
         mean: mean_v,
@@ -150,25 +158,13 @@ pub const OUTLIER_WARNING: f64 = 0.05;
 pub const OUTLIER_DISTANCE: f64 = 0.05;
 
 /// Warnings about a bench's samples (sorted): outliers (beyond the Tukey fences and more than
-/// 5% off the median) making up 5% or more of the samples, and two groups of samples separated
-/// by a gap far wider than the spread within each group.
-fn warnings(s: &[f64], outliers: &Outliers) -> Vec<String> {
+/// 5% off the median, `far` of them, counted by [`summarize`]) making up 5% or more of the
+/// samples, and two groups of samples separated by a gap far wider than the spread within each
+/// group.
+fn warnings(s: &[f64], far: usize) -> Vec<String> {
     let n = s.len();
     let mut out = Vec::new();
-    let median = median_sorted(s);
-    let q1 = quantile_sorted(s, 0.25);
-    let q3 = quantile_sorted(s, 0.75);
-    let iqr = q3 - q1;
-    let far = s
-        .iter()
-        .filter(|x| {
-            (**x < q1 - 1.5 * iqr || **x > q3 + 1.5 * iqr)
-                && (**x - median).abs() > OUTLIER_DISTANCE * median.abs()
-        })
-        .count();
     let share = far as f64 / n as f64;
-    // A far sample is beyond a fence, so it is among `outliers` too.
-    debug_assert!(far <= outliers.total());
     if share >= OUTLIER_WARNING {
         out.push(format!(
             "found {far} outliers among {n} samples ({:.0}%) more than 5% off the median",
