@@ -2,7 +2,7 @@
 # Starts a throwaway PostgreSQL cluster on 127.0.0.1 with a password, for the bulk_insert
 # PostgreSQL bench and its tests. Installs the server from Debian's packages if missing.
 # Prints `export BENCHSCOPE_POSTGRES_URL=...` and `export BENCHSCOPE_PG_DATA=...`; source it.
-# Stop with: .ci/postgres.sh stop "$BENCHSCOPE_PG_DATA"
+# Stop (and remove its files) with: .ci/postgres.sh stop "$BENCHSCOPE_PG_DATA"
 set -euo pipefail
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
@@ -17,6 +17,8 @@ if [ "${1:-}" = stop ]; then
   data=$2
   if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$(pg_bin)/pg_ctl" -D "$data" -m fast stop >&2 || true
   else "$(pg_bin)/pg_ctl" -D "$data" -m fast stop >&2 || true; fi
+  # The cluster is throwaway: its files go with it (a folder under /tmp per run otherwise).
+  case "$data" in /tmp/benchscope-pg.*) rm -rf "$data" ;; esac
   exit 0
 fi
 
