@@ -19,7 +19,7 @@ pub use shared_knobs::{
     CONCURRENCY, LOOKUPS, LOOKUPS_PER_CHECKOUT, ROWS, SPIN_US, SQLX_STATEMENT_CACHE, STORAGE,
     TRACE_EVERY,
 };
-pub use subject::{POOL, Pool, Shipped, Strategy, Subject, pool_mismatch};
+pub use subject::{POOL, Pool, Shipped, Strategy, Subject, VALUES, pool_mismatch};
 
 /// Which runner binary produces a bench's events.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -110,6 +110,10 @@ pub enum Pool {
     /// No pool: `size` connections opened up front, a checkout takes the next one round robin
     /// and locks it while a query runs (inline, spawn_blocking, block_in_place).
     None,
+    /// `size` connections opened up front, the idle ones in a bounded lock-free queue: a
+    /// checkout pops one, its drop pushes it back, a task finding none waits on a notification
+    /// (inline, spawn_blocking, block_in_place).
+    Queue,
 }
 
 impl Pool {
@@ -120,15 +124,17 @@ impl Pool {
             Pool::R2d2 => "r2d2_sqlite",
             Pool::Bb8 => "bb8",
             Pool::None => "no pool",
+            Pool::Queue => "lock-free queue",
         }
     }
 
     /// Every pool, in the order the `pool` knob lists them.
-    pub const ALL: [Pool; 5] = [
+    pub const ALL: [Pool; 6] = [
         Pool::Deadpool,
         Pool::R2d2,
         Pool::Bb8,
         Pool::None,
+        Pool::Queue,
         Pool::Workers,
     ];
 
@@ -137,7 +143,7 @@ impl Pool {
         match self {
             Pool::Deadpool => Strategy::Interact,
             Pool::Workers => Strategy::Worker,
-            Pool::R2d2 | Pool::Bb8 | Pool::None => Strategy::BlockInPlace,
+            Pool::R2d2 | Pool::Bb8 | Pool::None | Pool::Queue => Strategy::BlockInPlace,
         }
     }
 
@@ -147,7 +153,9 @@ impl Pool {
         match self {
             Pool::Workers => s.uses_workers(),
             Pool::Deadpool => !s.uses_workers(),
-            Pool::R2d2 | Pool::Bb8 | Pool::None => !s.uses_workers() && s != Strategy::Interact,
+            Pool::R2d2 | Pool::Bb8 | Pool::None | Pool::Queue => {
+                !s.uses_workers() && s != Strategy::Interact
+            }
         }
     }
 
@@ -159,6 +167,7 @@ impl Pool {
             "r2d2" => Pool::R2d2,
             "bb8" => Pool::Bb8,
             "none" => Pool::None,
+            "queue" => Pool::Queue,
             _ => s.pool(),
         }
     }
@@ -188,8 +197,25 @@ pub const POOL: KnobSpec = KnobSpec::choice(
     "pool",
     Some("BENCH_POOL"),
     "auto",
-    &["auto", "deadpool-sqlite", "r2d2", "bb8", "none", "workers"],
-    "the pool under the middleware path: auto takes each strategy's own (deadpool-sqlite for inline, spawn_blocking, interact and block_in_place; the worker pool for worker and spin); r2d2 (no recycle hop), bb8 (checks a connection on checkout: is it out of any transaction) and none (connections opened up front, taken round robin) take inline, spawn_blocking and block_in_place",
+    &[
+        "auto",
+        "deadpool-sqlite",
+        "r2d2",
+        "bb8",
+        "none",
+        "queue",
+        "workers",
+    ],
+    "the pool under the middleware path: auto takes each strategy's own (deadpool-sqlite for inline, spawn_blocking, interact and block_in_place; the worker pool for worker and spin); r2d2 (no recycle hop), bb8 (checks a connection on checkout: is it out of any transaction), none (connections opened up front, taken round robin) and queue (connections opened up front, the idle ones in a lock-free queue) take inline, spawn_blocking and block_in_place",
+);
+
+/// The middleware path's value layer, the third axis beside the strategy and the pool.
+pub const VALUES: KnobSpec = KnobSpec::choice(
+    "values",
+    Some("BENCH_VALUES"),
+    "generic",
+    &["generic", "typed"],
+    "the middleware path's value layer: generic (the id in a value enum, the row built into a generic result set on the connection's thread, decoded by column name after) or typed (the closure binds the id and reads the row into the struct on the connection's thread, as code written against rusqlite does: no value layer)",
 );
 
 /// A crate people choose between, as it ships, used the way its README shows.

@@ -2,6 +2,7 @@
 //! thread that owns the connection -> execute and materialise a generic result set -> decode.
 //! The dispatch is a strategy; see [`Strategy`].
 
+pub mod queue;
 pub mod value;
 pub mod workers;
 
@@ -60,6 +61,8 @@ enum PoolKind {
     Bb8(bb8::Pool<Bb8Rusqlite>),
     /// No pool: connections opened up front, taken round robin.
     Fixed(Vec<Shared>, std::sync::atomic::AtomicUsize),
+    /// Connections opened up front, the idle ones in a lock-free queue.
+    Queue(std::sync::Arc<queue::QueuePool>),
 }
 
 /// A connection several tasks may take (the `none` pool's), locked while a query runs.
@@ -100,10 +103,35 @@ impl bb8::ManageConnection for Bb8Rusqlite {
     }
 }
 
+/// The value layer a lookup goes through (the `values` knob).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Values {
+    /// Caller values in [`Value`], rows materialised into a [`ResultSet`] on the connection's
+    /// thread, decoded by column name on the caller's.
+    #[default]
+    Generic,
+    /// The closure binds the id and reads the row into the caller's struct on the
+    /// connection's thread, as code written against rusqlite does: no value layer.
+    Typed,
+}
+
+impl Values {
+    /// The `values` knob's word.
+    pub fn chosen(knob: &str) -> Values {
+        if knob == "typed" {
+            Values::Typed
+        } else {
+            Values::Generic
+        }
+    }
+}
+
 /// A pool plus a dispatch strategy.
 pub struct Middleware {
     pool: Option<PoolKind>,
     pub strategy: Strategy,
+    /// The value layer of [`lookup`].
+    pub values: Values,
     /// deadpool-sqlite closes connections with `spawn_blocking`, so the pool is dropped
     /// inside the runtime it was used with.
     runtime: tokio::runtime::Handle,
@@ -125,6 +153,7 @@ pub enum Conn {
     #[cfg(feature = "crates")]
     Bb8(Option<bb8::PooledConnection<'static, Bb8Rusqlite>>),
     Fixed(Shared),
+    Queue(Option<queue::QueueConn>),
 }
 
 impl Middleware {
@@ -199,6 +228,11 @@ impl Middleware {
                     "this build lacks bench-core's `crates` feature (r2d2, bb8)".into(),
                 ));
             }
+            (Pool::Queue, _) => PoolKind::Queue(queue::QueuePool::new(
+                (0..size.max(1))
+                    .map(|_| super::raw::open(&path, &s))
+                    .collect::<Result<_, _>>()?,
+            )),
             (Pool::None, _) => PoolKind::Fixed(
                 (0..size.max(1))
                     .map(|_| {
@@ -231,8 +265,15 @@ impl Middleware {
         Ok(Middleware {
             pool: Some(pool),
             strategy,
+            values: Values::Generic,
             runtime,
         })
+    }
+
+    /// The same middleware with lookups through `values`.
+    pub fn with_values(mut self, values: Values) -> Self {
+        self.values = values;
+        self
     }
 
     /// The SQLite settings a pooled connection runs with, read back from it.
@@ -275,6 +316,7 @@ impl Middleware {
                 .await
                 .map(|c| Conn::Bb8(Some(c)))
                 .map_err(|e| MiddlewareError::Pool(e.to_string())),
+            PoolKind::Queue(p) => Ok(Conn::Queue(Some(p.get().await))),
             PoolKind::Fixed(conns, next) => {
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % conns.len();
                 Ok(Conn::Fixed(conns[i].clone()))
@@ -294,6 +336,7 @@ impl Middleware {
             Conn::R2d2(slot) => on_owned(self.strategy, slot, f).await,
             #[cfg(feature = "crates")]
             Conn::Bb8(slot) => on_owned(self.strategy, slot, f).await,
+            Conn::Queue(slot) => on_owned(self.strategy, slot, f).await,
             Conn::Fixed(shared) => {
                 let locked = |c: &Shared, f: F| {
                     c.lock()
@@ -353,9 +396,8 @@ impl Middleware {
     }
 }
 
-/// `f` on a pooled connection the caller holds (r2d2's, bb8's), reached by `strategy`: moved
-/// into `spawn_blocking` and back, used in `block_in_place`, or used in place.
-#[cfg(feature = "crates")]
+/// `f` on a pooled connection the caller holds (r2d2's, bb8's, the queue's), reached by
+/// `strategy`: moved into `spawn_blocking` and back, used in `block_in_place`, or used in place.
 async fn on_owned<C, R, F>(
     strategy: Strategy,
     slot: &mut Option<C>,
@@ -404,8 +446,10 @@ impl InnerTimes {
     }
 }
 
-/// Timer reads on the connection's thread inside a traced dispatch (`run_query`'s four).
+/// Timer reads on the connection's thread inside a traced dispatch (`run_query`'s four,
+/// `run_typed`'s three).
 const INNER_READS: u64 = 4;
+const INNER_READS_TYPED: u64 = 3;
 
 /// What runs on the connection's thread: prepare (cached), convert the caller's values into
 /// driver parameters (the bind phase, as every driver's mirror measures it), then bind them to
@@ -437,15 +481,41 @@ pub fn run_query<const TRACE: bool>(
     (out, times)
 }
 
-/// One lookup through the middleware on a borrowed connection. With `TRACE`, adds the time of
-/// each phase to `phases` (the caller accounts for checkout).
+/// The typed lookup on the connection's thread: prepare (cached), then bind the id, step and
+/// read the row into `BenchRow` (execute+marshal; nothing to convert or decode after).
+pub fn run_typed<const TRACE: bool>(
+    conn: &mut Connection,
+    id: i64,
+) -> (rusqlite::Result<BenchRow>, InnerTimes) {
+    let mut times = InnerTimes::default();
+    let t0 = TRACE.then(Instant::now);
+    let out = (|| {
+        let mut stmt = conn.prepare_cached(SELECT_BY_ID)?;
+        let t1 = TRACE.then(Instant::now);
+        let row = super::raw::lookup(&mut stmt, id);
+        if let (Some(t0), Some(t1)) = (t0, t1) {
+            let t2 = Instant::now();
+            times.prepare = traced(t0, t1);
+            times.execute_marshal = traced(t1, t2);
+        }
+        row
+    })();
+    (out, times)
+}
+
+/// One lookup through the middleware on a borrowed connection, through its value layer
+/// ([`Middleware::values`]). With `TRACE`, adds the time of each phase to `phases` (the caller
+/// accounts for checkout).
 pub async fn lookup<const TRACE: bool>(
     mw: &Middleware,
     conn: &mut Conn,
     id: i64,
     phases: &mut PhaseTotals,
 ) -> Result<BenchRow, MiddlewareError> {
-    let values = vec![Value::Integer(id)];
+    if mw.values == Values::Typed {
+        return lookup_typed::<TRACE>(mw, conn, id, phases).await;
+    }
+    let values = [Value::Integer(id)];
     let t0 = TRACE.then(Instant::now);
     let (rs, inner) = mw
         .call(conn, move |c| run_query::<TRACE>(c, SELECT_BY_ID, &values))
@@ -470,6 +540,28 @@ pub async fn lookup<const TRACE: bool>(
     Ok(row)
 }
 
+async fn lookup_typed<const TRACE: bool>(
+    mw: &Middleware,
+    conn: &mut Conn,
+    id: i64,
+    phases: &mut PhaseTotals,
+) -> Result<BenchRow, MiddlewareError> {
+    let t0 = TRACE.then(Instant::now);
+    let (row, inner) = mw.call(conn, move |c| run_typed::<TRACE>(c, id)).await?;
+    if let Some(t0) = t0 {
+        let t1 = Instant::now();
+        phases.add(Phase::Prepare, inner.prepare);
+        phases.add(Phase::ExecuteMarshal, inner.execute_marshal);
+        phases.add(
+            Phase::Dispatch,
+            traced(t0, t1)
+                .saturating_sub(inner.total())
+                .saturating_sub(INNER_READS_TYPED * timer_cost()),
+        );
+    }
+    Ok(row?)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -485,8 +577,11 @@ mod tests {
             .enable_all()
             .build()
             .unwrap();
-        for (pool, strategy) in every_pool_and_strategy() {
-            let strategy_on_pool = (pool, strategy);
+        let every = every_pool_and_strategy()
+            .into_iter()
+            .flat_map(|(p, s)| [(p, s, Values::Generic), (p, s, Values::Typed)]);
+        for (pool, strategy, values) in every {
+            let strategy_on_pool = (pool, strategy, values);
             let mw = Middleware::on_pool(
                 ds.path.clone(),
                 strategy,
@@ -496,7 +591,8 @@ mod tests {
                 &SqliteSettings::default(),
                 rt.handle().clone(),
             )
-            .unwrap();
+            .unwrap()
+            .with_values(values);
             let strategy = strategy_on_pool;
             rt.block_on(async {
                 let mut phases = PhaseTotals::default();
@@ -521,6 +617,11 @@ mod tests {
                     phases.ns[Phase::ExecuteMarshal.index()] > 0,
                     "{strategy:?} traced execute"
                 );
+                if values == Values::Typed {
+                    // Nothing to convert before the call or decode after it.
+                    assert_eq!(phases.ns[Phase::Bind.index()], 0, "{strategy:?}");
+                    assert_eq!(phases.ns[Phase::Decode.index()], 0, "{strategy:?}");
+                }
                 let mut conn = mw.checkout().await.unwrap();
                 let err = lookup::<false>(&mw, &mut conn, 65, &mut phases)
                     .await
@@ -577,7 +678,7 @@ mod tests {
                     .map(move |s| (p, s))
             })
             .collect();
-        assert_eq!(all.len(), 4 + 3 * 3 + 2, "{all:?}");
+        assert_eq!(all.len(), 4 + 3 * 4 + 2, "{all:?}");
         all
     }
 
@@ -586,7 +687,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let ds = ensure(dir.path(), &DatasetKey::new("mw", 8, 1), &mut |_| {}).unwrap();
         let rt = tokio::runtime::Runtime::new().unwrap();
-        for pool in [crate::catalog::Pool::Bb8, crate::catalog::Pool::None] {
+        for pool in [
+            crate::catalog::Pool::Bb8,
+            crate::catalog::Pool::None,
+            crate::catalog::Pool::Queue,
+        ] {
             let e = Middleware::on_pool(
                 ds.path.clone(),
                 Strategy::Interact,

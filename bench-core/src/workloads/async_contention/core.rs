@@ -51,6 +51,7 @@ impl Workload for Core {
             large_writes: (k.word(&WRITER) == "write").then(|| k.count(&WRITE_ROWS)),
             spin: Duration::from_micros(k.count(&SPIN_US)),
             seed: run.plan.target.seed,
+            pool: k.word(&crate::catalog::POOL).to_string(),
         };
         let ctx = Ctx {
             dir: Scratch(dir),
@@ -81,6 +82,8 @@ struct Params {
     large_writes: Option<u64>,
     spin: Duration,
     seed: u64,
+    /// The `pool` knob: the pool under each database's middleware.
+    pool: String,
 }
 
 impl Params {
@@ -129,6 +132,11 @@ impl Session for Ctx {
     }
 
     fn skip(&self, bench: &BenchSpec) -> Option<String> {
+        if let Subject::Middleware(s) = bench.subject
+            && let Some(why) = crate::catalog::pool_mismatch(&self.params.pool, s)
+        {
+            return Some(why);
+        }
         crate::settings::skip_reason(bench.subject, self.params.pool(), &self.settings)
     }
 
@@ -217,9 +225,10 @@ impl<'a> Prepared<'a> {
                 std::fs::copy(ctx.template(), &path)?;
                 (path, None)
             };
-            let mw = Middleware::new(
+            let mw = Middleware::on_pool(
                 path.clone(),
                 strategy,
+                crate::catalog::Pool::chosen(&p.pool, strategy),
                 p.pool(),
                 p.spin,
                 &ctx.settings,

@@ -112,6 +112,7 @@ pub fn spec() -> &'static Target {
             WRITER,
             WRITE_ROWS,
             SPIN_US,
+            crate::catalog::POOL,
         ])
         .knobs(&crate::settings::KNOBS)
         .per_strategy("", |name, s| {

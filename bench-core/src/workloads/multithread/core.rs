@@ -41,6 +41,7 @@ impl Workload for Core {
             spin: Duration::from_micros(k.count(&SPIN_US)),
             settings: run.sqlite.clone(),
             pool: k.word(&crate::catalog::POOL).to_string(),
+            values: crate::backends::middleware::Values::chosen(k.word(&crate::catalog::VALUES)),
             // Enough blocking threads for every task of the fan-out to hold one.
             rt: drive::runtime(Some(concurrency + 16))?,
         }))
@@ -55,6 +56,8 @@ struct Ctx {
     settings: SqliteSettings,
     /// The `pool` knob: the pool under the middleware path.
     pool: String,
+    /// The `values` knob: the middleware path's value layer.
+    values: crate::backends::middleware::Values,
     rt: tokio::runtime::Runtime,
 }
 
@@ -69,15 +72,18 @@ impl Ctx {
     }
 
     fn middleware(&self, strategy: Strategy) -> Result<Arc<Middleware>, BenchError> {
-        Ok(Arc::new(Middleware::on_pool(
-            self.path.clone(),
-            strategy,
-            crate::catalog::Pool::chosen(&self.pool, strategy),
-            self.concurrency,
-            self.spin,
-            &self.settings,
-            self.rt.handle().clone(),
-        )?))
+        Ok(Arc::new(
+            Middleware::on_pool(
+                self.path.clone(),
+                strategy,
+                crate::catalog::Pool::chosen(&self.pool, strategy),
+                self.concurrency,
+                self.spin,
+                &self.settings,
+                self.rt.handle().clone(),
+            )?
+            .with_values(self.values),
+        ))
     }
 }
 

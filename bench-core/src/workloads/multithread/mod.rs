@@ -63,6 +63,7 @@ pub fn spec() -> &'static Target {
             SPIN_US,
             SQLX_STATEMENT_CACHE,
             crate::catalog::POOL,
+            crate::catalog::VALUES,
         ])
         .knobs(&crate::settings::KNOBS)
         .bench(fan_out(

@@ -52,6 +52,7 @@ impl Workload for Core {
             trace_every: k.count(&TRACE_EVERY) as usize,
             settings: run.sqlite.clone(),
             pool: k.word(&crate::catalog::POOL).to_string(),
+            values: mw::Values::chosen(k.word(&crate::catalog::VALUES)),
             rt: std::sync::OnceLock::new(),
         }))
     }
@@ -70,6 +71,8 @@ struct Ctx {
     settings: SqliteSettings,
     /// The `pool` knob: the pool under the middleware path.
     pool: String,
+    /// The `values` knob: the middleware path's value layer.
+    values: mw::Values,
     /// Made when the first bench that needs one asks: until then the runner has no thread
     /// but its own, so the raw lookups run on the C library's single-thread paths, as a plain
     /// single-threaded loop (or Criterion) does.
@@ -136,15 +139,18 @@ impl Session for Ctx {
 
 impl Ctx {
     fn middleware(&self, strategy: Strategy) -> Result<Arc<Middleware>, BenchError> {
-        Ok(Arc::new(Middleware::on_pool(
-            self.path.clone(),
-            strategy,
-            crate::catalog::Pool::chosen(&self.pool, strategy),
-            self.pool_size,
-            self.spin,
-            &self.settings,
-            self.rt()?.handle().clone(),
-        )?))
+        Ok(Arc::new(
+            Middleware::on_pool(
+                self.path.clone(),
+                strategy,
+                crate::catalog::Pool::chosen(&self.pool, strategy),
+                self.pool_size,
+                self.spin,
+                &self.settings,
+                self.rt()?.handle().clone(),
+            )?
+            .with_values(self.values),
+        ))
     }
 
     /// The runtime, made on first use.

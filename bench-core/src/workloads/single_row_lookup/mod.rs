@@ -37,6 +37,7 @@ pub fn spec() -> &'static Target {
             TRACE_EVERY,
             SQLX_STATEMENT_CACHE,
             crate::catalog::POOL,
+            crate::catalog::VALUES,
         ])
         .knobs(&crate::settings::KNOBS)
         .bench(BenchSpec::whole(
