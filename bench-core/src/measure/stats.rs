@@ -289,7 +289,8 @@ pub fn quick_median(samples: &[f64]) -> Option<(f64, [f64; 2])> {
     let s = sorted(samples);
     let n = s.len() as f64;
     let half = 1.96 * n.sqrt() / 2.0;
-    let lo = ((n / 2.0 - half).floor().max(1.0) as usize - 1).min(s.len() - 1);
+    // 1-based ranks; the lower is at most n/2, so inside the samples.
+    let lo = (n / 2.0 - half).floor().max(1.0) as usize - 1;
     let hi = ((n / 2.0 + half).ceil().max(1.0) as usize).min(s.len()) - 1;
     Some((median_sorted(&s), [s[lo], s[hi]]))
 }
@@ -803,6 +804,21 @@ mod tests {
         assert_eq!(m, 50.5);
         // n=100: ranks 50 -+ 9.8 -> 41st and 60th values
         assert_eq!((lo, hi), (40.0, 60.0));
+    }
+
+    #[test]
+    fn histograms_added_hold_the_records_of_both() {
+        let (mut a, mut b) = (LatencyHistogram::new(), LatencyHistogram::new());
+        for v in 1..=100u64 {
+            a.record(v);
+            b.record(1000 + v);
+        }
+        a.add(&b);
+        let p = a.percentiles().unwrap();
+        assert_eq!(p.count, 200);
+        assert_eq!((p.p50, p.max), (100, 1100));
+        // The one added to is unchanged.
+        assert_eq!(b.percentiles().unwrap().count, 100);
     }
 
     #[test]
