@@ -435,6 +435,11 @@ mod tests {
             c.record(*v);
         }
         assert!(c.heap_bytes() < 16 * 1024, "{} bytes", c.heap_bytes());
+        // Four bytes (a u32 count) for each of the counters a histogram of that range holds.
+        let mut same = hdrhistogram::Histogram::<u32>::new(2).unwrap();
+        same.auto(true);
+        same.record(1_000_000).unwrap();
+        assert_eq!(c.heap_bytes(), 4 * same.distinct_values());
         let p = c.percentiles().unwrap();
         assert_eq!(p.count, 1000);
         // Exact: the 500th, 900th and 990th of 1000 values.
