@@ -110,10 +110,10 @@ pub enum Pool {
     /// No pool: `size` connections opened up front, a checkout takes the next one round robin
     /// and locks it while a query runs (inline, spawn_blocking, block_in_place).
     None,
-    /// `size` connections opened up front, the idle ones in a bounded lock-free queue: a
-    /// checkout pops one, its drop pushes it back, a task finding none waits on a notification
-    /// (inline, spawn_blocking, block_in_place).
-    Queue,
+    /// `size` connections opened up front, a slot each with a taken flag: a checkout takes the
+    /// lowest free slot (an atomic swap), its drop frees it, a task finding none free waits on
+    /// a notification (inline, spawn_blocking, block_in_place).
+    Slots,
 }
 
 impl Pool {
@@ -124,7 +124,7 @@ impl Pool {
             Pool::R2d2 => "r2d2_sqlite",
             Pool::Bb8 => "bb8",
             Pool::None => "no pool",
-            Pool::Queue => "lock-free queue",
+            Pool::Slots => "lock-free slots",
         }
     }
 
@@ -134,7 +134,7 @@ impl Pool {
         Pool::R2d2,
         Pool::Bb8,
         Pool::None,
-        Pool::Queue,
+        Pool::Slots,
         Pool::Workers,
     ];
 
@@ -143,7 +143,7 @@ impl Pool {
         match self {
             Pool::Deadpool => Strategy::Interact,
             Pool::Workers => Strategy::Worker,
-            Pool::R2d2 | Pool::Bb8 | Pool::None | Pool::Queue => Strategy::BlockInPlace,
+            Pool::R2d2 | Pool::Bb8 | Pool::None | Pool::Slots => Strategy::BlockInPlace,
         }
     }
 
@@ -153,7 +153,7 @@ impl Pool {
         match self {
             Pool::Workers => s.uses_workers(),
             Pool::Deadpool => !s.uses_workers(),
-            Pool::R2d2 | Pool::Bb8 | Pool::None | Pool::Queue => {
+            Pool::R2d2 | Pool::Bb8 | Pool::None | Pool::Slots => {
                 !s.uses_workers() && s != Strategy::Interact
             }
         }
@@ -167,7 +167,7 @@ impl Pool {
             "r2d2" => Pool::R2d2,
             "bb8" => Pool::Bb8,
             "none" => Pool::None,
-            "queue" => Pool::Queue,
+            "slots" => Pool::Slots,
             _ => s.pool(),
         }
     }
@@ -203,10 +203,10 @@ pub const POOL: KnobSpec = KnobSpec::choice(
         "r2d2",
         "bb8",
         "none",
-        "queue",
+        "slots",
         "workers",
     ],
-    "the pool under the middleware path: auto takes each strategy's own (deadpool-sqlite for inline, spawn_blocking, interact and block_in_place; the worker pool for worker and spin); r2d2 (no recycle hop), bb8 (checks a connection on checkout: is it out of any transaction), none (connections opened up front, taken round robin) and queue (connections opened up front, the idle ones in a lock-free queue) take inline, spawn_blocking and block_in_place",
+    "the pool under the middleware path: auto takes each strategy's own (deadpool-sqlite for inline, spawn_blocking, interact and block_in_place; the worker pool for worker and spin); r2d2 (no recycle hop), bb8 (checks a connection on checkout: is it out of any transaction), none (connections opened up front, taken round robin) and slots (connections opened up front, the lowest free one taken, no lock) take inline, spawn_blocking and block_in_place",
 );
 
 /// The middleware path's value layer, the third axis beside the strategy and the pool.

@@ -2,7 +2,7 @@
 //! thread that owns the connection -> execute and materialise a generic result set -> decode.
 //! The dispatch is a strategy; see [`Strategy`].
 
-pub mod queue;
+pub mod slots;
 pub mod value;
 pub mod workers;
 
@@ -61,8 +61,8 @@ enum PoolKind {
     Bb8(bb8::Pool<Bb8Rusqlite>),
     /// No pool: connections opened up front, taken round robin.
     Fixed(Vec<Shared>, std::sync::atomic::AtomicUsize),
-    /// Connections opened up front, the idle ones in a lock-free queue.
-    Queue(std::sync::Arc<queue::QueuePool>),
+    /// Connections opened up front, one slot each; the lowest free one is taken.
+    Slots(std::sync::Arc<slots::SlotPool>),
 }
 
 /// A connection several tasks may take (the `none` pool's), locked while a query runs.
@@ -153,7 +153,7 @@ pub enum Conn {
     #[cfg(feature = "crates")]
     Bb8(Option<bb8::PooledConnection<'static, Bb8Rusqlite>>),
     Fixed(Shared),
-    Queue(Option<queue::QueueConn>),
+    Slots(Option<slots::SlotConn>),
 }
 
 impl Middleware {
@@ -228,7 +228,7 @@ impl Middleware {
                     "this build lacks bench-core's `crates` feature (r2d2, bb8)".into(),
                 ));
             }
-            (Pool::Queue, _) => PoolKind::Queue(queue::QueuePool::new(
+            (Pool::Slots, _) => PoolKind::Slots(slots::SlotPool::new(
                 (0..size.max(1))
                     .map(|_| super::raw::open(&path, &s))
                     .collect::<Result<_, _>>()?,
@@ -316,7 +316,7 @@ impl Middleware {
                 .await
                 .map(|c| Conn::Bb8(Some(c)))
                 .map_err(|e| MiddlewareError::Pool(e.to_string())),
-            PoolKind::Queue(p) => Ok(Conn::Queue(Some(p.get().await))),
+            PoolKind::Slots(p) => Ok(Conn::Slots(Some(p.get().await))),
             PoolKind::Fixed(conns, next) => {
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % conns.len();
                 Ok(Conn::Fixed(conns[i].clone()))
@@ -336,7 +336,24 @@ impl Middleware {
             Conn::R2d2(slot) => on_owned(self.strategy, slot, f).await,
             #[cfg(feature = "crates")]
             Conn::Bb8(slot) => on_owned(self.strategy, slot, f).await,
-            Conn::Queue(slot) => on_owned(self.strategy, slot, f).await,
+            Conn::Slots(slot) => match self.strategy {
+                Strategy::SpawnBlocking => {
+                    let c = slot.take().ok_or_else(gone)?;
+                    let (c, out) = tokio::task::spawn_blocking(move || {
+                        let out = c.with(f);
+                        (c, out)
+                    })
+                    .await
+                    .map_err(|e| MiddlewareError::Dispatch(e.to_string()))?;
+                    *slot = Some(c);
+                    Ok(out)
+                }
+                Strategy::BlockInPlace => {
+                    let c = slot.as_ref().ok_or_else(gone)?;
+                    Ok(tokio::task::block_in_place(|| c.with(f)))
+                }
+                _ => Ok(slot.as_ref().ok_or_else(gone)?.with(f)),
+            },
             Conn::Fixed(shared) => {
                 let locked = |c: &Shared, f: F| {
                     c.lock()
@@ -396,8 +413,9 @@ impl Middleware {
     }
 }
 
-/// `f` on a pooled connection the caller holds (r2d2's, bb8's, the queue's), reached by
-/// `strategy`: moved into `spawn_blocking` and back, used in `block_in_place`, or used in place.
+/// `f` on a pooled connection the caller holds (r2d2's, bb8's), reached by `strategy`: moved
+/// into `spawn_blocking` and back, used in `block_in_place`, or used in place.
+#[cfg(feature = "crates")]
 async fn on_owned<C, R, F>(
     strategy: Strategy,
     slot: &mut Option<C>,
@@ -690,7 +708,7 @@ mod tests {
         for pool in [
             crate::catalog::Pool::Bb8,
             crate::catalog::Pool::None,
-            crate::catalog::Pool::Queue,
+            crate::catalog::Pool::Slots,
         ] {
             let e = Middleware::on_pool(
                 ds.path.clone(),
