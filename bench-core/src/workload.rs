@@ -142,6 +142,12 @@ pub trait ScenarioRun {
     /// The SQLite settings its connections read back (empty where there are none).
     fn settings(&self) -> std::collections::BTreeMap<String, String>;
 
+    /// What it runs on, where a knob chooses it (the pool under the middleware path); the
+    /// bench's own backend otherwise.
+    fn backend(&self) -> Option<String> {
+        None
+    }
+
     /// Runs it for its set time, streaming `tick` events, and returns its figures.
     fn run(
         self: Box<Self>,

@@ -514,6 +514,60 @@ fn async_contention_streams_every_strategy() {
     }
 }
 
+/// On `pool=slots` the scenario's strategies run on the lock-free pool, say so in their
+/// backend, keep every write a blocking-free strategy keeps, and a strategy that cannot
+/// dispatch there is skipped with the reason.
+#[test]
+fn async_contention_runs_on_the_pool_the_knob_names() {
+    let cache = tempfile::tempdir().unwrap();
+    let args = [
+        "async_contention",
+        "--bench",
+        "spawn_blocking",
+        "--bench",
+        "block_in_place",
+        "--bench",
+        "interact",
+        "--knob",
+        "pool=slots",
+        "--knob",
+        "databases=2",
+        "--knob",
+        "readers=2",
+        "--knob",
+        "duration=1",
+        "--knob",
+        "write_delay_ms=50",
+    ];
+    let (code, events, stderr) = run(&args, cache.path());
+    assert_eq!(code, Some(0), "{stderr}");
+    for name in ["spawn_blocking", "block_in_place"] {
+        let start = events.iter().find_map(|e| match e {
+            Event::BenchStart { bench, backend, .. } if bench == name => Some(backend.clone()),
+            _ => None,
+        });
+        assert_eq!(start.as_deref(), Some("lock-free slots"), "{name}");
+        let stats = events
+            .iter()
+            .find_map(|e| match e {
+                Event::Scenario { bench, stats } if bench == name => Some(stats.clone()),
+                _ => None,
+            })
+            .unwrap_or_else(|| panic!("{name}: no scenario"));
+        assert!(stats.reads > 0 && stats.writes > 0, "{name}: {stats:?}");
+    }
+    let skipped = events.iter().find_map(|e| match e {
+        Event::Skipped { bench, reason } if bench == "interact" => Some(reason.clone()),
+        _ => None,
+    });
+    assert!(
+        skipped
+            .as_deref()
+            .is_some_and(|r| r.contains("does not dispatch on lock-free slots")),
+        "{skipped:?}"
+    );
+}
+
 /// The canary reads close to 1 when nothing blocks the runtime, and falls when direct
 /// blocking holds its only worker thread.
 #[test]

@@ -180,7 +180,11 @@ pub fn run_benches(plan: &Plan, session: &dyn Session, emit: &mut dyn FnMut(Even
             let prepared = session.scenario(spec);
             emit(Event::BenchStart {
                 bench: spec.name.to_string(),
-                backend: spec.backend().to_string(),
+                backend: prepared
+                    .as_ref()
+                    .ok()
+                    .and_then(|p| p.backend())
+                    .unwrap_or_else(|| spec.backend().to_string()),
                 strategy: spec.strategy().map(|s| s.name().to_string()),
                 ops,
                 work: None,

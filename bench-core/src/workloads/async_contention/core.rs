@@ -305,6 +305,11 @@ impl ScenarioRun for Prepared<'_> {
         self.settings.clone()
     }
 
+    fn backend(&self) -> Option<String> {
+        let pool = crate::catalog::Pool::chosen(&self.ctx.params.pool, self.strategy);
+        Some(pool.label().to_string())
+    }
+
     fn run(self: Box<Self>, emit: &mut dyn FnMut(Event)) -> Result<ScenarioStats, BenchError> {
         let this = *self;
         let p = this.ctx.params.clone();
