@@ -71,12 +71,21 @@ impl Ctx {
         drive::fan_out(&self.rt, self.ids.len(), self.concurrency, h, task)
     }
 
+    /// The middleware with `strategy` on the pool the `pool` knob names.
     fn middleware(&self, strategy: Strategy) -> Result<Arc<Middleware>, BenchError> {
+        self.middleware_on(strategy, crate::catalog::Pool::chosen(&self.pool, strategy))
+    }
+
+    fn middleware_on(
+        &self,
+        strategy: Strategy,
+        pool: crate::catalog::Pool,
+    ) -> Result<Arc<Middleware>, BenchError> {
         Ok(Arc::new(
             Middleware::on_pool(
                 self.path.clone(),
                 strategy,
-                crate::catalog::Pool::chosen(&self.pool, strategy),
+                pool,
                 self.concurrency,
                 self.spin,
                 &self.settings,
@@ -121,8 +130,9 @@ impl Session for Ctx {
                     .with_settings(settings)
                     .with_backend(pool.label()))
             }
+            // A checkout bench is of its own pool, whatever the knob names.
             Subject::Pool(p) => {
-                let mw = self.middleware(p.strategy())?;
+                let mw = self.middleware_on(p.strategy(), p)?;
                 let settings = self.rt.block_on(mw.read_back())?;
                 let n = self.ids.len() as u64;
                 let iter = pool_checkout(self, move || {

@@ -79,6 +79,10 @@ pub fn spec() -> &'static Target {
             "middleware_pool_checkout/workers",
             Subject::Pool(Pool::Workers),
         ))
+        .bench(checkout(
+            "middleware_pool_checkout/slots",
+            Subject::Pool(Pool::Slots),
+        ))
         .bench(fan_out(
             "sqlx_parallel_select",
             Subject::SqlxSqlite,

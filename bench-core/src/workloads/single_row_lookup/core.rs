@@ -109,7 +109,7 @@ impl Session for Ctx {
                     .with_backend(pool.label()))
             }
             (Subject::Middleware(s), Some(Dispatch)) => dispatch_only(self, s),
-            (Subject::Pool(p), Some(Checkout)) => checkout_only(self, p.strategy()),
+            (Subject::Pool(p), Some(Checkout)) => checkout_only(self, p),
             (Subject::MiddlewareValues, Some(Decode)) => decode_only(self),
             (Subject::MiddlewareValues, Some(Bind)) => param_convert_only(self),
             #[cfg(feature = "turso")]
@@ -138,12 +138,21 @@ impl Session for Ctx {
 }
 
 impl Ctx {
+    /// The middleware with `strategy` on the pool the `pool` knob names.
     fn middleware(&self, strategy: Strategy) -> Result<Arc<Middleware>, BenchError> {
+        self.middleware_on(strategy, crate::catalog::Pool::chosen(&self.pool, strategy))
+    }
+
+    fn middleware_on(
+        &self,
+        strategy: Strategy,
+        pool: crate::catalog::Pool,
+    ) -> Result<Arc<Middleware>, BenchError> {
         Ok(Arc::new(
             Middleware::on_pool(
                 self.path.clone(),
                 strategy,
-                crate::catalog::Pool::chosen(&self.pool, strategy),
+                pool,
                 self.pool_size,
                 self.spin,
                 &self.settings,
@@ -277,9 +286,9 @@ fn timed_path<'a, P: LookupPath>(ctx: &'a Ctx, path: Arc<P>, trace: bool) -> Ben
     Bench::new(iter, ctx.pass_work(), LOOKUP_WORK)
 }
 
-/// pool.get() and drop, nothing else.
-fn checkout_only(ctx: &Ctx, strategy: Strategy) -> Result<Bench<'_>, BenchError> {
-    let mw = ctx.middleware(strategy)?;
+/// pool.get() and drop, nothing else, on pool `p` whatever the `pool` knob names.
+fn checkout_only(ctx: &Ctx, p: crate::catalog::Pool) -> Result<Bench<'_>, BenchError> {
+    let mw = ctx.middleware_on(p.strategy(), p)?;
     let settings = ctx.rt()?.block_on(mw.read_back())?;
     let n = ctx.ids.len();
     let iter: IterFn<'_> = Box::new(move |_| {

@@ -73,6 +73,12 @@ pub fn spec() -> &'static Target {
             "pool.get() and drop of a worker-thread connection",
         ))
         .bench(BenchSpec::micro(
+            "pool_acquire/slots",
+            Pool(crate::catalog::Pool::Slots),
+            Checkout,
+            "take and free the lowest free slot of the lock-free pool",
+        ))
+        .bench(BenchSpec::micro(
             "prepare",
             Rusqlite,
             Prepare,
