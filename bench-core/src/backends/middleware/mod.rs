@@ -336,24 +336,7 @@ impl Middleware {
             Conn::R2d2(slot) => on_owned(self.strategy, slot, f).await,
             #[cfg(feature = "crates")]
             Conn::Bb8(slot) => on_owned(self.strategy, slot, f).await,
-            Conn::Slots(slot) => match self.strategy {
-                Strategy::SpawnBlocking => {
-                    let c = slot.take().ok_or_else(gone)?;
-                    let (c, out) = tokio::task::spawn_blocking(move || {
-                        let out = c.with(f);
-                        (c, out)
-                    })
-                    .await
-                    .map_err(|e| MiddlewareError::Dispatch(e.to_string()))?;
-                    *slot = Some(c);
-                    Ok(out)
-                }
-                Strategy::BlockInPlace => {
-                    let c = slot.as_ref().ok_or_else(gone)?;
-                    Ok(tokio::task::block_in_place(|| c.with(f)))
-                }
-                _ => Ok(slot.as_ref().ok_or_else(gone)?.with(f)),
-            },
+            Conn::Slots(slot) => on_owned(self.strategy, slot, f).await,
             Conn::Fixed(shared) => {
                 let locked = |c: &Shared, f: F| {
                     c.lock()
@@ -413,16 +396,40 @@ impl Middleware {
     }
 }
 
-/// `f` on a pooled connection the caller holds (r2d2's, bb8's), reached by `strategy`: moved
-/// into `spawn_blocking` and back, used in `block_in_place`, or used in place.
+/// A pooled connection the caller holds, used where it is.
+trait Held: Send + 'static {
+    fn with<R>(&mut self, f: impl FnOnce(&mut Connection) -> R) -> R;
+}
+
 #[cfg(feature = "crates")]
+impl Held for R2d2Conn {
+    fn with<R>(&mut self, f: impl FnOnce(&mut Connection) -> R) -> R {
+        f(self)
+    }
+}
+
+#[cfg(feature = "crates")]
+impl Held for bb8::PooledConnection<'static, Bb8Rusqlite> {
+    fn with<R>(&mut self, f: impl FnOnce(&mut Connection) -> R) -> R {
+        f(self)
+    }
+}
+
+impl Held for slots::SlotConn {
+    fn with<R>(&mut self, f: impl FnOnce(&mut Connection) -> R) -> R {
+        slots::SlotConn::with(self, f)
+    }
+}
+
+/// `f` on a pooled connection the caller holds (r2d2's, bb8's, a slot), reached by
+/// `strategy`: moved into `spawn_blocking` and back, used in `block_in_place`, or used in place.
 async fn on_owned<C, R, F>(
     strategy: Strategy,
     slot: &mut Option<C>,
     f: F,
 ) -> Result<R, MiddlewareError>
 where
-    C: std::ops::DerefMut<Target = Connection> + Send + 'static,
+    C: Held,
     R: Send + 'static,
     F: FnOnce(&mut Connection) -> R + Send + 'static,
 {
@@ -430,7 +437,7 @@ where
         Strategy::SpawnBlocking => {
             let mut c = slot.take().ok_or_else(gone)?;
             let (c, out) = tokio::task::spawn_blocking(move || {
-                let out = f(&mut c);
+                let out = c.with(f);
                 (c, out)
             })
             .await
@@ -440,9 +447,9 @@ where
         }
         Strategy::BlockInPlace => {
             let c = slot.as_mut().ok_or_else(gone)?;
-            Ok(tokio::task::block_in_place(|| f(c)))
+            Ok(tokio::task::block_in_place(|| c.with(f)))
         }
-        _ => Ok(f(slot.as_mut().ok_or_else(gone)?)),
+        _ => Ok(slot.as_mut().ok_or_else(gone)?.with(f)),
     }
 }
 
