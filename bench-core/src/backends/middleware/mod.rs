@@ -469,6 +469,14 @@ impl InnerTimes {
     fn total(&self) -> u64 {
         self.prepare + self.bind + self.execute_marshal
     }
+
+    /// The hop: what a round trip of `round_trip` ns took beyond the work on the connection's
+    /// thread and the `reads` timer reads made there, each `timer` ns.
+    fn hop(&self, round_trip: u64, reads: u64, timer: u64) -> u64 {
+        round_trip
+            .saturating_sub(self.total())
+            .saturating_sub(reads * timer)
+    }
 }
 
 /// Timer reads on the connection's thread inside a traced dispatch (`run_query`'s four,
@@ -552,13 +560,9 @@ pub async fn lookup<const TRACE: bool>(
         phases.add(Phase::Prepare, inner.prepare);
         phases.add(Phase::Bind, inner.bind);
         phases.add(Phase::ExecuteMarshal, inner.execute_marshal);
-        // The hop is what the round trip took beyond the work on the connection's thread and
-        // the timer reads made there.
         phases.add(
             Phase::Dispatch,
-            traced(t0, t1)
-                .saturating_sub(inner.total())
-                .saturating_sub(INNER_READS * timer_cost()),
+            inner.hop(traced(t0, t1), INNER_READS, timer_cost()),
         );
         phases.add(Phase::Decode, traced(t1, t2));
     }
@@ -579,9 +583,7 @@ async fn lookup_typed<const TRACE: bool>(
         phases.add(Phase::ExecuteMarshal, inner.execute_marshal);
         phases.add(
             Phase::Dispatch,
-            traced(t0, t1)
-                .saturating_sub(inner.total())
-                .saturating_sub(INNER_READS_TYPED * timer_cost()),
+            inner.hop(traced(t0, t1), INNER_READS_TYPED, timer_cost()),
         );
     }
     Ok(row?)
@@ -705,6 +707,31 @@ mod tests {
             .collect();
         assert_eq!(all.len(), 4 + 3 * 4 + 2, "{all:?}");
         all
+    }
+
+    #[test]
+    fn the_hop_is_the_round_trip_less_the_work_and_timer_reads_there() {
+        let inner = InnerTimes {
+            prepare: 1_000,
+            bind: 200,
+            execute_marshal: 2_000,
+        };
+        assert_eq!(inner.hop(10_000, 4, 25), 10_000 - 3_200 - 100);
+        assert_eq!(inner.hop(10_000, 3, 30), 10_000 - 3_200 - 90);
+        // Never below zero when the timer reads cost more than the gap.
+        assert_eq!(inner.hop(3_250, 4, 25), 0);
+    }
+
+    #[test]
+    fn the_values_knob_names_each_layer() {
+        let crate::knobs::KnobKind::Choice { default, choices } = crate::catalog::VALUES.kind
+        else {
+            panic!("a choice knob")
+        };
+        assert_eq!(choices, ["generic", "typed"]);
+        assert_eq!(Values::chosen("generic"), Values::Generic);
+        assert_eq!(Values::chosen("typed"), Values::Typed);
+        assert_eq!(Values::chosen(default), Values::default());
     }
 
     #[test]
