@@ -57,7 +57,10 @@ pub struct Overview {
 
 fn words(t: Target, case: Case) -> String {
     match t {
-        Target::Under(ns) => format!("< {} per op", fmt_ns(ns)),
+        Target::Under(ns) => match case {
+            Case::PrefixScan(_) => format!("< {} per scan", fmt_ns(ns)),
+            _ => format!("< {} per op", fmt_ns(ns)),
+        },
         Target::AtLeast(r) => format!(">= {} ops/s", fmt_rate(r)),
         Target::Linear => match case {
             Case::ConcurrentReads(n) => format!("linear: >= {:.1}x", 0.8 * n as f64),
@@ -334,4 +337,158 @@ fn bench_line(o: &Overview, bench: &str) -> Option<String> {
         ));
     }
     Some(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::plan::Size;
+    use super::*;
+    use crate::protocol::{Budget, Start};
+
+    /// A finished key_value run of these benches, each `(case, subject, median, [lo, hi])` in
+    /// ns per operation.
+    fn run_of(benches: &[(Case, Subject, f64, [f64; 2])]) -> RunRecord {
+        let named: Vec<(&str, f64, f64, f64)> = benches
+            .iter()
+            .map(|(case, subject, m, [lo, hi])| {
+                let b = super::super::spec()
+                    .benches
+                    .iter()
+                    .find(|b| super::super::case_of(b) == Some(*case) && b.subject == *subject)
+                    .unwrap_or_else(|| panic!("no bench {case:?} on {subject:?}"));
+                (b.name, *m, *lo, *hi)
+            })
+            .collect();
+        let mut r = crate::compare::tests::record(&named);
+        r.start = Some(Start {
+            run: "r".into(),
+            target: super::super::NAME.into(),
+            benches: vec![],
+            harness: "core".into(),
+            knobs: Default::default(),
+            seed: 0,
+            trace: false,
+            budget: Budget {
+                warmup_s: 0.0,
+                time_s: 0.0,
+                max_samples: 1,
+                min_samples: 1,
+                paired: false,
+                group: None,
+            },
+            env: Default::default(),
+        });
+        r
+    }
+
+    fn row<'a>(o: &'a Overview, case: Case, backend: &str) -> &'a Row {
+        o.groups
+            .iter()
+            .flat_map(|g| g.rows.iter())
+            .find(|r| r.case == case.name() && r.backend == backend)
+            .unwrap_or_else(|| panic!("no row {case:?} on {backend}"))
+    }
+
+    #[test]
+    fn every_target_the_suite_states_is_judged_on_the_interval() {
+        use Case::*;
+        use Subject::{Memory, Rusqlite};
+        let o = overview(&run_of(&[
+            // In memory, a single operation under 1 µs: below, straddling, above.
+            (Delete, Memory, 900.0, [850.0, 950.0]),
+            (Exists, Memory, 1000.0, [950.0, 1050.0]),
+            (Get(Size::Small), Memory, 1200.0, [1100.0, 1300.0]),
+            // The mixed workload at 500K ops/s or more: 2.5 µs an operation is 400K.
+            (Mixed, Memory, 2500.0, [2400.0, 2600.0]),
+            // A scan of 1000 keys under 100 µs; the smaller scans have no target.
+            (PrefixScan(1000), Memory, 90e3, [85e3, 95e3]),
+            (PrefixScan(100), Memory, 9e3, [8e3, 10e3]),
+            // A put with a TTL under 2 µs (in memory; none on SQLite).
+            (PutWithTtl, Memory, 2500.0, [2400.0, 2600.0]),
+            (PutWithTtl, Rusqlite, 20e3, [19e3, 21e3]),
+            // On SQLite every single operation under 100 µs, batches at 10K ops/s or more.
+            (Delete, Rusqlite, 99e3, [98e3, 99.5e3]),
+            (Exists, Rusqlite, 101e3, [100.5e3, 102e3]),
+            (BulkGet, Rusqlite, 120e3, [110e3, 130e3]),
+            (BulkPut, Rusqlite, 100e3, [90e3, 110e3]),
+            (Mixed, Rusqlite, 50e3, [40e3, 60e3]),
+            (ExpiredRead, Rusqlite, 2e3, [1.9e3, 2.1e3]),
+            // Linear scaling: at least 0.8 x the readers against one reader.
+            (ConcurrentReads(1), Rusqlite, 1000.0, [990.0, 1010.0]),
+            (ConcurrentReads(2), Rusqlite, 600.0, [580.0, 620.0]),
+            (ConcurrentReads(4), Rusqlite, 300.0, [300.0, 330.0]),
+            (ConcurrentReads(8), Rusqlite, 500.0, [480.0, 520.0]),
+        ]))
+        .unwrap();
+        let judged = |case: Case, backend: &str| {
+            let r = row(&o, case, backend);
+            (r.target.clone(), r.holds)
+        };
+        let t = |s: &str| Some(s.to_string());
+        use Holds::*;
+        assert_eq!(judged(Delete, "memory"), (t("< 1 µs per op"), Some(Pass)));
+        assert_eq!(
+            judged(Exists, "memory"),
+            (t("< 1 µs per op"), Some(Undecided))
+        );
+        assert_eq!(
+            judged(Get(Size::Small), "memory"),
+            (t("< 1 µs per op"), Some(Fail))
+        );
+        assert_eq!(judged(Mixed, "memory"), (t(">= 500K ops/s"), Some(Fail)));
+        assert_eq!(
+            judged(PrefixScan(1000), "memory"),
+            (t("< 100 µs per scan"), Some(Pass))
+        );
+        assert_eq!(judged(PrefixScan(100), "memory"), (None, None));
+        assert_eq!(
+            judged(PutWithTtl, "memory"),
+            (t("< 2 µs per op"), Some(Fail))
+        );
+        assert_eq!(judged(PutWithTtl, "rusqlite"), (None, None));
+        assert_eq!(
+            judged(Delete, "rusqlite"),
+            (t("< 100 µs per op"), Some(Pass))
+        );
+        assert_eq!(
+            judged(Exists, "rusqlite"),
+            (t("< 100 µs per op"), Some(Fail))
+        );
+        // 1e9 / [110, 130] µs is [7.7K, 9.1K] ops/s; 1e9 / [90, 110] µs straddles 10K.
+        assert_eq!(judged(BulkGet, "rusqlite"), (t(">= 10K ops/s"), Some(Fail)));
+        assert_eq!(
+            judged(BulkPut, "rusqlite"),
+            (t(">= 10K ops/s"), Some(Undecided))
+        );
+        assert_eq!(judged(Mixed, "rusqlite"), (None, None));
+        assert_eq!(judged(ExpiredRead, "rusqlite"), (None, None));
+        // One reader: 1000 ns. Two: 1000 / [580, 620] = [1.61, 1.72] >= 1.6. Four: 1000 /
+        // [300, 330] = [3.03, 3.33] straddles 3.2. Eight: about 2x, far from 6.4.
+        assert_eq!(judged(ConcurrentReads(1), "rusqlite"), (None, None));
+        assert_eq!(
+            judged(ConcurrentReads(2), "rusqlite"),
+            (t("linear: >= 1.6x"), Some(Pass))
+        );
+        assert_eq!(
+            judged(ConcurrentReads(4), "rusqlite"),
+            (t("linear: >= 3.2x"), Some(Undecided))
+        );
+        assert_eq!(
+            judged(ConcurrentReads(8), "rusqlite"),
+            (t("linear: >= 6.4x"), Some(Fail))
+        );
+        let speedup = row(&o, ConcurrentReads(2), "rusqlite").speedup.unwrap();
+        assert!((speedup - 1000.0 / 600.0).abs() < 1e-9, "{speedup}");
+
+        // The summary counts them per backend and names the ones that do not hold.
+        let lines = summary(&o);
+        assert_eq!(
+            lines[0],
+            "memory: 2 of 6 targets hold; not: single_get_100b, mixed_workload, put_with_ttl; within the CI: single_exists"
+        );
+        assert_eq!(
+            lines[1],
+            "rusqlite: 2 of 7 targets hold; not: single_exists, bulk_get, concurrent_reads_8; within the CI: bulk_put, concurrent_reads_4"
+        );
+    }
 }
