@@ -23,7 +23,9 @@ pub enum Format {
 pub struct RunArgs {
     /// Target to run (see `benchscope list`).
     pub target: String,
-    /// Benches to run (repeatable; default: all of the target's).
+    /// Benches to run (repeatable): a bench's exact name, or else a regular expression matched
+    /// anywhere in the names, as Criterion's filter is (`single_put`, `'^concurrent_reads_[48]/'`);
+    /// a bench two of them select runs once. Default: all of the target's.
     #[arg(long = "bench", value_name = "NAME")]
     pub benches: Vec<String>,
     #[command(flatten)]

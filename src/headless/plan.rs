@@ -32,6 +32,9 @@ pub struct Planned {
     pub interleave: Option<(usize, (Knobs, bool))>,
     /// Each run in order: its plan, request, repeat or round, and side.
     pub runs: Vec<(Plan, RunRequest, usize, Side)>,
+    /// What the `--bench` patterns selected, said before anything runs (none when every
+    /// `--bench` was a bench's exact name).
+    pub selected: Option<String>,
 }
 
 fn repeat_count(text: &str) -> Result<usize, String> {
@@ -255,7 +258,11 @@ pub fn plan(args: &RunArgs) -> Result<Planned, Error> {
             }
         }
     }
+    let selected = planned
+        .first()
+        .and_then(|(plan, _, _, _)| selected(&args.benches, plan));
     Ok(Planned {
+        selected,
         verdict_settings,
         baselines_dir,
         imported,
@@ -265,4 +272,23 @@ pub fn plan(args: &RunArgs) -> Result<Planned, Error> {
         interleave,
         runs: planned,
     })
+}
+
+/// The line naming what `--bench` patterns selected, when one of them was not an exact name.
+fn selected(patterns: &[String], plan: &Plan) -> Option<String> {
+    let names: Vec<&str> = plan.benches.iter().map(|b| b.name).collect();
+    if patterns.iter().all(|p| names.contains(&p.as_str())) {
+        return None;
+    }
+    Some(format!(
+        "--bench {} selects {} bench{}: {}",
+        patterns
+            .iter()
+            .map(|p| format!("{p:?}"))
+            .collect::<Vec<_>>()
+            .join(" "),
+        names.len(),
+        if names.len() == 1 { "" } else { "es" },
+        names.join(", ")
+    ))
 }

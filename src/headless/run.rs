@@ -26,6 +26,9 @@ pub struct Executed {
 
 /// Runs every planned run, one after the other, until a signal comes.
 pub fn execute(args: &RunArgs, p: &mut Planned) -> Result<Executed, Error> {
+    if let Some(line) = &p.selected {
+        eprintln!("{line}");
+    }
     let (sweep, repeat, interleave) = (&p.sweep, p.repeat, &p.interleave);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

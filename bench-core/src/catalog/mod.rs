@@ -316,6 +316,53 @@ impl Target {
             })
     }
 
+    /// The benches `pattern` selects, in catalog order: the bench of that exact name, else every
+    /// bench whose name the regular expression matches anywhere (as Criterion's filter does:
+    /// `single_put` is every put of one item, `^concurrent_reads_[48]` two of the readers). A
+    /// pattern that is no regular expression, or matches nothing, is an error naming the
+    /// nearest names.
+    pub fn select(&self, pattern: &str) -> Result<Vec<&BenchSpec>, CatalogError> {
+        if let Some(b) = self.benches.iter().find(|b| b.name == pattern) {
+            return Ok(vec![b]);
+        }
+        let none = |why: String| CatalogError::NoMatch {
+            target: self.name.to_string(),
+            pattern: pattern.to_string(),
+            why,
+            near: self.near(pattern),
+        };
+        let re = regex::Regex::new(pattern).map_err(|e| {
+            none(format!(
+                "it is neither a bench name nor a regular expression ({})",
+                e.to_string().lines().last().unwrap_or("").trim()
+            ))
+        })?;
+        let found: Vec<&BenchSpec> = self
+            .benches
+            .iter()
+            .filter(|b| re.is_match(b.name))
+            .collect();
+        if found.is_empty() {
+            return Err(none("no name matches it".into()));
+        }
+        Ok(found)
+    }
+
+    /// The names nearest to `text` (at most five, the nearest first), for an error.
+    fn near(&self, text: &str) -> String {
+        let mut scored: Vec<(f64, &str)> = self
+            .benches
+            .iter()
+            .map(|b| (strsim::jaro_winkler(text, b.name), b.name))
+            .collect();
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let mut near: Vec<&str> = scored.iter().take(5).map(|(_, n)| *n).collect();
+        if scored.len() > near.len() {
+            near.push("...");
+        }
+        near.join(", ")
+    }
+
     pub fn is_throughput(&self) -> bool {
         self.measure == Measure::Throughput
     }
@@ -330,6 +377,15 @@ pub enum CatalogError {
         target: String,
         name: String,
         known: String,
+    },
+    #[error(
+        "--bench {pattern:?} selects nothing in target {target}: {why} (nearest: {near}; every name: `benchscope list {target}`)"
+    )]
+    NoMatch {
+        target: String,
+        pattern: String,
+        why: String,
+        near: String,
     },
     #[error("unknown strategy {name:?} (known: {known})")]
     UnknownStrategy { name: String, known: String },

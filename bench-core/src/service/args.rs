@@ -457,7 +457,9 @@ mod tests {
 pub struct RunnerArgs {
     /// Target to run (see `benchscope list`).
     pub target: String,
-    /// Benches to run (default: every bench of the target this harness implements).
+    /// Benches to run (repeatable): a bench's exact name, or else a regular expression matched
+    /// anywhere in the names, as Criterion's filter is (`single_put`, `'^concurrent_reads_[48]/'`);
+    /// a bench two of them select runs once. Default: every bench of the target this harness implements.
     #[arg(long = "bench", value_name = "NAME")]
     pub benches: Vec<String>,
     #[command(flatten)]

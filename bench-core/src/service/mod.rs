@@ -27,17 +27,23 @@ impl RunnerArgs {
         let benches = if self.benches.is_empty() {
             target.benches.iter().filter(|b| mine(b)).collect()
         } else {
-            let mut v = Vec::new();
-            for name in &self.benches {
-                let spec = target.spec(name)?;
-                if !mine(spec) {
+            // Each --bench an exact name or a pattern; a bench two of them select runs once.
+            let mut v: Vec<&BenchSpec> = Vec::new();
+            for pattern in &self.benches {
+                let found = target.select(pattern)?;
+                let kept: Vec<&BenchSpec> = found.iter().copied().filter(|b| mine(b)).collect();
+                if kept.is_empty() {
                     return Err(CatalogError::OtherHarness {
-                        bench: name.clone(),
-                        harness: spec.harness(),
+                        bench: found[0].name.to_string(),
+                        harness: found[0].harness(),
                     }
                     .into());
                 }
-                v.push(spec);
+                for b in kept {
+                    if !v.iter().any(|s| s.name == b.name) {
+                        v.push(b);
+                    }
+                }
             }
             v
         };
@@ -444,6 +450,52 @@ pub fn core_main(args: args::RunnerArgs) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::{PairedGroup, paired_groups};
+    use crate::catalog::Harness;
+
+    #[test]
+    fn bench_patterns_plan_each_bench_once_and_only_the_harness_that_runs_it() {
+        use clap::Parser;
+        let plan = |h: Option<Harness>, benches: &[&str]| {
+            let mut argv = vec!["bench-runner", "key_value"];
+            for b in benches {
+                argv.extend(["--bench", b]);
+            }
+            super::RunnerArgs::try_parse_from(argv)
+                .unwrap()
+                .plan(h)
+                .map(|p| p.benches.iter().map(|b| b.name).collect::<Vec<_>>())
+                .map_err(|e| e.to_string())
+        };
+        // Two patterns that both select a bench: it runs once, where it first came.
+        assert_eq!(
+            plan(
+                None,
+                &[
+                    "^single_get_100b/(memory|rusqlite)$",
+                    "single_get_100b/memory",
+                    "^bulk_get/m.*/spin"
+                ]
+            ),
+            Ok(vec![
+                "single_get_100b/memory",
+                "single_get_100b/rusqlite",
+                "bulk_get/middleware/spin"
+            ])
+        );
+        // A runner of one harness keeps its own of what a pattern selects...
+        let core = plan(Some(Harness::Core), &["^bulk_get/(sqlx_sqlite|memory)$"]);
+        assert_eq!(core, Ok(vec!["bulk_get/memory"]));
+        let every = plan(None, &["^bulk_get/(sqlx_sqlite|memory)$"]).unwrap();
+        assert_eq!(every, ["bulk_get/memory", "bulk_get/sqlx_sqlite"]);
+        // ...and a pattern of nothing but another harness's benches is that error.
+        let e = plan(Some(Harness::Core), &["bulk_get/sqlx"]).unwrap_err();
+        assert!(e.contains("\"bulk_get/sqlx_sqlite\" is run by the"), "{e}");
+        let e = plan(None, &["nothing_here"]).unwrap_err();
+        assert!(
+            e.starts_with("--bench \"nothing_here\" selects nothing"),
+            "{e}"
+        );
+    }
 
     /// `(turns, reports)` of each group.
     fn groups(baselines: &[Option<usize>], size: usize) -> Vec<(Vec<usize>, Vec<usize>)> {

@@ -130,6 +130,63 @@ mod tests {
         );
     }
 
+    #[test]
+    fn bench_patterns_select_as_criterion_filters_do() {
+        let names = |t: &str, p: &str| -> Vec<&'static str> {
+            find(t)
+                .unwrap()
+                .select(p)
+                .unwrap()
+                .iter()
+                .map(|b| b.name)
+                .collect()
+        };
+        // An exact name is that bench alone, though it is part of other names.
+        assert_eq!(names("single_row_lookup", "rusqlite"), ["rusqlite"]);
+        // Anything else is a regular expression matched anywhere in the name, in catalog order.
+        let puts = names("key_value", "single_put_100b/r");
+        assert_eq!(
+            puts,
+            [
+                "single_put_100b/rusqlite",
+                "single_put_100b/r2d2_sqlite/spawn_blocking",
+                "single_put_100b/r2d2_sqlite/block_in_place"
+            ]
+        );
+        assert_eq!(
+            names("key_value", "^concurrent_reads_[48]/memory$"),
+            ["concurrent_reads_4/memory", "concurrent_reads_8/memory"]
+        );
+        let every = find("key_value").unwrap().benches.len();
+        assert_eq!(names("key_value", "/").len(), every);
+        assert_eq!(names("key_value", "^single_put").len(), 2 * every / 18);
+
+        // Nothing selected: the error says why and names the nearest names first.
+        let e = find("single_row_lookup")
+            .unwrap()
+            .select("rusqlte")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("--bench \"rusqlte\" selects nothing in target single_row_lookup: no name matches it (nearest: rusqlite, "),
+            "{e}"
+        );
+        assert!(
+            e.ends_with(", ...; every name: `benchscope list single_row_lookup`)"),
+            "{e}"
+        );
+        let e = find("key_value")
+            .unwrap()
+            .select("single_put(")
+            .unwrap_err();
+        assert!(
+            e.to_string().contains(
+                "it is neither a bench name nor a regular expression (error: unclosed group)"
+            ),
+            "{e}"
+        );
+    }
+
     #[cfg(feature = "middleware")]
     #[test]
     fn the_core_registry_implements_every_target_with_core_benches() {
