@@ -24,7 +24,7 @@ pub struct Baseline {
 }
 
 /// How verdicts are made and where baselines are, for `run` and `compare`.
-#[derive(Debug, Clone, Default, clap::Args)]
+#[derive(Debug, Clone, clap::Args)]
 pub struct VerdictArgs {
     /// Folder of saved baselines (default: `baselines` in the dataset cache folder).
     #[arg(long, value_name = "DIR")]
@@ -32,25 +32,50 @@ pub struct VerdictArgs {
     /// Changes up to this many percent are within noise, whatever the tests say.
     #[arg(long, value_name = "PCT", default_value = "2")]
     pub noise: String,
+    /// Significance level of the tests behind a verdict, two-sided, and the level of the
+    /// interval shown with it: 0.01 (a 99% interval; A/A runs called regressed 4 times in 20 at
+    /// 0.05 on these machines) or 0.05 (Criterion's, a 95% interval); `1%` and `5%` also read.
+    #[arg(long, value_name = "ALPHA", default_value = "0.01")]
+    pub significance: String,
 }
 
 impl VerdictArgs {
     pub fn settings(&self) -> Result<Settings, String> {
         let t = self.noise.trim().trim_end_matches('%');
-        match t.parse::<f64>() {
-            Ok(p) if (0.0..=50.0).contains(&p) => Ok(Settings {
-                noise: p / 100.0,
-                ..Settings::default()
-            }),
-            _ => Err(format!(
-                "invalid value {:?} for --noise: expected a percentage (allowed: 0 to 50, e.g. 2 or 2%)",
-                self.noise
-            )),
-        }
+        let noise = match t.parse::<f64>() {
+            Ok(p) if (0.0..=50.0).contains(&p) => p / 100.0,
+            _ => {
+                return Err(format!(
+                    "invalid value {:?} for --noise: expected a percentage (allowed: 0 to 50, e.g. 2 or 2%)",
+                    self.noise
+                ));
+            }
+        };
+        Ok(Settings {
+            noise,
+            alpha: significance(&self.significance)?,
+            ..Settings::default()
+        })
     }
 
     pub fn dir(&self, cache_dir: &Path) -> PathBuf {
         dir(self.baseline_dir.as_deref(), cache_dir)
+    }
+}
+
+/// The level `--significance` names: the two the t quantiles behind a verdict are known at.
+fn significance(text: &str) -> Result<f64, String> {
+    let t = text.trim();
+    let value = match t.strip_suffix('%') {
+        Some(pct) => pct.trim().parse::<f64>().map(|p| p / 100.0),
+        None => t.parse::<f64>(),
+    };
+    match value {
+        Ok(a) if (a - 0.01).abs() < 1e-12 => Ok(0.01),
+        Ok(a) if (a - 0.05).abs() < 1e-12 => Ok(0.05),
+        _ => Err(format!(
+            "invalid value {text:?} for --significance: expected 0.01 or 0.05 (or 1% or 5%): the levels the verdicts' t quantiles are known at"
+        )),
     }
 }
 
@@ -515,6 +540,37 @@ mod tests {
                 "2026-11-26T00:00:00Z",
             ))
         })
+    }
+
+    #[test]
+    fn significance_reads_the_two_levels_and_names_what_it_takes() {
+        let settings = |noise: &str, sig: &str| {
+            VerdictArgs {
+                baseline_dir: None,
+                noise: noise.into(),
+                significance: sig.into(),
+            }
+            .settings()
+        };
+        for (text, alpha) in [
+            ("0.01", 0.01),
+            ("0.05", 0.05),
+            (" 5% ", 0.05),
+            ("1 %", 0.01),
+            (".05", 0.05),
+        ] {
+            let s = settings("3", text).unwrap();
+            assert_eq!((s.alpha, s.noise), (alpha, 0.03), "{text}");
+        }
+        for bad in ["0.1", "0", "5", "", "0.05x"] {
+            assert_eq!(
+                settings("2", bad).unwrap_err(),
+                format!(
+                    "invalid value {bad:?} for --significance: expected 0.01 or 0.05 (or 1% or 5%): the levels the verdicts' t quantiles are known at"
+                )
+            );
+        }
+        assert!(settings("51", "0.01").unwrap_err().contains("--noise"));
     }
 
     proptest! {

@@ -433,6 +433,30 @@ fn the_run_to_run_test_and_interval_match_a_hand_derivation() {
         p.basis
     );
     assert_eq!(p.verdict, Verdict::WithinNoise);
+
+    // At the 0.05 level (`--significance 0.05`, Criterion's): t(0.975, 4) = 2.776 and
+    // t(0.975, 3) = 3.182 from the same table; the intervals are 95% ones. Welch:
+    // 0.0491368 ± 2.776 x 0.0059821 is [3.3065433%, 6.7952225%]. One run against four:
+    // d / se = 0.0475683 / 0.0095508 = 4.98, past 3.182 (not past 5.841): [1.7326073%,
+    // 8.1078195%], and the same 5% is now a regression.
+    let at5 = Settings {
+        alpha: 0.05,
+        ..Settings::default()
+    };
+    let w = judge(&c, &b, &at5).unwrap();
+    let [lo, hi] = w.ci_pct.unwrap();
+    assert!(
+        (lo - 3.306543303).abs() < 1e-6 && (hi - 6.795222462).abs() < 1e-6,
+        "{lo} {hi}"
+    );
+    assert_eq!((w.ci_level, w.verdict), (0.95, Verdict::Regressed));
+    let p = judge(&[&one[0]], &b, &at5).unwrap();
+    let [lo, hi] = p.ci_pct.unwrap();
+    assert!(
+        (lo - 1.732607290).abs() < 1e-6 && (hi - 8.107819526).abs() < 1e-6,
+        "{lo} {hi}"
+    );
+    assert_eq!((p.ci_level, p.verdict), (0.95, Verdict::Regressed));
 }
 
 pub(crate) fn record(benches: &[(&str, f64, f64, f64)]) -> RunRecord {
