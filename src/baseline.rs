@@ -82,10 +82,12 @@ fn significance(text: &str) -> Result<f64, String> {
 /// `benchscope compare BASELINE [CURRENT]`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct CompareArgs {
-    /// The baseline: a saved name, or a baseline or report JSON file.
+    /// The baseline: a saved name, a baseline or report JSON file, or a Criterion folder
+    /// (`target/criterion`: its latest results; `target/criterion@NAME`: its result set NAME,
+    /// `base` or a baseline saved with `--save-baseline NAME`).
     pub baseline: String,
-    /// What to judge against it: a saved name, or a baseline or report JSON file (a fresh run:
-    /// `benchscope run ... --baseline NAME`).
+    /// What to judge against it, read as the baseline is (a fresh run: `benchscope run ...
+    /// --baseline NAME`). A Criterion folder's own change is shown beside the verdicts.
     pub current: String,
     #[command(flatten)]
     pub verdicts: VerdictArgs,
@@ -123,11 +125,22 @@ pub fn run(args: CompareArgs) -> i32 {
         );
         return 2;
     }
-    crate::out::print(&text(
-        &format!("against baseline {}", base.name),
-        &rows,
-        &settings,
-    ));
+    let mut out = text(&format!("against baseline {}", base.name), &rows, &settings);
+    // Criterion's own reading of the change, beside benchscope's, when the current side is a
+    // Criterion folder's latest results.
+    if Path::new(&args.current).is_dir() {
+        match crate::import::criterion_changes(Path::new(&args.current)) {
+            Ok(lines) if !lines.is_empty() => {
+                out.push_str("\nCriterion's own change, from its folder:\n");
+                for l in lines {
+                    out.push_str(&format!("  {l}\n"));
+                }
+            }
+            Ok(_) => {}
+            Err(e) => eprintln!("Criterion's own change not read: {e}"),
+        }
+    }
+    crate::out::print(&out);
     if any_regressed(&rows) { 3 } else { 0 }
 }
 
@@ -196,6 +209,27 @@ pub fn names(dir: &Path) -> Vec<String> {
 /// Loads a baseline by name from `dir`, or from a file: a baseline, or a report written by
 /// `run --format json` or the explorer's export (its runs are taken as they are).
 pub fn load(dir: &Path, what: &str) -> Result<Baseline, String> {
+    // A Criterion folder: its latest results, or `FOLDER@SET` for one of its result sets
+    // (`base`, a baseline saved with --save-baseline NAME).
+    let criterion = match what.rsplit_once('@') {
+        _ if Path::new(what).is_dir() => Some((what, "new")),
+        Some((folder, set)) if Path::new(folder).is_dir() => Some((folder, set)),
+        _ => None,
+    };
+    if let Some((folder, set)) = criterion {
+        let runs = crate::import::criterion_set(Path::new(folder), set)?;
+        for (i, r) in runs.iter().enumerate() {
+            r.check_figures()
+                .map_err(|e| format!("{folder}: run {}: {e}", i + 1))?;
+        }
+        return Ok(Baseline {
+            schema: SCHEMA.into(),
+            schema_version: SCHEMA_VERSION,
+            name: what.to_string(),
+            saved_at: String::new(),
+            runs,
+        });
+    }
     let as_file = Path::new(what);
     let p = if what.ends_with(".json") && as_file.is_file() {
         as_file.to_path_buf()

@@ -71,9 +71,12 @@ fn read_json<T: serde::de::DeserializeOwned>(p: &Path) -> Result<T, String> {
     serde_json::from_value(v).map_err(|e| format!("{} does not read: {e}", p.display()))
 }
 
-/// Every `new/` folder under `root` (Criterion keeps the latest results of a benchmark there).
-fn new_dirs(root: &Path, depth: usize, out: &mut Vec<PathBuf>) {
-    if depth > 6 {
+/// Every result set under `root`: a folder holding a `benchmark.json` beside a benchmark's
+/// other sets. Criterion keeps the latest results of a benchmark in `new/`, the ones before in
+/// `base/`, and a baseline saved by name (`--save-baseline main`) in a folder of that name;
+/// `change/` (its comparison) and `report/` are not result sets.
+fn result_dirs(root: &Path, depth: usize, out: &mut Vec<PathBuf>) {
+    if depth > 7 {
         return;
     }
     let Ok(entries) = std::fs::read_dir(root) else {
@@ -85,15 +88,80 @@ fn new_dirs(root: &Path, depth: usize, out: &mut Vec<PathBuf>) {
         .collect();
     dirs.sort();
     for d in dirs {
-        if d.file_name().is_some_and(|n| n == "new") && d.join("benchmark.json").is_file() {
+        let name = d.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if name == "report" || name == "change" {
+            continue;
+        }
+        if d.join("benchmark.json").is_file() {
             out.push(d);
-        } else if d.file_name().is_none_or(|n| n != "report") {
-            new_dirs(&d, depth + 1, out);
+        } else {
+            result_dirs(&d, depth + 1, out);
         }
     }
 }
 
-/// Reads one benchmark from its `new/` folder.
+/// `change/estimates.json`: Criterion's comparison of `new/` with the baseline it was
+/// compared against, as relative changes (0.11 is 11% slower).
+#[derive(Debug, Deserialize)]
+struct CriterionChange {
+    mean: Estimate,
+    median: Estimate,
+}
+
+/// Criterion's change of one benchmark, read from its `change/` folder, in words: its median
+/// and mean changes with their 95% intervals, and what its interval of the mean says against
+/// Criterion's default noise threshold (±1%). Criterion's own verdict also rests on a p-value
+/// it does not write down, so the words are a reading of the interval, and say so.
+fn change_words(bench: &str, dir: &Path) -> Result<Option<String>, String> {
+    let p = dir.join("change/estimates.json");
+    if !p.is_file() {
+        return Ok(None);
+    }
+    let c: CriterionChange = read_json(&p)?;
+    for (what, e) in [("mean", &c.mean), ("median", &c.median)] {
+        for v in [
+            e.point_estimate,
+            e.confidence_interval.lower_bound,
+            e.confidence_interval.upper_bound,
+        ] {
+            if !(v.is_finite() && v > -1.0 && v < 1e6) {
+                return Err(format!(
+                    "{}: the {what} change {v} (allowed: a finite relative change above -1)",
+                    p.display()
+                ));
+            }
+        }
+    }
+    let pct = |e: &Estimate| {
+        format!(
+            "{:+.1}% [{:+.1}%, {:+.1}%]",
+            e.point_estimate * 100.0,
+            e.confidence_interval.lower_bound * 100.0,
+            e.confidence_interval.upper_bound * 100.0
+        )
+    };
+    let [lo, hi] = [
+        c.mean.confidence_interval.lower_bound,
+        c.mean.confidence_interval.upper_bound,
+    ];
+    // Criterion calls a change only when its whole interval lies past the noise threshold.
+    let reading = if lo <= 0.0 && hi >= 0.0 {
+        "holds no change: Criterion's \"no change in performance detected\""
+    } else if lo > 0.01 {
+        "lies above +1%: Criterion's \"performance has regressed\""
+    } else if hi < -0.01 {
+        "lies below -1%: Criterion's \"performance has improved\""
+    } else {
+        "reaches within ±1%: Criterion's \"change within noise threshold\""
+    };
+    Ok(Some(format!(
+        "{bench}: Criterion's change against its baseline: median {}, mean {}; the mean's interval {reading} (read from change/estimates.json; its p-value is not written down)",
+        pct(&c.median),
+        pct(&c.mean)
+    )))
+}
+
+/// Reads one benchmark from one of its result sets (`new/`, `base/`, a named baseline).
 pub fn read_benchmark(new: &Path) -> Result<Imported, String> {
     let id: CriterionId = read_json(&new.join("benchmark.json"))?;
     let sample: CriterionSample = read_json(&new.join("sample.json"))?;
@@ -184,25 +252,98 @@ pub fn read_benchmark(new: &Path) -> Result<Imported, String> {
     })
 }
 
-/// A Criterion folder as runs: one per group and parameter value (`group/1000`), each
-/// benchmark a bench named by its function id, with its raw samples (summarized as benchscope
-/// summarizes its own) and Criterion's estimate beside them.
+/// Criterion's name of the result set a run was read from: `new` (its latest results), `base`
+/// (the results before), or a baseline's name.
+fn set_words(set: &str) -> String {
+    match set {
+        "new" => "its latest results (new/)".into(),
+        "base" => "the results before its latest (base/)".into(),
+        name => format!("its baseline {name:?} ({name}/)"),
+    }
+}
+
+/// A Criterion folder as runs: one per group, parameter value (`group/1000`) and result set
+/// (the latest results, the ones before, each named baseline), each benchmark a bench named
+/// by its function id, with its raw samples (summarized as benchscope summarizes its own) and
+/// Criterion's estimate beside them; the latest results carry Criterion's own change against
+/// its baseline where it wrote one. The baselines come first, the latest results last.
 pub fn criterion(root: &Path) -> Result<Vec<RunRecord>, String> {
+    criterion_sets(root, None)
+}
+
+/// The runs of one result set of a Criterion folder (`new`, `base`, a baseline's name), or an
+/// error naming the sets there are.
+pub fn criterion_set(root: &Path, set: &str) -> Result<Vec<RunRecord>, String> {
+    criterion_sets(root, Some(set))
+}
+
+/// Criterion's own change of each benchmark of a Criterion folder that has one (its
+/// `change/`), in words, by the run and bench the latest results make.
+pub fn criterion_changes(root: &Path) -> Result<Vec<String>, String> {
     let mut dirs = Vec::new();
-    new_dirs(root, 0, &mut dirs);
+    result_dirs(root, 0, &mut dirs);
+    let mut out = Vec::new();
+    for d in dirs
+        .iter()
+        .filter(|d| d.file_name().is_some_and(|n| n == "new"))
+    {
+        let b = read_benchmark(d)?;
+        if let Some(bench_dir) = d.parent()
+            && let Some(words) = change_words(&b.bench, bench_dir)?
+        {
+            let at = b.param.map(|p| format!("/{p}")).unwrap_or_default();
+            out.push(format!("{}{at} {words}", b.group));
+        }
+    }
+    Ok(out)
+}
+
+fn criterion_sets(root: &Path, only: Option<&str>) -> Result<Vec<RunRecord>, String> {
+    let mut dirs = Vec::new();
+    result_dirs(root, 0, &mut dirs);
     if dirs.is_empty() {
         return Err(format!(
             "{} holds no Criterion results (no */new/benchmark.json under it)",
             root.display()
         ));
     }
-    let mut groups: BTreeMap<(String, Option<String>), Vec<Imported>> = BTreeMap::new();
+    let set_of = |d: &Path| {
+        d.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    let sets: std::collections::BTreeSet<String> = dirs.iter().map(|d| set_of(d)).collect();
+    if let Some(want) = only
+        && !sets.contains(want)
+    {
+        return Err(format!(
+            "{} holds no Criterion result set {want:?} (it holds: {})",
+            root.display(),
+            sets.iter().cloned().collect::<Vec<_>>().join(", ")
+        ));
+    }
+    // The latest results last, the results before them just before, named baselines first.
+    let rank = |set: &str| match set {
+        "new" => 2,
+        "base" => 1,
+        _ => 0,
+    };
+    type Key = (String, Option<String>, u8, String);
+    let mut groups: BTreeMap<Key, Vec<(Imported, Option<String>)>> = BTreeMap::new();
     for d in dirs {
+        let set = set_of(&d);
+        if only.is_some_and(|w| w != set) {
+            continue;
+        }
         let b = read_benchmark(&d)?;
+        let change = match (set.as_str(), d.parent()) {
+            ("new", Some(bench_dir)) => change_words(&b.bench, bench_dir)?,
+            _ => None,
+        };
         groups
-            .entry((b.group.clone(), b.param.clone()))
+            .entry((b.group.clone(), b.param.clone(), rank(&set), set))
             .or_default()
-            .push(b);
+            .push((b, change));
     }
     let modified = |p: &Path| {
         std::fs::metadata(p)
@@ -212,17 +353,26 @@ pub fn criterion(root: &Path) -> Result<Vec<RunRecord>, String> {
     };
     Ok(groups
         .into_iter()
-        .map(|((group, param), benches)| {
+        .map(|((group, param, _, set), benches)| {
             let mut r = RunRecord::default();
-            let max = benches.iter().map(|b| b.samples.len()).max().unwrap_or(0);
+            let max = benches
+                .iter()
+                .map(|(b, _)| b.samples.len())
+                .max()
+                .unwrap_or(0);
             let at = param
                 .as_deref()
                 .map(|p| format!("/{p}"))
                 .unwrap_or_default();
+            let of_set = if set == "new" {
+                String::new()
+            } else {
+                format!("@{set}")
+            };
             r.apply(Event::Start(Start {
-                run: format!("criterion:{group}{at}"),
+                run: format!("criterion:{group}{at}{of_set}"),
                 target: group.clone(),
-                benches: benches.iter().map(|b| b.bench.clone()).collect(),
+                benches: benches.iter().map(|(b, _)| b.bench.clone()).collect(),
                 harness: HARNESS.into(),
                 knobs: Knobs::default(),
                 seed: 0,
@@ -241,7 +391,7 @@ pub fn criterion(root: &Path) -> Result<Vec<RunRecord>, String> {
                 },
             }));
             let mut notes = Vec::new();
-            for b in &benches {
+            for (b, change) in &benches {
                 r.apply(Event::BenchStart {
                     bench: b.bench.clone(),
                     backend: "Criterion".into(),
@@ -273,6 +423,7 @@ pub fn criterion(root: &Path) -> Result<Vec<RunRecord>, String> {
                     crate::format::ns(b.median.1[0]),
                     crate::format::ns(b.median.1[1])
                 ));
+                notes.extend(change.clone());
             }
             r.done = true;
             let when = modified(&root.join(&group))
@@ -282,8 +433,9 @@ pub fn criterion(root: &Path) -> Result<Vec<RunRecord>, String> {
                 .map(|p| format!("Criterion's parameter {p}; "))
                 .unwrap_or_default();
             r.source = Some(format!(
-                "Criterion folder {}{when}; {param}knobs unknown; {}",
+                "Criterion folder {}{when}, {}; {param}knobs unknown; {}",
                 root.display(),
+                set_words(&set),
                 notes.join("; ")
             ));
             r
@@ -416,6 +568,135 @@ mod tests {
         // The comparison's ratio works within the imported run.
         let b = bench_core::baselines::Baselines::bench("rusqlite");
         assert!(b.ratio(r, "turso_raw").unwrap().value > 0.0);
+    }
+
+    /// One benchmark of group `g` at `dir` (`g/f/new`, `g/f/main`...), its samples the
+    /// fixture's scaled by `scale`.
+    fn write_set(dir: &Path, function: &str, scale: f64) {
+        std::fs::create_dir_all(dir).unwrap();
+        let src = fixture().join("single_row_lookup/rusqlite/new");
+        let mut sample: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(src.join("sample.json")).unwrap())
+                .unwrap();
+        for t in sample["times"].as_array_mut().unwrap() {
+            *t = serde_json::json!((t.as_f64().unwrap() * scale).round());
+        }
+        std::fs::write(dir.join("sample.json"), sample.to_string()).unwrap();
+        std::fs::copy(src.join("estimates.json"), dir.join("estimates.json")).unwrap();
+        std::fs::write(
+            dir.join("benchmark.json"),
+            format!(r#"{{"group_id":"g","function_id":"{function}","value_str":null,"throughput":null}}"#),
+        )
+        .unwrap();
+    }
+
+    fn write_change(bench_dir: &Path, mean: [f64; 3]) {
+        let e = |[m, lo, hi]: [f64; 3]| {
+            serde_json::json!({"point_estimate": m, "standard_error": 0.001,
+                "confidence_interval": {"confidence_level": 0.95, "lower_bound": lo, "upper_bound": hi}})
+        };
+        std::fs::create_dir_all(bench_dir.join("change")).unwrap();
+        std::fs::write(
+            bench_dir.join("change/estimates.json"),
+            serde_json::json!({"mean": e(mean), "median": e(mean)}).to_string(),
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn every_result_set_of_a_criterion_folder_is_a_run_and_its_change_is_said() {
+        let d = tempfile::tempdir().unwrap();
+        let g = d.path().join("g");
+        // The latest results 20% slower than the results before, a named baseline between.
+        write_set(&g.join("a/new"), "a", 1.2);
+        write_set(&g.join("a/base"), "a", 1.0);
+        write_set(&g.join("a/main"), "a", 1.1);
+        write_set(&g.join("b/new"), "b", 1.0);
+        write_change(&g.join("a"), [0.2, 0.18, 0.22]);
+        let runs = criterion(d.path()).unwrap();
+        let ids: Vec<&str> = runs
+            .iter()
+            .map(|r| r.start.as_ref().unwrap().run.as_str())
+            .collect();
+        assert_eq!(ids, ["criterion:g@main", "criterion:g@base", "criterion:g"]);
+        let median = |r: &RunRecord| r.bench("a").unwrap().summary.as_ref().unwrap().median;
+        assert!((median(&runs[2]) / median(&runs[1]) - 1.2).abs() < 0.01);
+        assert!((median(&runs[0]) / median(&runs[1]) - 1.1).abs() < 0.01);
+        assert!(runs[2].bench("b").is_some() && runs[1].bench("b").is_none());
+        let src = |i: usize| runs[i].source.clone().unwrap();
+        assert!(
+            src(0).contains("its baseline \"main\" (main/)"),
+            "{}",
+            src(0)
+        );
+        assert!(
+            src(1).contains("the results before its latest (base/)"),
+            "{}",
+            src(1)
+        );
+        assert!(src(2).contains("its latest results (new/)"), "{}", src(2));
+        assert!(
+            src(2).contains("a: Criterion's change against its baseline: median +20.0% [+18.0%, +22.0%], mean +20.0% [+18.0%, +22.0%]; the mean's interval lies above +1%: Criterion's \"performance has regressed\""),
+            "{}",
+            src(2)
+        );
+        assert!(
+            !src(1).contains("Criterion's change"),
+            "only the latest results carry it"
+        );
+
+        // One set alone, for compare; a set that is not there names those that are.
+        let main = criterion_set(d.path(), "main").unwrap();
+        assert_eq!(main.len(), 1);
+        assert_eq!(main[0].start.as_ref().unwrap().run, "criterion:g@main");
+        let e = criterion_set(d.path(), "v2").unwrap_err();
+        assert!(
+            e.ends_with("holds no Criterion result set \"v2\" (it holds: base, main, new)"),
+            "{e}"
+        );
+
+        // compare reads FOLDER@SET and FOLDER: benchscope's verdict of base against new.
+        let folder = d.path().display().to_string();
+        let base = crate::baseline::load(d.path(), &format!("{folder}@base")).unwrap();
+        let cur = crate::baseline::load(d.path(), &folder).unwrap();
+        let rows = crate::baseline::compare(&base.runs, &cur.runs, &Default::default());
+        let a = rows.iter().find(|r| r.bench == "a").unwrap();
+        assert!((a.change.pct - 20.0).abs() < 1.0, "{}", a.change.pct);
+        assert_eq!(a.change.verdict, bench_core::compare::Verdict::CannotTell);
+    }
+
+    #[test]
+    fn criterions_change_is_read_as_its_interval_against_its_noise_threshold() {
+        let words = |mean: [f64; 3]| {
+            let d = tempfile::tempdir().unwrap();
+            write_change(d.path(), mean);
+            change_words("x", d.path()).unwrap().unwrap()
+        };
+        assert!(
+            words([0.0, -0.02, 0.01])
+                .contains("holds no change: Criterion's \"no change in performance detected\"")
+        );
+        assert!(
+            words([0.015, 0.009, 0.019])
+                .contains("reaches within ±1%: Criterion's \"change within noise threshold\"")
+        );
+        assert!(words([-0.015, -0.019, -0.009]).contains("within noise threshold"));
+        assert!(
+            words([0.05, 0.011, 0.09])
+                .contains("lies above +1%: Criterion's \"performance has regressed\"")
+        );
+        assert!(
+            words([-0.05, -0.09, -0.011])
+                .contains("lies below -1%: Criterion's \"performance has improved\"")
+        );
+        let d = tempfile::tempdir().unwrap();
+        assert_eq!(change_words("x", d.path()).unwrap(), None);
+        write_change(d.path(), [-2.0, -2.5, -1.5]);
+        let e = change_words("x", d.path()).unwrap_err();
+        assert!(
+            e.contains("allowed: a finite relative change above -1"),
+            "{e}"
+        );
     }
 
     #[test]
