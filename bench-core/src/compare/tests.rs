@@ -563,3 +563,78 @@ fn a_change_saved_as_ci95_pct_reads() {
         "{text}"
     );
 }
+
+#[test]
+fn a_ratio_needs_two_positive_medians() {
+    let s = |m: f64| with_ci(m, m * 0.9, m * 1.1);
+    assert!(ratio_of_medians(&s(0.0), &s(2.0)).is_none());
+    assert!(ratio_of_medians(&s(2.0), &s(0.0)).is_none());
+    assert!(ratio_of_medians(&s(-1.0), &s(2.0)).is_none());
+    assert!(ratio_of_medians(&s(4.0), &s(2.0)).is_some());
+}
+
+/// With samples on both sides, the ratio's interval is the bootstrap's (widened to hold the
+/// ratio itself) and its error half the bootstrap's width.
+#[test]
+fn a_ratio_of_samples_takes_the_bootstraps_interval() {
+    let (a, b) = (result(300.0, 0.05, 40), result(100.0, 0.05, 40));
+    let r = ratio_of(&a, &b).unwrap();
+    let [lo, hi] = crate::measure::stats::bootstrap_ratio(&a.samples, &b.samples).unwrap();
+    assert!(
+        close(r.value, 3.0) || (r.value - 3.0).abs() < 0.05,
+        "{}",
+        r.value
+    );
+    assert_eq!(r.ci95, Some([lo.min(r.value), hi.max(r.value)]));
+    assert!(hi > lo);
+    assert_eq!(r.err, (hi - lo) / 2.0);
+}
+
+#[test]
+fn two_runs_are_a_spread_one_is_not() {
+    let s = Spread::of([3.0, 1.0]).unwrap();
+    assert_eq!((s.runs, s.min, s.max, s.median), (2, 1.0, 3.0, 2.0));
+    assert!(Spread::of([1.0]).is_none());
+}
+
+#[test]
+fn groups_gather_runs_made_alike_in_the_order_of_their_first_runs() {
+    let of = |target: &str| {
+        let mut r = record(&[("a", 1.0, 1.0, 1.0)]);
+        r.apply(Event::Start(crate::protocol::Start {
+            run: "r".into(),
+            target: target.into(),
+            benches: vec![],
+            harness: "core".into(),
+            knobs: Default::default(),
+            seed: 0,
+            trace: false,
+            budget: crate::protocol::Budget {
+                warmup_s: 0.0,
+                time_s: 0.0,
+                max_samples: 1,
+                min_samples: 1,
+                paired: false,
+                group: None,
+            },
+            env: Default::default(),
+        }));
+        r
+    };
+    let runs = vec![
+        of("x"),
+        of("y"),
+        RunRecord::default(),
+        of("x"),
+        of("y"),
+        of("z"),
+    ];
+    let target = |r: &RunRecord| r.start.as_ref().map(|s| s.target.clone());
+    let same = |a: &RunRecord, b: &RunRecord| target(a) == target(b);
+    assert_eq!(groups(&runs, same), vec![vec![0, 3], vec![1, 4], vec![5]]);
+    assert!(
+        groups(&runs[2..3], same).is_empty(),
+        "a run without a start is in no group"
+    );
+    assert!(groups::<RunRecord>(&[], same).is_empty());
+}
