@@ -134,6 +134,13 @@ impl BenchSpec {
         self
     }
 
+    /// The same bench, running its target's case `variant`, its ratio taken against the
+    /// target's baseline.
+    pub const fn variant(mut self, variant: u16) -> BenchSpec {
+        self.variant = variant;
+        self
+    }
+
     /// The same bench, running its target's case `variant`, its ratio taken against `vs`.
     pub const fn case(mut self, variant: u16, vs: &'static str) -> BenchSpec {
         self.variant = variant;

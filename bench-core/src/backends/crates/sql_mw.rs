@@ -82,6 +82,106 @@ impl SqlMiddleware {
     }
 }
 
+impl SqlMiddleware {
+    /// One pass of lookups the way sql-middleware's own lookup bench makes them: per checkout
+    /// (every `per_checkout` ids), the statement prepared once with `prepare_sqlite_statement`,
+    /// then per id its `select().params(..).all()` with one `RowValues` buffer reused, each row
+    /// decoded. The ids [`timed_ops`](crate::measure::drive::timed_ops) picks for `seed` are
+    /// also timed on their own (a checkout and prepare counted with the first lookup after it).
+    pub async fn prepared_pass(
+        &self,
+        ids: &[i64],
+        per_checkout: usize,
+        seed: u64,
+    ) -> Result<crate::measure::drive::LookupPass, BenchError> {
+        use crate::measure::trace::ns_between;
+        use std::time::Instant;
+        let timed = crate::measure::drive::timed_ops(ids.len(), seed);
+        let mut latencies = Vec::with_capacity(ids.len() / 4 + 16);
+        let mut params = [sql_middleware::RowValues::Int(0)];
+        let (mut work, mut k) = (0u64, 0usize);
+        let start = Instant::now();
+        for chunk in ids.chunks(per_checkout.max(1)) {
+            let t0 = timed[k].then(Instant::now);
+            let mut conn = self.checkout().await?;
+            let mut prepared = conn
+                .prepare_sqlite_statement(crate::dataset::SELECT_BY_ID)
+                .await
+                .map_err(BenchError::driver)?;
+            for (i, &id) in chunk.iter().enumerate() {
+                let from = if i == 0 {
+                    t0
+                } else {
+                    timed[k].then(Instant::now)
+                };
+                params[0] = sql_middleware::RowValues::Int(id);
+                let rs = prepared
+                    .select()
+                    .params(&params)
+                    .all()
+                    .await
+                    .map_err(BenchError::driver)?;
+                let row = crate::on_sql_middleware::lookup_row(&rs)?;
+                work = work.wrapping_add(std::hint::black_box(row).checksum());
+                if let Some(from) = from {
+                    latencies.push(ns_between(from, Instant::now()));
+                }
+                k += 1;
+            }
+        }
+        Ok(crate::measure::drive::LookupPass {
+            elapsed_ns: ns_between(start, Instant::now()),
+            latencies,
+            phases: Default::default(),
+            work,
+        })
+    }
+
+    /// `prepare_sqlite_statement` on a held connection, the statement dropped: the crate's
+    /// prepare step as its own bench measures it (the statement cache on, as shipped).
+    pub async fn prepare_once(
+        conn: &mut sql_middleware::MiddlewarePoolConnection,
+    ) -> Result<u64, BenchError> {
+        let prepared = conn
+            .prepare_sqlite_statement(crate::dataset::SELECT_BY_ID)
+            .await
+            .map_err(BenchError::driver)?;
+        drop(std::hint::black_box(prepared));
+        Ok(1)
+    }
+}
+
+/// The lookup's parameters as sql-middleware converts them for SQLite, made before a pass so
+/// that [`marshal`] times the result set alone.
+pub fn marshal_params(ids: &[i64]) -> Result<Vec<sql_middleware::sqlite::Params>, BenchError> {
+    ids.iter()
+        .map(|&id| {
+            sql_middleware::convert_sql_params::<sql_middleware::sqlite::Params>(
+                &[sql_middleware::RowValues::Int(id)],
+                sql_middleware::ConversionMode::Query,
+            )
+            .map_err(BenchError::driver)
+        })
+        .collect()
+}
+
+/// sql-middleware's `build_result_set` on a prepared rusqlite statement: the statement run
+/// and its rows materialised as the crate's `ResultSet` (what its marshalling bench times);
+/// returns the rows built plus the first row's id.
+pub fn marshal(
+    stmt: &mut rusqlite::Statement<'_>,
+    params: &sql_middleware::sqlite::Params,
+) -> Result<u64, BenchError> {
+    let rs = sql_middleware::sqlite::build_result_set(stmt, params.as_values())
+        .map_err(BenchError::driver)?;
+    let rs = std::hint::black_box(rs);
+    let id = match rs.results.first().and_then(|r| r.get_by_index(0)) {
+        Some(sql_middleware::RowValues::Int(i)) => *i as u64,
+        _ => 0,
+    };
+    Ok(rs.results.len() as u64 + id)
+}
+
 /// The caller's id as sql-middleware's SQLite parameters (`convert_sql_params`), read back.
 pub fn middleware_param(id: i64) -> Result<u64, BenchError> {
     use sql_middleware::sqlite::Params;

@@ -16,6 +16,9 @@ use crate::catalog::{
 use crate::measure::trace::Phase;
 
 pub const NAME: &str = "single_row_lookup";
+/// The case (`variant`) of `sql-middleware/prepared`: the crate's prepared-statement path
+/// beside its query builder.
+pub const PREPARED: u16 = 1;
 
 pub fn spec() -> &'static Target {
     static SPEC: LazyLock<Target> = LazyLock::new(|| {
@@ -249,6 +252,27 @@ pub fn spec() -> &'static Target {
             "get_connection (every lookups_per_checkout lookups), query(..).params(..).select() (cached statement, its worker thread), decode",
             Shipped::SqlMiddleware.about(),
         ))
+        .bench(
+            BenchSpec::whole(
+                "sql-middleware/prepared",
+                Crate(Shipped::SqlMiddleware),
+                "get_connection and prepare_sqlite_statement (every lookups_per_checkout lookups), then per lookup select().params(..).all() with one RowValues buffer reused (its worker thread), decode",
+                "sql-middleware's own lookup path, as its bench makes it: a statement prepared once per checkout (the crate keeps its text and runs it from the connection's statement cache), its parameters in a buffer reused",
+            )
+            .variant(PREPARED),
+        )
+        .bench(BenchSpec::micro(
+            "sql-middleware/prepare",
+            Crate(Shipped::SqlMiddleware),
+            Prepare,
+            "prepare_sqlite_statement on a held connection and drop (statement cache on, as shipped)",
+        ))
+        .bench(BenchSpec::micro(
+            "sql-middleware/marshalling",
+            Crate(Shipped::SqlMiddleware),
+            ExecuteMarshal,
+            "build_result_set on a cached rusqlite statement with the parameters converted before the clock: bind, step, the crate's ResultSet built",
+        ))
         .bench(BenchSpec::micro(
             "sql-middleware/pool_acquire",
             Crate(Shipped::SqlMiddleware),
@@ -307,11 +331,9 @@ pub fn spec() -> &'static Target {
         .hidden("diesel", Bind, "the id is bound inside get_result")
         .hidden("diesel", ExecuteMarshal, "get_result steps the statement and builds the Queryable struct in one call: no public seam between execute and decode")
         .hidden("diesel", Dispatch, "the hop is tokio's spawn_blocking, measured by interact/spawn_blocking")
-        .hidden("sql-middleware", Prepare, "select() prepares (or finds in its cache) on the worker thread inside the query; prepare_sqlite_statement is another path")
         .hidden("sql-middleware/turso", Dispatch, "turso runs the query on the calling task: there is no hop to measure")
         .hidden("sql-middleware/turso", Prepare, "select() finds the statement in the connection's cache inside the query")
         .hidden("sql-middleware/turso", ExecuteMarshal, "the result set is built inside select(); its builder needs the crate's own rows")
-        .hidden("sql-middleware", ExecuteMarshal, "the result set is built on the worker thread inside select(); its builder needs the crate's own statement handle")
     });
     &SPEC
 }

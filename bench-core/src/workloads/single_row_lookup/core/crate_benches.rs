@@ -41,6 +41,22 @@ pub fn bench<'a>(ctx: &'a Ctx, krate: Shipped, spec: &BenchSpec) -> Result<Bench
     use Phase::*;
     let (n, s, path) = (ctx.pool_size, &ctx.settings, ctx.path.as_path());
     Ok(match (krate, spec.phase) {
+        (Shipped::SqlMiddleware, None) if spec.variant == super::super::PREPARED => {
+            let p = Arc::new(ctx.rt()?.block_on(c::SqlMiddleware::open(path, s))?);
+            let settings = ctx.rt()?.block_on(p.read_back())?;
+            let passes = std::sync::atomic::AtomicU64::new(0);
+            let iter: IterFn<'a> = Box::new(move |h| {
+                let seed = passes.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let (p, ids) = (p.clone(), ctx.ids.clone());
+                let per = ctx.lookups_per_checkout;
+                let pass = ctx.on_runtime(async move { p.prepared_pass(&ids, per, seed).await })?;
+                for ns in pass.latencies {
+                    h.record(ns);
+                }
+                Ok(Iteration::new(pass.elapsed_ns, pass.work))
+            });
+            Bench::new(iter, ctx.pass_work(), LOOKUP_WORK).with_settings(settings)
+        }
         (_, None) => c::open_path(krate, path, s, n, ctx.rt()?, Lookups(ctx))?,
         (_, Some(Checkout)) => {
             let Some((pool, settings)) = Pooled::open(krate, path, s, n, ctx.rt()?)? else {
@@ -91,6 +107,33 @@ pub fn bench<'a>(ctx: &'a Ctx, krate: Shipped, spec: &BenchSpec) -> Result<Bench
                 .checksum()
                 .wrapping_mul(ctx.ids.len() as u64);
             Bench::new(iter, per_pass, "rows decoded (their checksum)").with_settings(settings)
+        }
+        (Shipped::SqlMiddleware, Some(Prepare)) => {
+            let p = ctx.rt()?.block_on(c::SqlMiddleware::open(path, s))?;
+            let settings = ctx.rt()?.block_on(p.read_back())?;
+            let conn = Arc::new(tokio::sync::Mutex::new(ctx.rt()?.block_on(p.checkout())?));
+            repeated(ctx, conn, "statements prepared", |c| async move {
+                c::SqlMiddleware::prepare_once(&mut *c.lock().await).await
+            })
+            .with_settings(settings)
+        }
+        (Shipped::SqlMiddleware, Some(ExecuteMarshal)) => {
+            let (conn, settings) = ctx.connection()?;
+            let params = c::marshal_params(&ctx.ids)?;
+            // The bench owns its connection; each pass takes the statement from its cache,
+            // untimed, as the crate's own bench prepares outside its clock.
+            let iter: IterFn<'a> = Box::new(move |_| {
+                let mut stmt = conn.prepare_cached(SELECT_BY_ID)?;
+                let mut work = 0u64;
+                let start = Instant::now();
+                for p in &params {
+                    work = work.wrapping_add(c::marshal(&mut stmt, p)?);
+                }
+                Ok(Iteration::new(ns_between(start, Instant::now()), work))
+            });
+            let per_pass = ctx.ids.iter().map(|id| *id as u64 + 1).sum();
+            Bench::new(iter, per_pass, "result sets built (rows + first id)")
+                .with_settings(settings)
         }
         (Shipped::SqlMiddleware, Some(Bind)) => {
             let iter: IterFn<'a> =
