@@ -22,6 +22,11 @@ pub trait RunParams: Sized {
     fn postgres_url(&self) -> Option<&str> {
         None
     }
+    /// Why a bench of `subject` cannot run with these parameters (a knob's value its backend
+    /// does not have), if it cannot.
+    fn skip(&self, _subject: Subject) -> Option<String> {
+        None
+    }
 }
 
 /// One workload as a harness serves it.
@@ -84,9 +89,15 @@ impl<M: Mirror> Session for MirrorSession<'_, M> {
     }
 
     fn skip(&self, spec: &BenchSpec) -> Option<String> {
-        postgres_skip(spec.subject, self.on.p.postgres_url()).or_else(|| {
-            crate::settings::skip_reason(spec.subject, self.m.connections(), self.on.p.settings())
-        })
+        postgres_skip(spec.subject, self.on.p.postgres_url())
+            .or_else(|| self.on.p.skip(spec.subject))
+            .or_else(|| {
+                crate::settings::skip_reason(
+                    spec.subject,
+                    self.m.connections(),
+                    self.on.p.settings(),
+                )
+            })
     }
 
     fn bench(&self, spec: &BenchSpec) -> Result<Bench<'_>, BenchError> {

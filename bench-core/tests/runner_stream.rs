@@ -440,6 +440,55 @@ fn bulk_insert_streams_for_every_core_bench() {
     );
 }
 
+/// `method=batch_text`: every core bench with a batch call inserts exactly the rows (its work
+/// check), the others are skipped with the reason, none runs the prepared path under the name.
+#[test]
+fn bulk_insert_batch_text_runs_where_a_batch_call_is_and_says_where_not() {
+    let cache = tempfile::tempdir().unwrap();
+    let args = [
+        "bulk_insert",
+        "--rows",
+        "30",
+        "--knob",
+        "method=batch_text",
+        "--time",
+        "0.01",
+        "--warmup",
+        "0",
+        "--samples",
+        "2",
+        "--min-samples",
+        "2",
+    ];
+    let (code, events, stderr) = run(&args, cache.path());
+    assert_eq!(code, Some(0), "{stderr}");
+    let (mut ran, mut skipped) = (0, 0);
+    for b in bench_core::testing::benches_of(bulk_insert::spec(), Harness::Core) {
+        let subject = bulk_insert::spec().spec(b).unwrap().subject;
+        if bulk_insert::batch_text_on(subject) {
+            let c = check_bench(&events, b).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(c.work.per_pass, 30, "{b}");
+            assert_eq!(c.passes.len(), 2, "{b}");
+            ran += 1;
+        } else {
+            let [Event::Skipped { reason, .. }] =
+                bench_core::testing::events_of(&events, b).as_slice()
+            else {
+                panic!("{b} ran with method=batch_text: {events:?}");
+            };
+            assert!(
+                reason.starts_with("method=batch_text runs where a batch call")
+                    || reason == bench_core::mirror::NO_POSTGRES,
+                "{b}: {reason}"
+            );
+            skipped += 1;
+        }
+    }
+    // rusqlite, six strategies, turso, tokio-rusqlite, two r2d2, diesel, sql-middleware.
+    assert_eq!(ran, 13, "{events:?}");
+    assert!(skipped >= 1);
+}
+
 /// One scenario run of every strategy, tiny: every line checked.
 #[test]
 fn async_contention_streams_every_strategy() {

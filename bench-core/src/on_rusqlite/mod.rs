@@ -181,6 +181,16 @@ pub fn bulk_reset(conn: &Connection) -> rusqlite::Result<()> {
     conn.query_row(CHECKPOINT, [], |_| Ok(()))
 }
 
+/// bulk_insert `method=batch_text`: the rows' INSERT text run by `execute_batch` in one
+/// transaction; the rows SQLite reports changed (its count of changes, read before and after).
+pub fn bulk_batch_all(conn: &mut Connection, text: &str) -> rusqlite::Result<u64> {
+    let before = conn.total_changes();
+    let tx = conn.transaction()?;
+    tx.execute_batch(text)?;
+    tx.commit()?;
+    Ok(conn.total_changes() - before)
+}
+
 /// bulk_insert: every row through one cached prepared statement, in one transaction; the rows
 /// SQLite reports changed.
 pub fn bulk_insert_all(conn: &mut Connection, rows: &[BulkRow]) -> rusqlite::Result<u64> {

@@ -18,7 +18,10 @@ mod sql_mw_pg;
 mod tokio_rs;
 
 pub use crate::on_sql_middleware::MiddlewareConn;
-pub use diesel_orm::{Diesel, DieselCrud, DieselKv, DieselLease, diesel_batch, diesel_insert_all};
+pub use diesel_orm::{
+    Diesel, DieselCrud, DieselKv, DieselLease, diesel_batch, diesel_batch_all, diesel_bulk_count,
+    diesel_insert_all,
+};
 pub use r2d2_pool::{Hop, R2d2, R2d2Conn, R2d2Held, R2d2Lease, R2d2Pool, r2d2_pool};
 pub use sql_mw::{
     SQL_MIDDLEWARE_POOL, SqlMiddleware, SqlMiddlewareHeld, marshal, marshal_params,

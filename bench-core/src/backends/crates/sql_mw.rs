@@ -251,6 +251,35 @@ impl SqlMiddleware {
     }
 }
 
+impl SqlMiddleware {
+    /// bulk_insert `method=batch_text` as the crate's own insert bench runs it: on a connection
+    /// of its pool, `with_blocking_sqlite` runs a rusqlite transaction of `execute_batch` on the
+    /// rows' INSERT text. `fresh` runs first on the same connection, untimed; returns the rows
+    /// changed and the ns from the hop's start to its return.
+    pub async fn batch_all(
+        &self,
+        text: std::sync::Arc<String>,
+        fresh: impl FnOnce(&mut rusqlite::Connection) -> rusqlite::Result<()> + Send + 'static,
+    ) -> Result<(u64, u64), BenchError> {
+        let mut c = self.checkout().await?;
+        c.with_blocking_sqlite(move |raw| {
+            fresh(raw).map_err(sql_middleware::SqlMiddlewareDbError::SqliteError)
+        })
+        .await
+        .map_err(BenchError::driver)?;
+        let start = std::time::Instant::now();
+        let changed = c
+            .with_blocking_sqlite(move |raw| {
+                crate::on_rusqlite::bulk_batch_all(raw, &text)
+                    .map_err(sql_middleware::SqlMiddlewareDbError::SqliteError)
+            })
+            .await
+            .map_err(BenchError::driver)?;
+        let elapsed = crate::measure::trace::ns_between(start, std::time::Instant::now());
+        Ok((changed, elapsed))
+    }
+}
+
 /// One connection of sql-middleware's SQLite pool, held for a bench (crud_overhead's,
 /// key_value's): its query builder with `RowValues` (statement cache on), SQL text run on its
 /// worker.

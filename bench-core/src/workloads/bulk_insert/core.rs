@@ -53,13 +53,21 @@ impl Session for Ctx {
     }
 
     fn skip(&self, bench: &BenchSpec) -> Option<String> {
-        crate::mirror::postgres_skip(bench.subject, self.p.postgres_url.as_deref()).or_else(|| {
-            crate::settings::skip_reason(bench.subject, self.concurrency, &self.p.settings)
-        })
+        crate::mirror::postgres_skip(bench.subject, self.p.postgres_url.as_deref())
+            .or_else(|| self.p.method_skip(bench.subject))
+            .or_else(|| {
+                crate::settings::skip_reason(bench.subject, self.concurrency, &self.p.settings)
+            })
     }
 
     fn bench(&self, spec: &BenchSpec) -> Result<Bench<'_>, BenchError> {
         let scratch = Scratch::new(&self.p.dir, spec.name);
+        if self.p.method == super::Method::BatchText {
+            let (iter, settings) = batch::bench(self, scratch, spec)?;
+            return Ok(
+                Bench::new(iter, self.p.rows.len() as u64, INSERT_WORK).with_settings(settings)
+            );
+        }
         let (iter, settings) = match spec.subject {
             Subject::Rusqlite => rusqlite_inserts(self, scratch)?,
             Subject::Middleware(s) => middleware_inserts(self, scratch, s)?,
@@ -309,6 +317,195 @@ fn crate_inserts(
     }
 }
 
+/// `method=batch_text`: the rows' INSERT text (made once, before any clock) run by each
+/// backend's batch call in one transaction, on a table made fresh before the clock starts, as
+/// the database_benchmark suite runs it.
+mod batch {
+    use super::*;
+    use crate::on_rusqlite::bulk_batch_all as batch_all;
+
+    pub(super) fn bench<'a>(
+        ctx: &'a Ctx,
+        scratch: Scratch,
+        spec: &BenchSpec,
+    ) -> Result<(IterFn<'a>, Settings), BenchError> {
+        let text = ctx.p.batch.clone();
+        match spec.subject {
+            Subject::Rusqlite => {
+                let mut conn = crate::backends::raw::open(&scratch.0, &ctx.p.settings)?;
+                let settings = crate::backends::raw::read_back(&conn);
+                let iter: IterFn<'_> = Box::new(move |_| {
+                    let _scratch = &scratch;
+                    reset(&conn)?;
+                    let start = Instant::now();
+                    let changed = batch_all(&mut conn, black_box(&text))?;
+                    Ok(Iteration::new(ns_between(start, Instant::now()), changed))
+                });
+                Ok((iter, settings))
+            }
+            Subject::Middleware(strategy) => {
+                let mw = Arc::new(Middleware::new(
+                    scratch.0.clone(),
+                    strategy,
+                    ctx.concurrency,
+                    ctx.spin,
+                    &ctx.p.settings,
+                    ctx.rt.handle().clone(),
+                )?);
+                let settings = ctx.rt.block_on(mw.read_back())?;
+                let iter: IterFn<'_> = Box::new(move |_| {
+                    let _scratch = &scratch;
+                    let (mw, text) = (mw.clone(), text.clone());
+                    ctx.rt.block_on(async move {
+                        let mut conn = mw.checkout().await?;
+                        mw.call(&mut conn, |c| reset(c)).await??;
+                        let start = Instant::now();
+                        let changed = mw.call(&mut conn, move |c| batch_all(c, &text)).await??;
+                        let elapsed = ns_between(start, Instant::now());
+                        drop(conn);
+                        Ok(Iteration::new(elapsed, changed))
+                    })
+                });
+                Ok((iter, settings))
+            }
+            #[cfg(feature = "turso")]
+            Subject::Turso => {
+                use crate::backends::turso as t;
+                let err = BenchError::driver;
+                let (db, conn, settings) = ctx.rt.block_on(async {
+                    let db = t::open(&scratch.0).await?;
+                    let conn = t::connect(&db, &ctx.p.settings).await?;
+                    let settings = t::read_back(&conn).await;
+                    Ok::<_, BenchError>((db, conn, settings))
+                })?;
+                let iter: IterFn<'_> = Box::new(move |_| {
+                    let _keep = (&scratch, &db);
+                    ctx.rt.block_on(async {
+                        conn.execute(DROP, ()).await.map_err(err)?;
+                        conn.execute(SQLITE_CREATE, ()).await.map_err(err)?;
+                        let mut rows = conn.query(CHECKPOINT, ()).await.map_err(err)?;
+                        while rows.next().await.map_err(err)?.is_some() {}
+                        let start = Instant::now();
+                        conn.execute("BEGIN", ()).await.map_err(err)?;
+                        conn.execute_batch(black_box(text.as_str()))
+                            .await
+                            .map_err(err)?;
+                        conn.execute("COMMIT", ()).await.map_err(err)?;
+                        let elapsed = ns_between(start, Instant::now());
+                        // The rows the table holds, counted after the clock stops.
+                        let mut rows = conn
+                            .query(super::super::rows::COUNT, ())
+                            .await
+                            .map_err(err)?;
+                        let n = match rows.next().await.map_err(err)? {
+                            Some(row) => row.get::<i64>(0).map_err(err)? as u64,
+                            None => 0,
+                        };
+                        Ok(Iteration::new(elapsed, n))
+                    })
+                });
+                Ok((iter, settings))
+            }
+            #[cfg(feature = "crates")]
+            Subject::Crate(krate) => crates(ctx, scratch, krate, text),
+            _ => Err(CatalogError::no_implementation(
+                super::super::spec(),
+                spec,
+                "method=batch_text has no batch call here",
+            )
+            .into()),
+        }
+    }
+
+    #[cfg(feature = "crates")]
+    fn crates(
+        ctx: &Ctx,
+        scratch: Scratch,
+        krate: crate::catalog::Shipped,
+        text: Arc<String>,
+    ) -> Result<(IterFn<'_>, Settings), BenchError> {
+        use crate::backends::crates as c;
+        use crate::catalog::Shipped;
+        let path = scratch.0.clone();
+        match krate {
+            Shipped::TokioRusqlite => {
+                let p = ctx
+                    .rt
+                    .block_on(c::TokioRusqlite::open(&path, &ctx.p.settings, 1))?;
+                let settings = ctx.rt.block_on(p.read_back())?;
+                let conn = ctx
+                    .rt
+                    .block_on(crate::measure::drive::LookupPath::checkout(&p))?;
+                let iter: IterFn<'_> = Box::new(move |_| {
+                    let _keep = (&scratch, &p);
+                    let (conn, text) = (conn.clone(), text.clone());
+                    crate::measure::drive::on_runtime(&ctx.rt, async move {
+                        conn.call(|c| reset(c)).await.map_err(BenchError::driver)?;
+                        let start = Instant::now();
+                        let changed = conn
+                            .call(move |c| batch_all(c, &text))
+                            .await
+                            .map_err(BenchError::driver)?;
+                        Ok(Iteration::new(ns_between(start, Instant::now()), changed))
+                    })
+                });
+                Ok((iter, settings))
+            }
+            Shipped::R2d2SpawnBlocking | Shipped::R2d2BlockInPlace => {
+                let p = Arc::new(c::R2d2::open(&path, &ctx.p.settings, 1, c::hop(krate))?);
+                let settings = p.read_back()?;
+                let iter: IterFn<'_> = Box::new(move |_| {
+                    let _keep = &scratch;
+                    let (p, text) = (p.clone(), text.clone());
+                    crate::measure::drive::on_runtime(&ctx.rt, async move {
+                        p.run(|c| reset(c)).await?;
+                        let start = Instant::now();
+                        let changed = p.run(move |c| batch_all(c, &text)).await?;
+                        Ok(Iteration::new(ns_between(start, Instant::now()), changed))
+                    })
+                });
+                Ok((iter, settings))
+            }
+            Shipped::Diesel => {
+                let p = Arc::new(c::Diesel::open(&path, &ctx.p.settings, 1)?);
+                let settings = p.read_back()?;
+                let fresh = format!("{DROP}; {SQLITE_CREATE}; {CHECKPOINT};");
+                let iter: IterFn<'_> = Box::new(move |_| {
+                    let _keep = &scratch;
+                    let (p, text, fresh) = (p.clone(), text.clone(), fresh.clone());
+                    crate::measure::drive::on_runtime(&ctx.rt, async move {
+                        p.run(move |c| c::diesel_batch(c, &fresh)).await?;
+                        let start = Instant::now();
+                        p.run(move |c| c::diesel_batch_all(c, &text)).await?;
+                        let elapsed = ns_between(start, Instant::now());
+                        // The rows the table holds, counted after the clock stops.
+                        let n = p.run(c::diesel_bulk_count).await?;
+                        Ok(Iteration::new(elapsed, n))
+                    })
+                });
+                Ok((iter, settings))
+            }
+            Shipped::SqlMiddleware => {
+                let p = Arc::new(
+                    ctx.rt
+                        .block_on(c::SqlMiddleware::open(&path, &ctx.p.settings))?,
+                );
+                let settings = ctx.rt.block_on(p.read_back())?;
+                let iter: IterFn<'_> = Box::new(move |_| {
+                    let _keep = &scratch;
+                    let (p, text) = (p.clone(), text.clone());
+                    crate::measure::drive::on_runtime(&ctx.rt, async move {
+                        let (changed, ns) = p.batch_all(text, |c| reset(c)).await?;
+                        Ok(Iteration::new(ns, changed))
+                    })
+                });
+                Ok((iter, settings))
+            }
+            _ => Err(c::elsewhere(krate)),
+        }
+    }
+}
+
 /// The PostgreSQL bench's own table, dropped when the bench ends.
 #[cfg(feature = "crates")]
 struct PgTable<'rt> {
@@ -418,5 +615,39 @@ mod tests {
             .unwrap();
         assert_eq!(changed, 40);
         assert_eq!(all(&path), want, "sql-middleware");
+
+        // method=batch_text: the same rows from the INSERT text, through each batch call.
+        let text = Arc::new(super::super::rows::batch_text(&rows));
+        let path = dir.path().join("bt.sqlite");
+        let mut b = rusqlite::Connection::open(&path).unwrap();
+        reset(&b).unwrap();
+        assert_eq!(
+            crate::on_rusqlite::bulk_batch_all(&mut b, &text).unwrap(),
+            40
+        );
+        assert_eq!(all(&path), want, "rusqlite, batch text");
+
+        let path = dir.path().join("dbt.sqlite");
+        let d = c::Diesel::open(&path, &settings, 1).unwrap();
+        let (fresh, t) = (format!("{DROP}; {SQLITE_CREATE};"), text.clone());
+        let n = rt
+            .block_on(async {
+                d.run(move |c| c::diesel_batch(c, &fresh)).await?;
+                d.run(move |c| c::diesel_batch_all(c, &t)).await?;
+                d.run(c::diesel_bulk_count).await
+            })
+            .unwrap();
+        assert_eq!(n, 40);
+        assert_eq!(all(&path), want, "diesel, batch text");
+
+        let path = dir.path().join("mbt.sqlite");
+        let m = rt
+            .block_on(c::SqlMiddleware::open(&path, &settings))
+            .unwrap();
+        let (changed, _) = rt
+            .block_on(m.batch_all(text.clone(), |c| reset(c)))
+            .unwrap();
+        assert_eq!(changed, 40);
+        assert_eq!(all(&path), want, "sql-middleware, batch text");
     }
 }

@@ -14,6 +14,40 @@ use crate::catalog::{BenchSpec, CONCURRENCY, Measure, ROWS, SPIN_US, Shipped, Su
 
 pub const NAME: &str = "bulk_insert";
 
+/// How the rows go in.
+pub const METHOD: crate::knobs::KnobSpec = crate::knobs::KnobSpec::choice(
+    "method",
+    Some("BENCH_METHOD"),
+    "prepared",
+    &["prepared", "batch_text"],
+    "how the rows go in: prepared (one prepared INSERT bound and run per row, in one transaction) or batch_text (the rows as INSERT text with literal values, made before the clock, run by the backend's batch call in one transaction, as the database_benchmark suite does)",
+);
+
+/// What [`METHOD`] names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    Prepared,
+    BatchText,
+}
+
+/// The subjects whose batch call `method=batch_text` runs: the rusqlite-based paths
+/// (`execute_batch`), turso's `execute_batch` and diesel's `batch_execute`.
+pub fn batch_text_on(subject: Subject) -> bool {
+    matches!(
+        subject,
+        Subject::Rusqlite
+            | Subject::Middleware(_)
+            | Subject::Turso
+            | Subject::Crate(
+                Shipped::TokioRusqlite
+                    | Shipped::R2d2SpawnBlocking
+                    | Shipped::R2d2BlockInPlace
+                    | Shipped::Diesel
+                    | Shipped::SqlMiddleware
+            )
+    )
+}
+
 /// What the work check of an insert bench sums, in every harness.
 pub const INSERT_WORK: &str = "rows inserted (rows each INSERT reports changed)";
 
@@ -31,18 +65,36 @@ pub struct Params {
     pub rows: std::sync::Arc<Vec<rows::BulkRow>>,
     pub settings: crate::settings::SqliteSettings,
     pub postgres_url: Option<String>,
+    pub method: Method,
+    /// The rows as INSERT text (`method=batch_text`; empty otherwise), made once.
+    pub batch: std::sync::Arc<String>,
 }
 
 impl Params {
     pub fn new(run: &crate::workload::RunContext<'_>) -> Result<Params, crate::BenchError> {
+        let rows = rows::rows(run.plan.knobs.count(&ROWS), run.plan.target.seed);
+        let method = match run.plan.knobs.word(&METHOD) {
+            "batch_text" => Method::BatchText,
+            _ => Method::Prepared,
+        };
+        let batch = match method {
+            Method::BatchText => rows::batch_text(&rows),
+            Method::Prepared => String::new(),
+        };
         Ok(Params {
             dir: run.scratch_dir()?,
-            rows: std::sync::Arc::new(rows::rows(
-                run.plan.knobs.count(&ROWS),
-                run.plan.target.seed,
-            )),
+            rows: std::sync::Arc::new(rows),
             settings: run.sqlite.clone(),
             postgres_url: run.postgres_url.clone(),
+            method,
+            batch: std::sync::Arc::new(batch),
+        })
+    }
+
+    /// Why a bench of `subject` cannot run the run's method.
+    pub fn method_skip(&self, subject: Subject) -> Option<String> {
+        (self.method == Method::BatchText && !batch_text_on(subject)).then(|| {
+            "method=batch_text runs where a batch call of SQL text is measured: rusqlite, the middleware, turso, tokio-rusqlite, r2d2_sqlite, diesel and sql-middleware (not yet sqlx, async-sqlite, sql-middleware's turso feature or PostgreSQL)".to_string()
         })
     }
 }
@@ -60,6 +112,9 @@ impl crate::mirror::RunParams for Params {
     fn postgres_url(&self) -> Option<&str> {
         self.postgres_url.as_deref()
     }
+    fn skip(&self, subject: Subject) -> Option<String> {
+        self.method_skip(subject)
+    }
 }
 
 pub fn spec() -> &'static Target {
@@ -71,7 +126,7 @@ pub fn spec() -> &'static Target {
             Measure::Throughput,
             "rusqlite",
         )
-        .knobs(&[ROWS, CONCURRENCY, SPIN_US])
+        .knobs(&[ROWS, METHOD, CONCURRENCY, SPIN_US])
         .knobs(&crate::settings::KNOBS)
         .bench(bulk(
             "rusqlite",

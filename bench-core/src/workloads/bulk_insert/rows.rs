@@ -132,6 +132,43 @@ pub fn rows(n: u64, seed: u64) -> Vec<BulkRow> {
         .collect()
 }
 
+/// A text value as an SQL literal: in single quotes, each quote doubled (the only character a
+/// string literal escapes). SQLite ends the SQL text at a NUL, so a text holding one is
+/// written as its UTF-8 bytes cast to text instead.
+fn quoted(text: &str) -> String {
+    if text.contains('\0') {
+        let hex: String = text.bytes().map(|b| format!("{b:02X}")).collect();
+        format!("CAST(X'{hex}' AS TEXT)")
+    } else {
+        format!("'{}'", text.replace('\'', "''"))
+    }
+}
+
+/// The rows as SQL text, one `INSERT ... VALUES (...)` statement per row with every value a
+/// literal (the blob in hex, the real in Rust's shortest form that reads back exactly), as the
+/// bulk insert suite hands `execute_batch` its generated text.
+pub fn batch_text(rows: &[BulkRow]) -> String {
+    let mut out = String::with_capacity(rows.len() * 420);
+    for r in rows {
+        let hex: String = r.payload.iter().map(|b| format!("{b:02X}")).collect();
+        out.push_str(&format!(
+            "INSERT INTO {TABLE} VALUES ({}, {}, {}, {:?}, {}, X'{hex}', {}",
+            r.id,
+            quoted(&r.title),
+            quoted(&r.created_at),
+            r.amount,
+            r.flag as i64,
+            quoted(&r.meta),
+        ));
+        for t in &r.texts {
+            out.push_str(", ");
+            out.push_str(&quoted(t));
+        }
+        out.push_str(");\n");
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -155,5 +192,92 @@ mod tests {
         );
         assert_eq!(SQLITE_INSERT.matches('?').count(), 16);
         assert_eq!(POSTGRES_INSERT.matches('$').count(), 16);
+    }
+
+    #[cfg(feature = "sqlite")]
+    mod batch {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        /// What a table holds, row by row, as SQLite reads it back.
+        fn table(conn: &rusqlite::Connection) -> Vec<Vec<rusqlite::types::Value>> {
+            let mut stmt = conn
+                .prepare(&format!("SELECT * FROM {TABLE} ORDER BY rowid"))
+                .unwrap();
+            let n = stmt.column_count();
+            stmt.query_map([], |row| (0..n).map(|i| row.get(i)).collect())
+                .unwrap()
+                .map(Result::unwrap)
+                .collect()
+        }
+
+        fn a_row() -> impl Strategy<Value = BulkRow> {
+            (
+                any::<i64>(),
+                ".*",
+                ".*",
+                any::<f64>().prop_filter("finite", |f| f.is_finite()),
+                any::<bool>(),
+                proptest::collection::vec(any::<u8>(), 0..40),
+                ".*",
+                proptest::array::uniform9(".*"),
+            )
+                .prop_map(
+                    |(id, title, created_at, amount, flag, payload, meta, texts)| BulkRow {
+                        id,
+                        title,
+                        created_at,
+                        amount,
+                        flag,
+                        payload,
+                        meta,
+                        texts,
+                    },
+                )
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(256))]
+            /// Any rows (quotes, NULs, newlines, semicolons and comment marks in the text, any
+            /// real, any bytes) inserted as batch text are, value for value, what the
+            /// prepared insert binds: the text is made by SQLite's own literal rules, not
+            /// guessed, and no value can end a statement or start another.
+            #[test]
+            fn batch_text_inserts_exactly_what_the_prepared_insert_binds(
+                rows in proptest::collection::vec(a_row(), 0..6),
+            ) {
+                let batch = rusqlite::Connection::open_in_memory().unwrap();
+                batch.execute_batch(SQLITE_CREATE).unwrap();
+                batch.execute_batch(&batch_text(&rows)).unwrap();
+                prop_assert_eq!(batch.total_changes(), rows.len() as u64);
+                let mut bound = rusqlite::Connection::open_in_memory().unwrap();
+                bound.execute_batch(SQLITE_CREATE).unwrap();
+                crate::on_rusqlite::bulk_insert_all(&mut bound, &rows).unwrap();
+                prop_assert_eq!(table(&batch), table(&bound));
+            }
+        }
+
+        #[test]
+        fn the_suites_rows_as_text() {
+            let rows = rows(2, 7);
+            let text = batch_text(&rows);
+            assert_eq!(text.lines().count(), 2);
+            assert!(
+                text.starts_with("INSERT INTO benchscope_bulk_insert VALUES (1, 'title-1-"),
+                "{text}"
+            );
+            let r = BulkRow {
+                title: "it's; -- not /* a */ comment".into(),
+                ..rows[0].clone()
+            };
+            assert!(
+                batch_text(std::slice::from_ref(&r)).contains("'it''s; -- not /* a */ comment'")
+            );
+            let r = BulkRow {
+                title: "a\0b".into(),
+                ..r
+            };
+            assert!(batch_text(&[r]).contains(", CAST(X'610062' AS TEXT), "));
+        }
     }
 }

@@ -339,6 +339,25 @@ pub fn diesel_batch(c: &mut diesel::SqliteConnection, sql: &str) -> Result<(), B
     c.batch_execute(sql).map_err(BenchError::driver)
 }
 
+/// bulk_insert `method=batch_text`: the rows' INSERT text through diesel's `batch_execute`,
+/// in one diesel transaction.
+pub fn diesel_batch_all(c: &mut diesel::SqliteConnection, text: &str) -> Result<(), BenchError> {
+    use diesel::Connection;
+    use diesel::connection::SimpleConnection;
+    c.transaction::<(), diesel::result::Error, _>(|c| c.batch_execute(text))
+        .map_err(BenchError::driver)
+}
+
+/// The rows the bulk table holds, through diesel's query DSL.
+pub fn diesel_bulk_count(c: &mut diesel::SqliteConnection) -> Result<u64, BenchError> {
+    use diesel::{QueryDsl, RunQueryDsl};
+    bulk_schema::benchscope_bulk_insert::table
+        .count()
+        .get_result::<i64>(c)
+        .map(|n| n as u64)
+        .map_err(BenchError::driver)
+}
+
 /// The rows inserted one statement each (diesel caches it) in one diesel transaction.
 pub fn diesel_insert_all(
     c: &mut diesel::SqliteConnection,
