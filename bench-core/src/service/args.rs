@@ -46,6 +46,11 @@ pub struct BudgetArgs {
         allow_hyphen_values = true
     )]
     pub min_samples: String,
+    /// A quick look, as Criterion's `--quick`: 0.05 s of warm-up and 0.2 s of samples per
+    /// bench (at least 5): enough to see that every bench runs and about where it lands, not to
+    /// tell close figures apart (the intervals say how wide they are).
+    #[arg(long, conflicts_with_all = ["time_s", "warmup_s", "min_samples"])]
+    pub quick: bool,
     /// Paired rounds: the benches take turns, one sample each per round, in one runner; each
     /// bench's ratio to the baseline bench is the median of its per-round ratios. The front
     /// ends (`run`, the explorer) pair by default; a runner pairs only when told.
@@ -65,6 +70,9 @@ pub struct BudgetArgs {
     )]
     pub paired_group: String,
 }
+
+/// `--quick`'s time, warm-up and least samples per bench.
+const QUICK: (&str, &str, &str) = ("0.2", "0.05", "5");
 
 /// Paired rounds' benches at a time, by default: measured on a 2-vCPU VM, the ratios of
 /// benches that hand a query to another thread reproduced best in groups of eight beside
@@ -96,6 +104,7 @@ impl Default for BudgetArgs {
             warmup_s: "0.3".into(),
             max_samples: "100".into(),
             min_samples: "10".into(),
+            quick: false,
             paired: false,
             unpaired: false,
             paired_group: DEFAULT_PAIRED_GROUP.into(),
@@ -109,12 +118,22 @@ impl BudgetArgs {
         self.paired = !self.unpaired;
     }
 
+    /// The time, warm-up and least samples asked for: `--quick`'s, else the flags'.
+    fn times(&self) -> (&str, &str, &str) {
+        if self.quick {
+            QUICK
+        } else {
+            (&self.time_s, &self.warmup_s, &self.min_samples)
+        }
+    }
+
     pub fn resolve(&self) -> Result<Budget, BenchError> {
+        let (time, warmup, min) = self.times();
         let b = Budget {
-            time_s: parse_seconds("time", &self.time_s, 0.0, 3600.0)?,
-            warmup_s: parse_seconds("warmup", &self.warmup_s, 0.0, 600.0)?,
+            time_s: parse_seconds("time", time, 0.0, 3600.0)?,
+            warmup_s: parse_seconds("warmup", warmup, 0.0, 600.0)?,
             max_samples: parse_count("samples", &self.max_samples, 1, 1_000_000)?,
-            min_samples: parse_count("min-samples", &self.min_samples, 1, 1_000_000)?,
+            min_samples: parse_count("min-samples", min, 1, 1_000_000)?,
             paired: self.paired,
             group: self.paired.then_some(parse_count(
                 "paired-group",
@@ -134,15 +153,16 @@ impl BudgetArgs {
 
     /// The same settings as command-line arguments, to pass on to a child runner.
     pub fn to_args(&self) -> Vec<String> {
+        let (time, warmup, min) = self.times();
         let mut a: Vec<String> = vec![
             "--time".into(),
-            self.time_s.clone(),
+            time.into(),
             "--warmup".into(),
-            self.warmup_s.clone(),
+            warmup.into(),
             "--samples".into(),
             self.max_samples.clone(),
             "--min-samples".into(),
-            self.min_samples.clone(),
+            min.into(),
         ];
         if self.paired {
             a.push("--paired".into());
@@ -408,6 +428,46 @@ impl SessionArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn quick_is_a_short_budget_passed_on_as_such_and_not_mixed_with_its_flags() {
+        let parse = |extra: &[&str]| {
+            let mut argv = vec!["bench-runner", "single_row_lookup"];
+            argv.extend_from_slice(extra);
+            RunnerArgs::try_parse_from(argv).map(|a| a.session.budget)
+        };
+        let quick = parse(&["--quick", "--samples", "50"]).unwrap();
+        let b = quick.resolve().unwrap();
+        assert_eq!(
+            (b.time_s, b.warmup_s, b.min_samples, b.max_samples),
+            (0.2, 0.05, 5, 50)
+        );
+        // A child runner is told the same budget in the flags it reads.
+        let again = parse(
+            &quick
+                .to_args()
+                .iter()
+                .map(String::as_str)
+                .collect::<Vec<_>>(),
+        )
+        .unwrap()
+        .resolve()
+        .unwrap();
+        assert_eq!(again, b);
+        let plain = parse(&[]).unwrap().resolve().unwrap();
+        assert_eq!(
+            (plain.time_s, plain.warmup_s, plain.min_samples),
+            (2.0, 0.3, 10)
+        );
+        for flag in [["--time", "1"], ["--warmup", "1"], ["--min-samples", "3"]] {
+            let e = parse(&[&["--quick"][..], &flag[..]].concat()).unwrap_err();
+            assert_eq!(
+                e.kind(),
+                clap::error::ErrorKind::ArgumentConflict,
+                "{flag:?}"
+            );
+        }
+    }
 
     #[test]
     fn lists_of_values_make_sweeps_and_matrices() {
