@@ -471,11 +471,15 @@ mod snapshot_tests {
         insta::assert_snapshot!("scenario_table", table::render(&report));
         insta::assert_snapshot!("scenario_markdown", markdown::render(&report));
         let v: serde_json::Value = serde_json::from_str(&json::render(&report)).unwrap();
+        let matrix = v["matrix"].as_array().unwrap();
+        assert_eq!(matrix.len(), 10, "5 tables per write delay");
+        // The study's two figures first: writes/s (30 writes in 3 s) and the mean read.
+        assert_eq!(matrix[0][0], "writes/s, write_delay_ms=100");
         assert_eq!(
-            v["matrix"].as_array().unwrap().len(),
-            6,
-            "3 tables per write delay"
+            matrix[0][2][0],
+            serde_json::json!(["1", "10.0", "10.0", "10.0"])
         );
+        assert_eq!(matrix[1][0], "read mean, write_delay_ms=100");
         assert_eq!(
             v["runs"][1]["benches"][0]["scenario"]["write_completion"],
             0.06

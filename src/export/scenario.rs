@@ -28,16 +28,27 @@ fn p(
         .unwrap_or_else(|| "-".into())
 }
 
+/// The mean read latency, the study's read figure ("-" without reads).
+fn mean(s: &ScenarioStats) -> String {
+    if s.reads > 0 {
+        format::ns(s.read_mean_ns)
+    } else {
+        "-".into()
+    }
+}
+
 /// The columns of one scenario run.
 pub fn cells(run: &RunRecord) -> (Vec<String>, Vec<Vec<String>>) {
     let headers = [
         "strategy",
         "backend",
         "reads/s",
+        "read mean",
         "read p50",
         "read p99",
         "read max",
         "writes",
+        "writes/s",
         "writes kept",
         "canary",
         "canary worst late",
@@ -60,10 +71,12 @@ pub fn cells(run: &RunRecord) -> (Vec<String>, Vec<Vec<String>>) {
                     b.backend.clone()
                 },
                 format!("{:.0}", s.reads_per_s),
+                mean(s),
                 p(s.read_latency, |l| l.p50),
                 p(s.read_latency, |l| l.p99),
                 p(s.read_latency, |l| l.max),
                 format!("{} / {:.0}", s.writes, s.writes_expected),
+                format!("{:.1}", s.writes_per_s()),
                 pct(s.write_completion),
                 pct(s.canary_ratio),
                 format::ns(s.canary_worst_late_ns as f64),
@@ -180,12 +193,15 @@ pub fn matrix(runs: &[RunRecord]) -> Option<Matrix> {
 }
 
 impl Matrix {
-    /// The three tables of each section: writes kept, reads/s and read p99, rows by the row
-    /// knob, one column per strategy.
+    /// The tables of each section: the study's two figures (writes/s and the mean read
+    /// latency), then writes kept, reads/s and read p99; rows by the row knob, one column per
+    /// strategy.
     pub fn tables(&self) -> Vec<Table> {
         let mut out = Vec::new();
         type Figure = fn(&ScenarioStats) -> String;
-        let figures: [(&str, Figure); 3] = [
+        let figures: [(&str, Figure); 5] = [
+            ("writes/s", |s| format!("{:.1}", s.writes_per_s())),
+            ("read mean", mean),
             ("writes kept", |s| pct(s.write_completion)),
             ("reads/s", |s| format!("{:.0}", s.reads_per_s)),
             ("read p99", |s| p(s.read_latency, |l| l.p99)),

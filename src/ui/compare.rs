@@ -294,9 +294,10 @@ fn draw_detail(
     let cell = state.compare.analysis.cell(&run.id, bench);
     let head = if let Some(s) = result.and_then(|r| r.scenario.as_ref()) {
         format!(
-            "{bench} · run {}: {:.0} reads/s (p50 {}, p99 {}) · writes {} of {:.0} ({:.0}%) · canary {:.0}%, worst {} late · CPU/read {} · {:.1} s",
+            "{bench} · run {}: {:.0} reads/s (mean {}, p50 {}, p99 {}) · writes {} of {:.0} ({:.0}%, {:.1}/s) · canary {:.0}%, worst {} late · CPU/read {} · {:.1} s",
             run.seq,
             s.reads_per_s,
+            format::ns(s.read_mean_ns),
             s.read_latency
                 .map(|l| format::ns(l.p50 as f64))
                 .unwrap_or_else(|| "-".into()),
@@ -306,6 +307,7 @@ fn draw_detail(
             s.writes,
             s.writes_expected,
             s.write_completion * 100.0,
+            s.writes_per_s(),
             s.canary_ratio * 100.0,
             format::ns(s.canary_worst_late_ns as f64),
             format::ns(s.cpu_per_read_ns),

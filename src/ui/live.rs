@@ -225,9 +225,11 @@ fn scenario_line(r: &bench_core::protocol::results::BenchResult) -> String {
     };
     match (&r.scenario, r.ticks.last()) {
         (Some(s), _) => format!(
-            "{:.0} reads/s · p99 {} · writes kept {:.0}% · canary {:.0}%",
+            "{:.0} reads/s · mean {} · p99 {} · {:.1} writes/s, kept {:.0}% · canary {:.0}%",
             s.reads_per_s,
+            format::ns(s.read_mean_ns),
             p99(s.read_latency),
+            s.writes_per_s(),
             s.write_completion * 100.0,
             s.canary_ratio * 100.0
         ),

@@ -55,6 +55,17 @@ pub struct ScenarioStats {
     pub cpu_per_read_ns: f64,
 }
 
+impl ScenarioStats {
+    /// Writes a second over the measured time (the study's write figure).
+    pub fn writes_per_s(&self) -> f64 {
+        if self.elapsed_s > 0.0 {
+            self.writes as f64 / self.elapsed_s
+        } else {
+            0.0
+        }
+    }
+}
+
 /// The canary's period.
 pub const CANARY_PERIOD: Duration = Duration::from_millis(10);
 
