@@ -489,7 +489,7 @@ fn bulk_insert_batch_text_runs_where_a_batch_call_is_and_says_where_not() {
     assert!(skipped >= 1);
 }
 
-/// One scenario run of every strategy, tiny: every line checked.
+/// One scenario run of every strategy and crate, tiny: every line checked.
 #[test]
 fn async_contention_streams_every_strategy() {
     use bench_core::workloads::async_contention;

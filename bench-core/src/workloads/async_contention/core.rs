@@ -1,5 +1,5 @@
-//! bench-core's implementation of `async_contention`: every strategy of the middleware, each
-//! database with its own pool (one connection per task), one tokio runtime with `workers`
+//! bench-core's implementation of `async_contention`: every strategy of the middleware and the
+//! crates that run rusqlite closures, each database with its own pool (one connection per task), one tokio runtime with `workers`
 //! threads for all of them, and the canary.
 
 use std::collections::BTreeMap;
@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use super::reach::{Open, Reach};
 use super::schema::{self, WRITE_TRANSACTIONS};
 use super::{
     DATABASES, DURATION, READ_ROWS, READERS, STORAGE, WORKERS, WRITE_DELAY_MS, WRITE_ROWS, WRITER,
@@ -137,6 +138,16 @@ impl Session for Ctx {
         {
             return Some(why);
         }
+        #[cfg(feature = "crates")]
+        if bench.subject == Subject::Crate(crate::catalog::Shipped::SqlMiddleware)
+            && self.params.pool() > crate::backends::crates::SQL_MIDDLEWARE_POOL
+        {
+            return Some(format!(
+                "sql-middleware's pool holds {} connections a database, and {} readers and a writer each hold one (lower readers)",
+                crate::backends::crates::SQL_MIDDLEWARE_POOL,
+                self.params.readers
+            ));
+        }
         crate::settings::skip_reason(bench.subject, self.params.pool(), &self.settings)
     }
 
@@ -145,18 +156,39 @@ impl Session for Ctx {
     }
 
     fn scenario(&self, spec: &BenchSpec) -> Result<Box<dyn ScenarioRun + '_>, BenchError> {
-        let Subject::Middleware(strategy) = spec.subject else {
-            return Err(
-                CatalogError::no_implementation(super::spec(), spec, "not a core bench").into(),
-            );
-        };
-        Ok(Box::new(Prepared::new(self, spec.name, strategy)?))
+        match spec.subject {
+            Subject::Middleware(_) => Ok(Box::new(Prepared::new(self, spec, |o| {
+                Middleware::for_scenario(o)
+            })?)),
+            #[cfg(feature = "crates")]
+            Subject::Crate(krate) => {
+                use crate::backends::crates as c;
+                use crate::catalog::Shipped;
+                match krate {
+                    Shipped::TokioRusqlite => Ok(Box::new(Prepared::new(self, spec, |o| {
+                        o.rt.block_on(c::TokioRusqlite::open(o.path, o.settings, o.connections))
+                    })?)),
+                    Shipped::R2d2SpawnBlocking | Shipped::R2d2BlockInPlace => {
+                        Ok(Box::new(Prepared::new(self, spec, |o| {
+                            c::R2d2::open(o.path, o.settings, o.connections, c::hop(krate))
+                        })?))
+                    }
+                    Shipped::SqlMiddleware => Ok(Box::new(Prepared::new(self, spec, |o| {
+                        o.rt.block_on(c::SqlMiddleware::open(o.path, o.settings))
+                    })?)),
+                    _ => Err(c::elsewhere(krate)),
+                }
+            }
+            _ => {
+                Err(CatalogError::no_implementation(super::spec(), spec, "not a core bench").into())
+            }
+        }
     }
 }
 
 /// One database of a running scenario.
-struct Db {
-    mw: Arc<Middleware>,
+struct Db<R: Reach> {
+    mw: Arc<R>,
     /// Where it lives: a file, or a memdb URI.
     path: PathBuf,
     /// For memdb: a connection that keeps the database alive and counts its rows at the end.
@@ -165,11 +197,13 @@ struct Db {
     writes: Arc<AtomicU64>,
 }
 
-struct Prepared<'a> {
+struct Prepared<'a, R: Reach> {
     ctx: &'a Ctx,
-    strategy: Strategy,
+    /// The bench's name and backend, for its events and its backend column.
+    bench: &'static str,
+    backend: String,
     rt: tokio::runtime::Runtime,
-    dbs: Vec<Db>,
+    dbs: Vec<Db<R>>,
     settings: BTreeMap<String, String>,
     /// One write, alone, on a quiet database: what the writer needs besides its sleep.
     write_alone: Duration,
@@ -195,9 +229,23 @@ fn ensure_open_files(needed: u64) -> Result<(), BenchError> {
     Ok(())
 }
 
-impl<'a> Prepared<'a> {
-    fn new(ctx: &'a Ctx, bench: &str, strategy: Strategy) -> Result<Self, BenchError> {
+impl<'a, R: Reach> Prepared<'a, R> {
+    /// The bench's databases, each opened by `open`, on a runtime of `workers` threads.
+    fn new(
+        ctx: &'a Ctx,
+        spec: &BenchSpec,
+        open: impl Fn(&Open<'_>) -> Result<R, BenchError>,
+    ) -> Result<Self, BenchError> {
+        let bench = spec.name;
         let p = &ctx.params;
+        // The middleware names the pool it runs on; a crate, itself.
+        let (strategy, backend) = match spec.subject {
+            Subject::Middleware(s) => (
+                s,
+                crate::catalog::Pool::chosen(&p.pool, s).label().to_string(),
+            ),
+            _ => (Strategy::Inline, spec.backend().to_string()),
+        };
         ensure_open_files((p.databases * p.pool() * 3 + 256) as u64)?;
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(p.workers)
@@ -225,15 +273,15 @@ impl<'a> Prepared<'a> {
                 std::fs::copy(ctx.template(), &path)?;
                 (path, None)
             };
-            let mw = Middleware::on_pool(
-                path.clone(),
+            let mw = open(&Open {
+                path: &path,
+                connections: p.pool(),
+                settings: &ctx.settings,
+                pool: crate::catalog::Pool::chosen(&p.pool, strategy),
                 strategy,
-                crate::catalog::Pool::chosen(&p.pool, strategy),
-                p.pool(),
-                p.spin,
-                &ctx.settings,
-                rt.handle().clone(),
-            )?;
+                spin: p.spin,
+                rt: &rt,
+            })?;
             dbs.push(Db {
                 mw: Arc::new(mw),
                 path,
@@ -245,7 +293,8 @@ impl<'a> Prepared<'a> {
         let write_alone = calibrate(ctx)?;
         Ok(Prepared {
             ctx,
-            strategy,
+            bench,
+            backend,
             rt,
             dbs,
             settings,
@@ -264,7 +313,7 @@ impl<'a> Prepared<'a> {
 fn calibrate(ctx: &Ctx) -> Result<Duration, BenchError> {
     let p = &ctx.params;
     let path = ctx.dir.0.join("calibrate.sqlite");
-    let mut conn = if p.memory {
+    let conn = if p.memory {
         let mut c = raw::open(
             Path::new("file:/benchscope-calibrate?vfs=memdb"),
             &ctx.settings,
@@ -282,7 +331,7 @@ fn calibrate(ctx: &Ctx) -> Result<Duration, BenchError> {
         .map(|i| {
             let b = schema::written_block(1_000_000 + i, p.transactions_per_write());
             let t = Instant::now();
-            schema::insert_block(&mut conn, &b).map(|_| t.elapsed())
+            schema::insert_block(&conn, &b).map(|_| t.elapsed())
         })
         .collect::<Result<_, _>>()?;
     drop(conn);
@@ -300,20 +349,19 @@ fn keep_first(e: &FirstError, message: String) {
     }
 }
 
-impl ScenarioRun for Prepared<'_> {
+impl<R: Reach> ScenarioRun for Prepared<'_, R> {
     fn settings(&self) -> BTreeMap<String, String> {
         self.settings.clone()
     }
 
     fn backend(&self) -> Option<String> {
-        let pool = crate::catalog::Pool::chosen(&self.ctx.params.pool, self.strategy);
-        Some(pool.label().to_string())
+        Some(self.backend.clone())
     }
 
     fn run(self: Box<Self>, emit: &mut dyn FnMut(Event)) -> Result<ScenarioStats, BenchError> {
         let this = *self;
         let p = this.ctx.params.clone();
-        let bench = this.strategy.name().to_string();
+        let bench = this.bench.to_string();
         let counters = Arc::new(Counters::default());
         let stop = Arc::new(AtomicBool::new(false));
         let failed: FirstError = Arc::new(Mutex::new(None));
@@ -389,7 +437,7 @@ impl ScenarioRun for Prepared<'_> {
 
 /// The work check: every database holds its seed blocks plus the writes its writer counted
 /// (one more when the last write committed as its task was stopped).
-fn check_writes(dbs: &[Db]) -> Result<(), BenchError> {
+fn check_writes<R: Reach>(dbs: &[Db<R>]) -> Result<(), BenchError> {
     for (i, db) in dbs.iter().enumerate() {
         let count = match &db.keeper {
             Some(k) => schema::count_blocks(k)?,
@@ -415,8 +463,8 @@ fn check_writes(dbs: &[Db]) -> Result<(), BenchError> {
 /// One database's writer: holds its connection, and in a loop sleeps the delay (where the
 /// strategy runs the call: the runtime's thread for inline) and writes a block with its
 /// transactions in one transaction.
-async fn writer(
-    mw: Arc<Middleware>,
+async fn writer<R: Reach>(
+    mw: Arc<R>,
     db: u64,
     p: Params,
     writes: Arc<AtomicU64>,
@@ -425,20 +473,20 @@ async fn writer(
     failed: FirstError,
 ) {
     let result: Result<(), BenchError> = async {
-        let mut conn = mw.checkout().await?;
+        let mut conn = mw.hold().await?;
         let mut n = db * 10_000_000;
         while !stop.load(Ordering::Relaxed) {
             n += 1;
             let block = schema::written_block(n, p.transactions_per_write());
             let sleep = p.sleep();
             let written = mw
-                .call(&mut conn, move |c| {
+                .run(&mut conn, move |c| {
                     if let Some(d) = sleep {
                         std::thread::sleep(d);
                     }
                     schema::insert_block(c, &block)
                 })
-                .await??;
+                .await?;
             if written != p.transactions_per_write() {
                 return Err(BenchError::Work {
                     what: "transactions of a write".into(),
@@ -458,17 +506,17 @@ async fn writer(
 }
 
 /// One reader: holds its connection, reads the JOIN, pauses 1 ms, in a loop.
-async fn reader(
-    mw: Arc<Middleware>,
+async fn reader<R: Reach>(
+    mw: Arc<R>,
     counters: Arc<Counters>,
     stop: Arc<AtomicBool>,
     failed: FirstError,
 ) {
     let result: Result<(), BenchError> = async {
-        let mut conn = mw.checkout().await?;
+        let mut conn = mw.hold().await?;
         while !stop.load(Ordering::Relaxed) {
             let t = Instant::now();
-            let rows = mw.call(&mut conn, |c| schema::read(c)).await??;
+            let rows = mw.run(&mut conn, schema::read).await?;
             if rows != READ_ROWS {
                 return Err(BenchError::Work {
                     what: "rows of a read".into(),

@@ -1,18 +1,21 @@
 //! `async_contention`: the async-strategies study as a live scenario. Many SQLite databases,
 //! each with one slow writer and several readers, all on one tokio runtime with few worker
 //! threads; a canary task that only sleeps shows when the runtime's threads are starved.
-//! One bench per dispatch strategy; each runs for `duration` seconds and streams a window of
+//! One bench per dispatch strategy and per crate as it ships (tokio-rusqlite, r2d2_sqlite,
+//! sql-middleware); each runs for `duration` seconds and streams a window of
 //! reads/s, read latency, write completion and the canary's health about once a second.
 
 #[cfg(feature = "middleware")]
 mod core;
+#[cfg(feature = "middleware")]
+mod reach;
 pub mod schema;
 #[cfg(feature = "middleware")]
 pub use self::core::Core;
 
 use std::sync::LazyLock;
 
-use crate::catalog::{BenchSpec, Measure, SPIN_US, Strategy, Subject, Target};
+use crate::catalog::{BenchSpec, Measure, SPIN_US, Shipped, Strategy, Subject, Target};
 use crate::knobs::KnobSpec;
 
 pub const NAME: &str = "async_contention";
@@ -93,6 +96,36 @@ fn about(s: Strategy) -> &'static str {
     }
 }
 
+const OP: &str = "one read (the JOIN of recent blocks, LIMIT 50, on a cached statement, then 1 ms pause) by every reader, one write (block + 3 transactions) by every writer";
+
+/// The crates the scenario runs as they ship, beside the strategies: each task holds one
+/// connection of the crate's and runs the same rusqlite closures where the crate runs queries.
+/// async-sqlite runs in a harness of its own (its libsqlite3-sys), and diesel's query DSL
+/// takes no rusqlite closure, so neither is here yet.
+pub const CRATES: [Shipped; 4] = [
+    Shipped::TokioRusqlite,
+    Shipped::R2d2SpawnBlocking,
+    Shipped::R2d2BlockInPlace,
+    Shipped::SqlMiddleware,
+];
+
+fn crate_about(c: Shipped) -> &'static str {
+    match c {
+        Shipped::TokioRusqlite => {
+            "tokio-rusqlite: a background thread per connection, each call's closure sent to it (the study's third approach, as the crate ships)"
+        }
+        Shipped::R2d2SpawnBlocking => {
+            "r2d2_sqlite: a pooled connection held per task, each call in spawn_blocking"
+        }
+        Shipped::R2d2BlockInPlace => {
+            "r2d2_sqlite: a pooled connection held per task, each call in block_in_place"
+        }
+        _ => {
+            "sql-middleware: a connection of its bb8 pool held per task, each call through with_blocking_sqlite to its worker (at most 10 connections a database)"
+        }
+    }
+}
+
 pub fn spec() -> &'static Target {
     static SPEC: LazyLock<Target> = LazyLock::new(|| {
         Target::new(
@@ -116,12 +149,10 @@ pub fn spec() -> &'static Target {
         ])
         .knobs(&crate::settings::KNOBS)
         .per_strategy("", |name, s| {
-            BenchSpec::whole(
-                name,
-                Subject::Middleware(s),
-                "one read (the JOIN of recent blocks, LIMIT 50, on a cached statement, then 1 ms pause) by every reader, one write (block + 3 transactions) by every writer",
-                about(s),
-            )
+            BenchSpec::whole(name, Subject::Middleware(s), OP, about(s))
+        })
+        .per_crate("", &CRATES, |name, c| {
+            BenchSpec::whole(name, Subject::Crate(c), OP, crate_about(c))
         })
     });
     &SPEC

@@ -127,8 +127,8 @@ mod sql {
 
     /// A writer's write: one block and its transactions in one transaction. Returns the
     /// transactions written.
-    pub fn insert_block(conn: &mut Connection, b: &Block) -> rusqlite::Result<u64> {
-        let tx = conn.transaction()?;
+    pub fn insert_block(conn: &Connection, b: &Block) -> rusqlite::Result<u64> {
+        let tx = conn.unchecked_transaction()?;
         insert_in(&tx, b)?;
         tx.commit()?;
         Ok(b.transactions.len() as u64)
@@ -163,7 +163,7 @@ mod sql {
             create(&mut c, 7).unwrap();
             assert_eq!(count_blocks(&c).unwrap(), SEED_BLOCKS);
             assert_eq!(read(&c).unwrap(), super::super::super::READ_ROWS);
-            let n = insert_block(&mut c, &written_block(1, WRITE_TRANSACTIONS)).unwrap();
+            let n = insert_block(&c, &written_block(1, WRITE_TRANSACTIONS)).unwrap();
             assert_eq!(n, WRITE_TRANSACTIONS);
             assert_eq!(count_blocks(&c).unwrap(), SEED_BLOCKS + 1);
             let txs: i64 = c
