@@ -362,6 +362,18 @@ fn bad_knobs_stop_before_anything_starts() {
 /// Every core bench of a target, tiny, every line parsed: bench_start, samples in order, one
 /// summary with per-operation latencies where the target records them, then done; each bench's
 /// work per pass is what `expected_work` computes from the target's data.
+/// Two samples a bench, no warm-up: what the every-bench checks run on.
+const TWO_SAMPLES: &[&str] = &[
+    "--time",
+    "0.01",
+    "--warmup",
+    "0",
+    "--samples",
+    "2",
+    "--min-samples",
+    "2",
+];
+
 fn check_target(
     target: &bench_core::catalog::Target,
     knobs: &[&str],
@@ -371,16 +383,7 @@ fn check_target(
     let cache = tempfile::tempdir().unwrap();
     let mut args = vec![target.name];
     args.extend_from_slice(knobs);
-    args.extend_from_slice(&[
-        "--time",
-        "0.01",
-        "--warmup",
-        "0",
-        "--samples",
-        "2",
-        "--min-samples",
-        "2",
-    ]);
+    args.extend_from_slice(TWO_SAMPLES);
     let (code, events, stderr) = run(&args, cache.path());
     assert_eq!(code, Some(0), "{}: {stderr}", target.name);
     assert_eq!(events.last(), Some(&Event::Done));
@@ -446,20 +449,10 @@ fn bulk_insert_streams_for_every_core_bench() {
 fn bulk_insert_batch_text_runs_where_a_batch_call_is_and_says_where_not() {
     let cache = tempfile::tempdir().unwrap();
     let args = [
-        "bulk_insert",
-        "--rows",
-        "30",
-        "--knob",
-        "method=batch_text",
-        "--time",
-        "0.01",
-        "--warmup",
-        "0",
-        "--samples",
-        "2",
-        "--min-samples",
-        "2",
-    ];
+        &["bulk_insert", "--rows", "30", "--knob", "method=batch_text"][..],
+        TWO_SAMPLES,
+    ]
+    .concat();
     let (code, events, stderr) = run(&args, cache.path());
     assert_eq!(code, Some(0), "{stderr}");
     let (mut ran, mut skipped) = (0, 0);

@@ -491,6 +491,28 @@ fn the_run_to_run_test_and_interval_match_a_hand_derivation() {
     assert_eq!((p.ci_level, p.verdict), (0.95, Verdict::Regressed));
 }
 
+/// The start event of a run of `target` with `knobs`, on one sample a bench.
+pub(crate) fn start(target: &str, knobs: crate::knobs::Knobs) -> Event {
+    Event::Start(crate::protocol::Start {
+        run: "r".into(),
+        target: target.into(),
+        benches: vec![],
+        harness: "core".into(),
+        knobs,
+        seed: 0,
+        trace: false,
+        budget: crate::protocol::Budget {
+            warmup_s: 0.0,
+            time_s: 0.0,
+            max_samples: 1,
+            min_samples: 1,
+            paired: false,
+            group: None,
+        },
+        env: Default::default(),
+    })
+}
+
 pub(crate) fn record(benches: &[(&str, f64, f64, f64)]) -> RunRecord {
     let mut r = RunRecord::default();
     for (name, m, lo, hi) in benches {
@@ -528,24 +550,7 @@ fn spread_across_runs_and_settings_that_differ() {
     let mut r = RunRecord::default();
     let mut knobs = crate::knobs::Knobs::default();
     knobs.set("locking_mode", "normal");
-    r.apply(Event::Start(crate::protocol::Start {
-        run: "r".into(),
-        target: "t".into(),
-        benches: vec![],
-        harness: "core".into(),
-        knobs: knobs.clone(),
-        seed: 0,
-        trace: false,
-        budget: crate::protocol::Budget {
-            warmup_s: 0.0,
-            time_s: 0.0,
-            max_samples: 1,
-            min_samples: 1,
-            paired: false,
-            group: None,
-        },
-        env: Default::default(),
-    }));
+    r.apply(start("t", knobs.clone()));
     let mut got = crate::settings::SqliteSettings::default().expected();
     got.insert("locking_mode".into(), "exclusive".into());
     r.apply(Event::BenchStart {
@@ -633,24 +638,7 @@ fn two_runs_are_a_spread_one_is_not() {
 fn groups_gather_runs_made_alike_in_the_order_of_their_first_runs() {
     let of = |target: &str| {
         let mut r = record(&[("a", 1.0, 1.0, 1.0)]);
-        r.apply(Event::Start(crate::protocol::Start {
-            run: "r".into(),
-            target: target.into(),
-            benches: vec![],
-            harness: "core".into(),
-            knobs: Default::default(),
-            seed: 0,
-            trace: false,
-            budget: crate::protocol::Budget {
-                warmup_s: 0.0,
-                time_s: 0.0,
-                max_samples: 1,
-                min_samples: 1,
-                paired: false,
-                group: None,
-            },
-            env: Default::default(),
-        }));
+        r.apply(start(target, Default::default()));
         r
     };
     let runs = vec![

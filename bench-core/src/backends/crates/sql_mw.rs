@@ -213,6 +213,20 @@ impl LookupPath for SqlMiddleware {
 }
 
 impl SqlMiddleware {
+    /// A connection of the pool with `fresh` run on it first (the bulk table made anew).
+    async fn fresh(
+        &self,
+        fresh: impl FnOnce(&mut rusqlite::Connection) -> rusqlite::Result<()> + Send + 'static,
+    ) -> Result<sql_middleware::MiddlewarePoolConnection, BenchError> {
+        let mut c = self.checkout().await?;
+        c.with_blocking_sqlite(move |raw| {
+            fresh(raw).map_err(sql_middleware::SqlMiddlewareDbError::SqliteError)
+        })
+        .await
+        .map_err(BenchError::driver)?;
+        Ok(c)
+    }
+
     /// The rows inserted in one transaction of sql-middleware's (`begin_transaction`, one
     /// prepared insert executed per row with its `RowValues`, commit), as its README writes one.
     /// `fresh` runs first on the same connection, untimed (the pool holds 10: another would
@@ -224,12 +238,7 @@ impl SqlMiddleware {
         rows: &[crate::workloads::bulk_insert::rows::BulkRow],
         fresh: impl FnOnce(&mut rusqlite::Connection) -> rusqlite::Result<()> + Send + 'static,
     ) -> Result<(u64, u64), BenchError> {
-        let mut c = self.checkout().await?;
-        c.with_blocking_sqlite(move |raw| {
-            fresh(raw).map_err(sql_middleware::SqlMiddlewareDbError::SqliteError)
-        })
-        .await
-        .map_err(BenchError::driver)?;
+        let mut c = self.fresh(fresh).await?;
         let start = std::time::Instant::now();
         let mut tx = sql_middleware::sqlite::begin_transaction(&mut c)
             .await
@@ -261,12 +270,7 @@ impl SqlMiddleware {
         text: std::sync::Arc<String>,
         fresh: impl FnOnce(&mut rusqlite::Connection) -> rusqlite::Result<()> + Send + 'static,
     ) -> Result<(u64, u64), BenchError> {
-        let mut c = self.checkout().await?;
-        c.with_blocking_sqlite(move |raw| {
-            fresh(raw).map_err(sql_middleware::SqlMiddlewareDbError::SqliteError)
-        })
-        .await
-        .map_err(BenchError::driver)?;
+        let mut c = self.fresh(fresh).await?;
         let start = std::time::Instant::now();
         let changed = c
             .with_blocking_sqlite(move |raw| {

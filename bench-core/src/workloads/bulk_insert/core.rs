@@ -107,6 +107,32 @@ pub fn to_values(r: &BulkRow) -> Vec<Value> {
 
 use crate::on_rusqlite::{bulk_insert_all as insert_all, bulk_reset as reset};
 
+/// What a sample of a rusqlite-based bench inserts, in one transaction: every row through the
+/// prepared INSERT (`method=prepared`), or the rows' INSERT text through `execute_batch`
+/// (`method=batch_text`).
+#[derive(Clone)]
+enum Insert {
+    Rows(Arc<Vec<BulkRow>>),
+    Text(Arc<String>),
+}
+
+impl Insert {
+    fn of(p: &super::Params) -> Insert {
+        match p.method {
+            super::Method::Prepared => Insert::Rows(p.rows.clone()),
+            super::Method::BatchText => Insert::Text(p.batch.clone()),
+        }
+    }
+
+    /// The rows SQLite reports changed.
+    fn run(&self, c: &mut rusqlite::Connection) -> rusqlite::Result<u64> {
+        match self {
+            Insert::Rows(rows) => insert_all(c, black_box(rows)),
+            Insert::Text(text) => crate::on_rusqlite::bulk_batch_all(c, black_box(text)),
+        }
+    }
+}
+
 /// Inserts generic values through the middleware's bind path, in one transaction.
 fn insert_values(conn: &mut rusqlite::Connection, rows: &[Vec<Value>]) -> rusqlite::Result<u64> {
     let tx = conn.transaction()?;
@@ -162,11 +188,12 @@ fn middleware_inserts(
 fn rusqlite_inserts(ctx: &Ctx, scratch: Scratch) -> Result<(IterFn<'_>, Settings), BenchError> {
     let mut conn = crate::backends::raw::open(&scratch.0, &ctx.p.settings)?;
     let settings = crate::backends::raw::read_back(&conn);
+    let insert = Insert::of(&ctx.p);
     let iter: IterFn<'_> = Box::new(move |_| {
         let _scratch = &scratch;
         reset(&conn)?;
         let start = Instant::now();
-        let changed = insert_all(&mut conn, black_box(&ctx.p.rows))?;
+        let changed = insert.run(&mut conn)?;
         Ok(Iteration::new(ns_between(start, Instant::now()), changed))
     });
     Ok((iter, settings))
@@ -252,14 +279,15 @@ fn crate_inserts(
             let conn = ctx
                 .rt
                 .block_on(crate::measure::drive::LookupPath::checkout(&p))?;
+            let insert = Insert::of(&ctx.p);
             let iter: IterFn<'_> = Box::new(move |_| {
                 let _keep = (&scratch, &p);
-                let (conn, rows) = (conn.clone(), ctx.p.rows.clone());
+                let (conn, insert) = (conn.clone(), insert.clone());
                 crate::measure::drive::on_runtime(&ctx.rt, async move {
                     conn.call(|c| reset(c)).await.map_err(BenchError::driver)?;
                     let start = Instant::now();
                     let changed = conn
-                        .call(move |c| insert_all(c, &rows))
+                        .call(move |c| insert.run(c))
                         .await
                         .map_err(BenchError::driver)?;
                     Ok(Iteration::new(ns_between(start, Instant::now()), changed))
@@ -270,13 +298,14 @@ fn crate_inserts(
         Shipped::R2d2SpawnBlocking | Shipped::R2d2BlockInPlace => {
             let p = Arc::new(c::R2d2::open(&path, &ctx.p.settings, 1, c::hop(krate))?);
             let settings = p.read_back()?;
+            let insert = Insert::of(&ctx.p);
             let iter: IterFn<'_> = Box::new(move |_| {
                 let _keep = &scratch;
-                let (p, rows) = (p.clone(), ctx.p.rows.clone());
+                let (p, insert) = (p.clone(), insert.clone());
                 crate::measure::drive::on_runtime(&ctx.rt, async move {
                     p.run(|c| reset(c)).await?;
                     let start = Instant::now();
-                    let changed = p.run(move |c| insert_all(c, &rows)).await?;
+                    let changed = p.run(move |c| insert.run(c)).await?;
                     Ok(Iteration::new(ns_between(start, Instant::now()), changed))
                 })
             });
@@ -331,18 +360,14 @@ mod batch {
     ) -> Result<(IterFn<'a>, Settings), BenchError> {
         let text = ctx.p.batch.clone();
         match spec.subject {
-            Subject::Rusqlite => {
-                let mut conn = crate::backends::raw::open(&scratch.0, &ctx.p.settings)?;
-                let settings = crate::backends::raw::read_back(&conn);
-                let iter: IterFn<'_> = Box::new(move |_| {
-                    let _scratch = &scratch;
-                    reset(&conn)?;
-                    let start = Instant::now();
-                    let changed = batch_all(&mut conn, black_box(&text))?;
-                    Ok(Iteration::new(ns_between(start, Instant::now()), changed))
-                });
-                Ok((iter, settings))
-            }
+            // The rusqlite-based paths that run the same closure either way.
+            Subject::Rusqlite => rusqlite_inserts(ctx, scratch),
+            #[cfg(feature = "crates")]
+            Subject::Crate(
+                krate @ (crate::catalog::Shipped::TokioRusqlite
+                | crate::catalog::Shipped::R2d2SpawnBlocking
+                | crate::catalog::Shipped::R2d2BlockInPlace),
+            ) => crate_inserts(ctx, scratch, krate),
             Subject::Middleware(strategy) => {
                 let mw = Arc::new(Middleware::new(
                     scratch.0.clone(),
@@ -428,44 +453,6 @@ mod batch {
         use crate::catalog::Shipped;
         let path = scratch.0.clone();
         match krate {
-            Shipped::TokioRusqlite => {
-                let p = ctx
-                    .rt
-                    .block_on(c::TokioRusqlite::open(&path, &ctx.p.settings, 1))?;
-                let settings = ctx.rt.block_on(p.read_back())?;
-                let conn = ctx
-                    .rt
-                    .block_on(crate::measure::drive::LookupPath::checkout(&p))?;
-                let iter: IterFn<'_> = Box::new(move |_| {
-                    let _keep = (&scratch, &p);
-                    let (conn, text) = (conn.clone(), text.clone());
-                    crate::measure::drive::on_runtime(&ctx.rt, async move {
-                        conn.call(|c| reset(c)).await.map_err(BenchError::driver)?;
-                        let start = Instant::now();
-                        let changed = conn
-                            .call(move |c| batch_all(c, &text))
-                            .await
-                            .map_err(BenchError::driver)?;
-                        Ok(Iteration::new(ns_between(start, Instant::now()), changed))
-                    })
-                });
-                Ok((iter, settings))
-            }
-            Shipped::R2d2SpawnBlocking | Shipped::R2d2BlockInPlace => {
-                let p = Arc::new(c::R2d2::open(&path, &ctx.p.settings, 1, c::hop(krate))?);
-                let settings = p.read_back()?;
-                let iter: IterFn<'_> = Box::new(move |_| {
-                    let _keep = &scratch;
-                    let (p, text) = (p.clone(), text.clone());
-                    crate::measure::drive::on_runtime(&ctx.rt, async move {
-                        p.run(|c| reset(c)).await?;
-                        let start = Instant::now();
-                        let changed = p.run(move |c| batch_all(c, &text)).await?;
-                        Ok(Iteration::new(ns_between(start, Instant::now()), changed))
-                    })
-                });
-                Ok((iter, settings))
-            }
             Shipped::Diesel => {
                 let p = Arc::new(c::Diesel::open(&path, &ctx.p.settings, 1)?);
                 let settings = p.read_back()?;

@@ -343,7 +343,6 @@ fn bench_line(o: &Overview, bench: &str) -> Option<String> {
 mod tests {
     use super::super::plan::Size;
     use super::*;
-    use crate::protocol::{Budget, Start};
 
     /// A finished key_value run of these benches, each `(case, subject, median, [lo, hi])` in
     /// ns per operation.
@@ -360,24 +359,10 @@ mod tests {
             })
             .collect();
         let mut r = crate::compare::tests::record(&named);
-        r.start = Some(Start {
-            run: "r".into(),
-            target: super::super::NAME.into(),
-            benches: vec![],
-            harness: "core".into(),
-            knobs: Default::default(),
-            seed: 0,
-            trace: false,
-            budget: Budget {
-                warmup_s: 0.0,
-                time_s: 0.0,
-                max_samples: 1,
-                min_samples: 1,
-                paired: false,
-                group: None,
-            },
-            env: Default::default(),
-        });
+        r.apply(crate::compare::tests::start(
+            super::super::NAME,
+            Default::default(),
+        ));
         r
     }
 
