@@ -62,12 +62,6 @@ impl Session for Ctx {
 
     fn bench(&self, spec: &BenchSpec) -> Result<Bench<'_>, BenchError> {
         let scratch = Scratch::new(&self.p.dir, spec.name);
-        if self.p.method == super::Method::BatchText {
-            let (iter, settings) = batch::bench(self, scratch, spec)?;
-            return Ok(
-                Bench::new(iter, self.p.rows.len() as u64, INSERT_WORK).with_settings(settings)
-            );
-        }
         let (iter, settings) = match spec.subject {
             Subject::Rusqlite => rusqlite_inserts(self, scratch)?,
             Subject::Middleware(s) => middleware_inserts(self, scratch, s)?,
@@ -164,7 +158,12 @@ fn middleware_inserts(
     let settings = ctx.rt.block_on(mw.read_back())?;
     let iter: IterFn<'_> = Box::new(move |_| {
         let _scratch = &scratch;
-        let (mw, rows) = (mw.clone(), ctx.p.rows.clone());
+        let (mw, rows, text, method) = (
+            mw.clone(),
+            ctx.p.rows.clone(),
+            ctx.p.batch.clone(),
+            ctx.p.method,
+        );
         ctx.rt.block_on(async move {
             // The table is made fresh on the connection that then inserts, as the other
             // backends do: with a pool, another connection would find its page cache stale
@@ -172,11 +171,21 @@ fn middleware_inserts(
             let mut conn = mw.checkout().await?;
             mw.call(&mut conn, |c| reset(c)).await??;
             let start = Instant::now();
-            // The caller's values, converted and moved to the connection's thread in one hop.
-            let values: Vec<Vec<Value>> = rows.iter().map(to_values).collect();
-            let changed = mw
-                .call(&mut conn, move |c| insert_values(c, &values))
-                .await??;
+            let changed = match method {
+                super::Method::Prepared => {
+                    // The caller's values, converted and moved to the connection's thread in
+                    // one hop.
+                    let values: Vec<Vec<Value>> = rows.iter().map(to_values).collect();
+                    mw.call(&mut conn, move |c| insert_values(c, &values))
+                        .await??
+                }
+                super::Method::BatchText => {
+                    mw.call(&mut conn, move |c| {
+                        crate::on_rusqlite::bulk_batch_all(c, black_box(&text))
+                    })
+                    .await??
+                }
+            };
             let elapsed = ns_between(start, Instant::now());
             drop(conn);
             Ok(Iteration::new(elapsed, changed))
@@ -218,14 +227,37 @@ fn turso_inserts(ctx: &Ctx, scratch: Scratch) -> Result<(IterFn<'_>, Settings), 
             while rows.next().await.map_err(err)?.is_some() {}
             let start = Instant::now();
             conn.execute("BEGIN", ()).await.map_err(err)?;
-            let mut stmt = conn.prepare(SQLITE_INSERT).await.map_err(err)?;
-            let mut changed = 0u64;
-            for r in ctx.p.rows.iter() {
-                let params = t::to_params(&to_values(r));
-                changed += stmt.execute(params).await.map_err(err)?;
-            }
+            let changed = match ctx.p.method {
+                super::Method::Prepared => {
+                    let mut stmt = conn.prepare(SQLITE_INSERT).await.map_err(err)?;
+                    let mut changed = 0u64;
+                    for r in ctx.p.rows.iter() {
+                        let params = t::to_params(&to_values(r));
+                        changed += stmt.execute(params).await.map_err(err)?;
+                    }
+                    Some(changed)
+                }
+                super::Method::BatchText => {
+                    let text = ctx.p.batch.as_str();
+                    conn.execute_batch(black_box(text)).await.map_err(err)?;
+                    None
+                }
+            };
             conn.execute("COMMIT", ()).await.map_err(err)?;
-            Ok(Iteration::new(ns_between(start, Instant::now()), changed))
+            let elapsed = ns_between(start, Instant::now());
+            let changed = match changed {
+                Some(n) => n,
+                // turso's batch call reports no count: the rows the table holds, counted after
+                // the clock stops.
+                None => {
+                    let mut rows = conn.query(super::rows::COUNT, ()).await.map_err(err)?;
+                    match rows.next().await.map_err(err)? {
+                        Some(row) => row.get::<i64>(0).map_err(err)? as u64,
+                        None => 0,
+                    }
+                }
+            };
+            Ok(Iteration::new(elapsed, changed))
         })
     });
     Ok((iter, settings))
@@ -311,6 +343,26 @@ fn crate_inserts(
             });
             Ok((iter, settings))
         }
+        Shipped::Diesel if ctx.p.method == super::Method::BatchText => {
+            let text = ctx.p.batch.clone();
+            let p = Arc::new(c::Diesel::open(&path, &ctx.p.settings, 1)?);
+            let settings = p.read_back()?;
+            let fresh = format!("{DROP}; {SQLITE_CREATE}; {CHECKPOINT};");
+            let iter: IterFn<'_> = Box::new(move |_| {
+                let _keep = &scratch;
+                let (p, text, fresh) = (p.clone(), text.clone(), fresh.clone());
+                crate::measure::drive::on_runtime(&ctx.rt, async move {
+                    p.run(move |c| c::diesel_batch(c, &fresh)).await?;
+                    let start = Instant::now();
+                    p.run(move |c| c::diesel_batch_all(c, &text)).await?;
+                    let elapsed = ns_between(start, Instant::now());
+                    // The rows the table holds, counted after the clock stops.
+                    let n = p.run(c::diesel_bulk_count).await?;
+                    Ok(Iteration::new(elapsed, n))
+                })
+            });
+            Ok((iter, settings))
+        }
         Shipped::Diesel => {
             let p = Arc::new(c::Diesel::open(&path, &ctx.p.settings, 1)?);
             let settings = p.read_back()?;
@@ -323,6 +375,23 @@ fn crate_inserts(
                     let start = Instant::now();
                     let changed = p.run(move |c| c::diesel_insert_all(c, &rows)).await?;
                     Ok(Iteration::new(ns_between(start, Instant::now()), changed))
+                })
+            });
+            Ok((iter, settings))
+        }
+        Shipped::SqlMiddleware if ctx.p.method == super::Method::BatchText => {
+            let text = ctx.p.batch.clone();
+            let p = Arc::new(
+                ctx.rt
+                    .block_on(c::SqlMiddleware::open(&path, &ctx.p.settings))?,
+            );
+            let settings = ctx.rt.block_on(p.read_back())?;
+            let iter: IterFn<'_> = Box::new(move |_| {
+                let _keep = &scratch;
+                let (p, text) = (p.clone(), text.clone());
+                crate::measure::drive::on_runtime(&ctx.rt, async move {
+                    let (changed, ns) = p.batch_all(text, |c| reset(c)).await?;
+                    Ok(Iteration::new(ns, changed))
                 })
             });
             Ok((iter, settings))
@@ -342,153 +411,6 @@ fn crate_inserts(
                 })
             });
             Ok((iter, settings))
-        }
-    }
-}
-
-/// `method=batch_text`: the rows' INSERT text (made once, before any clock) run by each
-/// backend's batch call in one transaction, on a table made fresh before the clock starts, as
-/// the database_benchmark suite runs it.
-mod batch {
-    use super::*;
-    use crate::on_rusqlite::bulk_batch_all as batch_all;
-
-    pub(super) fn bench<'a>(
-        ctx: &'a Ctx,
-        scratch: Scratch,
-        spec: &BenchSpec,
-    ) -> Result<(IterFn<'a>, Settings), BenchError> {
-        let text = ctx.p.batch.clone();
-        match spec.subject {
-            // The rusqlite-based paths that run the same closure either way.
-            Subject::Rusqlite => rusqlite_inserts(ctx, scratch),
-            #[cfg(feature = "crates")]
-            Subject::Crate(
-                krate @ (crate::catalog::Shipped::TokioRusqlite
-                | crate::catalog::Shipped::R2d2SpawnBlocking
-                | crate::catalog::Shipped::R2d2BlockInPlace),
-            ) => crate_inserts(ctx, scratch, krate),
-            Subject::Middleware(strategy) => {
-                let mw = Arc::new(Middleware::new(
-                    scratch.0.clone(),
-                    strategy,
-                    ctx.concurrency,
-                    ctx.spin,
-                    &ctx.p.settings,
-                    ctx.rt.handle().clone(),
-                )?);
-                let settings = ctx.rt.block_on(mw.read_back())?;
-                let iter: IterFn<'_> = Box::new(move |_| {
-                    let _scratch = &scratch;
-                    let (mw, text) = (mw.clone(), text.clone());
-                    ctx.rt.block_on(async move {
-                        let mut conn = mw.checkout().await?;
-                        mw.call(&mut conn, |c| reset(c)).await??;
-                        let start = Instant::now();
-                        let changed = mw.call(&mut conn, move |c| batch_all(c, &text)).await??;
-                        let elapsed = ns_between(start, Instant::now());
-                        drop(conn);
-                        Ok(Iteration::new(elapsed, changed))
-                    })
-                });
-                Ok((iter, settings))
-            }
-            #[cfg(feature = "turso")]
-            Subject::Turso => {
-                use crate::backends::turso as t;
-                let err = BenchError::driver;
-                let (db, conn, settings) = ctx.rt.block_on(async {
-                    let db = t::open(&scratch.0).await?;
-                    let conn = t::connect(&db, &ctx.p.settings).await?;
-                    let settings = t::read_back(&conn).await;
-                    Ok::<_, BenchError>((db, conn, settings))
-                })?;
-                let iter: IterFn<'_> = Box::new(move |_| {
-                    let _keep = (&scratch, &db);
-                    ctx.rt.block_on(async {
-                        conn.execute(DROP, ()).await.map_err(err)?;
-                        conn.execute(SQLITE_CREATE, ()).await.map_err(err)?;
-                        let mut rows = conn.query(CHECKPOINT, ()).await.map_err(err)?;
-                        while rows.next().await.map_err(err)?.is_some() {}
-                        let start = Instant::now();
-                        conn.execute("BEGIN", ()).await.map_err(err)?;
-                        conn.execute_batch(black_box(text.as_str()))
-                            .await
-                            .map_err(err)?;
-                        conn.execute("COMMIT", ()).await.map_err(err)?;
-                        let elapsed = ns_between(start, Instant::now());
-                        // The rows the table holds, counted after the clock stops.
-                        let mut rows = conn
-                            .query(super::super::rows::COUNT, ())
-                            .await
-                            .map_err(err)?;
-                        let n = match rows.next().await.map_err(err)? {
-                            Some(row) => row.get::<i64>(0).map_err(err)? as u64,
-                            None => 0,
-                        };
-                        Ok(Iteration::new(elapsed, n))
-                    })
-                });
-                Ok((iter, settings))
-            }
-            #[cfg(feature = "crates")]
-            Subject::Crate(krate) => crates(ctx, scratch, krate, text),
-            _ => Err(CatalogError::no_implementation(
-                super::super::spec(),
-                spec,
-                "method=batch_text has no batch call here",
-            )
-            .into()),
-        }
-    }
-
-    #[cfg(feature = "crates")]
-    fn crates(
-        ctx: &Ctx,
-        scratch: Scratch,
-        krate: crate::catalog::Shipped,
-        text: Arc<String>,
-    ) -> Result<(IterFn<'_>, Settings), BenchError> {
-        use crate::backends::crates as c;
-        use crate::catalog::Shipped;
-        let path = scratch.0.clone();
-        match krate {
-            Shipped::Diesel => {
-                let p = Arc::new(c::Diesel::open(&path, &ctx.p.settings, 1)?);
-                let settings = p.read_back()?;
-                let fresh = format!("{DROP}; {SQLITE_CREATE}; {CHECKPOINT};");
-                let iter: IterFn<'_> = Box::new(move |_| {
-                    let _keep = &scratch;
-                    let (p, text, fresh) = (p.clone(), text.clone(), fresh.clone());
-                    crate::measure::drive::on_runtime(&ctx.rt, async move {
-                        p.run(move |c| c::diesel_batch(c, &fresh)).await?;
-                        let start = Instant::now();
-                        p.run(move |c| c::diesel_batch_all(c, &text)).await?;
-                        let elapsed = ns_between(start, Instant::now());
-                        // The rows the table holds, counted after the clock stops.
-                        let n = p.run(c::diesel_bulk_count).await?;
-                        Ok(Iteration::new(elapsed, n))
-                    })
-                });
-                Ok((iter, settings))
-            }
-            Shipped::SqlMiddleware => {
-                let p = Arc::new(
-                    ctx.rt
-                        .block_on(c::SqlMiddleware::open(&path, &ctx.p.settings))?,
-                );
-                let settings = ctx.rt.block_on(p.read_back())?;
-                let iter: IterFn<'_> = Box::new(move |_| {
-                    let _keep = &scratch;
-                    let (p, text) = (p.clone(), text.clone());
-                    crate::measure::drive::on_runtime(&ctx.rt, async move {
-                        let (changed, ns) = p.batch_all(text, |c| reset(c)).await?;
-                        Ok(Iteration::new(ns, changed))
-                    })
-                });
-                Ok((iter, settings))
-            }
-            _ => Err(c::elsewhere(krate)),
         }
     }
 }
