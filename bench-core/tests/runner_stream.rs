@@ -705,18 +705,8 @@ fn every_core_bench(
         args.extend(["--bench", b.name]);
     }
     args.extend_from_slice(knobs);
-    args.extend_from_slice(&[
-        "--knob",
-        &storage_knob,
-        "--time",
-        "0.01",
-        "--warmup",
-        "0",
-        "--samples",
-        "2",
-        "--min-samples",
-        "2",
-    ]);
+    args.extend_from_slice(&["--knob", &storage_knob]);
+    args.extend_from_slice(TWO_SAMPLES);
     let (code, events, stderr) = run(&args, cache.path());
     assert_eq!(code, Some(0), "{storage}: {stderr}");
     assert_eq!(events.last(), Some(&Event::Done));
