@@ -103,7 +103,7 @@ fn every_bench_streams_a_valid_sequence() {
             (None, _) => lookup_work(&ids),
             (Some(Phase::Checkout), "turso/pool_acquire") => 16,
             (Some(Phase::Checkout), _) | (Some(Phase::Dispatch), _) => 16,
-            (Some(Phase::Prepare), "prepare") => 16,
+            (Some(Phase::Prepare), "prepare" | "sql-middleware/prepare") => 16,
             (Some(Phase::Prepare), _) => 64,
             (Some(Phase::ExecuteMarshal), _) => ids.iter().map(|i| *i as u64 + 1).sum(),
             (Some(Phase::Decode), _) => 16 * row(ids[0]).checksum(),
@@ -336,7 +336,7 @@ fn bad_knobs_stop_before_anything_starts() {
         ),
         (
             vec!["single_row_lookup", "--bench", "nope"],
-            "unknown bench \"nope\" in target single_row_lookup",
+            "--bench \"nope\" selects nothing in target single_row_lookup",
         ),
     ] {
         let (code, events, stderr) = run(&args, cache.path());
