@@ -355,14 +355,21 @@ impl Target {
         Ok(found)
     }
 
-    /// The names nearest to `text` (at most five, the nearest first), for an error.
+    /// The names nearest to `text` (at most five, the nearest first: the longest start in
+    /// common, then the closest by Jaro-Winkler), for an error.
     fn near(&self, text: &str) -> String {
-        let mut scored: Vec<(f64, &str)> = self
+        let common = |name: &str| {
+            text.chars()
+                .zip(name.chars())
+                .take_while(|(a, b)| a == b)
+                .count()
+        };
+        let mut scored: Vec<((usize, f64), &str)> = self
             .benches
             .iter()
-            .map(|b| (strsim::jaro_winkler(text, b.name), b.name))
+            .map(|b| ((common(b.name), strsim::jaro_winkler(text, b.name)), b.name))
             .collect();
-        scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+        scored.sort_by(|a, b| b.0.0.cmp(&a.0.0).then(b.0.1.total_cmp(&a.0.1)));
         let mut near: Vec<&str> = scored.iter().take(5).map(|(_, n)| *n).collect();
         if scored.len() > near.len() {
             near.push("...");
