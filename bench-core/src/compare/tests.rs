@@ -228,6 +228,16 @@ fn interleaved_rounds_judge_round_by_round() {
     assert_eq!(t_critical(11, 0.01), 3.106);
     assert_eq!(t_critical(50, 0.05), 2.021);
     assert!((1..200).all(|df| t_critical(df + 1, 0.01) <= t_critical(df, 0.01)));
+    // Both levels at the table's ends, from a published t table (two-sided): t(0.995, 1) =
+    // 63.657, t(0.975, 1) = 12.706, t(0.975, 30) = 2.042, t(0.975, 120) = 1.980; no degrees
+    // of freedom, no finite bound.
+    assert_eq!(t_critical(1, 0.01), 63.657);
+    assert_eq!(t_critical(1, 0.05), 12.706);
+    assert_eq!(t_critical(30, 0.05), 2.042);
+    assert_eq!(t_critical(500, 0.05), 1.980);
+    assert_eq!(t_critical(0, 0.01), f64::INFINITY);
+    assert_eq!(t_critical(0, 0.05), f64::INFINITY);
+    assert!((1..200).all(|df| t_critical(df + 1, 0.05) <= t_critical(df, 0.05)));
     // One round says nothing about the next.
     assert_eq!(judge_medians(&[(50.0, 100.0)], &s), None);
 }
