@@ -47,8 +47,9 @@ pub struct BudgetArgs {
     )]
     pub min_samples: String,
     /// A quick look, as Criterion's `--quick`: 0.05 s of warm-up and 0.2 s of samples per
-    /// bench (at least 5): enough to see that every bench runs and about where it lands, not to
-    /// tell close figures apart (the intervals say how wide they are).
+    /// bench (at least 5), and a scenario (async_contention) 2 s unless its duration is set:
+    /// enough to see that every bench runs and about where it lands, not to tell close figures
+    /// apart (the intervals say how wide they are).
     #[arg(long, conflicts_with_all = ["time_s", "warmup_s", "min_samples"])]
     pub quick: bool,
     /// Paired rounds: the benches take turns, one sample each per round, in one runner; each

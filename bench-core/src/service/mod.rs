@@ -48,6 +48,20 @@ impl RunnerArgs {
             v
         };
         let mut knobs = self.session.knobs.resolve(target)?;
+        // --quick shortens a scenario as it shortens a sampled bench: its duration, unless a
+        // flag, --knob or the environment sets one.
+        if self.session.budget.quick
+            && let Some(d) = target.knobs.iter().find(|k| k.name == "duration")
+            && !self
+                .session
+                .knobs
+                .overrides()?
+                .iter()
+                .any(|(k, _)| k == d.name)
+            && d.env.is_none_or(|e| std::env::var_os(e).is_none())
+        {
+            knobs.set(d.name, KnobValue::Count(QUICK_SCENARIO_S));
+        }
         // The script target's -D values, recorded with the run's knobs as `:NAME` (the last
         // -D of a name wins, as in the scripts), so that every view of the run says them.
         if target.name == crate::workloads::script::NAME {
@@ -70,6 +84,9 @@ impl RunnerArgs {
         })
     }
 }
+
+/// A scenario's seconds under `--quick`.
+pub const QUICK_SCENARIO_S: u64 = 2;
 
 /// Describes a harness's environment, given the calibrated timer cost (ns) and the plan.
 pub type DescribeEnv<'a> = dyn Fn(f64, &Plan) -> RunEnv + 'a;
@@ -451,6 +468,30 @@ pub fn core_main(args: args::RunnerArgs) -> i32 {
 mod tests {
     use super::{PairedGroup, paired_groups};
     use crate::catalog::Harness;
+
+    #[test]
+    fn quick_shortens_a_scenario_unless_its_duration_is_set() {
+        use clap::Parser;
+        let duration = |argv: &[&str]| {
+            let mut a = vec!["bench-runner"];
+            a.extend_from_slice(argv);
+            let plan = super::RunnerArgs::try_parse_from(a)
+                .unwrap()
+                .plan(None)
+                .unwrap();
+            plan.knobs.get("duration").map(|v| v.to_string())
+        };
+        assert_eq!(
+            duration(&["async_contention", "--quick"]).as_deref(),
+            Some("2")
+        );
+        assert_eq!(
+            duration(&["async_contention", "--quick", "--knob", "duration=5"]).as_deref(),
+            Some("5")
+        );
+        assert_eq!(duration(&["async_contention"]).as_deref(), Some("10"));
+        assert_eq!(duration(&["single_row_lookup", "--quick"]), None);
+    }
 
     #[test]
     fn bench_patterns_plan_each_bench_once_and_only_the_harness_that_runs_it() {
