@@ -190,6 +190,7 @@ pub fn crud_run() -> bench_core::protocol::results::RunRecord {
             ("insert", 410, 1500.0),
             ("select", 200, 11000.0),
             ("select_cached", 100, 9000.0),
+            ("select_first", 100, 27000.0),
         ] {
             let name = format!("{op}/{backend}");
             for e in bench_events(&name, label, ops, &samples(ns * factor, 12), Some(1.3)) {

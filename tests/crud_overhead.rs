@@ -49,6 +49,16 @@ fn every_backend_gets_its_overhead_per_operation_and_the_sweep() {
             benches.push(format!("{case}/{b}"));
         }
     }
+    // A query's first run, where a backend's statement cache can be left out (diesel and
+    // PostgreSQL are skipped, saying why).
+    let firsts: Vec<&str> = backends
+        .iter()
+        .copied()
+        .filter(|b| !["diesel", "postgres", "sql-middleware/postgres"].contains(b))
+        .collect();
+    for b in &firsts {
+        benches.push(format!("select_first/{b}"));
+    }
     let names: Vec<&str> = benches.iter().map(String::as_str).collect();
     let mut cmd = common::run_json("crud_overhead", KNOBS, cache.path(), &names);
     if let Some(url) = &pg {
@@ -64,7 +74,7 @@ fn every_backend_gets_its_overhead_per_operation_and_the_sweep() {
     }
     let o = &v["crud_overhead"][0];
     let ops = o["ops"].as_array().unwrap();
-    assert_eq!(ops.len(), 8 * backends.len());
+    assert_eq!(ops.len(), 8 * backends.len() + firsts.len());
     for r in ops {
         if r["backend"] == "rusqlite" {
             assert_eq!(r["band"], "baseline", "{r}");
@@ -88,6 +98,12 @@ fn every_backend_gets_its_overhead_per_operation_and_the_sweep() {
     }
     assert_eq!(count("rusqlite", "commit"), Some(8));
     assert_eq!(count("rusqlite", "select_cached"), Some(100));
+    assert_eq!(count("rusqlite", "select_first"), Some(100));
+    let first = o["first_vs_cached"].as_object().unwrap();
+    assert_eq!(first.len(), firsts.len(), "{first:?}");
+    for r in first.values() {
+        assert!(r["value"].as_f64().unwrap() > 0.0);
+    }
     let overall = o["overall"].as_object().unwrap();
     assert_eq!(
         overall.len(),

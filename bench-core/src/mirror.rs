@@ -22,9 +22,9 @@ pub trait RunParams: Sized {
     fn postgres_url(&self) -> Option<&str> {
         None
     }
-    /// Why a bench of `subject` cannot run with these parameters (a knob's value its backend
+    /// Why `bench` cannot run with these parameters (a knob's value or a case its backend
     /// does not have), if it cannot.
-    fn skip(&self, _subject: Subject) -> Option<String> {
+    fn skip(&self, _bench: &BenchSpec) -> Option<String> {
         None
     }
 }
@@ -90,7 +90,7 @@ impl<M: Mirror> Session for MirrorSession<'_, M> {
 
     fn skip(&self, spec: &BenchSpec) -> Option<String> {
         postgres_skip(spec.subject, self.on.p.postgres_url())
-            .or_else(|| self.on.p.skip(spec.subject))
+            .or_else(|| self.on.p.skip(spec))
             .or_else(|| {
                 crate::settings::skip_reason(
                     spec.subject,

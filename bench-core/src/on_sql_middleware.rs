@@ -23,6 +23,9 @@ pub trait MiddlewareConn {
     /// Rows changed.
     async fn dml(&mut self, sql: &str, p: &[V]) -> Result<u64, BenchError>;
     async fn rows(&mut self, sql: &str, p: &[V]) -> Result<sql_middleware::ResultSet, BenchError>;
+    /// Rows of `sql` (no parameters) with the statement cache left out (SQLite and turso:
+    /// the query builder's `StatementCacheMode::Uncached`).
+    async fn rows_uncached(&mut self, sql: &str) -> Result<sql_middleware::ResultSet, BenchError>;
 }
 
 /// A connection of a pool held for a bench, each statement through the query builder
@@ -52,6 +55,19 @@ impl Held {
         self.conn
             .query(sql)
             .params(p)
+            .select()
+            .await
+            .map_err(BenchError::driver)
+    }
+
+    /// Rows of `sql` through the query builder with the statement cache off for it.
+    pub async fn rows_uncached(
+        &mut self,
+        sql: &str,
+    ) -> Result<sql_middleware::ResultSet, BenchError> {
+        self.conn
+            .query(sql)
+            .statement_cache(sql_middleware::StatementCacheMode::Uncached)
             .select()
             .await
             .map_err(BenchError::driver)
@@ -207,9 +223,13 @@ impl<M: MiddlewareConn> Crud for MiddlewareCrud<M> {
         let rs = self.0.rows(&sql.select, &[V::Int(above)]).await?;
         crud_rows(&rs)
     }
-    async fn cached(&mut self, sql: &Sql, q: usize) -> Result<Answer, BenchError> {
+    async fn cached(&mut self, sql: &Sql, q: usize, fresh: bool) -> Result<Answer, BenchError> {
         let (text, count) = &sql.cached[q];
-        let rs = self.0.rows(text, &[]).await?;
+        let rs = if fresh {
+            self.0.rows_uncached(text).await?
+        } else {
+            self.0.rows(text, &[]).await?
+        };
         Ok(if *count {
             // The count is the row's last column (after an AVG, say).
             match rs.results.first().and_then(|r| r.rows.last()) {

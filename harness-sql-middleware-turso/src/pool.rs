@@ -125,6 +125,9 @@ impl MiddlewareConn for Held {
     async fn rows(&mut self, sql: &str, p: &[V]) -> Result<sql_middleware::ResultSet, BenchError> {
         Held::rows(self, sql, p).await
     }
+    async fn rows_uncached(&mut self, sql: &str) -> Result<sql_middleware::ResultSet, BenchError> {
+        Held::rows_uncached(self, sql).await
+    }
 }
 
 /// Where turso opens a bench's database: its scratch file, or `:memory:` (one database the

@@ -190,9 +190,16 @@ macro_rules! sqlx_crud {
                 let rows = q.fetch_all(self.$conn()).await.map_err(err)?;
                 rows.iter().map(row_of).collect()
             }
-            async fn cached(&mut self, _: &Sql, q: usize) -> Result<Answer, BenchError> {
+            async fn cached(
+                &mut self,
+                _: &Sql,
+                q: usize,
+                fresh: bool,
+            ) -> Result<Answer, BenchError> {
                 let (text, count) = self.stmts.cached[q].clone();
+                // Fresh: sqlx prepares it without keeping it in its statement cache.
                 let rows = sqlx::query(text)
+                    .persistent(!fresh)
                     .fetch_all(self.$conn())
                     .await
                     .map_err(err)?;

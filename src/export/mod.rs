@@ -502,8 +502,10 @@ mod snapshot_tests {
         assert!(coloured.contains("\x1b[31m"), "5x and over in red");
         let v: serde_json::Value = serde_json::from_str(&json::render(&report)).unwrap();
         let o = &v["crud_overhead"][0];
-        assert_eq!(o["ops"].as_array().unwrap().len(), 12);
+        assert_eq!(o["ops"].as_array().unwrap().len(), 16);
         assert_eq!(o["sweep"][0]["speedup"][0], 1.0);
+        // The suite's headline: a query's first run against its cached runs (27 against 9 µs).
+        assert_eq!(o["first_vs_cached"]["rusqlite"]["value"], 3.0);
     }
 
     /// The line the explorer shows under a crud_overhead bench, made once for the whole run:

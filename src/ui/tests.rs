@@ -372,7 +372,7 @@ fn crud_overhead_in_the_comparison() {
     assert_eq!(s.catalog.filter, "select");
     let (_, m, rows) = s.matrix_view().unwrap();
     let names: Vec<&str> = rows.iter().map(|&i| m.rows[i].as_str()).collect();
-    assert_eq!(names, ["select", "select_cached"]);
+    assert_eq!(names, ["select", "select_cached", "select_first"]);
     // The selected cell (second row, second column: → and ↓ were pressed) is the one drawn
     // highlighted, among the rows shown.
     assert_eq!((s.compare.matrix_row, s.compare.matrix_col), (1, 1));
@@ -381,12 +381,12 @@ fn crud_overhead_in_the_comparison() {
         Some("select_cached/middleware/spin")
     );
     insta::assert_snapshot!("crud_matrix_filtered_120x40", draw(&mut s, 120, 40));
-    // The arrows keep within the run's matrix: four backends, two rows shown.
+    // The arrows keep within the run's matrix: four backends, three rows shown.
     keys(&mut s, &[Key::Right; 10], now);
     keys(&mut s, &[Key::Down; 5], now);
-    assert_eq!((s.compare.matrix_row, s.compare.matrix_col), (1, 3));
+    assert_eq!((s.compare.matrix_row, s.compare.matrix_col), (2, 3));
     keys(&mut s, &[Key::Left], now);
-    assert_eq!(s.matrix_bench().as_deref(), Some("select_cached/turso"));
+    assert_eq!(s.matrix_bench().as_deref(), Some("select_first/turso"));
 }
 
 /// A bench profiled with `f`: its column is marked, and the detail shows its CPU by layer,

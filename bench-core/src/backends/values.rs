@@ -28,6 +28,11 @@ pub trait Statements {
         sql: S,
         values: Vec<Value>,
     ) -> Result<ResultSet, BenchError>;
+    /// Runs `sql` (no parameters) prepared anew, the statement cache left out; every row.
+    async fn rows_fresh<S: AsRef<str> + Send + 'static>(
+        &mut self,
+        sql: S,
+    ) -> Result<ResultSet, BenchError>;
 }
 
 /// The middleware: a connection checked out per transaction (per statement outside one),
@@ -43,19 +48,29 @@ impl Pooled {
         Pooled { mw, held: None }
     }
 
+    /// Runs `sql` with `values` on the held connection (or one checked out for it), its
+    /// statement from the cache or (`fresh`) prepared anew; its rows, or the rows it changed.
     async fn run<S: AsRef<str> + Send + 'static>(
         &mut self,
         sql: S,
         values: Vec<Value>,
         rows: bool,
+        fresh: bool,
     ) -> Result<Result<ResultSet, u64>, BenchError> {
         let job = move |c: &mut rusqlite::Connection| -> rusqlite::Result<Result<ResultSet, u64>> {
-            let mut stmt = c.prepare_cached(sql.as_ref())?;
-            value::bind(&mut stmt, &value::to_params(&values))?;
-            if rows {
-                value::marshal(&mut stmt).map(Ok)
+            let go =
+                |stmt: &mut rusqlite::Statement<'_>| -> rusqlite::Result<Result<ResultSet, u64>> {
+                    value::bind(stmt, &value::to_params(&values))?;
+                    if rows {
+                        value::marshal(stmt).map(Ok)
+                    } else {
+                        stmt.raw_execute().map(|n| Err(n as u64))
+                    }
+                };
+            if fresh {
+                go(&mut c.prepare(sql.as_ref())?)
             } else {
-                stmt.raw_execute().map(|n| Err(n as u64))
+                go(&mut *c.prepare_cached(sql.as_ref())?)
             }
         };
         let out = match self.held.as_mut() {
@@ -95,7 +110,7 @@ impl Statements for Pooled {
         sql: S,
         values: Vec<Value>,
     ) -> Result<u64, BenchError> {
-        match self.run(sql, values, false).await? {
+        match self.run(sql, values, false, false).await? {
             Err(n) => Ok(n),
             Ok(_) => Err(BenchError::Other("asked for rows changed, got rows".into())),
         }
@@ -105,7 +120,16 @@ impl Statements for Pooled {
         sql: S,
         values: Vec<Value>,
     ) -> Result<ResultSet, BenchError> {
-        match self.run(sql, values, true).await? {
+        match self.run(sql, values, true, false).await? {
+            Ok(rs) => Ok(rs),
+            Err(_) => Err(BenchError::Other("asked for rows, got a count".into())),
+        }
+    }
+    async fn rows_fresh<S: AsRef<str> + Send + 'static>(
+        &mut self,
+        sql: S,
+    ) -> Result<ResultSet, BenchError> {
+        match self.run(sql, vec![], true, true).await? {
             Ok(rs) => Ok(rs),
             Err(_) => Err(BenchError::Other("asked for rows, got a count".into())),
         }
@@ -163,6 +187,18 @@ impl Statements for Turso {
             .query(super::turso::to_params(&values))
             .await
             .map_err(BenchError::driver)?;
+        super::turso::marshal(rows).await
+    }
+    async fn rows_fresh<S: AsRef<str> + Send + 'static>(
+        &mut self,
+        sql: S,
+    ) -> Result<ResultSet, BenchError> {
+        let mut stmt = self
+            .conn
+            .prepare(sql.as_ref())
+            .await
+            .map_err(BenchError::driver)?;
+        let rows = stmt.query(()).await.map_err(BenchError::driver)?;
         super::turso::marshal(rows).await
     }
 }

@@ -68,19 +68,26 @@ pub mod on_conn {
         let rows = stmt.query_map([above], row_of).map_err(err)?;
         rows.collect::<Result<_, _>>().map_err(err)
     }
-    pub fn cached(c: &rusqlite::Connection, sql: &Sql, q: usize) -> Result<Answer, BenchError> {
+    /// Fixed query `q`, from the connection's statement cache or (`fresh`) prepared anew.
+    pub fn cached(
+        c: &rusqlite::Connection,
+        sql: &Sql,
+        q: usize,
+        fresh: bool,
+    ) -> Result<Answer, BenchError> {
         let (text, count) = &sql.cached[q];
-        let mut stmt = c.prepare_cached(text).map_err(err)?;
-        Ok(if *count {
-            Answer::Count(stmt.query_row([], count_of).map_err(err)?)
+        let answer = |stmt: &mut rusqlite::Statement<'_>| -> rusqlite::Result<Answer> {
+            Ok(if *count {
+                Answer::Count(stmt.query_row([], count_of)?)
+            } else {
+                Answer::Rows(stmt.query_map([], row_of)?.collect::<Result<_, _>>()?)
+            })
+        };
+        if fresh {
+            answer(&mut c.prepare(text).map_err(err)?).map_err(err)
         } else {
-            Answer::Rows(
-                stmt.query_map([], row_of)
-                    .map_err(err)?
-                    .collect::<Result<_, _>>()
-                    .map_err(err)?,
-            )
-        })
+            answer(&mut *c.prepare_cached(text).map_err(err)?).map_err(err)
+        }
     }
     pub fn insert_values(
         c: &rusqlite::Connection,
@@ -140,9 +147,11 @@ impl<H: OnConn> Crud for HopCrud<H> {
         let sql = self.sql.clone();
         self.on.on(move |c| on_conn::select(c, &sql, above)).await
     }
-    async fn cached(&mut self, _: &Sql, q: usize) -> Result<Answer, BenchError> {
+    async fn cached(&mut self, _: &Sql, q: usize, fresh: bool) -> Result<Answer, BenchError> {
         let sql = self.sql.clone();
-        self.on.on(move |c| on_conn::cached(c, &sql, q)).await
+        self.on
+            .on(move |c| on_conn::cached(c, &sql, q, fresh))
+            .await
     }
     async fn insert_values(&mut self, _: &Sql, rows: &[Row]) -> Result<u64, BenchError> {
         let (sql, rows) = (self.sql.clone(), rows.to_vec());

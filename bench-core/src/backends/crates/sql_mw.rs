@@ -324,4 +324,7 @@ impl super::MiddlewareConn for SqlMiddlewareHeld {
     ) -> Result<sql_middleware::ResultSet, BenchError> {
         SqlMiddlewareHeld::rows(self, sql, p).await
     }
+    async fn rows_uncached(&mut self, sql: &str) -> Result<sql_middleware::ResultSet, BenchError> {
+        SqlMiddlewareHeld::rows_uncached(self, sql).await
+    }
 }

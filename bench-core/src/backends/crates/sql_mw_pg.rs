@@ -355,4 +355,11 @@ impl super::MiddlewareConn for SqlMiddlewarePgHeld {
             _ => Err(BenchError::Other("a query answered no rows".into())),
         }
     }
+    /// The query builder's cache mode is SQLite's and turso's; on PostgreSQL there is no
+    /// uncached path to measure (crud_overhead skips select_first there, saying so).
+    async fn rows_uncached(&mut self, _: &str) -> Result<sql_middleware::ResultSet, BenchError> {
+        Err(BenchError::Other(
+            "sql-middleware on PostgreSQL has no uncached query path".into(),
+        ))
+    }
 }

@@ -112,8 +112,8 @@ impl crate::mirror::RunParams for Params {
     fn postgres_url(&self) -> Option<&str> {
         self.postgres_url.as_deref()
     }
-    fn skip(&self, subject: Subject) -> Option<String> {
-        self.method_skip(subject)
+    fn skip(&self, bench: &BenchSpec) -> Option<String> {
+        self.method_skip(bench.subject)
     }
 }
 

@@ -58,9 +58,11 @@ impl Session for Ctx {
     }
 
     fn skip(&self, bench: &BenchSpec) -> Option<String> {
-        crate::mirror::postgres_skip(bench.subject, self.shared.postgres_url.as_deref()).or_else(
-            || crate::settings::skip_reason(bench.subject, self.concurrency, &self.shared.settings),
-        )
+        crate::mirror::postgres_skip(bench.subject, self.shared.postgres_url.as_deref())
+            .or_else(|| super::first_skip(bench))
+            .or_else(|| {
+                crate::settings::skip_reason(bench.subject, self.concurrency, &self.shared.settings)
+            })
     }
 
     fn bench(&self, spec: &BenchSpec) -> Result<Bench<'_>, BenchError> {
@@ -252,8 +254,8 @@ impl Crud for RusqliteCrud {
     async fn select(&mut self, sql: &Sql, above: i64) -> Result<Vec<Row>, BenchError> {
         on_conn::select(&self.0, sql, above)
     }
-    async fn cached(&mut self, sql: &Sql, q: usize) -> Result<Answer, BenchError> {
-        on_conn::cached(&self.0, sql, q)
+    async fn cached(&mut self, sql: &Sql, q: usize, fresh: bool) -> Result<Answer, BenchError> {
+        on_conn::cached(&self.0, sql, q, fresh)
     }
     async fn insert_values(&mut self, sql: &Sql, rows: &[Row]) -> Result<u64, BenchError> {
         on_conn::insert_values(&self.0, sql, rows)
@@ -386,9 +388,13 @@ impl<B: Statements> Crud for ValuesCrud<B> {
         let t = self.text(Which::Select);
         rows_of(&self.b.rows(t, vec![Value::Integer(above)]).await?)
     }
-    async fn cached(&mut self, sql: &Sql, q: usize) -> Result<Answer, BenchError> {
+    async fn cached(&mut self, sql: &Sql, q: usize, fresh: bool) -> Result<Answer, BenchError> {
         let t = self.text(Which::Cached(q));
-        let rs = self.b.rows(t, vec![]).await?;
+        let rs = if fresh {
+            self.b.rows_fresh(t).await?
+        } else {
+            self.b.rows(t, vec![]).await?
+        };
         Ok(if sql.cached[q].1 {
             Answer::Count(count_in(&rs)?)
         } else {
@@ -423,7 +429,7 @@ mod tests {
             let sql = Sql::for_case(Dialect::Sqlite, case, sweep.len());
             let (_, work) = plan::expected(case, &steps, &sweep);
             rt.block_on(async {
-                if case == Case::Op(Op::SelectCached) {
+                if matches!(case, Case::Op(Op::SelectCached | Op::SelectFirst)) {
                     plan::fill(&mut c, &sql, &steps).await.unwrap();
                 }
                 for _ in 0..2 {
@@ -474,7 +480,7 @@ mod tests {
             plan::fill(&mut c, &sql, steps).await.unwrap();
             for q in 0..plan::CACHED {
                 assert_eq!(
-                    c.cached(&sql, q).await.unwrap(),
+                    c.cached(&sql, q, false).await.unwrap(),
                     plan::cached_answer(&table, q),
                     "query {q}"
                 );

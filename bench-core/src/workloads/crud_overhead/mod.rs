@@ -81,6 +81,26 @@ impl crate::mirror::RunParams for Shared {
     fn postgres_url(&self) -> Option<&str> {
         self.postgres_url.as_deref()
     }
+    fn skip(&self, bench: &BenchSpec) -> Option<String> {
+        first_skip(bench)
+    }
+}
+
+/// Why a backend has no `select_first`: no way to run the fixed queries past its statement
+/// cache that is not another path altogether.
+pub fn first_skip(bench: &BenchSpec) -> Option<String> {
+    if case_of(bench) != Some(Case::Op(Op::SelectFirst)) {
+        return None;
+    }
+    match bench.subject {
+        Subject::Crate(Shipped::Diesel) => Some(
+            "diesel's statements are its query DSL, which diesel caches as it decides: there is no uncached run of the same queries to measure".into(),
+        ),
+        Subject::SqlxPostgres | Subject::Postgres | Subject::Crate(Shipped::SqlMiddlewarePostgres) => Some(
+            "on PostgreSQL a statement's first run is the server's planning, not a client cache: not measured here yet".into(),
+        ),
+        _ => None,
+    }
 }
 
 impl Shared {
@@ -108,7 +128,7 @@ impl Shared {
         case: Case,
         keep: impl Sized + 'a,
     ) -> Result<crate::measure::IterFn<'a>, crate::BenchError> {
-        if case == Case::Op(Op::SelectCached) {
+        if matches!(case, Case::Op(Op::SelectCached | Op::SelectFirst)) {
             rt.block_on(plan::fill(&mut c, &sql, &self.steps))?;
         }
         Ok(Box::new(move |hist| {

@@ -28,10 +28,12 @@ pub enum Op {
     Select,
     Commit,
     SelectCached,
+    /// The fixed queries prepared anew every time: a SELECT's first run.
+    SelectFirst,
 }
 
 impl Op {
-    pub const ALL: [Op; 8] = [
+    pub const ALL: [Op; 9] = [
         Op::Create,
         Op::Begin,
         Op::Insert,
@@ -40,6 +42,7 @@ impl Op {
         Op::Select,
         Op::Commit,
         Op::SelectCached,
+        Op::SelectFirst,
     ];
 
     pub fn name(self) -> &'static str {
@@ -52,6 +55,7 @@ impl Op {
             Op::Select => "select",
             Op::Commit => "commit",
             Op::SelectCached => "select_cached",
+            Op::SelectFirst => "select_first",
         }
     }
 
@@ -71,6 +75,9 @@ impl Op {
             }
             Op::SelectCached => {
                 "one of five fixed queries (range, bool, COUNT LIKE, AVG BETWEEN, ORDER BY LIMIT 10) repeated"
+            }
+            Op::SelectFirst => {
+                "one of the same five fixed queries, prepared anew every time (no statement cache): a SELECT's first run, against select_cached's cached runs"
             }
         }
     }
@@ -391,8 +398,9 @@ pub trait Crud {
     async fn update(&mut self, sql: &Sql, id: i64, text: &str) -> Result<u64, BenchError>;
     async fn delete(&mut self, sql: &Sql, id: i64) -> Result<u64, BenchError>;
     async fn select(&mut self, sql: &Sql, above: i64) -> Result<Vec<Row>, BenchError>;
-    /// Fixed query `q` of [`Sql::cached`].
-    async fn cached(&mut self, sql: &Sql, q: usize) -> Result<Answer, BenchError>;
+    /// Fixed query `q` of [`Sql::cached`], from the statement cache, or (`fresh`) prepared
+    /// anew, the cache left out.
+    async fn cached(&mut self, sql: &Sql, q: usize, fresh: bool) -> Result<Answer, BenchError>;
     /// One multi-row INSERT of `rows` outside any transaction; rows affected.
     async fn insert_values(&mut self, sql: &Sql, rows: &[Row]) -> Result<u64, BenchError>;
 }
@@ -449,11 +457,11 @@ pub async fn pass<C: Crud>(
             elapsed += lap(start, hist);
             work = 1;
         }
-        Case::Op(Op::SelectCached) => {
+        Case::Op(op @ (Op::SelectCached | Op::SelectFirst)) => {
             for _ in 0..CACHED_REPEATS {
                 for q in 0..CACHED {
                     let start = Instant::now();
-                    let answer = c.cached(sql, q).await?;
+                    let answer = c.cached(sql, q, op == Op::SelectFirst).await?;
                     elapsed += lap(start, hist);
                     work += answer.work();
                 }
@@ -499,7 +507,7 @@ pub async fn pass<C: Crud>(
 pub fn expected(case: Case, steps: &[Step], sweep: &[Row]) -> (u64, u64) {
     match case {
         Case::Op(Op::Create) => (1, 1),
-        Case::Op(Op::SelectCached) => {
+        Case::Op(Op::SelectCached | Op::SelectFirst) => {
             let table = model(steps);
             let work: u64 = (0..CACHED).map(|q| cached_answer(&table, q).work()).sum();
             (CACHED as u64 * CACHED_REPEATS, work * CACHED_REPEATS)
@@ -595,6 +603,32 @@ mod tests {
                 (count(op) as u64, count(op) as u64)
             );
         }
+    }
+
+    #[test]
+    fn select_first_runs_where_a_cache_can_be_left_out_and_says_where_not() {
+        let spec = super::super::spec();
+        let skipped: Vec<&str> = spec
+            .benches
+            .iter()
+            .filter(|b| super::super::first_skip(b).is_some())
+            .map(|b| b.name)
+            .collect();
+        assert_eq!(
+            skipped,
+            [
+                "select_first/postgres",
+                "select_first/diesel",
+                "select_first/sql-middleware/postgres"
+            ]
+        );
+        let firsts = spec
+            .benches
+            .iter()
+            .filter(|b| b.name.starts_with("select_first/"))
+            .count();
+        // rusqlite, 6 strategies, turso, sqlx on SQLite and PostgreSQL, 8 crates.
+        assert_eq!(firsts, 18);
     }
 
     #[test]

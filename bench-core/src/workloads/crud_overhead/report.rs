@@ -50,6 +50,9 @@ pub struct Overview {
     pub overall: BTreeMap<String, Ratio>,
     /// Per backend: a fixed query's median against a SELECT of the mix.
     pub cached_vs_select: BTreeMap<String, Ratio>,
+    /// Per backend: a fixed query prepared anew against the same from the statement cache
+    /// (the CRUD suite's first run against its cached runs).
+    pub first_vs_cached: BTreeMap<String, Ratio>,
     /// Rows of the sweep (empty when no batch bench ran).
     pub sweep_rows: u64,
     pub sweep: Vec<SweepRow>,
@@ -169,6 +172,14 @@ fn overview_by(
             Some((b.clone(), ratio_of(cached, select)?))
         })
         .collect();
+    let first_vs_cached = backends
+        .iter()
+        .filter_map(|b| {
+            let first = find(Case::Op(Op::SelectFirst), b)?;
+            let cached = find(Case::Op(Op::SelectCached), b)?;
+            Some((b.clone(), ratio_of(first, cached)?))
+        })
+        .collect();
     let sizes: Vec<Case> = BATCHES
         .iter()
         .map(|n| Case::Batch(*n))
@@ -210,6 +221,7 @@ fn overview_by(
         ops,
         overall,
         cached_vs_select,
+        first_vs_cached,
         sweep_rows,
         sweep,
     })
@@ -294,6 +306,9 @@ fn bench_line(o: &Overview, bench: &str) -> Option<String> {
     if let Some(r) = o.cached_vs_select.get(backend) {
         parts.push(format!("SELECT cached {} of SELECT", format::ratio(r)));
     }
+    if let Some(r) = o.first_vs_cached.get(backend) {
+        parts.push(format!("first run {} of cached", format::ratio(r)));
+    }
     (!parts.is_empty()).then(|| format!("{backend}: {}", parts.join(" · ")))
 }
 
@@ -356,6 +371,7 @@ fn summary_cells(o: &Overview) -> (Vec<String>, Vec<Vec<String>>) {
         "mix overall vs rusqlite",
         "overhead",
         "SELECT cached vs SELECT",
+        "first run vs cached",
     ]
     .map(String::from)
     .to_vec();
@@ -366,6 +382,7 @@ fn summary_cells(o: &Overview) -> (Vec<String>, Vec<Vec<String>>) {
         .map(|b| {
             let overall = o.overall.get(b);
             let cached = o.cached_vs_select.get(b);
+            let first = o.first_vs_cached.get(b);
             vec![
                 b.clone(),
                 if b == "rusqlite" {
@@ -375,6 +392,7 @@ fn summary_cells(o: &Overview) -> (Vec<String>, Vec<Vec<String>>) {
                 },
                 overall.map(format::overhead_pct).unwrap_or_else(dash),
                 cached.map(format::ratio).unwrap_or_else(dash),
+                first.map(format::ratio).unwrap_or_else(dash),
             ]
         })
         .collect();

@@ -140,8 +140,15 @@ impl crate::workloads::crud_overhead::plan::Crud for DieselCrud {
         &mut self,
         _: &crate::workloads::crud_overhead::plan::Sql,
         q: usize,
+        fresh: bool,
     ) -> Result<crate::workloads::crud_overhead::plan::Answer, BenchError> {
         use crate::workloads::crud_overhead::plan::Answer;
+        if fresh {
+            // crud_overhead skips select_first on diesel, saying why.
+            return Err(BenchError::Other(
+                "diesel has no uncached run of its query DSL".into(),
+            ));
+        }
         use crud_schema::benchscope_crud::dsl;
         use diesel::dsl::{avg, count_star};
         use diesel::{ExpressionMethods, QueryDsl, RunQueryDsl, TextExpressionMethods};
