@@ -194,7 +194,7 @@ fn crud_overhead_does_the_models_work_in_files_and_memory() {
         ];
         let events = streamed(&args, cache.path());
         let benches = mine(spec);
-        assert_eq!(benches.len(), 15, "every case");
+        assert_eq!(benches.len(), 16, "every case");
         for bench in benches {
             let c = check_bench(&events, bench).unwrap_or_else(|e| panic!("{e}"));
             let case = crud_overhead::case_of(spec.spec(bench).unwrap()).unwrap();
