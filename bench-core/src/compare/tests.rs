@@ -668,3 +668,21 @@ fn groups_gather_runs_made_alike_in_the_order_of_their_first_runs() {
     );
     assert!(groups::<RunRecord>(&[], same).is_empty());
 }
+
+/// What a verdict is called and marked with, in every view (a CI log greps for "regressed").
+#[test]
+fn verdicts_are_named_and_marked_apart() {
+    let all = [
+        Verdict::Improved,
+        Verdict::Regressed,
+        Verdict::WithinNoise,
+        Verdict::CannotTell,
+    ];
+    let labels: Vec<&str> = all.iter().map(|v| v.label()).collect();
+    assert_eq!(
+        labels,
+        ["improved", "regressed", "within noise", "cannot tell"]
+    );
+    let marks: Vec<&str> = all.iter().map(|v| v.mark()).collect();
+    assert_eq!(marks, ["▼", "▲", "≈", "?"]);
+}
