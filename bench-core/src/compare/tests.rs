@@ -609,6 +609,53 @@ fn a_change_saved_as_ci95_pct_reads() {
         text.contains("\"ci_pct\":[1.0,9.0]") && !text.contains("ci95"),
         "{text}"
     );
+    // Older still: no level written, and every interval then was a 95% one.
+    let older = r#"{"pct": 5.0, "verdict": "regressed", "ci95_pct": [1.0, 9.0]}"#;
+    let c: Change = serde_json::from_str(older).unwrap();
+    assert_eq!(c.ci_level, 0.95);
+}
+
+/// Which evidence decides, by the runs each side has: two a side are enough to measure the
+/// run-to-run variation (Welch); two against one are not (the samples decide); a side with
+/// no run, or only runs that did not measure anything, gives no verdict at all.
+#[test]
+fn the_runs_each_side_has_choose_the_test() {
+    let s = Settings::default();
+    let runs = |ms: &[f64]| -> Vec<BenchResult> {
+        ms.iter()
+            .map(|m| record(&[("b", *m, m * 0.99, m * 1.01)]).benches.remove(0))
+            .collect()
+    };
+    fn refs(v: &[BenchResult]) -> Vec<&BenchResult> {
+        v.iter().collect()
+    }
+    let two = runs(&[100.0, 102.0]);
+    let two_more = runs(&[110.0, 111.0]);
+    let c = judge(&refs(&two_more), &refs(&two), &s).unwrap();
+    assert!(
+        c.basis.contains("2 baseline runs, 2 current") && c.basis.contains("Welch"),
+        "{}",
+        c.basis
+    );
+    let one = runs(&[110.0]);
+    let c = judge(&refs(&two), &refs(&one), &s).unwrap();
+    assert!(
+        !c.basis.contains("run-to-run"),
+        "two against one: {}",
+        c.basis
+    );
+    let c = judge(&refs(&one), &refs(&two), &s).unwrap();
+    assert!(
+        !c.basis.contains("run-to-run"),
+        "one against two: {}",
+        c.basis
+    );
+    assert!(judge(&refs(&one), &[], &s).is_none());
+    assert!(judge(&[], &refs(&one), &s).is_none());
+    // A run whose median is 0 measured nothing: it is no evidence.
+    let zero = runs(&[0.0]);
+    assert!(judge(&refs(&zero), &refs(&one), &s).is_none());
+    assert!(judge(&refs(&one), &refs(&zero), &s).is_none());
 }
 
 #[test]
