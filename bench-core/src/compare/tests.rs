@@ -650,6 +650,13 @@ fn the_runs_each_side_has_choose_the_test() {
         "one against two: {}",
         c.basis
     );
+    // Two a side with no variance at all (every run the same): Welch has no standard error,
+    // and a difference with none is significant, past the noise threshold a change.
+    let flat = runs(&[100.0, 100.0]);
+    let flat_more = runs(&[110.0, 110.0]);
+    let c = judge(&refs(&flat_more), &refs(&flat), &s).unwrap();
+    assert!(c.basis.contains("(Welch, df 2)"), "{}", c.basis);
+    assert_eq!(c.verdict, Verdict::Regressed);
     assert!(judge(&refs(&one), &[], &s).is_none());
     assert!(judge(&[], &refs(&one), &s).is_none());
     // A run whose median is 0 measured nothing: it is no evidence.
