@@ -475,6 +475,18 @@ fn the_run_to_run_test_and_interval_match_a_hand_derivation() {
         p.basis
     );
     assert_eq!(p.verdict, Verdict::WithinNoise);
+    // The other way round (four current runs against one baseline): the same test with the
+    // sides' roles swapped, d = -0.0475683 with the same se 0.0095508: [-9.8192688%,
+    // 0.8251704%].
+    let four: Vec<&BenchResult> = b.clone();
+    let p = judge(&four, &[&one[0]], &s).unwrap();
+    let [lo, hi] = p.ci_pct.unwrap();
+    assert!(
+        (lo + 9.819268775).abs() < 1e-6 && (hi - 0.825170361).abs() < 1e-6,
+        "{lo} {hi}"
+    );
+    assert!(p.basis.contains("(Student, pooled, df 3)"), "{}", p.basis);
+    assert_eq!(p.verdict, Verdict::WithinNoise);
 
     // At the 0.05 level (`--significance 0.05`, Criterion's): t(0.975, 4) = 2.776 and
     // t(0.975, 3) = 3.182 from the same table; the intervals are 95% ones. Welch:
