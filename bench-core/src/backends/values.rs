@@ -120,20 +120,19 @@ impl Statements for Pooled {
         sql: S,
         values: Vec<Value>,
     ) -> Result<ResultSet, BenchError> {
-        match self.run(sql, values, true, false).await? {
-            Ok(rs) => Ok(rs),
-            Err(_) => Err(BenchError::Other("asked for rows, got a count".into())),
-        }
+        rows_only(self.run(sql, values, true, false).await?)
     }
     async fn rows_fresh<S: AsRef<str> + Send + 'static>(
         &mut self,
         sql: S,
     ) -> Result<ResultSet, BenchError> {
-        match self.run(sql, vec![], true, true).await? {
-            Ok(rs) => Ok(rs),
-            Err(_) => Err(BenchError::Other("asked for rows, got a count".into())),
-        }
+        rows_only(self.run(sql, vec![], true, true).await?)
     }
+}
+
+/// The rows a statement asked for rows returned.
+fn rows_only(out: Result<ResultSet, u64>) -> Result<ResultSet, BenchError> {
+    out.map_err(|_| BenchError::Other("asked for rows, got a count".into()))
 }
 
 /// turso on one connection, statements from its cache, values converted to turso's.
