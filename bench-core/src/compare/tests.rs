@@ -8,7 +8,14 @@ use super::*;
 #[test]
 fn welch_matches_scipy() {
     let ln = |xs: &[f64]| xs.iter().map(|x| x.ln()).collect::<Vec<f64>>();
-    let cases: [(Vec<f64>, Vec<f64>, f64, f64); 3] = [
+    let cases: [(Vec<f64>, Vec<f64>, f64, f64); 4] = [
+        // The fewest it takes: two a side.
+        (
+            vec![1.0, 2.0],
+            vec![3.0, 5.0],
+            -2.23606797749979,
+            1.4705882352941178,
+        ),
         (
             vec![1.0, 2.0, 3.0, 4.0],
             vec![2.0, 4.0, 6.0, 8.0, 10.0],
@@ -34,6 +41,7 @@ fn welch_matches_scipy() {
         assert!((gdf - df).abs() < 1e-9, "df {gdf} vs {df}");
     }
     assert_eq!(welch(&[1.0], &[1.0, 2.0]), None);
+    assert_eq!(welch(&[1.0, 2.0], &[1.0]), None);
     assert_eq!(welch(&[1.0, 1.0], &[2.0, 2.0]), None);
 }
 use crate::measure::stats::summarize;
