@@ -110,7 +110,8 @@ pub fn run(args: CompareArgs) -> i32 {
         .clone()
         .unwrap_or_else(bench_core::dataset::default_cache_dir);
     let dir = args.verdicts.dir(&cache);
-    let (base, cur) = match (load(&dir, &args.baseline), load(&dir, &args.current)) {
+    let current = load_with_changes(&dir, &args.current);
+    let (base, (cur, changes)) = match (load(&dir, &args.baseline), current) {
         (Ok(b), Ok(c)) => (b, c),
         (Err(e), _) | (_, Err(e)) => {
             eprintln!("error: {e}");
@@ -128,16 +129,10 @@ pub fn run(args: CompareArgs) -> i32 {
     let mut out = text(&format!("against baseline {}", base.name), &rows, &settings);
     // Criterion's own reading of the change, beside benchscope's, when the current side is a
     // Criterion folder's latest results.
-    if Path::new(&args.current).is_dir() {
-        match crate::import::criterion_changes(Path::new(&args.current)) {
-            Ok(lines) if !lines.is_empty() => {
-                out.push_str("\nCriterion's own change, from its folder:\n");
-                for l in lines {
-                    out.push_str(&format!("  {l}\n"));
-                }
-            }
-            Ok(_) => {}
-            Err(e) => eprintln!("Criterion's own change not read: {e}"),
+    if !changes.is_empty() {
+        out.push_str("\nCriterion's own change, from its folder:\n");
+        for l in changes {
+            out.push_str(&format!("  {l}\n"));
         }
     }
     crate::out::print(&out);
@@ -209,6 +204,12 @@ pub fn names(dir: &Path) -> Vec<String> {
 /// Loads a baseline by name from `dir`, or from a file: a baseline, or a report written by
 /// `run --format json` or the explorer's export (its runs are taken as they are).
 pub fn load(dir: &Path, what: &str) -> Result<Baseline, String> {
+    load_with_changes(dir, what).map(|(b, _)| b)
+}
+
+/// [`load`], and for a Criterion folder's latest results Criterion's own change of each
+/// benchmark, in words (none otherwise).
+fn load_with_changes(dir: &Path, what: &str) -> Result<(Baseline, Vec<String>), String> {
     // A Criterion folder: its latest results, or `FOLDER@SET` for one of its result sets
     // (`base`, a baseline saved with --save-baseline NAME).
     let criterion = match what.rsplit_once('@') {
@@ -217,18 +218,19 @@ pub fn load(dir: &Path, what: &str) -> Result<Baseline, String> {
         _ => None,
     };
     if let Some((folder, set)) = criterion {
-        let runs = crate::import::criterion_set(Path::new(folder), set)?;
-        for (i, r) in runs.iter().enumerate() {
+        let read = crate::import::criterion_set(Path::new(folder), set)?;
+        for (i, r) in read.runs.iter().enumerate() {
             r.check_figures()
                 .map_err(|e| format!("{folder}: run {}: {e}", i + 1))?;
         }
-        return Ok(Baseline {
+        let b = Baseline {
             schema: SCHEMA.into(),
             schema_version: SCHEMA_VERSION,
             name: what.to_string(),
             saved_at: String::new(),
-            runs,
-        });
+            runs: read.runs,
+        };
+        return Ok((b, read.changes));
     }
     let as_file = Path::new(what);
     let p = if what.ends_with(".json") && as_file.is_file() {
@@ -257,7 +259,7 @@ pub fn load(dir: &Path, what: &str) -> Result<Baseline, String> {
         r.check_figures()
             .map_err(|e| format!("{}: run {}: {e}", p.display(), i + 1))?;
     }
-    Ok(read)
+    Ok((read, Vec::new()))
 }
 
 /// A baseline or report document, as a baseline.

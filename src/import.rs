@@ -268,37 +268,25 @@ fn set_words(set: &str) -> String {
 /// Criterion's estimate beside them; the latest results carry Criterion's own change against
 /// its baseline where it wrote one. The baselines come first, the latest results last.
 pub fn criterion(root: &Path) -> Result<Vec<RunRecord>, String> {
-    criterion_sets(root, None)
+    criterion_sets(root, None).map(|read| read.runs)
 }
 
-/// The runs of one result set of a Criterion folder (`new`, `base`, a baseline's name), or an
-/// error naming the sets there are.
-pub fn criterion_set(root: &Path, set: &str) -> Result<Vec<RunRecord>, String> {
+/// What a Criterion folder's result sets read as.
+#[derive(Debug)]
+pub struct CriterionRead {
+    pub runs: Vec<RunRecord>,
+    /// Criterion's own change of each benchmark of the latest results that has one (its
+    /// `change/`), in words, after its group and parameter: also in its run's source.
+    pub changes: Vec<String>,
+}
+
+/// One result set of a Criterion folder (`new`, `base`, a baseline's name), or an error naming
+/// the sets there are.
+pub fn criterion_set(root: &Path, set: &str) -> Result<CriterionRead, String> {
     criterion_sets(root, Some(set))
 }
 
-/// Criterion's own change of each benchmark of a Criterion folder that has one (its
-/// `change/`), in words, by the run and bench the latest results make.
-pub fn criterion_changes(root: &Path) -> Result<Vec<String>, String> {
-    let mut dirs = Vec::new();
-    result_dirs(root, 0, &mut dirs);
-    let mut out = Vec::new();
-    for d in dirs
-        .iter()
-        .filter(|d| d.file_name().is_some_and(|n| n == "new"))
-    {
-        let b = read_benchmark(d)?;
-        if let Some(bench_dir) = d.parent()
-            && let Some(words) = change_words(&b.bench, bench_dir)?
-        {
-            let at = b.param.map(|p| format!("/{p}")).unwrap_or_default();
-            out.push(format!("{}{at} {words}", b.group));
-        }
-    }
-    Ok(out)
-}
-
-fn criterion_sets(root: &Path, only: Option<&str>) -> Result<Vec<RunRecord>, String> {
+fn criterion_sets(root: &Path, only: Option<&str>) -> Result<CriterionRead, String> {
     let mut dirs = Vec::new();
     result_dirs(root, 0, &mut dirs);
     if dirs.is_empty() {
@@ -330,6 +318,7 @@ fn criterion_sets(root: &Path, only: Option<&str>) -> Result<Vec<RunRecord>, Str
     };
     type Key = (String, Option<String>, u8, String);
     let mut groups: BTreeMap<Key, Vec<(Imported, Option<String>)>> = BTreeMap::new();
+    let mut changes = Vec::new();
     for d in dirs {
         let set = set_of(&d);
         if only.is_some_and(|w| w != set) {
@@ -340,6 +329,14 @@ fn criterion_sets(root: &Path, only: Option<&str>) -> Result<Vec<RunRecord>, Str
             ("new", Some(bench_dir)) => change_words(&b.bench, bench_dir)?,
             _ => None,
         };
+        if let Some(words) = &change {
+            let at = b
+                .param
+                .as_deref()
+                .map(|p| format!("/{p}"))
+                .unwrap_or_default();
+            changes.push(format!("{}{at} {words}", b.group));
+        }
         groups
             .entry((b.group.clone(), b.param.clone(), rank(&set), set))
             .or_default()
@@ -351,7 +348,7 @@ fn criterion_sets(root: &Path, only: Option<&str>) -> Result<Vec<RunRecord>, Str
             .ok()
             .map(|t| time::OffsetDateTime::from(t).date().to_string())
     };
-    Ok(groups
+    let runs = groups
         .into_iter()
         .map(|((group, param, _, set), benches)| {
             let mut r = RunRecord::default();
@@ -440,7 +437,8 @@ fn criterion_sets(root: &Path, only: Option<&str>) -> Result<Vec<RunRecord>, Str
             ));
             r
         })
-        .collect())
+        .collect();
+    Ok(CriterionRead { runs, changes })
 }
 
 /// Runs from any file or folder benchscope reads: a Criterion folder, a session journal, a
@@ -646,7 +644,17 @@ mod tests {
         );
 
         // One set alone, for compare; a set that is not there names those that are.
-        let main = criterion_set(d.path(), "main").unwrap();
+        let main = criterion_set(d.path(), "main").unwrap().runs;
+        // The latest results' change, read once with them, for compare to list.
+        let new = criterion_set(d.path(), "new").unwrap();
+        assert_eq!(new.changes.len(), 1, "{:?}", new.changes);
+        assert!(
+            new.changes[0]
+                .starts_with("g a: Criterion's change against its baseline: median +20.0%"),
+            "{:?}",
+            new.changes
+        );
+        assert!(criterion_set(d.path(), "base").unwrap().changes.is_empty());
         assert_eq!(main.len(), 1);
         assert_eq!(main[0].start.as_ref().unwrap().run, "criterion:g@main");
         let e = criterion_set(d.path(), "v2").unwrap_err();
