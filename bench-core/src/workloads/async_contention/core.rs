@@ -13,7 +13,7 @@ use super::schema::{self, WRITE_TRANSACTIONS};
 use super::{
     DATABASES, DURATION, READ_ROWS, READERS, STORAGE, WORKERS, WRITE_DELAY_MS, WRITE_ROWS, WRITER,
 };
-use crate::backends::middleware::{Middleware, Strategy};
+use crate::backends::middleware::Middleware;
 use crate::backends::raw;
 use crate::catalog::{BenchSpec, CatalogError, SPIN_US, Subject, Target};
 use crate::error::BenchError;
@@ -157,25 +157,44 @@ impl Session for Ctx {
 
     fn scenario(&self, spec: &BenchSpec) -> Result<Box<dyn ScenarioRun + '_>, BenchError> {
         match spec.subject {
-            Subject::Middleware(_) => Ok(Box::new(Prepared::new(self, spec, |o| {
-                Middleware::for_scenario(o)
-            })?)),
+            Subject::Middleware(strategy) => {
+                // The middleware names the pool it runs on.
+                let pool = crate::catalog::Pool::chosen(&self.params.pool, strategy);
+                let backend = pool.label().to_string();
+                Ok(Box::new(Prepared::new(self, spec, backend, |o| {
+                    Ok(Middleware::on_pool(
+                        o.path.to_path_buf(),
+                        strategy,
+                        pool,
+                        o.connections,
+                        self.params.spin,
+                        o.settings,
+                        o.rt.handle().clone(),
+                    )?)
+                })?))
+            }
             #[cfg(feature = "crates")]
             Subject::Crate(krate) => {
                 use crate::backends::crates as c;
                 use crate::catalog::Shipped;
+                // A crate names itself.
+                let backend = spec.backend().to_string();
                 match krate {
-                    Shipped::TokioRusqlite => Ok(Box::new(Prepared::new(self, spec, |o| {
-                        o.rt.block_on(c::TokioRusqlite::open(o.path, o.settings, o.connections))
-                    })?)),
+                    Shipped::TokioRusqlite => {
+                        Ok(Box::new(Prepared::new(self, spec, backend, |o| {
+                            o.rt.block_on(c::TokioRusqlite::open(o.path, o.settings, o.connections))
+                        })?))
+                    }
                     Shipped::R2d2SpawnBlocking | Shipped::R2d2BlockInPlace => {
-                        Ok(Box::new(Prepared::new(self, spec, |o| {
+                        Ok(Box::new(Prepared::new(self, spec, backend, |o| {
                             c::R2d2::open(o.path, o.settings, o.connections, c::hop(krate))
                         })?))
                     }
-                    Shipped::SqlMiddleware => Ok(Box::new(Prepared::new(self, spec, |o| {
-                        o.rt.block_on(c::SqlMiddleware::open(o.path, o.settings))
-                    })?)),
+                    Shipped::SqlMiddleware => {
+                        Ok(Box::new(Prepared::new(self, spec, backend, |o| {
+                            o.rt.block_on(c::SqlMiddleware::open(o.path, o.settings))
+                        })?))
+                    }
                     _ => Err(c::elsewhere(krate)),
                 }
             }
@@ -234,18 +253,11 @@ impl<'a, R: Reach> Prepared<'a, R> {
     fn new(
         ctx: &'a Ctx,
         spec: &BenchSpec,
+        backend: String,
         open: impl Fn(&Open<'_>) -> Result<R, BenchError>,
     ) -> Result<Self, BenchError> {
         let bench = spec.name;
         let p = &ctx.params;
-        // The middleware names the pool it runs on; a crate, itself.
-        let (strategy, backend) = match spec.subject {
-            Subject::Middleware(s) => (
-                s,
-                crate::catalog::Pool::chosen(&p.pool, s).label().to_string(),
-            ),
-            _ => (Strategy::Inline, spec.backend().to_string()),
-        };
         ensure_open_files((p.databases * p.pool() * 3 + 256) as u64)?;
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(p.workers)
@@ -277,9 +289,6 @@ impl<'a, R: Reach> Prepared<'a, R> {
                 path: &path,
                 connections: p.pool(),
                 settings: &ctx.settings,
-                pool: crate::catalog::Pool::chosen(&p.pool, strategy),
-                strategy,
-                spin: p.spin,
                 rt: &rt,
             })?;
             dbs.push(Db {

@@ -6,9 +6,8 @@
 
 use std::future::Future;
 use std::path::Path;
-use std::time::Duration;
 
-use crate::backends::middleware::{Conn, Middleware, Strategy};
+use crate::backends::middleware::{Conn, Middleware};
 use crate::error::BenchError;
 use crate::settings::SqliteSettings;
 
@@ -30,14 +29,11 @@ pub trait Reach: Send + Sync + 'static {
 }
 
 /// What a database is opened with: its path (or memdb URI), the connections it needs (one per
-/// task), the run's settings, and the middleware's pool, strategy and spin.
+/// task), the run's settings and the runtime its tasks run on.
 pub struct Open<'a> {
     pub path: &'a Path,
     pub connections: usize,
     pub settings: &'a SqliteSettings,
-    pub pool: crate::catalog::Pool,
-    pub strategy: Strategy,
-    pub spin: Duration,
     pub rt: &'a tokio::runtime::Runtime,
 }
 
@@ -55,21 +51,6 @@ impl Reach for Middleware {
     }
     async fn read_back(&self) -> Result<std::collections::BTreeMap<String, String>, BenchError> {
         Ok(Middleware::read_back(self).await?)
-    }
-}
-
-impl Middleware {
-    /// A database of the scenario on the middleware: the pool and strategy asked for.
-    pub fn for_scenario(o: &Open<'_>) -> Result<Middleware, BenchError> {
-        Ok(Middleware::on_pool(
-            o.path.to_path_buf(),
-            o.strategy,
-            o.pool,
-            o.connections,
-            o.spin,
-            o.settings,
-            o.rt.handle().clone(),
-        )?)
     }
 }
 
