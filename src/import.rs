@@ -381,6 +381,7 @@ fn criterion_sets(root: &Path, only: Option<&str>) -> Result<CriterionRead, Stri
                     min_samples: 0,
                     paired: false,
                     group: None,
+                    processes: None,
                 },
                 env: RunEnv {
                     profile: "release".into(),

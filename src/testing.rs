@@ -14,6 +14,7 @@ pub const BUDGET: Budget = Budget {
     min_samples: 10,
     paired: false,
     group: None,
+    processes: None,
 };
 
 /// A core harness's start event for `single_row_lookup`, release or debug.

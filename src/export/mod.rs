@@ -631,6 +631,7 @@ mod snapshot_tests {
                 pairs: 12,
                 median,
                 ci95,
+                processes: Vec::new(),
             },
         };
         r.apply(paired("sqlite3_c", 0.93, [0.92, 0.94]));

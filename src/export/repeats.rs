@@ -216,6 +216,7 @@ mod tests {
                 pairs: 12,
                 median: paired,
                 ci95: [paired * 0.99, paired * 1.01],
+                processes: Vec::new(),
             },
         });
         r

@@ -156,6 +156,8 @@ async fn collect(
     let (tx, mut rx) = mpsc::unbounded_channel();
     let mut record = RunRecord::default();
     let paired = request.settings.budget_args.iter().any(|a| a == "--paired");
+    // Every process measures every bench again.
+    let processes = request.processes();
     let mut handle = match runner.start(request, tx) {
         Ok(h) => h,
         Err(e) => {
@@ -164,7 +166,7 @@ async fn collect(
         }
     };
     let mut interrupted: Option<i32> = None;
-    let mut progress = Progress::new(benches);
+    let mut progress = Progress::new(benches * processes);
     let mut tick = tokio::time::interval(Duration::from_millis(250));
     loop {
         tokio::select! {
@@ -409,6 +411,10 @@ fn result_line(
     let warmup = budget
         .map(|b| format!(" after {} s warm-up", b.warmup_s))
         .unwrap_or_default();
+    let warmup = match s.processes.len() {
+        0 => warmup,
+        k => format!("{warmup} each, {k} processes so far"),
+    };
     let mut line = format!(
         "✓ {bench}: {} [{} – {}] · mean {} ± {} · min {} max {} · {} samples{warmup}",
         ns(s.median),
@@ -461,6 +467,7 @@ mod tests {
             bench_core::protocol::Budget {
                 paired: true,
                 group: Some(8),
+                processes: None,
                 ..crate::testing::BUDGET
             },
         ) else {

@@ -5,6 +5,8 @@ use crate::messages::Outcome;
 use crate::testing;
 use bench_core::catalog::{CONCURRENCY, ROWS};
 use bench_core::knobs::{self, KnobValue, Knobs};
+use bench_core::measure::processes::Estimate;
+use bench_core::measure::stats::PairedRatio;
 use bench_core::protocol::Budget;
 use bench_core::protocol::{DatasetStatus, Event};
 use bench_core::workloads::single_row_lookup;
@@ -72,6 +74,7 @@ fn start_event(debug: bool) -> Event {
             min_samples: 2,
             paired: false,
             group: None,
+            processes: None,
         },
     )
 }
@@ -1223,4 +1226,82 @@ fn groups_fold_into_one_row() {
     assert_eq!(groups.len(), folded, "one row per group");
     press(&mut s, &[Key::Char('Z')], now);
     assert_eq!(s.catalog_benches().len(), all);
+}
+
+/// A paired run's summaries arrive in one update and its paired ratios in the next; in a run
+/// of several processes, the figures across more processes come after that, the number of
+/// finished benches unchanged. The compare view shows each as it comes, never a ratio it has
+/// since been told better.
+#[test]
+fn the_compare_view_shows_the_paired_ratio_that_came_after_the_summaries() {
+    let mut s = state();
+    let t0 = Instant::now();
+    press(&mut s, &[Key::Char(' '), Key::Char(' '), Key::Enter], t0);
+    assert_eq!(s.runs[0].benches, ["rusqlite", "sqlite3_c"]);
+    update(&mut s, ev("t-1", start_event(false)), t0);
+    finish_bench(&mut s, "t-1", "rusqlite", 1000.0, t0);
+    finish_bench(&mut s, "t-1", "sqlite3_c", 1500.0, t0);
+    let shown = |s: &State| {
+        s.compare
+            .analysis
+            .cell("t-1", "sqlite3_c")
+            .and_then(|c| c.ratio)
+            .map(|r| (r.value, r.ci95))
+    };
+    let tick = |s: &mut State, secs: u64| {
+        update(s, Action::Tick, t0 + Duration::from_secs(secs));
+    };
+    tick(&mut s, 1);
+    let (unpaired, _) = shown(&s).expect("a ratio from the summaries");
+    assert!((unpaired - 1.5).abs() < 0.05, "{unpaired}");
+    let paired = |median: f64, processes: Vec<Estimate>| {
+        ev(
+            "t-1",
+            Event::Paired {
+                bench: "sqlite3_c".into(),
+                against: "rusqlite".into(),
+                ratio: PairedRatio {
+                    pairs: 10,
+                    median,
+                    ci95: [median - 0.01, median + 0.01],
+                    processes,
+                },
+            },
+        )
+    };
+    update(
+        &mut s,
+        paired(1.40, Vec::new()),
+        t0 + Duration::from_secs(1),
+    );
+    tick(&mut s, 2);
+    assert_eq!(shown(&s), Some((1.40, Some([1.39, 1.41]))));
+    // A second process: its summary and ratio across both processes replace the first's.
+    let e = |value: f64| Estimate {
+        value,
+        ci95: [value - 0.01, value + 0.01],
+    };
+    let mut across = testing::bench_events("sqlite3_c", "b", 10, &[1480.0], None);
+    let Some(Event::Summary { mut stats, .. }) = across.pop() else {
+        panic!("a summary ends a bench's events")
+    };
+    stats.processes = vec![e(1500.0), e(1460.0)];
+    update(
+        &mut s,
+        ev(
+            "t-1",
+            Event::Summary {
+                bench: "sqlite3_c".into(),
+                stats,
+            },
+        ),
+        t0 + Duration::from_secs(2),
+    );
+    update(
+        &mut s,
+        paired(1.45, vec![e(1.40), e(1.50)]),
+        t0 + Duration::from_secs(2),
+    );
+    tick(&mut s, 3);
+    assert_eq!(shown(&s), Some((1.45, Some([1.44, 1.46]))));
 }

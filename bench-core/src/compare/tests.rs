@@ -397,6 +397,7 @@ fn paired_runs_judge_the_change_of_their_paired_ratio() {
                 pairs: 30,
                 median: ratio,
                 ci95: [ratio * (1.0 - half), ratio * (1.0 + half)],
+                processes: Vec::new(),
             },
         ));
         r
@@ -538,6 +539,7 @@ pub(crate) fn start(target: &str, knobs: crate::knobs::Knobs) -> Event {
             min_samples: 1,
             paired: false,
             group: None,
+            processes: None,
         },
         env: Default::default(),
     })
@@ -759,4 +761,47 @@ fn verdicts_are_named_and_marked_apart() {
     );
     let marks: Vec<&str> = all.iter().map(|v| v.mark()).collect();
     assert_eq!(marks, ["▼", "▲", "≈", "?"]);
+}
+
+/// One run a side, each measured in four runner processes: judged by its processes as four
+/// runs a side (Welch on their medians), so a 10% change whose processes agree is called,
+/// while processes that scatter by 25% cannot call a 3% change, however tight each one's
+/// own samples are.
+#[test]
+fn a_run_of_several_processes_is_judged_by_its_processes() {
+    use crate::measure::processes::Estimate;
+    let run = |medians: &[f64]| {
+        let mut r = result(medians[0], 0.001, 30);
+        let s = r.summary.as_mut().unwrap();
+        s.processes = medians
+            .iter()
+            .map(|m| Estimate {
+                value: *m,
+                ci95: [m * 0.999, m * 1.001],
+            })
+            .collect();
+        r
+    };
+    let s = Settings::default();
+    let base = run(&[100.0, 101.0, 99.0, 100.5]);
+    let slower = run(&[110.0, 111.0, 109.0, 110.5]);
+    let c = judge(&[&slower], &[&base], &s).unwrap();
+    assert_eq!(c.verdict, Verdict::Regressed, "{c:?}");
+    assert!(
+        c.basis
+            .starts_with("4 baseline runner processes, 4 current"),
+        "{}",
+        c.basis
+    );
+    let scattered = run(&[100.0, 125.0, 90.0, 110.0]);
+    let a_bit_slower = run(&[103.0, 128.5, 92.5, 113.5]);
+    let c = judge(&[&a_bit_slower], &[&scattered], &s).unwrap();
+    assert_eq!(c.verdict, Verdict::WithinNoise, "{c:?}");
+    // The same two runs without their processes: one run a side, judged by its samples.
+    let mut one = a_bit_slower.clone();
+    one.summary.as_mut().unwrap().processes.clear();
+    let mut other = scattered.clone();
+    other.summary.as_mut().unwrap().processes.clear();
+    let c = judge(&[&one], &[&other], &s).unwrap();
+    assert!(!c.basis.contains("processes"), "{}", c.basis);
 }

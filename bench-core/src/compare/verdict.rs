@@ -114,7 +114,9 @@ fn default_level() -> f64 {
 }
 
 /// The change of a bench between runs and its verdict. `current` and `baseline` are the
-/// bench's results in runs made the same way on each side (one or more each).
+/// bench's results in runs made the same way on each side (one or more each). A run measured
+/// in several runner processes gives each process's median as a run's: the process is the
+/// unit (`measure::processes`).
 ///
 /// - Within the noise threshold: within noise, whatever else.
 /// - With two runs or more on each side, the run-to-run variation is measured: Welch's t-test
@@ -131,11 +133,26 @@ pub fn judge(
     baseline: &[&BenchResult],
     settings: &Settings,
 ) -> Option<Change> {
+    // A run measured in several runner processes counts each process as one run: the process
+    // is the unit its interval was made from.
     let medians = |rs: &[&BenchResult]| -> Vec<f64> {
         rs.iter()
-            .filter_map(|r| r.summary.as_ref().map(|s| s.median))
+            .filter_map(|r| r.summary.as_ref())
+            .flat_map(|s| match s.processes.as_slice() {
+                [_, _, ..] => s.processes.iter().map(|e| e.value).collect(),
+                _ => vec![s.median],
+            })
             .filter(|m| *m > 0.0)
             .collect()
+    };
+    let unit = if [current, baseline]
+        .iter()
+        .flat_map(|rs| rs.iter())
+        .any(|r| r.summary.as_ref().is_some_and(|s| s.processes.len() > 1))
+    {
+        "runner processes"
+    } else {
+        "runs"
     };
     let (cm, bm) = (medians(current), medians(baseline));
     if cm.is_empty() || bm.is_empty() {
@@ -187,7 +204,7 @@ pub fn judge(
         out.ci_level = level(settings.alpha);
         let significant = se > 0.0 && d.abs() / se > t || se == 0.0 && d != 0.0;
         out.basis = format!(
-            "{nb} baseline runs, {nc} current: run-to-run sd {:.1}% ({test}, df {df})",
+            "{nb} baseline {unit}, {nc} current: run-to-run sd {:.1}% ({test}, df {df})",
             sd * 100.0
         );
         if rel.abs() > settings.noise && significant {

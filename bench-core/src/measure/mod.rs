@@ -5,6 +5,7 @@
 pub mod changepoint;
 pub mod cost;
 pub mod drive;
+pub mod processes;
 pub mod scenario;
 pub mod stats;
 pub mod trace;
@@ -355,6 +356,7 @@ mod tests {
             min_samples: min,
             paired: false,
             group: None,
+            processes: None,
         }
     }
 

@@ -61,6 +61,11 @@ pub struct Summary {
     /// CPU time and context switches per operation over the samples (since protocol 1.3).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost: Option<super::cost::CostSummary>,
+    /// Each runner process's median and its own interval, where the bench was measured in
+    /// several (since 1.10): the median above is then their geometric mean and its interval
+    /// the next run's ([`super::processes`]). Empty: one process, intervals from its samples.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub processes: Vec<super::processes::Estimate>,
 }
 
 /// Median of sorted data (mean of the two middle values for an even count).
@@ -147,6 +152,7 @@ pub fn summarize(samples: &[f64], latency: Option<Percentiles>) -> Option<Summar
         latency,
         warnings,
         cost: None,
+        processes: Vec::new(),
     })
 }
 
@@ -852,11 +858,16 @@ mod tests {
 
 /// A ratio from paired rounds: the median of the per-round ratios of two benches' samples, with
 /// a distribution-free 95% interval of that median (order statistics of the ratios).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PairedRatio {
     pub pairs: usize,
     pub median: f64,
     pub ci95: [f64; 2],
+    /// Each runner process's ratio and its own interval, where the bench was measured in
+    /// several (since 1.10): the ratio above is their geometric mean and its interval the
+    /// next run's. Empty: one process.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub processes: Vec<super::processes::Estimate>,
 }
 
 /// Pairs `num[i]` with `den[i]` (samples of the same round) and summarizes their ratios.
@@ -882,6 +893,7 @@ pub fn paired_ratio(num: &[f64], den: &[f64]) -> Option<PairedRatio> {
         pairs: n,
         median: median_sorted(&r),
         ci95: [r[lo], r[hi]],
+        processes: Vec::new(),
     })
 }
 
@@ -931,7 +943,8 @@ mod paired_tests {
             Some(PairedRatio {
                 pairs: 6,
                 median: 3.5,
-                ci95: [1.0, 6.0]
+                ci95: [1.0, 6.0],
+                processes: Vec::new(),
             })
         );
         assert_eq!(

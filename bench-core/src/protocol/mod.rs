@@ -91,6 +91,11 @@ pub struct Budget {
     /// run: every bench at once (before 1.9).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group: Option<usize>,
+    /// Runner processes each bench was measured in, one after another, each with this
+    /// budget and its own warm-up (since 1.10; the front end writes it into the run's start,
+    /// a runner is one process). Absent: one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub processes: Option<usize>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -476,6 +481,7 @@ mod tests {
                     min_samples: 3,
                     paired: false,
                     group: None,
+                    processes: None,
                 },
                 env: RunEnv {
                     profile: "release".into(),

@@ -70,7 +70,35 @@ pub struct BudgetArgs {
         allow_hyphen_values = true
     )]
     pub paired_group: String,
+    /// Runner processes to measure each bench in, one after another, each with its own
+    /// warm-up and a share of the time (`--time`, `--warmup` and `--samples` are the run's
+    /// whole): a bench's figure is the geometric mean of its processes' and its 95% interval
+    /// says where a repeat of the run lands, from the processes' spread (a hand-off to another
+    /// thread costs more in one process than the next; one process's samples cannot see that).
+    /// Default 4; 1 with --quick, profiled (--flamegraph) and for async_contention's scenario.
+    #[arg(
+        long,
+        value_name = "N",
+        env = "BENCHSCOPE_PROCESSES",
+        allow_hyphen_values = true
+    )]
+    pub processes: Option<String>,
 }
+
+/// Runner processes per run, unless `--processes` says otherwise: measured on a 2-vCPU VM,
+/// the intervals of four processes held the next run's ratio for every bench of the lookup
+/// (docs/src/numbers.md, "Processes").
+pub const DEFAULT_PROCESSES: usize = 4;
+
+/// The most `--processes` takes.
+pub const MAX_PROCESSES: usize = 50;
+
+/// The least warm-up a process of several gets, in seconds (unless the whole is less).
+const PROCESS_WARMUP_S: f64 = 0.1;
+
+/// The least samples a process of several takes (unless the whole asks fewer): a paired
+/// ratio's interval needs six pairs.
+pub const PROCESS_MIN_SAMPLES: usize = 6;
 
 /// `--quick`'s time, warm-up and least samples per bench.
 const QUICK: (&str, &str, &str) = ("0.2", "0.05", "5");
@@ -109,6 +137,7 @@ impl Default for BudgetArgs {
             paired: false,
             unpaired: false,
             paired_group: DEFAULT_PAIRED_GROUP.into(),
+            processes: None,
         }
     }
 }
@@ -129,6 +158,7 @@ impl BudgetArgs {
     }
 
     pub fn resolve(&self) -> Result<Budget, BenchError> {
+        self.processes()?;
         let (time, warmup, min) = self.times();
         let b = Budget {
             time_s: parse_seconds("time", time, 0.0, 3600.0)?,
@@ -142,6 +172,8 @@ impl BudgetArgs {
                 1,
                 10_000,
             )?),
+            // One runner is one process; a front end that runs several says so in the start.
+            processes: None,
         };
         if b.min_samples > b.max_samples {
             return Err(BenchError::Invalid(format!(
@@ -152,18 +184,59 @@ impl BudgetArgs {
         Ok(b)
     }
 
+    /// The runner processes asked for: `--processes`, else 1 with `--quick` and
+    /// [`DEFAULT_PROCESSES`] without.
+    pub fn processes(&self) -> Result<usize, BenchError> {
+        match &self.processes {
+            Some(p) => parse_count("processes", p, 1, MAX_PROCESSES),
+            None if self.quick => Ok(1),
+            None => Ok(DEFAULT_PROCESSES),
+        }
+    }
+
     /// The same settings as command-line arguments, to pass on to a child runner.
     pub fn to_args(&self) -> Vec<String> {
+        self.to_args_per_process(1)
+    }
+
+    /// What each of `processes` runners is told, one after another: a share of the time, of
+    /// the most and of the least samples (but at least [`PROCESS_MIN_SAMPLES`], what a paired
+    /// ratio needs, unless the whole asks fewer), and of the warm-up (at least 0.1 s, a process
+    /// starts cold). Values that do not read are passed on as given, for the runner to name.
+    pub fn to_args_per_process(&self, processes: usize) -> Vec<String> {
         let (time, warmup, min) = self.times();
+        let (mut time, mut warmup, mut max, mut min) = (
+            time.to_string(),
+            warmup.to_string(),
+            self.max_samples.clone(),
+            min.to_string(),
+        );
+        if processes > 1
+            && let (Ok(t), Ok(w), Ok(m), Ok(least)) = (
+                time.trim().parse::<f64>(),
+                warmup.trim().parse::<f64>(),
+                max.trim().parse::<usize>(),
+                min.trim().parse::<usize>(),
+            )
+        {
+            let p = processes as f64;
+            let least = least
+                .div_ceil(processes)
+                .max(least.min(PROCESS_MIN_SAMPLES));
+            time = format!("{}", t / p);
+            warmup = format!("{}", (w / p).max(w.min(PROCESS_WARMUP_S)));
+            max = format!("{}", m.div_ceil(processes).max(least));
+            min = least.to_string();
+        }
         let mut a: Vec<String> = vec![
             "--time".into(),
-            time.into(),
+            time,
             "--warmup".into(),
-            warmup.into(),
+            warmup,
             "--samples".into(),
-            self.max_samples.clone(),
+            max,
             "--min-samples".into(),
-            min.into(),
+            min,
         ];
         if self.paired {
             a.push("--paired".into());
