@@ -56,7 +56,10 @@ pub struct Cell {
 }
 
 /// Ratios already resampled: (run, bench, base, samples of each).
-type RatioKey = (String, String, String, usize, usize);
+type RatioKey = (String, String, String, Figures, Figures);
+
+/// A bench's figures so far, as a key ([`figures`]).
+type Figures = (usize, u64, u64);
 
 #[derive(Clone, Default)]
 pub struct Analysis {
@@ -146,13 +149,12 @@ impl Analysis {
             for b in record.benches.iter().filter(|b| b.summary.is_some()) {
                 let name = b.name.as_str();
                 let base = baselines.base_of(record, name);
-                let samples = |n: &str| record.bench(n).map_or(0, |b| b.samples.len());
                 let key = (
                     run.id.to_string(),
                     name.to_string(),
                     base.to_string(),
-                    samples(name),
-                    samples(base),
+                    figures(record.bench(name)),
+                    figures(record.bench(base)),
                 );
                 let ratio = self
                     .ratios
@@ -211,9 +213,8 @@ impl Analysis {
     }
 }
 
-/// What the analysis depends on, hashed: the runs and how many of their benches finished
-/// (a bench only ever goes from streaming to finished; its streaming samples never count),
-/// the baselines and the verdict settings. Cheap: it is taken at every tick.
+/// What the analysis depends on, hashed: the runs and their benches' figures so far
+/// ([`figures`]), the baselines and the verdict settings. Cheap: it is taken at every tick.
 fn fingerprint(inputs: &Inputs<'_>) -> u64 {
     let mut h = DefaultHasher::new();
     inputs.bench.hash(&mut h);
@@ -225,10 +226,26 @@ fn fingerprint(inputs: &Inputs<'_>) -> u64 {
     for r in runs {
         r.id.hash(&mut h);
         r.record.profiled.hash(&mut h);
-        let finished = r.record.benches.iter().filter(|b| b.summary.is_some());
-        finished.count().hash(&mut h);
+        // A bench still streaming its first samples has no figures yet.
+        for b in r.record.benches.iter().filter(|b| b.summary.is_some()) {
+            figures(Some(b)).hash(&mut h);
+        }
     }
     h.finish()
+}
+
+/// What a bench's figures are made of so far, as a key: its summary (how many samples, its
+/// median) and the ratio paired rounds gave it. A paired ratio comes after the summary, and a
+/// run of several processes replaces both after each process; samples streaming in between
+/// never count (the analysis is not worked out again for them).
+fn figures(b: Option<&bench_core::protocol::results::BenchResult>) -> Figures {
+    b.map_or((0, 0, 0), |b| {
+        (
+            b.summary.as_ref().map_or(0, |s| s.samples),
+            b.summary.as_ref().map_or(0, |s| s.median.to_bits()),
+            b.paired.as_ref().map_or(0, |(_, p)| p.median.to_bits()),
+        )
+    })
 }
 
 #[cfg(test)]

@@ -11,8 +11,13 @@ use bench_core::service::args::SessionArgs;
 /// Settings every run of a session shares, whatever its target and knobs.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RunSettings {
-    /// The budget flags, passed on to runners as given.
+    /// The budget flags, passed on to a run's runner as given when it is one process.
     pub budget_args: Vec<String>,
+    /// Runner processes a run measures each bench in, one after another (`--processes`;
+    /// 0 or 1: one). Profiled runs and scenarios are one process whatever it says.
+    pub processes: usize,
+    /// The budget flags each of `processes` runners is told: its share of the whole.
+    pub process_budget_args: Vec<String>,
     pub cache_dir: Option<PathBuf>,
     /// Handed to runners in their environment (BENCHSCOPE_POSTGRES_URL), never as an argument.
     pub postgres_url: Option<String>,
@@ -25,6 +30,11 @@ impl RunSettings {
     pub fn from_session(session: &SessionArgs) -> RunSettings {
         RunSettings {
             budget_args: session.budget.to_args(),
+            // Checked by the front ends before anything runs (`BudgetArgs::resolve`).
+            processes: session.budget.processes().unwrap_or(1),
+            process_budget_args: session
+                .budget
+                .to_args_per_process(session.budget.processes().unwrap_or(1)),
             cache_dir: session.cache_dir.clone(),
             postgres_url: session.postgres_url(),
             script_args: session.script.to_args(),
@@ -92,6 +102,28 @@ impl RunRequest {
             }
         }
         groups
+    }
+
+    /// The runner processes this run measures each bench in: one when profiled (a recording
+    /// per bench) or for a scenario (its figures are over its own timeline), else the
+    /// session's.
+    pub fn processes(&self) -> usize {
+        let scenario = bench_core::workloads::find(&self.target)
+            .is_ok_and(|t| t.measure == bench_core::catalog::Measure::Scenario);
+        if self.profile.is_some() || scenario {
+            1
+        } else {
+            self.settings.processes.max(1)
+        }
+    }
+
+    /// The request one of this run's processes is given: its share of the budget.
+    pub fn one_process(&self) -> RunRequest {
+        let mut r = self.clone();
+        if self.processes() > 1 {
+            r.settings.budget_args = self.settings.process_budget_args.clone();
+        }
+        r
     }
 
     /// The runner's command-line arguments (never the PostgreSQL URL).

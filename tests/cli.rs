@@ -1180,3 +1180,78 @@ fn gates_fail_when_nothing_was_measured_or_compared() {
         "{err}"
     );
 }
+
+/// A run of three runner processes, through real children: one start naming three processes,
+/// each bench's median and paired ratio across them with each process's own kept, and the
+/// table's headers naming the unit.
+#[test]
+fn a_run_of_three_processes_reads_as_one_run_across_them() {
+    let cache = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+    let run = benchscope()
+        .args([
+            "run",
+            "single_row_lookup",
+            "--rows",
+            "50",
+            "--lookups",
+            "10",
+        ])
+        .args([
+            "--bench",
+            "rusqlite",
+            "--bench",
+            "sqlite3_c",
+            "--processes",
+            "3",
+        ])
+        // Six pairs a process, the fewest a paired ratio takes.
+        .args([
+            "--time",
+            "0.01",
+            "--warmup",
+            "0",
+            "--samples",
+            "18",
+            "--min-samples",
+            "18",
+        ])
+        .arg("--cache-dir")
+        .arg(cache.path())
+        .arg("--export-json")
+        .arg(&json)
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&run.get_output().stdout).to_string();
+    assert!(
+        stdout.contains("95% CI (median, 3 processes)")
+            && stdout.contains("each bench in each of 3 runner processes")
+            && stdout.contains("3 runner processes, one after another"),
+        "{stdout}"
+    );
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let r = &v["runs"][0];
+    assert_eq!(r["start"]["budget"]["processes"], 3, "{r}");
+    for b in r["benches"].as_array().unwrap() {
+        let s = &b["summary"];
+        let each = s["processes"].as_array().unwrap();
+        assert_eq!(each.len(), 3, "{b}");
+        // The median is the geometric mean of the processes' own.
+        let logs: f64 = each.iter().map(|e| e["value"].as_f64().unwrap().ln()).sum();
+        let g = (logs / 3.0).exp();
+        assert!(
+            (s["median"].as_f64().unwrap() / g - 1.0).abs() < 1e-9,
+            "{b}"
+        );
+        // Every process's samples are the run's.
+        assert_eq!(b["samples"].as_array().unwrap().len(), 18, "{b}");
+    }
+    let paired = &r["benches"][1]["paired"];
+    assert_eq!(paired[0], "rusqlite");
+    assert_eq!(
+        paired[1]["processes"].as_array().unwrap().len(),
+        3,
+        "{paired}"
+    );
+}

@@ -152,12 +152,27 @@ pub fn render(report: &Report<'_>) -> String {
         .map(|s| s.target.as_str())
         .unwrap_or("?");
     let _ = writeln!(out, "## benchscope: {target}\n");
-    let _ = writeln!(
-        out,
-        "Generated {}. Medians per operation with bootstrap 95% CIs; ratios to `{}` with bootstrap 95% intervals.",
-        report.generated_at,
-        super::table::baseline_label(report)
-    );
+    let processes = report
+        .runs
+        .iter()
+        .map(super::table::processes)
+        .max()
+        .unwrap_or(1);
+    if processes > 1 {
+        let _ = writeln!(
+            out,
+            "Generated {}. Medians per operation and ratios to `{}`, each the geometric mean over {processes} runner processes, with the 95% interval of where a repeat of the run lands.",
+            report.generated_at,
+            super::table::baseline_label(report)
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "Generated {}. Medians per operation with bootstrap 95% CIs; ratios to `{}` with bootstrap 95% intervals.",
+            report.generated_at,
+            super::table::baseline_label(report)
+        );
+    }
     let with_cost = report.runs.iter().any(|r| {
         r.benches
             .iter()

@@ -20,15 +20,20 @@ pub fn comparison_cells(report: &Report<'_>, index: usize) -> (Vec<String>, Vec<
         .as_ref()
         .and_then(|s| bench_core::workloads::find(&s.target).ok())
         .is_some_and(|t| t.is_throughput());
+    // Across processes, an interval says where the next run lands: the header names them.
+    let unit = match processes(run) {
+        1 => String::new(),
+        p => format!(", {p} processes"),
+    };
     let mut headers: Vec<String> = [
         "bench",
         "backend",
         "median/op",
-        "95% CI (median)",
+        &format!("95% CI (median{unit})"),
         "p99/op",
         "mean ± sd",
         "min … max",
-        &format!("vs {} (95% CI)", baseline_label(report)),
+        &format!("vs {} (95% CI{unit})", baseline_label(report)),
         "samples",
     ]
     .map(String::from)
@@ -243,9 +248,14 @@ pub fn notes(run: &RunRecord, baselines: &bench_core::baselines::Baselines<'_>) 
             .and_then(|s| s.paired_group())
             .map(|g| format!(", at most {g} at a time beside the bench their ratio is taken against (--paired-group)"))
             .unwrap_or_default();
-        out.push(format!(
-            "paired rounds: the benches took turns sample by sample{groups}; each ratio is the median of {n} per-round ratios, with its 95% interval"
-        ));
+        out.push(match processes(run) {
+            1 => format!(
+                "paired rounds: the benches took turns sample by sample{groups}; each ratio is the median of {n} per-round ratios, with its 95% interval"
+            ),
+            p => format!(
+                "paired rounds: the benches took turns sample by sample{groups} in each process; each process's ratio is the median of its per-round ratios ({n} rounds in all), and the ratio shown their geometric mean over the {p} processes"
+            ),
+        });
         if run
             .benches
             .iter()
@@ -259,6 +269,9 @@ pub fn notes(run: &RunRecord, baselines: &bench_core::baselines::Baselines<'_>) 
         out.push(
             "unpaired ratios: the benches ran one after another, so whatever the machine did in between moves a ratio from run to run (more than its interval says on a noisy machine: docs/src/usage.md, \"Paired rounds\", gives how far on one); paired rounds (the default) measure them in turns, --repeat N shows how far they move".into(),
         );
+    }
+    if let Some(n) = processes_note(run) {
+        out.push(n);
     }
     if let Some(n) = hand_off_note(run, finished) {
         out.push(n);
@@ -281,10 +294,50 @@ pub fn notes(run: &RunRecord, baselines: &bench_core::baselines::Baselines<'_>) 
     out
 }
 
+/// The runner processes a run measured each bench in (1 before protocol 1.10).
+pub fn processes(run: &RunRecord) -> usize {
+    run.start
+        .as_ref()
+        .map_or(1, |s| bench_core::measure::processes::of_budget(&s.budget))
+}
+
+/// What a run of several processes shows, and for which benches one process would have done
+/// (their processes agreed within their own intervals).
+pub fn processes_note(run: &RunRecord) -> Option<String> {
+    let p = processes(run);
+    if p < 2 {
+        return None;
+    }
+    let enough: Vec<&str> = run
+        .benches
+        .iter()
+        .filter(|b| {
+            b.summary.as_ref().is_some_and(|s| {
+                bench_core::measure::processes::one_process_enough(&s.processes) == Some(true)
+            })
+        })
+        .map(|b| b.name.as_str())
+        .collect();
+    let mut note = format!(
+        "{p} runner processes, one after another: each median and ratio is the geometric mean of the processes' own, and its 95% interval says where a repeat of this run lands (from how far the processes differ: docs/src/numbers.md, \"Processes\")"
+    );
+    if !enough.is_empty() {
+        note.push_str(&format!(
+            "; one process would have done for {} (its processes agreed within their own intervals)",
+            enough.join(", ")
+        ));
+    }
+    Some(note)
+}
+
 /// How each bench was sampled: warm-up, time budget and sample bounds.
 pub fn budget_line(b: &bench_core::protocol::Budget) -> String {
+    let each = match bench_core::measure::processes::of_budget(b) {
+        1 => String::new(),
+        p => format!(" in each of {p} runner processes"),
+    };
     format!(
-        "each bench: {} s warm-up, then samples for {} s (at least {}, at most {}); per-op figures are per sample",
+        "each bench{each}: {} s warm-up, then samples for {} s (at least {}, at most {}); per-op figures are per sample",
         b.warmup_s, b.time_s, b.min_samples, b.max_samples
     )
 }

@@ -6,6 +6,7 @@ pub mod guard;
 pub mod harnesses;
 pub mod machine;
 mod paced;
+mod rounds;
 
 use std::path::PathBuf;
 
@@ -281,69 +282,91 @@ impl Runner for ProcessRunner {
             } else {
                 children
             };
-            for (harness, benches, program) in children {
-                if cancelled {
-                    break;
+            // Every process runs every harness's benches, one process after another; what
+            // the processes say is folded into one stream (`rounds`).
+            let processes = request.processes();
+            let mut rounds = rounds::Rounds::new(processes);
+            let mut children = children;
+            let mut failed: Vec<Harness> = Vec::new();
+            'processes: for process in 0..processes {
+                if process > 0 {
+                    rounds.next_process();
                 }
-                let Some(program) = program.wait(&mut kill_rx).await else {
-                    cancelled = true;
-                    break;
-                };
-                let stem = request
-                    .profile
-                    .as_ref()
-                    .map(|dir| crate::profile::stem(dir, &request.target, &benches[0], &run_id));
-                let part = RunRequest {
-                    benches: benches.clone(),
-                    ..request.clone()
-                };
-                let program = match (&stem, program) {
-                    (Some(stem), Ok(p)) => Ok(under_perf(&p, stem)),
-                    (_, p) => p,
-                };
-                let result = match program {
-                    Ok(p) => {
-                        child::run_child(
-                            &p,
-                            &part,
-                            &run_id,
-                            &events,
-                            &mut kill_rx,
-                            nice,
-                            cpus.as_ref(),
-                        )
-                        .await
+                if processes > 1 {
+                    let _ = events.send(RunEvent::Note {
+                        run_id: run_id.clone(),
+                        text: format!("runner process {} of {processes}", process + 1),
+                    });
+                }
+                for (harness, benches, program) in children.iter_mut() {
+                    let harness = *harness;
+                    if cancelled {
+                        break 'processes;
                     }
-                    Err(e) => Err(child::ChildEnd::Failed(e)),
-                };
-                if let Some(stem) = stem {
-                    let bench = benches[0].clone();
-                    let profile = match &result {
-                        Ok(()) => {
-                            let title = format!("{} {bench}", request.target);
-                            let stem = stem.clone();
-                            tokio::task::spawn_blocking(move || {
-                                crate::profile::finish(&stem, &title)
-                            })
-                            .await
-                            .unwrap_or_else(|e| Profile::failed(format!("profiling: {e}")))
-                        }
-                        Err(_) => {
-                            let _ = std::fs::remove_file(stem.with_extension("perf.data"));
-                            Profile::failed("the bench did not finish under the profiler")
-                        }
-                    };
-                    send_event(&events, &run_id, Event::Profile { bench, profile });
-                }
-                match result {
-                    Ok(()) => {}
-                    Err(child::ChildEnd::Cancelled) => {
+                    if failed.contains(&harness) {
+                        continue;
+                    }
+                    let Some(program) = program.ready(&mut kill_rx).await else {
                         cancelled = true;
-                        break;
+                        break 'processes;
+                    };
+                    let stem = request.profile.as_ref().map(|dir| {
+                        crate::profile::stem(dir, &request.target, &benches[0], &run_id)
+                    });
+                    let part = RunRequest {
+                        benches: benches.clone(),
+                        ..request.one_process()
+                    };
+                    let program = match (&stem, program) {
+                        (Some(stem), Ok(p)) => Ok(under_perf(&p, stem)),
+                        (_, p) => p,
+                    };
+                    let result = match program {
+                        Ok(p) => {
+                            through(
+                                &mut rounds,
+                                &p,
+                                &part,
+                                &run_id,
+                                &events,
+                                &mut kill_rx,
+                                nice,
+                                cpus.as_ref(),
+                            )
+                            .await
+                        }
+                        Err(e) => Err(child::ChildEnd::Failed(e)),
+                    };
+                    if let Some(stem) = stem {
+                        let bench = benches[0].clone();
+                        let profile = match &result {
+                            Ok(()) => {
+                                let title = format!("{} {bench}", request.target);
+                                let stem = stem.clone();
+                                tokio::task::spawn_blocking(move || {
+                                    crate::profile::finish(&stem, &title)
+                                })
+                                .await
+                                .unwrap_or_else(|e| Profile::failed(format!("profiling: {e}")))
+                            }
+                            Err(_) => {
+                                let _ = std::fs::remove_file(stem.with_extension("perf.data"));
+                                Profile::failed("the bench did not finish under the profiler")
+                            }
+                        };
+                        send_event(&events, &run_id, Event::Profile { bench, profile });
                     }
-                    // One harness failing does not stop the others.
-                    Err(child::ChildEnd::Failed(e)) => {
-                        errors.push(format!("{} harness: {e}", harness.name()))
+                    match result {
+                        Ok(()) => {}
+                        Err(child::ChildEnd::Cancelled) => {
+                            cancelled = true;
+                            break 'processes;
+                        }
+                        // One harness failing does not stop the others (nor is it started again).
+                        Err(child::ChildEnd::Failed(e)) => {
+                            failed.push(harness);
+                            errors.push(format!("{} harness: {e}", harness.name()))
+                        }
                     }
                 }
             }
@@ -373,6 +396,18 @@ enum Pending {
 }
 
 impl Pending {
+    /// The program once it is there, kept for the next process; `None` when the run is
+    /// cancelled meanwhile.
+    async fn ready(
+        &mut self,
+        kill_rx: &mut tokio::sync::oneshot::Receiver<()>,
+    ) -> Option<Result<Program, String>> {
+        let taken = std::mem::replace(self, Pending::Ready(Err("taken".into())));
+        let p = taken.wait(kill_rx).await?;
+        *self = Pending::Ready(p.clone());
+        Some(p)
+    }
+
     /// The program once it is there; `None` when the run is cancelled meanwhile.
     async fn wait(
         self,
@@ -386,6 +421,56 @@ impl Pending {
             },
         }
     }
+}
+
+/// One runner process of a run, its events passed through `rounds` on their way: the
+/// run's figures across its processes so far replace each process's own.
+#[allow(clippy::too_many_arguments)]
+async fn through(
+    rounds: &mut rounds::Rounds,
+    program: &Program,
+    request: &RunRequest,
+    run_id: &str,
+    events: &mpsc::UnboundedSender<RunEvent>,
+    kill_rx: &mut tokio::sync::oneshot::Receiver<()>,
+    nice: i32,
+    cpus: Option<&machine::CpuSet>,
+) -> Result<(), child::ChildEnd> {
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let child = async {
+        let tx = tx;
+        child::run_child(program, request, run_id, &tx, kill_rx, nice, cpus).await
+    };
+    let forward = async {
+        while let Some(e) = rx.recv().await {
+            match e {
+                RunEvent::Event {
+                    run_id,
+                    event,
+                    line,
+                } => {
+                    let came = event.clone();
+                    if let Some(event) = rounds.pass(event) {
+                        let line = if event == came {
+                            line
+                        } else {
+                            protocol::encode(&event)
+                        };
+                        let _ = events.send(RunEvent::Event {
+                            run_id,
+                            event,
+                            line,
+                        });
+                    }
+                }
+                other => {
+                    let _ = events.send(other);
+                }
+            }
+        }
+    };
+    let (result, ()) = tokio::join!(child, forward);
+    result
 }
 
 /// Sends an event the runner layer writes itself (a watchdog's error, a profile, the machine

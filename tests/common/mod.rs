@@ -16,6 +16,9 @@ pub fn benchscope() -> Command {
     // into stores of its own).
     c.env_remove("BENCHSCOPE_STORE");
     c.env("BENCHSCOPE_NO_STORE", "1");
+    // One runner process per run, as before runs had several: the tests of several
+    // (tests/cli.rs, `a_run_of_three_processes...`) say so.
+    c.env("BENCHSCOPE_PROCESSES", "1");
     c
 }
 
@@ -32,6 +35,7 @@ pub fn benchscope_std() -> std::process::Command {
     // into stores of its own).
     c.env_remove("BENCHSCOPE_STORE");
     c.env("BENCHSCOPE_NO_STORE", "1");
+    c.env("BENCHSCOPE_PROCESSES", "1");
     c
 }
 
