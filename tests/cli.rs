@@ -905,8 +905,16 @@ fn interleaved_rounds_measure_the_baseline_again_beside_the_run() {
         .args(["--baseline", "main", "--interleave", "3"])
         .args(["--save-baseline", "candidate", "--baseline-dir"])
         .arg(&dir)
+        // A round is one fresh process, whatever the processes asked for.
+        .env("BENCHSCOPE_PROCESSES", "4")
         .assert()
         .success();
+    let json: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let runs = json["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 6);
+    for r in runs {
+        assert!(r["start"]["budget"].get("processes").is_none(), "{r}");
+    }
     let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
     let rounds: Vec<&str> = err.lines().filter(|l| l.starts_with("round ")).collect();
     assert_eq!(

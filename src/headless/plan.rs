@@ -225,6 +225,11 @@ pub fn plan(args: &RunArgs) -> Result<Planned, Error> {
             );
             request.env = env_pad(r);
             request.profile = a.flamegraph.clone();
+            // Interleaved rounds are fresh runner processes already, each round compared
+            // with its partner: a round is one process.
+            if interleave.is_some() {
+                request.settings.processes = 1;
+            }
             request
         };
         match &interleave {

@@ -323,6 +323,17 @@ fn draw_detail(
                     format::ns(s.ci95_median[0]),
                     format::ns(s.ci95_median[1])
                 );
+                // Across processes the interval is where a repeat of the run lands.
+                if s.processes.len() > 1 {
+                    t.push_str(&format!(
+                        " (the next run's 95%, across {} processes{})",
+                        s.processes.len(),
+                        match bench_core::measure::processes::one_process_enough(&s.processes) {
+                            Some(true) => ", which agreed within their own intervals",
+                            _ => "",
+                        }
+                    ));
+                }
                 if let Some(l) = s.latency {
                     t.push_str(&format!(" · p99 {}", format::ns(l.p99 as f64)));
                 }

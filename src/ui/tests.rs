@@ -760,3 +760,47 @@ fn a_bench_that_hands_off_says_so_in_its_detail() {
         "{confined}"
     );
 }
+
+/// A bench measured in several runner processes says in its detail that its interval is the
+/// next run's, across how many processes, and when they agreed within their own intervals.
+#[test]
+fn the_detail_names_the_processes_an_interval_is_across() {
+    let detail = |spread: f64| {
+        let mut s = base_state();
+        let t = Instant::now();
+        s.catalog.marked.extend(["rusqlite", "middleware/worker"]);
+        keys(&mut s, &[Key::Enter], t);
+        let k = s.knobs.values.clone();
+        ev(&mut s, "t-1", start(false, &k), t);
+        finish(&mut s, "t-1", "rusqlite", 1430.0, false, t);
+        let xs = samples(12_000.0, 30);
+        for mut e in testing::bench_events("middleware/worker", "b", 1000, &xs, Some(1.1)) {
+            if let Event::Summary { stats, .. } = &mut e {
+                let m = stats.median;
+                stats.processes = [1.0, 1.0 + spread, 1.0 - spread]
+                    .iter()
+                    .map(|f| bench_core::measure::processes::Estimate {
+                        value: m * f,
+                        ci95: [m * f * 0.98, m * f * 1.02],
+                    })
+                    .collect();
+            }
+            ev(&mut s, "t-1", e, t);
+        }
+        exited(&mut s, "t-1", Outcome::Completed, t);
+        keys(&mut s, &[Key::BackTab, Key::Down], t);
+        draw(&mut s, 400, 40).replace('\u{a0}', " ")
+    };
+    let apart = detail(0.2);
+    assert!(
+        apart.contains("(the next run's 95%, across 3 processes)"),
+        "{apart}"
+    );
+    let agreed = detail(0.001);
+    assert!(
+        agreed.contains(
+            "(the next run's 95%, across 3 processes, which agreed within their own intervals)"
+        ),
+        "{agreed}"
+    );
+}

@@ -35,6 +35,32 @@ pub fn next_run_interval(estimates: &[f64]) -> Option<(f64, [f64; 2])> {
     Some((mean.exp(), [(mean - half).exp(), (mean + half).exp()]))
 }
 
+/// [`next_run_interval`] of the processes' estimates, never narrower than their own samples
+/// allow: each process's estimate varies from one process to the next at least as much as
+/// its own interval says (the median process's standard error, its interval's half-width in
+/// logs over 1.96), so a few processes that agree by chance do not make an interval narrower
+/// than that error gives: 1.96 · se · √(2/k).
+pub fn next_run_interval_of(processes: &[Estimate]) -> Option<(f64, [f64; 2])> {
+    let values: Vec<f64> = processes.iter().map(|e| e.value).collect();
+    let (g, ci) = next_run_interval(&values)?;
+    let own: Vec<f64> = processes
+        .iter()
+        .filter(|e| e.ci95[0] > 0.0 && e.ci95[1] >= e.ci95[0])
+        .map(|e| (e.ci95[1] / e.ci95[0]).ln() / 2.0 / 1.96)
+        .collect();
+    if own.len() < processes.len() {
+        return Some((g, ci));
+    }
+    // The processes' own errors come from their many samples, not from the few processes:
+    // the normal quantile, not Student's.
+    let k = processes.len();
+    let floor = 1.96 * median_of(own) * (2.0 / k as f64).sqrt();
+    if floor <= (ci[1] / g).ln() {
+        return Some((g, ci));
+    }
+    Some((g, [g * (-floor).exp(), g * floor.exp()]))
+}
+
 /// The runner processes a run's figures are across: those its start names (absent: one).
 pub fn of_budget(b: &crate::protocol::Budget) -> usize {
     b.processes.unwrap_or(1).max(1)
@@ -71,10 +97,15 @@ pub fn summary_across(per_process: &[Summary], pooled: &[f64]) -> Option<Summary
     if per_process.len() == 1 {
         return Some(first.clone());
     }
-    let medians: Vec<f64> = per_process.iter().map(|s| s.median).collect();
-    let means: Vec<f64> = per_process.iter().map(|s| s.mean).collect();
-    let (median, ci95_median) = next_run_interval(&medians)?;
-    let (mean, ci95_mean) = next_run_interval(&means)?;
+    let estimates = |f: fn(&Summary) -> Estimate| per_process.iter().map(f).collect::<Vec<_>>();
+    let (median, ci95_median) = next_run_interval_of(&estimates(|s| Estimate {
+        value: s.median,
+        ci95: s.ci95_median,
+    }))?;
+    let (mean, ci95_mean) = next_run_interval_of(&estimates(|s| Estimate {
+        value: s.mean,
+        ci95: s.ci95_mean,
+    }))?;
     let latency = latency_across(per_process);
     let mut s = summarize(pooled, latency)?;
     s.median = median;
@@ -103,19 +134,19 @@ pub fn paired_across(per_process: &[PairedRatio]) -> Option<PairedRatio> {
     if per_process.len() == 1 {
         return Some(first.clone());
     }
-    let ratios: Vec<f64> = per_process.iter().map(|p| p.median).collect();
-    let (median, ci95) = next_run_interval(&ratios)?;
+    let processes: Vec<Estimate> = per_process
+        .iter()
+        .map(|p| Estimate {
+            value: p.median,
+            ci95: p.ci95,
+        })
+        .collect();
+    let (median, ci95) = next_run_interval_of(&processes)?;
     Some(PairedRatio {
         pairs: per_process.iter().map(|p| p.pairs).sum(),
         median,
         ci95,
-        processes: per_process
-            .iter()
-            .map(|p| Estimate {
-                value: p.median,
-                ci95: p.ci95,
-            })
-            .collect(),
+        processes,
     })
 }
 
@@ -243,6 +274,25 @@ mod tests {
             Some(false)
         );
         assert_eq!(one_process_enough(&[e(100.0, 0.01)]), None);
+    }
+
+    #[test]
+    fn processes_that_agree_by_chance_do_not_make_an_interval_narrower_than_their_own() {
+        let e = |value: f64, half: f64| Estimate {
+            value,
+            ci95: [value * (-half).exp(), value * half.exp()],
+        };
+        // Three processes that read the same, each ±10% by its own samples: the interval
+        // is as wide as 1.96 * (0.10 / 1.96) * sqrt(2/3) in logs, not a point.
+        let (g, ci) = next_run_interval_of(&[e(50.0, 0.1), e(50.0, 0.1), e(50.0, 0.1)]).unwrap();
+        let half = 0.1 * (2.0f64 / 3.0).sqrt();
+        assert!((g - 50.0).abs() < 1e-9);
+        assert!((ci[1] / g - half.exp()).abs() < 1e-9, "{ci:?}");
+        assert!((g / ci[0] - half.exp()).abs() < 1e-9, "{ci:?}");
+        // Processes that differ far more than their own intervals: the spread decides.
+        let wide = [e(50.0, 0.001), e(60.0, 0.001), e(40.0, 0.001)];
+        let values: Vec<f64> = wide.iter().map(|e| e.value).collect();
+        assert_eq!(next_run_interval_of(&wide), next_run_interval(&values));
     }
 
     fn summary(samples: &[f64]) -> Summary {

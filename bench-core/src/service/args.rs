@@ -75,7 +75,7 @@ pub struct BudgetArgs {
     /// whole): a bench's figure is the geometric mean of its processes' and its 95% interval
     /// says where a repeat of the run lands, from the processes' spread (a hand-off to another
     /// thread costs more in one process than the next; one process's samples cannot see that).
-    /// Default 4; 1 with --quick, profiled (--flamegraph) and for async_contention's scenario.
+    /// Default 4; 1 with --quick, profiled (--flamegraph), for async_contention's scenario and in each round of --interleave (a round is a fresh process already).
     #[arg(
         long,
         value_name = "N",
