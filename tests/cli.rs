@@ -1229,8 +1229,17 @@ fn a_run_of_three_processes_reads_as_one_run_across_them() {
         .arg(cache.path())
         .arg("--export-json")
         .arg(&json)
+        .arg("--export-csv")
+        .arg(out.path().join("r.csv"))
         .assert()
         .success();
+    let csv = std::fs::read_to_string(out.path().join("r.csv")).unwrap();
+    let mut rows = csv.lines().map(|l| l.split(',').collect::<Vec<_>>());
+    let header = rows.next().unwrap();
+    let at = header.iter().position(|h| *h == "processes").unwrap();
+    for row in rows {
+        assert_eq!(row[at], "3", "{csv}");
+    }
     let stdout = String::from_utf8_lossy(&run.get_output().stdout).to_string();
     assert!(
         stdout.contains("95% CI (median, 3 processes)")

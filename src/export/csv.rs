@@ -1,15 +1,18 @@
 //! CSV: one row per bench of each run, for spreadsheets and scripts. Times in nanoseconds per
 //! operation; empty cells where a figure does not exist (no baseline, no latency recording).
+//! `processes` is how many runner processes a bench's figures are across: above one, its
+//! intervals say where a repeat of the run lands.
 
 use super::Report;
 
-const HEADERS: [&str; 22] = [
+const HEADERS: [&str; 23] = [
     "run",
     "target",
     "bench",
     "backend",
     "strategy",
     "samples",
+    "processes",
     "median_ns",
     "median_ci95_lo_ns",
     "median_ci95_hi_ns",
@@ -61,6 +64,9 @@ pub fn render(report: &Report<'_>) -> String {
                 r.backend.clone(),
                 r.strategy.clone().unwrap_or_default(),
                 r.samples.to_string(),
+                // The runner processes its figures are across (their intervals the next run's).
+                s.map(|s| s.processes.len().max(1).to_string())
+                    .unwrap_or_default(),
                 num(r.median_ns),
                 num(r.ci95_ns[0]),
                 num(r.ci95_ns[1]),
