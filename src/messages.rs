@@ -18,6 +18,10 @@ pub struct RunSettings {
     pub processes: usize,
     /// The budget flags each of `processes` runners is told: its share of the whole.
     pub process_budget_args: Vec<String>,
+    /// Whether the processes after the second are left out when every bench's processes
+    /// agreed within their own intervals: the default count's way; a count asked for
+    /// (`--processes`, BENCHSCOPE_PROCESSES) is run whole.
+    pub processes_may_stop: bool,
     pub cache_dir: Option<PathBuf>,
     /// Handed to runners in their environment (BENCHSCOPE_POSTGRES_URL), never as an argument.
     pub postgres_url: Option<String>,
@@ -35,6 +39,7 @@ impl RunSettings {
             process_budget_args: session
                 .budget
                 .to_args_per_process(session.budget.processes().unwrap_or(1)),
+            processes_may_stop: session.budget.processes.is_none(),
             cache_dir: session.cache_dir.clone(),
             postgres_url: session.postgres_url(),
             script_args: session.script.to_args(),

@@ -294,11 +294,24 @@ pub fn notes(run: &RunRecord, baselines: &bench_core::baselines::Baselines<'_>) 
     out
 }
 
-/// The runner processes a run measured each bench in (1 before protocol 1.10).
+/// The runner processes a run measured each bench in: the most any bench's figures are
+/// across (a run stops early when its processes agree), else what its start asked (1 before
+/// protocol 1.10).
 pub fn processes(run: &RunRecord) -> usize {
-    run.start
-        .as_ref()
-        .map_or(1, |s| bench_core::measure::processes::of_budget(&s.budget))
+    let measured = run
+        .benches
+        .iter()
+        .filter_map(|b| b.summary.as_ref())
+        .map(|s| s.processes.len())
+        .max();
+    match measured {
+        Some(n) if n > 1 => n,
+        Some(_) => 1,
+        None => run
+            .start
+            .as_ref()
+            .map_or(1, |s| bench_core::measure::processes::of_budget(&s.budget)),
+    }
 }
 
 /// What a run of several processes shows, and for which benches one process would have done
@@ -330,9 +343,10 @@ pub fn processes_note(run: &RunRecord) -> Option<String> {
     Some(note)
 }
 
-/// How each bench was sampled: warm-up, time budget and sample bounds.
-pub fn budget_line(b: &bench_core::protocol::Budget) -> String {
-    let each = match bench_core::measure::processes::of_budget(b) {
+/// How each bench was sampled: warm-up, time budget and sample bounds, in how many runner
+/// processes.
+pub fn budget_line(b: &bench_core::protocol::Budget, processes: usize) -> String {
+    let each = match processes {
         1 => String::new(),
         p => format!(" in each of {p} runner processes"),
     };
@@ -378,7 +392,7 @@ pub fn render(report: &Report<'_>) -> String {
                     s.target,
                     s.knobs,
                     s.env.profile,
-                    budget_line(&s.budget)
+                    budget_line(&s.budget, processes(run))
                 ));
             }
         }

@@ -289,6 +289,18 @@ impl Runner for ProcessRunner {
             let mut children = children;
             let mut failed: Vec<Harness> = Vec::new();
             'processes: for process in 0..processes {
+                // Where every bench's processes so far agreed within their own intervals, one
+                // process would have done: the rest are not spent.
+                if process >= 2 && request.settings.processes_may_stop && rounds.agreed() {
+                    let _ = events.send(RunEvent::Note {
+                        run_id: run_id.clone(),
+                        text: format!(
+                            "runner processes {}-{processes} not run: every bench's {process} processes agreed within their own intervals",
+                            process + 1
+                        ),
+                    });
+                    break 'processes;
+                }
                 if process > 0 {
                     rounds.next_process();
                 }

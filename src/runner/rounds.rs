@@ -89,6 +89,35 @@ impl Rounds {
         }
     }
 
+    /// Whether every bench measured so far has been measured in two processes or more and its
+    /// processes agreed within their own intervals, its median and its paired ratio alike:
+    /// then one process would have done, and the rest need not run.
+    pub fn agreed(&self) -> bool {
+        use bench_core::measure::processes::{Estimate, one_process_enough};
+        let enough = |e: Vec<Estimate>| one_process_enough(&e) == Some(true);
+        !self.benches.is_empty()
+            && self.benches.values().all(|a| {
+                enough(
+                    a.summaries
+                        .iter()
+                        .map(|s| Estimate {
+                            value: s.median,
+                            ci95: s.ci95_median,
+                        })
+                        .collect(),
+                ) && (a.paired.is_empty()
+                    || enough(
+                        a.paired
+                            .iter()
+                            .map(|(_, p)| Estimate {
+                                value: p.median,
+                                ci95: p.ci95,
+                            })
+                            .collect(),
+                    ))
+            })
+    }
+
     fn at(&mut self, bench: &str) -> &mut Across {
         self.benches.entry(bench.to_string()).or_default()
     }
@@ -184,6 +213,38 @@ mod tests {
         assert!((p.median - g).abs() < 1e-12, "{}", p.median);
         assert_eq!(record.start.unwrap().budget.processes, Some(3));
         assert!(record.more_starts.is_empty());
+    }
+
+    #[test]
+    fn processes_that_agree_within_their_own_intervals_are_enough() {
+        let feed = |levels: &[f64], paired: &[f64]| {
+            let mut rounds = Rounds::new(4);
+            for (p, (level, ratio_level)) in levels.iter().zip(paired).enumerate() {
+                if p > 0 {
+                    rounds.next_process();
+                }
+                // Samples within ±2% of the level: an interval of about a percent.
+                let samples: Vec<f64> = (0..30)
+                    .map(|i| level * (1.0 + ((i * 7) % 9) as f64 / 200.0 - 0.02))
+                    .collect();
+                rounds.pass(Event::Summary {
+                    bench: "b".into(),
+                    stats: summarize(&samples, None).unwrap(),
+                });
+                rounds.pass(Event::Paired {
+                    bench: "b".into(),
+                    against: "a".into(),
+                    ratio: ratio(*ratio_level),
+                });
+            }
+            rounds
+        };
+        assert!(!Rounds::new(4).agreed(), "nothing measured yet");
+        assert!(!feed(&[100.0], &[2.0]).agreed(), "one process says nothing");
+        assert!(feed(&[100.0, 100.1], &[2.0, 2.001]).agreed());
+        // Medians 10% apart, or paired ratios 10% apart: the processes matter.
+        assert!(!feed(&[100.0, 110.0], &[2.0, 2.001]).agreed());
+        assert!(!feed(&[100.0, 100.1], &[2.0, 2.2]).agreed());
     }
 
     #[test]

@@ -75,6 +75,8 @@ pub struct BudgetArgs {
     /// whole): a bench's figure is the geometric mean of its processes' and its 95% interval
     /// says where a repeat of the run lands, from the processes' spread (a hand-off to another
     /// thread costs more in one process than the next; one process's samples cannot see that).
+    /// By default, when after two processes every bench's processes agreed within their own
+    /// intervals, the rest are not run; a count given here is run whole.
     /// Default 4; 1 with --quick, profiled (--flamegraph), for async_contention's scenario and in each round of --interleave (a round is a fresh process already).
     #[arg(
         long,
