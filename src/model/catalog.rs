@@ -30,8 +30,16 @@ pub fn group_of(name: &str) -> &str {
 }
 
 /// Whether `b` is shown under `filter`: each of its words (case aside) in the bench's name,
-/// backend (pool or crate), strategy or phase.
+/// backend (pool or crate), strategy or phase, or, a word with a pattern's special characters
+/// (`^sql-middleware`, `spin|worker`), a regular expression its name matches
+/// ([`bench_core::catalog::FilterWord`]).
 pub fn shown(b: &BenchSpec, filter: &str) -> bool {
+    use bench_core::catalog::FilterWord;
+    use std::cell::RefCell;
+    // The filter's words, compiled once per filter text (every frame asks for every bench).
+    thread_local! {
+        static WORDS: RefCell<(String, Vec<FilterWord>)> = RefCell::new((String::new(), Vec::new()));
+    }
     if filter.trim().is_empty() {
         return true;
     }
@@ -45,9 +53,16 @@ pub fn shown(b: &BenchSpec, filter: &str) -> bool {
         text.push_str(p.label());
     }
     let text = text.to_lowercase();
-    filter
-        .split_whitespace()
-        .all(|w| text.contains(&w.to_lowercase()))
+    WORDS.with(|words| {
+        let mut words = words.borrow_mut();
+        if words.0 != filter {
+            *words = (
+                filter.to_string(),
+                filter.split_whitespace().map(FilterWord::new).collect(),
+            );
+        }
+        words.1.iter().all(|w| w.matches(b.name, &text))
+    })
 }
 
 /// Keys while the filter is typed: text narrows at each key, ↑↓ still move, enter keeps the

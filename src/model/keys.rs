@@ -101,7 +101,7 @@ pub const CATALOG: &[Binding] = &[
     b(
         &[Key::Char('/')],
         "/",
-        "filter benches and rows by name, backend, strategy, phase (esc clears)",
+        "filter benches and rows by name, backend, strategy, phase, or a name pattern (esc clears)",
         Cmd::Filter,
     )
     .hint("/", "filter"),

@@ -1125,6 +1125,26 @@ fn the_filter_narrows_what_is_shown_and_what_runs() {
     assert!(!both.is_empty(), "a dispatch micro-bench through interact");
     assert!(both.iter().all(|n| n.starts_with("interact/")), "{both:?}");
 
+    // A word with a pattern's special characters is a regular expression on the names, as
+    // `run --bench` takes one: the same benches the catalog's own selection gives.
+    let mut u = state();
+    press(&mut u, &[Key::Char('/')], now);
+    press(&mut u, &chars("^middleware/(spin|worker)$"), now);
+    let picked: Vec<&str> = u.catalog_benches().iter().map(|b| b.name).collect();
+    assert_eq!(picked, ["middleware/worker", "middleware/spin"]);
+    let selected: Vec<&str> = single_row_lookup::spec()
+        .select("^middleware/(spin|worker)$")
+        .unwrap()
+        .iter()
+        .map(|b| b.name)
+        .collect();
+    assert_eq!(picked, selected);
+    // A pattern that does not compile is text: "(spin" is found nowhere.
+    let mut v = state();
+    press(&mut v, &[Key::Char('/')], now);
+    press(&mut v, &chars("(spin"), now);
+    assert!(v.catalog_benches().is_empty());
+
     // Marks and runs act on what is shown: the mark hidden by the filter does not run.
     press(&mut s, &[Key::Char(' ')], now);
     let fx = press(&mut s, &[Key::Enter], now);

@@ -21,6 +21,40 @@ pub use shared_knobs::{
 };
 pub use subject::{POOL, Pool, Shipped, Strategy, Subject, VALUES, pool_mismatch};
 
+/// One word of a catalog filter (the explorer's `/`): a regular expression on a bench's name,
+/// as `run --bench` takes one, when it holds one of a pattern's special characters and
+/// compiles; else text to find anywhere in what is shown of the bench. Case aside, both.
+#[derive(Debug, Clone)]
+pub enum FilterWord {
+    Text(String),
+    Pattern(regex::Regex),
+}
+
+impl FilterWord {
+    pub fn new(word: &str) -> FilterWord {
+        const SPECIAL: &[char] = &[
+            '^', '$', '[', ']', '(', ')', '|', '*', '+', '?', '\\', '{', '}',
+        ];
+        if word.contains(SPECIAL)
+            && let Ok(re) = regex::RegexBuilder::new(word)
+                .case_insensitive(true)
+                .build()
+        {
+            return FilterWord::Pattern(re);
+        }
+        FilterWord::Text(word.to_lowercase())
+    }
+
+    /// Whether the word matches a bench called `name` that shows `text` (its name, backend,
+    /// strategy and phase, lowercased).
+    pub fn matches(&self, name: &str, text: &str) -> bool {
+        match self {
+            FilterWord::Text(w) => text.contains(w.as_str()),
+            FilterWord::Pattern(re) => re.is_match(name),
+        }
+    }
+}
+
 /// Which runner binary produces a bench's events.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
