@@ -289,10 +289,87 @@ mod tests {
         assert!((g - 50.0).abs() < 1e-9);
         assert!((ci[1] / g - half.exp()).abs() < 1e-9, "{ci:?}");
         assert!((g / ci[0] - half.exp()).abs() < 1e-9, "{ci:?}");
+        // A process whose own interval reaches zero (or is upside down) says nothing of its
+        // error: no floor, the processes' spread alone (here none: a point).
+        let broken = [
+            Estimate {
+                value: 50.0,
+                ci95: [0.0, 100.0],
+            },
+            e(50.0, 0.1),
+        ];
+        let (g, ci) = next_run_interval_of(&broken).unwrap();
+        assert!(ci[0] == g && ci[1] == g, "{ci:?}");
+        let upside_down = [
+            Estimate {
+                value: 50.0,
+                ci95: [60.0, 40.0],
+            },
+            e(50.0, 0.1),
+        ];
+        let (g, ci) = next_run_interval_of(&upside_down).unwrap();
+        assert!(ci[0] == g && ci[1] == g, "{ci:?}");
         // Processes that differ far more than their own intervals: the spread decides.
         let wide = [e(50.0, 0.001), e(60.0, 0.001), e(40.0, 0.001)];
         let values: Vec<f64> = wide.iter().map(|e| e.value).collect();
         assert_eq!(next_run_interval_of(&wide), next_run_interval(&values));
+        // The same for ratios near one (the spread measured against the figure, not its size).
+        let ratios = [e(0.8, 0.001), e(1.0, 0.001), e(1.25, 0.001)];
+        let values: Vec<f64> = ratios.iter().map(|e| e.value).collect();
+        assert_eq!(next_run_interval_of(&ratios), next_run_interval(&values));
+    }
+
+    /// The rule at its boundary, by hand: one process is enough when 1.96 standard deviations
+    /// of the processes' logs are no wider than the median process's own half-width in logs.
+    #[test]
+    fn one_process_is_enough_at_the_boundary_the_rule_states() {
+        let at = |value: f64, h: f64| Estimate {
+            value,
+            ci95: [value * (-h).exp(), value * h.exp()],
+        };
+        let h = 0.05;
+        // Three processes whose logs are -d, 0 and +d: sd = d exactly.
+        let three = |d: f64| {
+            [
+                at(100.0 * (-d).exp(), h),
+                at(100.0, h),
+                at(100.0 * d.exp(), h),
+            ]
+        };
+        let d = h / 1.96;
+        assert_eq!(one_process_enough(&three(d * 0.99)), Some(true));
+        assert_eq!(one_process_enough(&three(d * 1.01)), Some(false));
+        // Two processes are enough to tell: logs 0 and d, sd d / √2.
+        let two = |d: f64| [at(100.0, h), at(100.0 * d.exp(), h)];
+        let d = h / 1.96 * 2f64.sqrt();
+        assert_eq!(one_process_enough(&two(d * 0.99)), Some(true));
+        assert_eq!(one_process_enough(&two(d * 1.01)), Some(false));
+        // Of four, the half-width ranked third smallest decides (0.05), not the smallest:
+        // logs -a, -a, a, a have sd 2a / √3, here 0.03 / 1.96.
+        let a = 0.03 / 1.96 * 3f64.sqrt() / 2.0;
+        let four = [
+            at(100.0 * (-a).exp(), 0.01),
+            at(100.0 * (-a).exp(), 0.10),
+            at(100.0 * a.exp(), 0.02),
+            at(100.0 * a.exp(), 0.05),
+        ];
+        assert_eq!(one_process_enough(&four), Some(true));
+    }
+
+    #[test]
+    fn a_budget_names_its_processes_or_one() {
+        let b = |processes| crate::protocol::Budget {
+            warmup_s: 0.1,
+            time_s: 1.0,
+            max_samples: 10,
+            min_samples: 5,
+            paired: false,
+            group: None,
+            processes,
+        };
+        assert_eq!(of_budget(&b(None)), 1);
+        assert_eq!(of_budget(&b(Some(0))), 1);
+        assert_eq!(of_budget(&b(Some(4))), 4);
     }
 
     fn summary(samples: &[f64]) -> Summary {
@@ -326,6 +403,63 @@ mod tests {
         // One process: its own summary, untouched.
         assert_eq!(summary_across(&[sa.clone()], &a).unwrap(), sa);
         assert_eq!(summary_across(&[], &a), None);
+    }
+
+    #[test]
+    fn percentiles_and_cost_across_processes_are_the_median_processs() {
+        use crate::measure::cost::CostSummary;
+        let with = |level: f64| {
+            let mut s = summary(&[level, level + 1.0, level + 2.0]);
+            let l = level as u64;
+            s.latency = Some(Percentiles {
+                count: 100,
+                p50: l,
+                p90: 2 * l,
+                p99: 3 * l,
+                p999: 4 * l,
+                max: 5 * l,
+            });
+            s.cost = Some(CostSummary {
+                cpu_ns_per_op: level,
+                cpu_per_wall: level / 100.0,
+                sys_share: level / 1000.0,
+                voluntary_per_op: level / 10.0,
+                involuntary_per_op: level / 20.0,
+                timed_share: 1.0 - level / 1000.0,
+            });
+            s
+        };
+        let each = [with(100.0), with(300.0), with(200.0)];
+        let s = summary_across(&each, &[100.0, 200.0, 300.0]).unwrap();
+        assert_eq!(
+            s.latency,
+            Some(Percentiles {
+                count: 300,
+                p50: 200,
+                p90: 400,
+                p99: 600,
+                p999: 800,
+                max: 1500,
+            })
+        );
+        let c = s.cost.unwrap();
+        assert_eq!(
+            (
+                c.cpu_ns_per_op,
+                c.cpu_per_wall,
+                c.sys_share,
+                c.voluntary_per_op,
+                c.involuntary_per_op,
+                c.timed_share
+            ),
+            (200.0, 2.0, 0.2, 20.0, 10.0, 0.8)
+        );
+        // A process without them: none for the run.
+        let mut bare = with(250.0);
+        bare.latency = None;
+        bare.cost = None;
+        let s = summary_across(&[with(100.0), bare], &[100.0, 250.0]).unwrap();
+        assert_eq!((s.latency, s.cost), (None, None));
     }
 
     #[test]
