@@ -2,7 +2,7 @@
 # Benchmark (a measurement, not a CI test): the explorer's own CPU while a run measures, with
 # many finished columns on screen. Makes a report of RUNS runs of 30 single_row_lookup benches,
 # opens it in the explorer in a real terminal (tmux, 340x80: every column and row drawn), starts
-# a run of rusqlite for SECONDS, and reads the CPU time (user + system) of the explorer process
+# a run of rusqlite for SECONDS in one runner process (the one followed), and reads the CPU time (user + system) of the explorer process
 # and of its runner from /proc over the middle of that run. Prints both as % of one core, then
 # the time from a key's arrival to the end of its frame for 40 keys pressed during the run.
 #
@@ -46,7 +46,7 @@ if [ -z "$report" ]; then
     --format json -o "$report" > /dev/null 2>&1
 fi
 tmux new-session -d -s "$session" -x 340 -y 80 \
-  "$bin open $report --cache-dir $work/cache --rows 1000 --lookups $lookups --time $seconds --warmup 0 --samples 100000 --min-samples 1; sleep 30"
+  "$bin open $report --cache-dir $work/cache --rows 1000 --lookups $lookups --time $seconds --warmup 0 --samples 100000 --min-samples 1 --processes 1; sleep 30"
 pid=$(wait_for_process "$bin open $report --cache-dir $work/cache")
 sleep 3
 hz=$(getconf CLK_TCK)
