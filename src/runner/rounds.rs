@@ -90,11 +90,12 @@ impl Rounds {
     }
 
     /// Whether every bench measured so far has been measured in two processes or more and its
-    /// processes agreed within their own intervals, its median and its paired ratio alike:
-    /// then one process would have done, and the rest need not run.
+    /// processes settled, its median and its paired ratio alike (they agreed within their own
+    /// intervals, and the interval they give is no wider than their own): then one process
+    /// would have done, and the rest need not run.
     pub fn agreed(&self) -> bool {
-        use bench_core::measure::processes::{Estimate, one_process_enough};
-        let enough = |e: Vec<Estimate>| one_process_enough(&e) == Some(true);
+        use bench_core::measure::processes::{Estimate, settled};
+        let enough = |e: Vec<Estimate>| settled(&e);
         !self.benches.is_empty()
             && self.benches.values().all(|a| {
                 enough(
@@ -241,10 +242,10 @@ mod tests {
         };
         assert!(!Rounds::new(4).agreed(), "nothing measured yet");
         assert!(!feed(&[100.0], &[2.0]).agreed(), "one process says nothing");
-        assert!(feed(&[100.0, 100.1], &[2.0, 2.001]).agreed());
+        assert!(feed(&[100.0, 100.01], &[2.0, 2.0001]).agreed());
         // Medians 10% apart, or paired ratios 10% apart: the processes matter.
-        assert!(!feed(&[100.0, 110.0], &[2.0, 2.001]).agreed());
-        assert!(!feed(&[100.0, 100.1], &[2.0, 2.2]).agreed());
+        assert!(!feed(&[100.0, 110.0], &[2.0, 2.0001]).agreed());
+        assert!(!feed(&[100.0, 100.01], &[2.0, 2.2]).agreed());
     }
 
     #[test]

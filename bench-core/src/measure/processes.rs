@@ -85,6 +85,24 @@ pub fn one_process_enough(processes: &[Estimate]) -> Option<bool> {
     Some(1.96 * sd <= typical)
 }
 
+/// Whether the processes so far are enough to stop at: one process would have done
+/// ([`one_process_enough`]), and the interval they give is no wider than the widest of their
+/// own (with two or three processes Student's t widens it many times over where they differ
+/// at all: stopping then would show a wider interval than running on).
+pub fn settled(processes: &[Estimate]) -> bool {
+    if one_process_enough(processes) != Some(true) {
+        return false;
+    }
+    let Some((g, ci)) = next_run_interval_of(processes) else {
+        return false;
+    };
+    let widest = processes
+        .iter()
+        .map(|e| (e.ci95[1] / e.ci95[0]).ln() / 2.0)
+        .fold(0.0, f64::max);
+    (ci[1] / g).ln() <= widest * (1.0 + 1e-9)
+}
+
 /// The run's summary of a bench measured in the processes of `per_process` (in order), whose
 /// samples together are `pooled`: the distribution's figures (mean's spread, extremes,
 /// outliers, warnings) over every sample; the median, the mean and their intervals across
@@ -354,6 +372,27 @@ mod tests {
             at(100.0 * a.exp(), 0.05),
         ];
         assert_eq!(one_process_enough(&four), Some(true));
+    }
+
+    #[test]
+    fn processes_settle_when_they_agree_and_their_interval_is_no_wider_than_their_own() {
+        let at = |value: f64, h: f64| Estimate {
+            value,
+            ci95: [value * (-h).exp(), value * h.exp()],
+        };
+        // Two processes 1% apart, each ±26% by its own samples: they agree, and the interval
+        // of the two (12.7 * 0.01 / √2, under the floor of 0.26) is no wider than their own.
+        let close = [at(100.0, 0.26), at(100.0 * 0.01f64.exp(), 0.26)];
+        assert_eq!(one_process_enough(&close), Some(true));
+        assert!(settled(&close));
+        // 10% apart: still within their own intervals, but Student's t with one degree of
+        // freedom makes the interval 12.7 * 0.1 / √2 = 0.9 in logs: running on is better.
+        let apart = [at(100.0, 0.26), at(100.0 * 0.1f64.exp(), 0.26)];
+        assert_eq!(one_process_enough(&apart), Some(true));
+        assert!(!settled(&apart));
+        // Processes that do not agree never settle; one says nothing.
+        assert!(!settled(&[at(100.0, 0.01), at(120.0, 0.01)]));
+        assert!(!settled(&[at(100.0, 0.01)]));
     }
 
     #[test]
