@@ -38,7 +38,7 @@ pub fn shown(b: &BenchSpec, filter: &str) -> bool {
     use std::cell::RefCell;
     // The filter's words, compiled once per filter text (every frame asks for every bench).
     thread_local! {
-        static WORDS: RefCell<(String, Vec<FilterWord>)> = RefCell::new((String::new(), Vec::new()));
+        static WORDS: RefCell<(String, Vec<FilterWord>)> = const { RefCell::new((String::new(), Vec::new())) };
     }
     if filter.trim().is_empty() {
         return true;
