@@ -467,6 +467,7 @@ fn a_signal_ends_a_headless_run_with_what_finished() {
         let cache = tempfile::tempdir().unwrap();
         let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("benchscope"))
             .env("BENCHSCOPE_NO_STORE", "1")
+            .env("BENCHSCOPE_PROCESSES", "1")
             .args([
                 "run",
                 "single_row_lookup",
@@ -535,6 +536,7 @@ fn a_stopped_harness_build_leaves_no_compiler_behind() {
     std::fs::set_permissions(&cargo, std::fs::Permissions::from_mode(0o755)).unwrap();
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("benchscope"))
         .env("BENCHSCOPE_NO_STORE", "1")
+        .env("BENCHSCOPE_PROCESSES", "1")
         .args([
             "run",
             "single_row_lookup",
@@ -576,6 +578,7 @@ fn a_second_measurement_waits_for_the_first() {
     let start = |time: &str| {
         std::process::Command::new(assert_cmd::cargo::cargo_bin("benchscope"))
             .env("BENCHSCOPE_NO_STORE", "1")
+            .env("BENCHSCOPE_PROCESSES", "1")
             .args([
                 "run",
                 "single_row_lookup",
