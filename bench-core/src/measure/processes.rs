@@ -440,7 +440,7 @@ mod tests {
             ]
         );
         // One process: its own summary, untouched.
-        assert_eq!(summary_across(&[sa.clone()], &a).unwrap(), sa);
+        assert_eq!(summary_across(std::slice::from_ref(&sa), &a).unwrap(), sa);
         assert_eq!(summary_across(&[], &a), None);
     }
 
