@@ -20,6 +20,22 @@ pub struct Estimate {
     pub ci95: [f64; 2],
 }
 
+impl Estimate {
+    /// Half the width of its own interval, in logs.
+    fn half_log(&self) -> f64 {
+        (self.ci95[1] / self.ci95[0]).ln() / 2.0
+    }
+}
+
+/// The mean of the logs of `values` and their standard deviation (n − 1); at least two.
+fn log_mean_sd(values: impl ExactSizeIterator<Item = f64>) -> (f64, f64) {
+    let k = values.len() as f64;
+    let logs: Vec<f64> = values.map(f64::ln).collect();
+    let mean = logs.iter().sum::<f64>() / k;
+    let sd = (logs.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / (k - 1.0)).sqrt();
+    (mean, sd)
+}
+
 /// The geometric mean of `estimates` and the 95% interval of what the same number of
 /// processes gives next time; `None` with fewer than two, or any not above zero.
 pub fn next_run_interval(estimates: &[f64]) -> Option<(f64, [f64; 2])> {
@@ -27,9 +43,7 @@ pub fn next_run_interval(estimates: &[f64]) -> Option<(f64, [f64; 2])> {
     if k < 2 || estimates.iter().any(|e| !(*e > 0.0 && e.is_finite())) {
         return None;
     }
-    let logs: Vec<f64> = estimates.iter().map(|e| e.ln()).collect();
-    let mean = logs.iter().sum::<f64>() / k as f64;
-    let sd = (logs.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / (k - 1) as f64).sqrt();
+    let (mean, sd) = log_mean_sd(estimates.iter().copied());
     let t = crate::compare::significance::t_critical(k - 1, 0.05);
     let half = t * sd * (2.0 / k as f64).sqrt();
     Some((mean.exp(), [(mean - half).exp(), (mean + half).exp()]))
@@ -46,7 +60,7 @@ pub fn next_run_interval_of(processes: &[Estimate]) -> Option<(f64, [f64; 2])> {
     let own: Vec<f64> = processes
         .iter()
         .filter(|e| e.ci95[0] > 0.0 && e.ci95[1] >= e.ci95[0])
-        .map(|e| (e.ci95[1] / e.ci95[0]).ln() / 2.0 / 1.96)
+        .map(|e| e.half_log() / 1.96)
         .collect();
     if own.len() < processes.len() {
         return Some((g, ci));
@@ -72,14 +86,8 @@ pub fn one_process_enough(processes: &[Estimate]) -> Option<bool> {
     if processes.len() < 2 {
         return None;
     }
-    let logs: Vec<f64> = processes.iter().map(|e| e.value.ln()).collect();
-    let k = logs.len() as f64;
-    let mean = logs.iter().sum::<f64>() / k;
-    let sd = (logs.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / (k - 1.0)).sqrt();
-    let mut within: Vec<f64> = processes
-        .iter()
-        .map(|e| (e.ci95[1] / e.ci95[0]).ln() / 2.0)
-        .collect();
+    let (_, sd) = log_mean_sd(processes.iter().map(|e| e.value));
+    let mut within: Vec<f64> = processes.iter().map(Estimate::half_log).collect();
     within.sort_by(f64::total_cmp);
     let typical = within[within.len() / 2];
     Some(1.96 * sd <= typical)
@@ -96,10 +104,7 @@ pub fn settled(processes: &[Estimate]) -> bool {
     let Some((g, ci)) = next_run_interval_of(processes) else {
         return false;
     };
-    let widest = processes
-        .iter()
-        .map(|e| (e.ci95[1] / e.ci95[0]).ln() / 2.0)
-        .fold(0.0, f64::max);
+    let widest = processes.iter().map(Estimate::half_log).fold(0.0, f64::max);
     (ci[1] / g).ln() <= widest * (1.0 + 1e-9)
 }
 
