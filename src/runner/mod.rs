@@ -461,12 +461,17 @@ async fn through(
                     event,
                     line,
                 } => {
-                    let came = event.clone();
+                    // Only a start and the figures across processes are rewritten; every
+                    // other event (samples above all) keeps the runner's own line.
+                    let rewritten = matches!(
+                        event,
+                        Event::Start(_) | Event::Summary { .. } | Event::Paired { .. }
+                    );
                     if let Some(event) = rounds.pass(event) {
-                        let line = if event == came {
-                            line
-                        } else {
+                        let line = if rewritten {
                             protocol::encode(&event)
+                        } else {
+                            line
                         };
                         let _ = events.send(RunEvent::Event {
                             run_id,
