@@ -382,6 +382,7 @@ fn criterion_sets(root: &Path, only: Option<&str>) -> Result<CriterionRead, Stri
                     paired: false,
                     group: None,
                     processes: None,
+                    times: Default::default(),
                 },
                 env: RunEnv {
                     profile: "release".into(),

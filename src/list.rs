@@ -158,6 +158,18 @@ fn knob_rows(out: &mut String, t: &bench_core::catalog::Target) {
         })
         .collect();
     columns(out, "    ", &knobs);
+    if !t.quick.is_empty() {
+        let m: Vec<String> = t
+            .quick
+            .iter()
+            .map(|q| format!("{} {}", q.knob, q.values))
+            .collect();
+        let _ = writeln!(
+            out,
+            "  --quick runs its source suite's quick matrix: {} (a knob set by flag, --knob or the environment keeps its value)",
+            m.join(" x ")
+        );
+    }
 }
 
 fn bench_rows(out: &mut String, t: &bench_core::catalog::Target) {

@@ -15,6 +15,7 @@ pub const BUDGET: Budget = Budget {
     paired: false,
     group: None,
     processes: None,
+    times: std::collections::BTreeMap::new(),
 };
 
 /// A core harness's start event for `single_row_lookup`, release or debug.

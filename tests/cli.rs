@@ -1275,3 +1275,53 @@ fn a_run_of_three_processes_reads_as_one_run_across_them() {
         "{paired}"
     );
 }
+
+/// `--time-for`: the benches a pattern selects sample for their own time, the others for
+/// `--time`; the run says which took what.
+#[test]
+fn a_bench_given_its_own_time_samples_for_it_and_the_run_says_so() {
+    let cache = tempfile::tempdir().unwrap();
+    let run = |format: &str| {
+        benchscope()
+            .args([
+                "run",
+                "single_row_lookup",
+                "--rows",
+                "50",
+                "--lookups",
+                "10",
+            ])
+            .args([
+                "--bench",
+                "rusqlite",
+                "--bench",
+                "middleware/inline",
+                "--unpaired",
+            ])
+            .args(["--time", "0", "--warmup", "0", "--samples", "100000"])
+            .args(["--min-samples", "3", "--time-for", "^rusqlite$=0.3"])
+            .args(["--format", format, "--cache-dir"])
+            .arg(cache.path())
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone()
+    };
+    let v: serde_json::Value = serde_json::from_slice(&run("json")).unwrap();
+    let r = &v["runs"][0];
+    assert_eq!(
+        r["start"]["budget"]["times"],
+        serde_json::json!({"rusqlite": 0.3}),
+        "{r}"
+    );
+    let n = |i: usize| r["benches"][i]["samples"].as_array().unwrap().len();
+    assert_eq!(r["benches"][1]["name"], "middleware/inline");
+    assert_eq!(n(1), 3, "--time 0: the least samples");
+    assert!(n(0) > 3, "0.3 s of 10-lookup samples: {}", n(0));
+    let table = String::from_utf8(run("table")).unwrap();
+    assert!(
+        table.contains("then samples for 0 s, 0.3 s for rusqlite (at least 3"),
+        "{table}"
+    );
+}

@@ -138,8 +138,12 @@ fn environment_of(out: &mut String, s: &bench_core::protocol::Start, several: bo
     let b = &s.budget;
     let _ = writeln!(
         out,
-        "- budget per bench: {} s warm-up, {} s, {}..{} samples",
-        b.warmup_s, b.time_s, b.min_samples, b.max_samples
+        "- budget per bench: {} s warm-up, {} s{}, {}..{} samples",
+        b.warmup_s,
+        b.time_s,
+        super::table::own_times(b),
+        b.min_samples,
+        b.max_samples
     );
 }
 

@@ -144,7 +144,7 @@ pub fn plan(args: &RunArgs) -> Result<Planned, Error> {
     }
     let sweep = bench_core::workloads::find(&args.target)
         .map_err(|e| e.to_string())
-        .and_then(|t| args.session.knobs.sweep(t).map_err(|e| e.to_string()));
+        .and_then(|t| args.session.sweep(t).map_err(|e| e.to_string()));
     let (sweep, repeat) = match (sweep, repeat_count(&args.repeat)) {
         (Ok(s), Ok(r)) => (s, r),
         (Err(e), _) | (_, Err(e)) => {

@@ -231,6 +231,8 @@ struct Progress {
     samples: u64,
     status: String,
     budget: Option<bench_core::protocol::Budget>,
+    /// Seconds of one bench's turn by the budget (warm-up and time of samples).
+    per: f64,
     printed_bench: usize,
     /// Turns a baseline bench takes again, in the later groups of paired rounds.
     again: usize,
@@ -278,6 +280,7 @@ impl Progress {
             samples: 0,
             status: "starting".into(),
             budget: None,
+            per: 0.0,
             printed_bench: 0,
             again: 0,
             measuring: None,
@@ -287,7 +290,11 @@ impl Progress {
     fn see(&mut self, e: &Event) {
         match e {
             Event::Start(s) => {
-                self.budget = Some(s.budget);
+                // A bench's turn: its warm-up and its time, on average over the run's benches.
+                self.per = s.budget.warmup_s
+                    + s.benches.iter().map(|b| s.budget.time_of(b)).sum::<f64>()
+                        / s.benches.len().max(1) as f64;
+                self.budget = Some(s.budget.clone());
                 self.again += turns_again(s);
             }
             Event::Dataset { status, rows, .. } => {
@@ -339,8 +346,8 @@ impl Progress {
     /// group: what is left is the budget of every turn (the baseline's again in each later
     /// group) less the time since the first bench started.
     fn eta(&self) -> Option<Duration> {
-        let b = self.budget?;
-        let per = b.warmup_s + b.time_s;
+        let b = self.budget.as_ref()?;
+        let per = self.per;
         let left = match self.measuring.filter(|_| b.paired) {
             Some(since) => {
                 ((self.benches + self.again) as f64 * per - since.elapsed().as_secs_f64()).max(0.0)

@@ -86,7 +86,7 @@ impl RunView {
             .iter()
             .filter(|b| b.status() != BenchStatus::Running)
             .count() as f64;
-        let budget = self.record.start.as_ref().map(|s| s.budget);
+        let budget = self.record.start.as_ref().map(|s| &s.budget);
         let scenario = (self.target.measure == bench_core::catalog::Measure::Scenario)
             .then(|| {
                 self.target
@@ -116,7 +116,7 @@ impl RunView {
                     .unwrap_or(0) as f64;
                 let by_count = samples / b.max_samples.max(1) as f64;
                 let by_time = now.saturating_duration_since(*since).as_secs_f64()
-                    / (b.warmup_s + b.time_s).max(1e-3);
+                    / (b.warmup_s + b.time_of(name)).max(1e-3);
                 by_count.max(by_time).min(1.0)
             }
             _ => 0.0,

@@ -75,6 +75,7 @@ fn start_event(debug: bool) -> Event {
             paired: false,
             group: None,
             processes: None,
+            times: Default::default(),
         },
     )
 }

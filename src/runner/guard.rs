@@ -219,7 +219,15 @@ impl Watchdog {
         let flag = |name: &str, default: f64| {
             budget_flag(&req.settings.budget_args, name).unwrap_or(default)
         };
-        let budget = flag("--time", 2.0) + flag("--warmup", 0.3);
+        // The longest time any bench takes: --time, or a bench's own (--time-for P=S).
+        let own = req
+            .settings
+            .budget_args
+            .windows(2)
+            .filter(|w| w[0] == "--time-for")
+            .filter_map(|w| w[1].rsplit_once('=')?.1.parse::<f64>().ok())
+            .fold(0.0, f64::max);
+        let budget = flag("--time", 2.0).max(own) + flag("--warmup", 0.3);
         // BENCHSCOPE_SILENCE_S sets the bound outright (a slow machine, or a test of it).
         let base = std::env::var("BENCHSCOPE_SILENCE_S")
             .ok()
@@ -339,5 +347,13 @@ mod tests {
             Watchdog::new(&req).bound(Some(&building)),
             Duration::from_secs(125)
         );
+        // A bench with a longer time of its own bounds it instead; a shorter one does not.
+        for (own, bound) in [("^bulk_=10", 165), ("x=0.5", 75)] {
+            let mut r = req.clone();
+            r.settings
+                .budget_args
+                .extend(["--time-for".into(), own.into()]);
+            assert_eq!(Watchdog::new(&r).bound(None), Duration::from_secs(bound));
+        }
     }
 }

@@ -158,7 +158,7 @@ pub fn run(args: TuiArgs, open: Option<&std::path::Path>) -> i32 {
     };
     // Lists of values (`--concurrency 1,2`) are a sweep, as for `run`: the explorer opens on
     // the first values, and `s` in the catalog queues the sweep.
-    let variants = args.session.knobs.sweep(target).and_then(|sw| {
+    let variants = args.session.sweep(target).and_then(|sw| {
         let knobs: Result<Vec<_>, _> = sw.variants.iter().map(|v| v.resolve(target)).collect();
         Ok((sw.knobs, knobs?))
     });

@@ -254,6 +254,17 @@ pub struct Target {
     /// What the workload adds to every view of its runs (its own tables), if anything.
     #[serde(skip)]
     pub sections: crate::sections::Registered,
+    /// What `--quick` runs of this target: its source suite's reduced matrix, each knob's
+    /// values (comma-separated), for every knob of it that nothing else sets.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub quick: Vec<QuickKnob>,
+}
+
+/// A knob's values in a target's `--quick` matrix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct QuickKnob {
+    pub knob: &'static str,
+    pub values: &'static str,
 }
 
 /// A phase of a subject's path that has no micro-bench of its own, and why.
@@ -284,7 +295,19 @@ impl Target {
             throughput: measure == Measure::Throughput,
             hidden: Vec::new(),
             sections: crate::sections::Registered(None),
+            quick: Vec::new(),
         }
+    }
+
+    /// The knobs' values `--quick` runs (its source suite's quick mode): a list of values
+    /// makes a sweep, two a matrix, as on the command line.
+    pub fn quick(mut self, knobs: &[(&'static str, &'static str)]) -> Target {
+        self.quick.extend(
+            knobs
+                .iter()
+                .map(|&(knob, values)| QuickKnob { knob, values }),
+        );
+        self
     }
 
     /// The workload's own views of its runs ([`crate::sections`]).

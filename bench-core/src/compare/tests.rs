@@ -540,6 +540,7 @@ pub(crate) fn start(target: &str, knobs: crate::knobs::Knobs) -> Event {
             paired: false,
             group: None,
             processes: None,
+            times: Default::default(),
         },
         env: Default::default(),
     })

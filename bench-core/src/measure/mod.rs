@@ -102,10 +102,10 @@ pub const PHASE_WINDOW: Duration = Duration::from_millis(100);
 /// long (or the budget's share per sample, if longer), as Criterion grows iterations.
 pub const MIN_SAMPLE: Duration = Duration::from_millis(1);
 
-/// Passes per sample, so that a sample of passes lasting `pass_ns` each takes at least the
-/// budget's share of time per sample.
-pub fn passes_per_sample(budget: &Budget, pass_ns: f64) -> u64 {
-    let share = budget.time_s * 1e9 / budget.max_samples.max(1) as f64;
+/// Passes per sample, so that a sample of `bench`'s passes lasting `pass_ns` each takes at
+/// least its share of the budget's time per sample.
+pub fn passes_per_sample(budget: &Budget, bench: &str, pass_ns: f64) -> u64 {
+    let share = budget.time_of(bench) * 1e9 / budget.max_samples.max(1) as f64;
     let target = share.max(MIN_SAMPLE.as_nanos() as f64);
     ((target / pass_ns.max(1.0)).ceil() as u64).clamp(1, 10_000_000)
 }
@@ -171,7 +171,11 @@ impl<'n> Sampler<'n> {
         }
         // The last half of the warm-up passes, past their cold start.
         let settled = &warm[warm.len() / 2..];
-        self.passes = passes_per_sample(budget, settled.iter().sum::<f64>() / settled.len() as f64);
+        self.passes = passes_per_sample(
+            budget,
+            self.name,
+            settled.iter().sum::<f64>() / settled.len() as f64,
+        );
         self.window_start = Instant::now();
         Ok(())
     }
@@ -253,8 +257,9 @@ pub fn run(
     let mut s = Sampler::new(name, ops);
     s.warm_up(budget, bench)?;
     let start = Instant::now();
+    let time_s = budget.time_of(name);
     while s.samples.len() < budget.max_samples
-        && (start.elapsed().as_secs_f64() < budget.time_s || s.samples.len() < budget.min_samples)
+        && (start.elapsed().as_secs_f64() < time_s || s.samples.len() < budget.min_samples)
     {
         s.sample(bench, emit)?;
     }
@@ -276,7 +281,8 @@ pub fn run_paired(
         let mut s = Sampler::new(name, *ops);
         samplers.push(s.warm_up(budget, bench).map(|()| s));
     }
-    let total_s = budget.time_s * benches.len() as f64;
+    // Every bench's time, its own where it has one: the benches take turns for all of it.
+    let total_s: f64 = benches.iter().map(|(n, ..)| budget.time_of(n)).sum();
     let start = Instant::now();
     let mut round = 0usize;
     loop {
@@ -357,6 +363,7 @@ mod tests {
             paired: false,
             group: None,
             processes: None,
+            times: Default::default(),
         }
     }
 
@@ -456,14 +463,19 @@ mod tests {
     fn short_passes_are_grouped_so_the_time_budget_binds() {
         // 2 s over at most 100 samples: 20 ms per sample; a 16 µs pass needs 1250 of them.
         let b = budget(2.0, 100, 10);
-        assert_eq!(passes_per_sample(&b, 16_000.0), 1250);
+        assert_eq!(passes_per_sample(&b, "b", 16_000.0), 1250);
         assert_eq!(
-            passes_per_sample(&b, 50_000_000.0),
+            passes_per_sample(&b, "b", 50_000_000.0),
             1,
             "a long pass is a sample"
         );
         // A tiny budget still asks for samples of at least a millisecond.
-        assert_eq!(passes_per_sample(&budget(0.0, 100, 1), 1000.0), 1000);
+        assert_eq!(passes_per_sample(&budget(0.0, 100, 1), "b", 1000.0), 1000);
+        // A bench with a time of its own (--time-for) sizes its samples by that time.
+        let mut own = budget(2.0, 100, 10);
+        own.times.insert("bulk".into(), 10.0);
+        assert_eq!(passes_per_sample(&own, "bulk", 16_000.0), 6250);
+        assert_eq!(passes_per_sample(&own, "b", 16_000.0), 1250);
         let mut events = Vec::new();
         let mut calls = 0;
         let s = run(
@@ -484,6 +496,45 @@ mod tests {
             "ops and work of a sample count every pass"
         );
         assert_eq!(s.median, 25_000.0, "ns per operation");
+    }
+
+    #[test]
+    fn a_bench_with_a_time_of_its_own_samples_for_that_time() {
+        // No time but the least samples for every bench; 20 ms of samples for "own". A pass
+        // is reported as 100 µs but returns at once, so 20 ms of wall time holds many samples.
+        let mut b = budget(0.0, 100_000, 2);
+        b.times.insert("own".into(), 0.02);
+        let (mut one, mut two) = (0, 0);
+        let plain = run(
+            &b,
+            "plain",
+            1,
+            &mut fixed(100_000, 7, &mut one),
+            &mut |_| {},
+        )
+        .unwrap();
+        let own = run(&b, "own", 1, &mut fixed(100_000, 7, &mut two), &mut |_| {}).unwrap();
+        assert_eq!(plain.samples, 2, "the run's time (0 s): its least samples");
+        assert!(own.samples > 2, "its own 20 ms: {} samples", own.samples);
+        // Paired rounds take turns for the sum of the benches' times.
+        let (mut c1, mut c2) = (0, 0);
+        let (mut f1, mut f2) = (fixed(100_000, 7, &mut c1), fixed(100_000, 7, &mut c2));
+        let done = run_paired(
+            &b,
+            &mut [("plain", 1, &mut f1), ("own", 1, &mut f2)],
+            &mut |_| {},
+        );
+        let counts: Vec<usize> = done.iter().map(|r| r.as_ref().unwrap().0.samples).collect();
+        assert!(counts.iter().all(|&n| n > 2), "{counts:?}");
+        b.times.clear();
+        let (mut c1, mut c2) = (0, 0);
+        let (mut f1, mut f2) = (fixed(100_000, 7, &mut c1), fixed(100_000, 7, &mut c2));
+        let done = run_paired(
+            &b,
+            &mut [("plain", 1, &mut f1), ("own", 1, &mut f2)],
+            &mut |_| {},
+        );
+        assert!(done.iter().all(|r| r.as_ref().unwrap().0.samples == 2));
     }
 
     #[test]

@@ -410,6 +410,7 @@ mod tests {
             paired: false,
             group: None,
             processes,
+            times: Default::default(),
         };
         assert_eq!(of_budget(&b(None)), 1);
         assert_eq!(of_budget(&b(Some(0))), 1);

@@ -70,7 +70,7 @@ impl RunEnv {
 pub const DEBUG_WARNING: &str = "debug build: numbers are not representative";
 
 /// Measurement budget of each bench in a run.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Budget {
     /// Warm-up time per bench, seconds.
     pub warmup_s: f64,
@@ -96,6 +96,18 @@ pub struct Budget {
     /// a runner is one process). Absent: one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub processes: Option<usize>,
+    /// Benches given a time of their own (since 1.11, `--time-for`): the seconds of timed
+    /// samples of each, in place of `time_s`. In paired rounds a group's benches take turns
+    /// for the sum of their times.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub times: BTreeMap<String, f64>,
+}
+
+impl Budget {
+    /// The seconds of timed samples `bench` takes.
+    pub fn time_of(&self, bench: &str) -> f64 {
+        self.times.get(bench).copied().unwrap_or(self.time_s)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -482,6 +494,7 @@ mod tests {
                     paired: false,
                     group: None,
                     processes: None,
+                    times: Default::default(),
                 },
                 env: RunEnv {
                     profile: "release".into(),

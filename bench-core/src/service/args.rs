@@ -47,8 +47,9 @@ pub struct BudgetArgs {
     )]
     pub min_samples: String,
     /// A quick look, as Criterion's `--quick`: 0.05 s of warm-up and 0.2 s of samples per
-    /// bench (at least 5), and a scenario (async_contention) 2 s unless its duration is set:
-    /// enough to see that every bench runs and about where it lands, not to tell close figures
+    /// bench (at least 5), and a scenario (async_contention) 2 s unless its duration is set,
+    /// over its study's quick matrix (1 and 10 databases at 100 and 1000 ms) unless those
+    /// knobs are set: enough to see that every bench runs and about where it lands, not to tell close figures
     /// apart (the intervals say how wide they are).
     #[arg(long, conflicts_with_all = ["time_s", "warmup_s", "min_samples"])]
     pub quick: bool,
@@ -85,6 +86,12 @@ pub struct BudgetArgs {
         allow_hyphen_values = true
     )]
     pub processes: Option<String>,
+    /// A time of its own for the benches a pattern selects (an exact name, else a regular
+    /// expression, as --bench selects), as Criterion's `measurement_time` per group:
+    /// PATTERN=SECONDS, repeatable (the last that selects a bench wins); the others keep
+    /// --time. In paired rounds a group's benches take turns for the sum of their times.
+    #[arg(long = "time-for", value_name = "PATTERN=SECONDS")]
+    pub time_for: Vec<String>,
 }
 
 /// Runner processes per run, unless `--processes` says otherwise: measured on a 2-vCPU VM,
@@ -140,6 +147,7 @@ impl Default for BudgetArgs {
             unpaired: false,
             paired_group: DEFAULT_PAIRED_GROUP.into(),
             processes: None,
+            time_for: Vec::new(),
         }
     }
 }
@@ -176,7 +184,10 @@ impl BudgetArgs {
             )?),
             // One runner is one process; a front end that runs several says so in the start.
             processes: None,
+            // Filled per bench by the plan, which knows the target's benches.
+            times: Default::default(),
         };
+        self.time_for()?;
         if b.min_samples > b.max_samples {
             return Err(BenchError::Invalid(format!(
                 "--min-samples {} is larger than --samples {} (allowed: min-samples <= samples)",
@@ -184,6 +195,29 @@ impl BudgetArgs {
             )));
         }
         Ok(b)
+    }
+
+    /// Each `--time-for` as (pattern, seconds), in the order given.
+    pub fn time_for(&self) -> Result<Vec<(String, f64)>, BenchError> {
+        self.time_for
+            .iter()
+            .map(|text| {
+                let (pattern, seconds) = text
+                    .rsplit_once('=')
+                    .filter(|(p, _)| !p.trim().is_empty())
+                    .ok_or_else(|| {
+                        BenchError::Invalid(format!(
+                            "invalid value {text:?} for --time-for: expected PATTERN=SECONDS (a bench's name or a regular expression, then its seconds of samples)"
+                        ))
+                    })?;
+                let s = parse_seconds("time-for", seconds, 0.0, 3600.0).map_err(|_| {
+                    BenchError::Invalid(format!(
+                        "invalid value {text:?} for --time-for: {seconds:?} is not seconds (allowed: 0..=3600)"
+                    ))
+                })?;
+                Ok((pattern.trim().to_string(), s))
+            })
+            .collect()
     }
 
     /// The runner processes asked for: `--processes`, else 1 with `--quick` and
@@ -230,6 +264,14 @@ impl BudgetArgs {
             max = format!("{}", m.div_ceil(processes).max(least));
             min = least.to_string();
         }
+        // Each bench's own time is shared out as --time is.
+        let time_for: Vec<String> = match self.time_for() {
+            Ok(v) => v
+                .into_iter()
+                .map(|(p, s)| format!("{p}={}", s / processes.max(1) as f64))
+                .collect(),
+            Err(_) => self.time_for.clone(),
+        };
         let mut a: Vec<String> = vec![
             "--time".into(),
             time,
@@ -240,6 +282,9 @@ impl BudgetArgs {
             "--min-samples".into(),
             min,
         ];
+        for t in time_for {
+            a.extend(["--time-for".into(), t]);
+        }
         if self.paired {
             a.push("--paired".into());
         }
@@ -483,6 +528,32 @@ pub struct SessionArgs {
 }
 
 impl SessionArgs {
+    /// The knobs asked for, and under `--quick` the target's quick matrix (its source suite's
+    /// quick mode) for each knob of it that no flag, `--knob` or environment variable sets.
+    pub fn knobs_for(&self, target: &Target) -> Result<KnobArgs, BenchError> {
+        let mut k = self.knobs.clone();
+        if self.budget.quick {
+            let given: Vec<&'static str> = k
+                .overrides()?
+                .iter()
+                .map(|(n, _)| knobs::find(&target.knobs, n).map(|s| s.name))
+                .collect::<Result<_, _>>()?;
+            for q in &target.quick {
+                let spec = knobs::find(&target.knobs, q.knob)?;
+                let from_env = spec.env.is_some_and(|e| std::env::var_os(e).is_some());
+                if !given.contains(&spec.name) && !from_env {
+                    k.knob.push(format!("{}={}", spec.name, q.values));
+                }
+            }
+        }
+        Ok(k)
+    }
+
+    /// The runs asked for ([`KnobArgs::sweep`] of [`SessionArgs::knobs_for`]).
+    pub fn sweep(&self, target: &Target) -> Result<Sweep, BenchError> {
+        self.knobs_for(target)?.sweep(target)
+    }
+
     /// The PostgreSQL URL, if one is given and not empty.
     pub fn postgres_url(&self) -> Option<String> {
         self.postgres_url.clone().filter(|u| !u.trim().is_empty())
@@ -581,6 +652,60 @@ mod tests {
                 .unwrap_err()
                 .to_string()
                 .starts_with("at most two knobs")
+        );
+    }
+
+    #[test]
+    fn quick_runs_the_suites_quick_matrix_where_nothing_sets_its_knobs() {
+        let runs = |target: &str, extra: &[&str]| {
+            let mut argv = vec!["bench-runner", target];
+            argv.extend_from_slice(extra);
+            let a = RunnerArgs::try_parse_from(argv).unwrap();
+            let t = crate::workloads::find(target).unwrap();
+            let s = a.session.sweep(t).unwrap();
+            let v: Vec<Vec<String>> = s.variants.iter().map(|k| k.knob.clone()).collect();
+            (s.knobs, v)
+        };
+        // The study's quick mode: 1 and 10 databases at 100 and 1000 ms.
+        let (knobs, v) = runs("async_contention", &["--quick"]);
+        assert_eq!(knobs, ["databases", "write_delay_ms"]);
+        assert_eq!(
+            v,
+            [
+                ["databases=1", "write_delay_ms=100"],
+                ["databases=1", "write_delay_ms=1000"],
+                ["databases=10", "write_delay_ms=100"],
+                ["databases=10", "write_delay_ms=1000"],
+            ]
+        );
+        // A knob the user sets keeps its value, by flag or --knob, one value or a list.
+        let (knobs, v) = runs("async_contention", &["--quick", "--databases", "50"]);
+        assert_eq!(knobs, ["write_delay_ms"]);
+        assert_eq!(
+            v,
+            [
+                ["databases=50", "write_delay_ms=100"],
+                ["databases=50", "write_delay_ms=1000"],
+            ]
+        );
+        let (knobs, v) = runs(
+            "async_contention",
+            &[
+                "--quick",
+                "--knob",
+                "databases=2",
+                "--write-delay-ms",
+                "5,6",
+            ],
+        );
+        assert_eq!(knobs, ["write_delay_ms"]);
+        assert_eq!(v.len(), 2);
+        assert!(v.iter().all(|k| k.contains(&"databases=2".to_string())));
+        // Without --quick, the defaults; a target without a quick matrix, as asked.
+        assert_eq!(runs("async_contention", &[]), (vec![], vec![vec![]]));
+        assert_eq!(
+            runs("single_row_lookup", &["--quick"]),
+            (vec![], vec![vec![]])
         );
     }
 }

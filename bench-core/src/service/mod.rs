@@ -75,11 +75,20 @@ impl RunnerArgs {
                 }
             }
         }
+        // --time-for: the benches of this plan each pattern selects take its seconds.
+        let mut budget = self.session.budget.resolve()?;
+        for (pattern, seconds) in self.session.budget.time_for()? {
+            for b in target.select(&pattern)? {
+                if benches.iter().any(|p| p.name == b.name) {
+                    budget.times.insert(b.name.to_string(), seconds);
+                }
+            }
+        }
         Ok(Plan {
             target,
             benches,
             knobs,
-            budget: self.session.budget.resolve()?,
+            budget,
             trace: self.session.trace(),
         })
     }
@@ -160,7 +169,7 @@ pub fn serve(args: &RunnerArgs, registry: Registry, env: &DescribeEnv<'_>) -> i3
         knobs: plan.knobs.clone(),
         seed: plan.target.seed,
         trace: plan.trace,
-        budget: plan.budget,
+        budget: plan.budget.clone(),
         env: run_env,
     }));
     let run = RunContext {
@@ -491,6 +500,68 @@ mod tests {
         );
         assert_eq!(duration(&["async_contention"]).as_deref(), Some("10"));
         assert_eq!(duration(&["single_row_lookup", "--quick"]), None);
+    }
+
+    #[test]
+    fn a_time_for_pattern_gives_the_benches_it_selects_their_own_time() {
+        use clap::Parser;
+        let parse = |argv: &[&str]| {
+            let mut a = vec!["bench-runner", "key_value"];
+            a.extend_from_slice(argv);
+            super::RunnerArgs::try_parse_from(a).unwrap()
+        };
+        let times = |argv: &[&str]| {
+            parse(argv)
+                .plan(None)
+                .map(|p| {
+                    let mut t: Vec<(String, f64)> = p.budget.times.into_iter().collect();
+                    t.sort_by(|a, b| a.0.cmp(&b.0));
+                    (p.budget.time_s, t)
+                })
+                .map_err(|e| e.to_string())
+        };
+        // A pattern selects as --bench does; only the plan's benches take it; the last wins.
+        let (time, t) = times(&[
+            "--bench",
+            "bulk_put/memory",
+            "--bench",
+            "bulk_get/memory",
+            "--bench",
+            "single_get_100b/memory",
+            "--time-for",
+            "^bulk_=10",
+            "--time-for",
+            "bulk_get/memory=4",
+        ])
+        .unwrap();
+        assert_eq!(time, 2.0);
+        assert_eq!(
+            t,
+            [
+                ("bulk_get/memory".to_string(), 4.0),
+                ("bulk_put/memory".to_string(), 10.0)
+            ]
+        );
+        assert_eq!(times(&[]).unwrap().1, []);
+        // A pattern that selects nothing, or text that is not PATTERN=SECONDS, is refused.
+        let e = times(&["--time-for", "no_such_bench_anywhere=3"]).unwrap_err();
+        assert!(e.contains("no_such_bench_anywhere"), "{e}");
+        for bad in ["bulk_put", "=3", "bulk_put=-1", "bulk_put=x"] {
+            let e = times(&["--time-for", bad]).unwrap_err();
+            assert!(
+                e.contains(&format!("{bad:?}")) && e.contains("--time-for"),
+                "{e}"
+            );
+        }
+        // Each of several runner processes takes its share, as of --time.
+        let a = parse(&["--time", "4", "--time-for", "^bulk_=10"]);
+        let per = a.session.budget.to_args_per_process(4);
+        let at = per.iter().position(|x| x == "--time-for").unwrap();
+        assert_eq!(per[at + 1], "^bulk_=2.5");
+        assert_eq!(
+            per[per.iter().position(|x| x == "--time").unwrap() + 1],
+            "1"
+        );
     }
 
     #[test]

@@ -154,6 +154,8 @@ pub fn spec() -> &'static Target {
         .per_crate("", &CRATES, |name, c| {
             BenchSpec::whole(name, Subject::Crate(c), OP, crate_about(c))
         })
+        // The study's quick mode: 1 and 10 databases at 100 and 1000 ms.
+        .quick(&[("databases", "1,10"), ("write_delay_ms", "100,1000")])
     });
     &SPEC
 }
