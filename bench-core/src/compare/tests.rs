@@ -806,3 +806,47 @@ fn a_run_of_several_processes_is_judged_by_its_processes() {
     let c = judge(&[&one], &[&other], &s).unwrap();
     assert!(!c.basis.contains("processes"), "{}", c.basis);
 }
+
+/// A change exactly at the noise threshold is within it (the threshold is "more than"), in the
+/// run-to-run test as in the others; a paired ratio of 0 (nothing measured) is not judged as
+/// a ratio.
+#[test]
+fn the_noise_threshold_is_exclusive_and_a_zero_paired_ratio_is_not_a_ratio() {
+    fn refs(v: &[BenchResult]) -> Vec<&BenchResult> {
+        v.iter().collect()
+    }
+    // Medians exactly 99, 100, 101 against 149, 150, 151: a change of 150/100 - 1 = 0.5,
+    // exact in binary, and far beyond the runs' spread.
+    let runs = |ms: &[f64]| ms.iter().map(|m| result(*m, 0.0, 5)).collect::<Vec<_>>();
+    let (base, slower) = (runs(&[99.0, 100.0, 101.0]), runs(&[149.0, 150.0, 151.0]));
+    let at = |noise: f64| {
+        let s = Settings {
+            noise,
+            ..Settings::default()
+        };
+        judge(&refs(&slower), &refs(&base), &s).unwrap()
+    };
+    let c = at(0.5);
+    assert_eq!(c.pct, 50.0);
+    assert_eq!(c.verdict, Verdict::WithinNoise, "{}", c.basis);
+    assert_eq!(at(0.4999).verdict, Verdict::Regressed);
+    // One run a side, paired, where one side's ratio is 0: the samples are judged instead.
+    let with = |ratio: f64| {
+        let mut r = result(100.0, 0.01, 30);
+        r.paired = Some((
+            "rusqlite".into(),
+            crate::measure::stats::PairedRatio {
+                pairs: 30,
+                median: ratio,
+                ci95: [ratio * 0.99, ratio * 1.01],
+                processes: Vec::new(),
+            },
+        ));
+        r
+    };
+    for (c, b) in [(0.0, 3.0), (3.0, 0.0)] {
+        let ch = change(&with(c), &with(b), &Settings::default()).unwrap();
+        assert!(!ch.basis.starts_with("paired rounds"), "{}", ch.basis);
+        assert_eq!(ch.verdict, Verdict::WithinNoise, "{}", ch.basis);
+    }
+}
