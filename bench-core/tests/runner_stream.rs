@@ -509,7 +509,17 @@ fn async_contention_streams_every_strategy() {
         "{events:?}"
     );
     let asked = SqliteSettings::default().expected();
-    for spec in &async_contention::spec().benches {
+    // This runner's benches; async-sqlite's run in its harness (its own test).
+    let core = bench_core::testing::benches_of(
+        async_contention::spec(),
+        bench_core::catalog::Harness::Core,
+    );
+    assert!(!core.contains(&"async-sqlite"), "{core:?}");
+    for spec in async_contention::spec()
+        .benches
+        .iter()
+        .filter(|b| core.contains(&b.name))
+    {
         let mine = bench_core::testing::events_of(&events, spec.name);
         let Some(Event::BenchStart { sqlite, .. }) = mine.first() else {
             panic!("{}: {mine:?}", spec.name)

@@ -4,6 +4,7 @@
 //! rusqlite connection is bench-core's own code, compiled against it.
 
 mod bulk;
+mod contention;
 mod crud;
 mod kv;
 mod lookup;
@@ -33,6 +34,7 @@ const ASYNC_SQLITE: Registry = Registry {
     workloads: &[
         &lookup::Lookup,
         &multithread::Multithread,
+        &contention::Contention,
         &Mirrored(bulk::Bulk),
         &Mirrored(crud::CrudOverhead),
         &Mirrored(kv::KeyValue),

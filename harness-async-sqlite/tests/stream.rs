@@ -164,3 +164,65 @@ fn a_bench_of_another_harness_is_refused_with_its_name() {
     assert_ne!(code, Some(0));
     assert!(stderr.contains("rusqlite"), "{stderr}");
 }
+
+/// async_contention through async-sqlite: bench-core's scenario (its databases, writers,
+/// readers, canary and work check), each task on a `Client` of its own; its windows stream
+/// in order and every write its writer counted is in its database.
+#[test]
+fn async_contention_runs_its_scenario_through_clients_and_keeps_the_writes() {
+    use bench_core::workloads::async_contention;
+    let cache = tempfile::tempdir().unwrap();
+    let benches = mine(async_contention::spec());
+    assert_eq!(benches, ["async-sqlite"]);
+    let args = [
+        "async_contention",
+        "--knob",
+        "databases=2",
+        "--knob",
+        "readers=1",
+        "--knob",
+        "duration=2",
+        "--knob",
+        "write_delay_ms=50",
+    ];
+    let (code, events, stderr) = run(&args, cache.path());
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(events.last(), Some(&Event::Done));
+    let Event::Start(start) = &events[0] else {
+        panic!("{:?}", events[0])
+    };
+    assert_eq!(start.benches, benches);
+    let ticks: Vec<f64> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Tick { window, .. } => Some(window.t_s),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        ticks.len() >= 2 && ticks.windows(2).all(|w| w[0] <= w[1]),
+        "{ticks:?}"
+    );
+    let stats = events
+        .iter()
+        .find_map(|e| match e {
+            Event::Scenario { bench, stats } if bench == "async-sqlite" => Some(stats),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no scenario: {events:?}"));
+    assert!(stats.elapsed_s >= 2.0 && stats.elapsed_s < 3.0, "{stats:?}");
+    assert!(stats.reads > 0 && stats.writes > 0, "{stats:?}");
+    assert!(stats.read_latency.is_some_and(|l| l.count == stats.reads));
+    // 2 writers, one write each per 50 ms and a little: about 70 in 2 s, every one kept (a
+    // thread per connection leaves the runtime's threads free).
+    assert!(
+        stats.writes_expected >= 60.0 && stats.writes_expected <= 80.0,
+        "{stats:?}"
+    );
+    assert!(stats.write_completion > 0.5, "{stats:?}");
+    let left = bench_core::testing::left_in(cache.path(), "async-contention-");
+    assert!(
+        left.is_empty(),
+        "the scenario's folder went with it: {left:?}"
+    );
+}

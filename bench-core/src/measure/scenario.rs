@@ -306,6 +306,27 @@ fn ratio(a: f64, b: f64) -> f64 {
     if b > 0.0 { a / b } else { 0.0 }
 }
 
+/// Raises the soft limit of open files to the hard one, and says so if even that is too low
+/// for the `needed` files a scenario opens.
+pub fn ensure_open_files(needed: u64) -> Result<(), crate::error::BenchError> {
+    // SAFETY: get/setrlimit read and write a plain struct we own.
+    let mut lim: libc::rlimit = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
+        return Ok(());
+    }
+    if (lim.rlim_cur as u64) < needed && lim.rlim_cur < lim.rlim_max {
+        lim.rlim_cur = lim.rlim_max;
+        unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lim) };
+    }
+    if (lim.rlim_cur as u64) < needed {
+        return Err(crate::error::BenchError::Invalid(format!(
+            "this scenario opens about {needed} files (databases x connections x 3 for WAL), more than the open-file limit {} (raise it with ulimit -n, or lower databases or readers)",
+            lim.rlim_cur
+        )));
+    }
+    Ok(())
+}
+
 /// The canary: a task that only sleeps `CANARY_PERIOD` in a loop, counting its ticks and its
 /// worst lateness; when the runtime's threads are blocked, it falls behind.
 pub async fn canary(

@@ -234,6 +234,7 @@ pub trait OnConn: Send {
     ) -> Result<T, BenchError>;
 }
 
+pub mod contention;
 pub mod crud;
 pub mod kv;
 pub mod script;

@@ -2,7 +2,7 @@
 //! each with one slow writer and several readers, all on one tokio runtime with few worker
 //! threads; a canary task that only sleeps shows when the runtime's threads are starved.
 //! One bench per dispatch strategy and per crate as it ships (tokio-rusqlite, r2d2_sqlite,
-//! sql-middleware); each runs for `duration` seconds and streams a window of
+//! sql-middleware, async-sqlite in its own harness); each runs for `duration` seconds and streams a window of
 //! reads/s, read latency, write completion and the canary's health about once a second.
 
 #[cfg(feature = "middleware")]
@@ -99,14 +99,15 @@ fn about(s: Strategy) -> &'static str {
 const OP: &str = "one read (the JOIN of recent blocks, LIMIT 50, on a cached statement, then 1 ms pause) by every reader, one write (block + 3 transactions) by every writer";
 
 /// The crates the scenario runs as they ship, beside the strategies: each task holds one
-/// connection of the crate's and runs the same rusqlite closures where the crate runs queries.
-/// async-sqlite runs in a harness of its own (its libsqlite3-sys), and diesel's query DSL
-/// takes no rusqlite closure, so neither is here yet.
-pub const CRATES: [Shipped; 4] = [
+/// connection of the crate's and runs the same rusqlite closures where the crate runs queries
+/// (async-sqlite in a harness of its own, for its libsqlite3-sys). diesel's query DSL takes no
+/// rusqlite closure, so it is not here.
+pub const CRATES: [Shipped; 5] = [
     Shipped::TokioRusqlite,
     Shipped::R2d2SpawnBlocking,
     Shipped::R2d2BlockInPlace,
     Shipped::SqlMiddleware,
+    Shipped::AsyncSqlite,
 ];
 
 fn crate_about(c: Shipped) -> &'static str {
@@ -119,6 +120,9 @@ fn crate_about(c: Shipped) -> &'static str {
         }
         Shipped::R2d2BlockInPlace => {
             "r2d2_sqlite: a pooled connection held per task, each call in block_in_place"
+        }
+        Shipped::AsyncSqlite => {
+            "async-sqlite: a Client (a connection and its thread) held per task, each call through conn (its own harness)"
         }
         _ => {
             "sql-middleware: a connection of its bb8 pool held per task, each call through with_blocking_sqlite to its worker (at most 10 connections a database)"

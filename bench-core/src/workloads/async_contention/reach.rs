@@ -4,38 +4,9 @@
 //! way holds one connection per task and runs the same rusqlite closures on it, so the writer,
 //! the readers and the work check are the same for all.
 
-use std::future::Future;
-use std::path::Path;
-
 use crate::backends::middleware::{Conn, Middleware};
 use crate::error::BenchError;
-use crate::settings::SqliteSettings;
-
-/// A database as the scenario's tasks reach it.
-pub trait Reach: Send + Sync + 'static {
-    type Held: Send + 'static;
-    /// The connection a task holds for the whole scenario.
-    fn hold(&self) -> impl Future<Output = Result<Self::Held, BenchError>> + Send;
-    /// `f` run on the held connection, where this way runs queries.
-    fn run<T: Send + 'static>(
-        &self,
-        held: &mut Self::Held,
-        f: impl FnOnce(&rusqlite::Connection) -> rusqlite::Result<T> + Send + 'static,
-    ) -> impl Future<Output = Result<T, BenchError>> + Send;
-    /// What its connections run with.
-    fn read_back(
-        &self,
-    ) -> impl Future<Output = Result<std::collections::BTreeMap<String, String>, BenchError>> + Send;
-}
-
-/// What a database is opened with: its path (or memdb URI), the connections it needs (one per
-/// task), the run's settings and the runtime its tasks run on.
-pub struct Open<'a> {
-    pub path: &'a Path,
-    pub connections: usize,
-    pub settings: &'a SqliteSettings,
-    pub rt: &'a tokio::runtime::Runtime,
-}
+use crate::on_rusqlite::contention::Reach;
 
 impl Reach for Middleware {
     type Held = Conn;
