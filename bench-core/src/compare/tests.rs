@@ -850,3 +850,72 @@ fn the_noise_threshold_is_exclusive_and_a_zero_paired_ratio_is_not_a_ratio() {
         assert_eq!(ch.verdict, Verdict::WithinNoise, "{}", ch.basis);
     }
 }
+
+/// One run a side, paired: the change and its interval against values worked out apart
+/// (Python's `math`: each ratio's half-width in logs `ln(1.01 / 0.99) / 2`, the two combined
+/// as `sqrt(2)` times it, the change `ln(3.15 / 3.0)`, the bounds `exp(d ± w) - 1`), the
+/// direction of a fall, and the margin a run can move by as "more than". Unpaired, the
+/// interval of one run a side is that of the medians' intervals, bound against bound.
+#[test]
+fn one_run_a_side_gives_its_interval_direction_and_margin_as_worked_out_apart() {
+    let s = Settings::default();
+    let paired = |ratio: f64| {
+        let mut r = result(100.0, 0.01, 30);
+        r.paired = Some((
+            "rusqlite".into(),
+            crate::measure::stats::PairedRatio {
+                pairs: 30,
+                median: ratio,
+                ci95: [ratio * 0.99, ratio * 1.01],
+                processes: Vec::new(),
+            },
+        ));
+        r
+    };
+    let c = change(&paired(3.15), &paired(3.0), &s).unwrap();
+    let [lo, hi] = c.ci_pct.unwrap();
+    assert!((c.pct - 5.000000000000004).abs() < 1e-9, "{}", c.pct);
+    assert!((lo - 3.5254776312217295).abs() < 1e-9, "{lo}");
+    assert!((hi - 6.495524118934637).abs() < 1e-9, "{hi}");
+    // A fall of a third: improved, not regressed.
+    let c = change(&paired(2.0), &paired(3.0), &s).unwrap();
+    assert_eq!(c.verdict, Verdict::Improved, "{}", c.basis);
+    // A change of exactly the margin is not beyond it (the margin set to the change itself,
+    // worked out as the verdict works it out).
+    let rel = (4.5f64 / 3.0).ln().exp() - 1.0;
+    let at = |margin: f64| {
+        let s = Settings {
+            single_run_margin: margin,
+            ..Settings::default()
+        };
+        change(&paired(4.5), &paired(3.0), &s).unwrap().verdict
+    };
+    assert_eq!(at(rel), Verdict::CannotTell);
+    assert_eq!(at(rel - 1e-12), Verdict::Regressed);
+    // Unpaired: the samples; the same boundary, with medians exactly 150 and 100.
+    let at = |margin: f64| {
+        let s = Settings {
+            single_run_margin: margin,
+            ..Settings::default()
+        };
+        change(&result(150.0, 0.0, 30), &result(100.0, 0.0, 30), &s).unwrap()
+    };
+    assert_eq!(at(0.5).verdict, Verdict::CannotTell, "{}", at(0.5).basis);
+    assert_eq!(at(0.4999).verdict, Verdict::Regressed);
+    // Its interval: the current median's bounds against the baseline's, 104/101 - 1 and
+    // 106/99 - 1.
+    let with_bounds = |m: f64, lo: f64, hi: f64| {
+        let mut r = result(m, 0.01, 30);
+        r.summary.as_mut().unwrap().ci95_median = [lo, hi];
+        r
+    };
+    let c = change(
+        &with_bounds(105.0, 104.0, 106.0),
+        &with_bounds(100.0, 99.0, 101.0),
+        &s,
+    )
+    .unwrap();
+    let [lo, hi] = c.ci_pct.unwrap();
+    assert!((lo - 2.970297029702973).abs() < 1e-9, "{lo}");
+    assert!((hi - 7.070707070707072).abs() < 1e-9, "{hi}");
+}
