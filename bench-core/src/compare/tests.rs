@@ -919,3 +919,83 @@ fn one_run_a_side_gives_its_interval_direction_and_margin_as_worked_out_apart() 
     assert!((lo - 2.970297029702973).abs() < 1e-9, "{lo}");
     assert!((hi - 7.070707070707072).abs() < 1e-9, "{hi}");
 }
+
+/// Interleaved rounds at the edges of their verdict: rounds that all read the same ratio (no
+/// spread), a change exactly at the noise threshold, an interval that reaches beyond twice
+/// the threshold on one side only, or exactly to it; a run that measured nothing; and the
+/// fifth round, the first with which a disturbed round is looked for.
+#[test]
+fn interleaved_rounds_at_the_edges_of_their_verdict() {
+    let s = Settings::default();
+    // Every sample of a run its level exactly (whole ns): the run's fastest is its level.
+    let exact = |pairs: &[(f64, f64)], s: &Settings| {
+        let v: Vec<(BenchResult, BenchResult)> = pairs
+            .iter()
+            .map(|(c, b)| (result(*c, 0.0, 5), result(*b, 0.0, 5)))
+            .collect();
+        let refs: Vec<(&BenchResult, &BenchResult)> = v.iter().map(|(c, b)| (c, b)).collect();
+        judge_rounds(&refs, s)
+    };
+    let with_noise = |noise: f64| Settings {
+        noise,
+        ..Settings::default()
+    };
+    // No spread at all: a change every round agrees on is a change; none is none.
+    let c = exact(&[(150.0, 100.0); 2], &s).unwrap();
+    assert_eq!(c.verdict, Verdict::Regressed, "{}", c.basis);
+    assert_eq!(
+        exact(&[(100.0, 100.0); 2], &s).unwrap().verdict,
+        Verdict::WithinNoise
+    );
+    // The same change with the threshold set to it exactly (worked out as the verdict works
+    // out a change, from the rounds' log ratio): not beyond it.
+    let rel = (150f64 / 100.0).ln().exp() - 1.0;
+    let c = exact(&[(150.0, 100.0); 2], &with_noise(rel)).unwrap();
+    assert_eq!(c.verdict, Verdict::WithinNoise, "{}", c.basis);
+    // Not significant, the interval beyond ±2 thresholds on the high side only (-23.0% ..
+    // +42.6%, against ±40%), or on the low side only (-36.1% .. +15.5%, against ±30%;
+    // Python: exp(mean ± t(0.995, 3) · sd / 2) - 1 over the four log ratios): cannot tell.
+    let up = [(95.0, 100.0), (120.0, 100.0), (98.0, 100.0), (108.0, 100.0)];
+    let c = exact(&up, &with_noise(0.2)).unwrap();
+    assert_eq!(c.verdict, Verdict::CannotTell, "{}", c.basis);
+    let down = [(85.0, 100.0), (95.0, 100.0), (75.0, 100.0), (90.0, 100.0)];
+    let c = exact(&down, &with_noise(0.15)).unwrap();
+    let [lo, hi] = c.ci_pct.unwrap();
+    assert!(
+        (lo + 36.097).abs() < 0.01 && (hi - 15.533).abs() < 0.01,
+        "{lo} {hi}"
+    );
+    assert_eq!(c.verdict, Verdict::CannotTell, "{}", c.basis);
+    // The high side reaching exactly twice the threshold is not beyond it: the threshold
+    // found whose reach, as the verdict works it out, is the interval's upper bound.
+    let hi = exact(&up, &s).unwrap().ci_pct.unwrap()[1];
+    let mut noise = hi / (ROUNDS_NOISE_REACH * 100.0);
+    for _ in 0..64 {
+        let reach = ROUNDS_NOISE_REACH * noise * 100.0;
+        if reach == hi {
+            break;
+        }
+        noise = if reach < hi {
+            noise.next_up()
+        } else {
+            noise.next_down()
+        };
+    }
+    assert_eq!(ROUNDS_NOISE_REACH * noise * 100.0, hi);
+    let c = exact(&up, &with_noise(noise)).unwrap();
+    assert_eq!(c.verdict, Verdict::WithinNoise, "{}", c.basis);
+    // A run whose fastest sample is 0 measured nothing: its round is not a round.
+    assert_eq!(exact(&[(0.0, 100.0), (150.0, 100.0)], &s), None);
+    // Four rounds are too few to call one disturbed; from five, one far out is left out.
+    let mut rounds = vec![(100.0, 100.0); 3];
+    rounds.push((150.0, 100.0));
+    let c = exact(&rounds, &s).unwrap();
+    assert!(!c.basis.contains("left out"), "{}", c.basis);
+    rounds.insert(0, (100.0, 100.0));
+    let c = exact(&rounds, &s).unwrap();
+    assert!(
+        c.basis.contains("round 5 (+50.0%) left out as disturbed"),
+        "{}",
+        c.basis
+    );
+}

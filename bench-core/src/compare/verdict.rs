@@ -452,3 +452,23 @@ fn disturbed_rounds(all: &[(usize, f64)]) -> (f64, Vec<(usize, f64)>) {
         .collect();
     (centre, out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A round exactly as far from the median round as the outlier bound is not disturbed;
+    /// one a step further is. With every other round alike, the bound is the floor's.
+    #[test]
+    fn a_round_at_the_outlier_bound_is_not_disturbed() {
+        let bound = ROUND_OUTLIER_Z * ROUND_OUTLIER_FLOOR;
+        let rounds = |x: f64| vec![(1, 0.0), (2, 0.0), (3, 0.0), (4, 0.0), (5, x)];
+        assert_eq!(disturbed_rounds(&rounds(bound)), (0.0, vec![]));
+        let beyond = bound.next_up();
+        assert_eq!(disturbed_rounds(&rounds(beyond)), (0.0, vec![(5, beyond)]));
+        assert_eq!(
+            disturbed_rounds(&rounds(-beyond)),
+            (0.0, vec![(5, -beyond)])
+        );
+    }
+}
