@@ -84,7 +84,11 @@ pub fn repeats(runs: &[RunRecord], baselines: &Baselines<'_>) -> Vec<Repeats> {
                     ratio,
                 })
             })
-            .collect();
+            .collect::<Vec<_>>();
+        // Scenario benches have no medians to spread: no table of nothing.
+        if benches.is_empty() {
+            continue;
+        }
         out.push(Repeats {
             runs: group,
             benches,
@@ -220,6 +224,37 @@ mod tests {
             },
         });
         r
+    }
+
+    /// Repeated scenario runs have no medians: no "between runs" table is made for them
+    /// (an empty one read as if the runs had been compared).
+    #[test]
+    fn repeated_scenario_runs_make_no_empty_table() {
+        let scenario = || {
+            let mut r = finished_record("async_contention", &[]);
+            for e in crate::testing::scenario_events("spawn_blocking", 1000.0, 1.0, 0.9, 2) {
+                r.apply(e);
+            }
+            r
+        };
+        let runs = vec![scenario(), scenario()];
+        assert!(repeats(&runs, &Baselines::bench("spawn_blocking")).is_empty());
+        // Beside a bench with medians, the group is kept, with that bench alone.
+        let mut mixed = vec![scenario(), scenario()];
+        for r in &mut mixed {
+            for e in crate::testing::bench_events(
+                "b",
+                "b",
+                1000,
+                &crate::testing::samples(5.0, 12),
+                None,
+            ) {
+                r.apply(e);
+            }
+        }
+        let r = repeats(&mixed, &Baselines::bench("b"));
+        assert_eq!(r.len(), 1);
+        assert_eq!(r[0].benches.len(), 1);
     }
 
     #[test]
