@@ -386,22 +386,26 @@ fn a_run_slowed_for_most_of_its_samples_is_taken_by_its_fastest() {
     assert!(!c.basis.contains("left out"), "{}", c.basis);
 }
 
+/// A run of 30 samples around `m` whose paired ratio to rusqlite over 30 rounds was `ratio`,
+/// its interval ±`half` of it.
+fn with_paired(m: f64, ratio: f64, half: f64) -> BenchResult {
+    let mut r = result(m, 0.01, 30);
+    r.paired = Some((
+        "rusqlite".into(),
+        crate::measure::stats::PairedRatio {
+            pairs: 30,
+            median: ratio,
+            ci95: [ratio * (1.0 - half), ratio * (1.0 + half)],
+            processes: Vec::new(),
+        },
+    ));
+    r
+}
+
 #[test]
 fn paired_runs_judge_the_change_of_their_paired_ratio() {
     let s = Settings::default();
-    let with = |m: f64, ratio: f64, half: f64| {
-        let mut r = result(m, 0.01, 30);
-        r.paired = Some((
-            "rusqlite".into(),
-            crate::measure::stats::PairedRatio {
-                pairs: 30,
-                median: ratio,
-                ci95: [ratio * (1.0 - half), ratio * (1.0 + half)],
-                processes: Vec::new(),
-            },
-        ));
-        r
-    };
+    let with = with_paired;
     // The machine ran 20% slower in the second run (both benches alike): the medians
     // moved, the paired ratio did not.
     let c = change(&with(120.0, 3.0, 0.01), &with(100.0, 3.0, 0.01), &s).unwrap();
@@ -831,19 +835,7 @@ fn the_noise_threshold_is_exclusive_and_a_zero_paired_ratio_is_not_a_ratio() {
     assert_eq!(c.verdict, Verdict::WithinNoise, "{}", c.basis);
     assert_eq!(at(0.4999).verdict, Verdict::Regressed);
     // One run a side, paired, where one side's ratio is 0: the samples are judged instead.
-    let with = |ratio: f64| {
-        let mut r = result(100.0, 0.01, 30);
-        r.paired = Some((
-            "rusqlite".into(),
-            crate::measure::stats::PairedRatio {
-                pairs: 30,
-                median: ratio,
-                ci95: [ratio * 0.99, ratio * 1.01],
-                processes: Vec::new(),
-            },
-        ));
-        r
-    };
+    let with = |ratio: f64| with_paired(100.0, ratio, 0.01);
     for (c, b) in [(0.0, 3.0), (3.0, 0.0)] {
         let ch = change(&with(c), &with(b), &Settings::default()).unwrap();
         assert!(!ch.basis.starts_with("paired rounds"), "{}", ch.basis);
@@ -859,19 +851,7 @@ fn the_noise_threshold_is_exclusive_and_a_zero_paired_ratio_is_not_a_ratio() {
 #[test]
 fn one_run_a_side_gives_its_interval_direction_and_margin_as_worked_out_apart() {
     let s = Settings::default();
-    let paired = |ratio: f64| {
-        let mut r = result(100.0, 0.01, 30);
-        r.paired = Some((
-            "rusqlite".into(),
-            crate::measure::stats::PairedRatio {
-                pairs: 30,
-                median: ratio,
-                ci95: [ratio * 0.99, ratio * 1.01],
-                processes: Vec::new(),
-            },
-        ));
-        r
-    };
+    let paired = |ratio: f64| with_paired(100.0, ratio, 0.01);
     let c = change(&paired(3.15), &paired(3.0), &s).unwrap();
     let [lo, hi] = c.ci_pct.unwrap();
     assert!((c.pct - 5.000000000000004).abs() < 1e-9, "{}", c.pct);

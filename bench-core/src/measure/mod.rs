@@ -516,25 +516,24 @@ mod tests {
         let own = run(&b, "own", 1, &mut fixed(100_000, 7, &mut two), &mut |_| {}).unwrap();
         assert_eq!(plain.samples, 2, "the run's time (0 s): its least samples");
         assert!(own.samples > 2, "its own 20 ms: {} samples", own.samples);
-        // Paired rounds take turns for the sum of the benches' times.
-        let (mut c1, mut c2) = (0, 0);
-        let (mut f1, mut f2) = (fixed(100_000, 7, &mut c1), fixed(100_000, 7, &mut c2));
-        let done = run_paired(
-            &b,
-            &mut [("plain", 1, &mut f1), ("own", 1, &mut f2)],
-            &mut |_| {},
-        );
-        let counts: Vec<usize> = done.iter().map(|r| r.as_ref().unwrap().0.samples).collect();
+        // Paired rounds take turns for the sum of the benches' times: with "own" 20 ms,
+        // both take more than their least; with none, their least.
+        let paired_counts = |b: &Budget| -> Vec<usize> {
+            let (mut c1, mut c2) = (0, 0);
+            let (mut f1, mut f2) = (fixed(100_000, 7, &mut c1), fixed(100_000, 7, &mut c2));
+            run_paired(
+                b,
+                &mut [("plain", 1, &mut f1), ("own", 1, &mut f2)],
+                &mut |_| {},
+            )
+            .iter()
+            .map(|r| r.as_ref().unwrap().0.samples)
+            .collect()
+        };
+        let counts = paired_counts(&b);
         assert!(counts.iter().all(|&n| n > 2), "{counts:?}");
         b.times.clear();
-        let (mut c1, mut c2) = (0, 0);
-        let (mut f1, mut f2) = (fixed(100_000, 7, &mut c1), fixed(100_000, 7, &mut c2));
-        let done = run_paired(
-            &b,
-            &mut [("plain", 1, &mut f1), ("own", 1, &mut f2)],
-            &mut |_| {},
-        );
-        assert!(done.iter().all(|r| r.as_ref().unwrap().0.samples == 2));
+        assert_eq!(paired_counts(&b), [2, 2]);
     }
 
     #[test]
