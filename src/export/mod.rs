@@ -484,6 +484,30 @@ mod snapshot_tests {
             v["runs"][1]["benches"][0]["scenario"]["write_completion"],
             0.06
         );
+        // Three runs of each set-up (the second as measured, the others 20% fewer and more
+        // reads): each cell is the median run's, whichever order the runs came in.
+        let scaled = |r: &RunRecord, by: f64| {
+            let mut r = r.clone();
+            for b in &mut r.benches {
+                if let Some(s) = &mut b.scenario {
+                    s.reads_per_s *= by;
+                }
+            }
+            r
+        };
+        let mut repeated = Vec::new();
+        for r in &runs {
+            repeated.extend([scaled(r, 1.2), r.clone(), scaled(r, 0.8)]);
+        }
+        let m = scenario::matrix(&repeated).unwrap();
+        let tables = m.tables();
+        let (title, _, rows) = &tables[3];
+        assert_eq!(title, "reads/s, write_delay_ms=100 (median of 3 runs)");
+        let (_, _, single) = &scenario::matrix(&runs).unwrap().tables()[3];
+        assert_eq!(
+            rows, single,
+            "the median run's reads/s, the one as measured"
+        );
     }
 
     /// crud_overhead: each operation against the same on rusqlite, the overall and cached

@@ -199,18 +199,53 @@ impl Matrix {
     pub fn tables(&self) -> Vec<Table> {
         let mut out = Vec::new();
         type Figure = fn(&ScenarioStats) -> String;
-        let figures: [(&str, Figure); 5] = [
-            ("writes/s", |s| format!("{:.1}", s.writes_per_s())),
-            ("read mean", mean),
-            ("writes kept", |s| pct(s.write_completion)),
-            ("reads/s", |s| format!("{:.0}", s.reads_per_s)),
-            ("read p99", |s| p(s.read_latency, |l| l.p99)),
+        type Value = fn(&ScenarioStats) -> f64;
+        let figures: [(&str, Figure, Value); 5] = [
+            (
+                "writes/s",
+                |s| format!("{:.1}", s.writes_per_s()),
+                |s| s.writes_per_s(),
+            ),
+            ("read mean", mean, |s| s.read_mean_ns),
+            (
+                "writes kept",
+                |s| pct(s.write_completion),
+                |s| s.write_completion,
+            ),
+            (
+                "reads/s",
+                |s| format!("{:.0}", s.reads_per_s),
+                |s| s.reads_per_s,
+            ),
+            (
+                "read p99",
+                |s| p(s.read_latency, |l| l.p99),
+                |s| s.read_latency.map_or(-1.0, |l| l.p99 as f64),
+            ),
         ];
+        // Repeated runs of one set-up: each cell is the median run's figure (of an even
+        // count, the lower middle: always a figure one run measured), and the title says so.
+        let repeats = self
+            .sections
+            .iter()
+            .flat_map(|(_, rows)| rows)
+            .flat_map(|(_, cells)| {
+                self.strategies
+                    .iter()
+                    .map(|s| cells.iter().filter(|(n, _)| n == s).count())
+            })
+            .max()
+            .unwrap_or(0);
         for (section, rows) in &self.sections {
-            for (what, figure) in figures {
+            for (what, figure, value) in figures {
+                let of = if repeats > 1 {
+                    format!(" (median of {repeats} runs)")
+                } else {
+                    String::new()
+                };
                 let title = match (&self.section_knob, section) {
-                    (Some(k), Some(v)) => format!("{what}, {k}={v}"),
-                    _ => what.to_string(),
+                    (Some(k), Some(v)) => format!("{what}, {k}={v}{of}"),
+                    _ => format!("{what}{of}"),
                 };
                 let mut headers = vec![self.rows_knob.clone()];
                 headers.extend(self.strategies.iter().cloned());
@@ -219,11 +254,16 @@ impl Matrix {
                     .map(|(rv, cells)| {
                         let mut r = vec![rv.clone()];
                         r.extend(self.strategies.iter().map(|s| {
-                            cells
+                            let mut of: Vec<&ScenarioStats> = cells
                                 .iter()
-                                .find(|(n, _)| n == s)
-                                .map(|(_, st)| figure(st))
-                                .unwrap_or_else(|| "-".into())
+                                .filter(|(n, _)| n == s)
+                                .map(|(_, st)| st)
+                                .collect();
+                            of.sort_by(|a, b| value(a).total_cmp(&value(b)));
+                            match of.len() {
+                                0 => "-".into(),
+                                n => figure(of[(n - 1) / 2]),
+                            }
                         }));
                         r
                     })
