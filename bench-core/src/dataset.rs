@@ -123,13 +123,19 @@ impl DatasetKey {
 /// The cache folder: `BENCHSCOPE_CACHE_DIR`, else `$XDG_CACHE_HOME/benchscope`, else
 /// `~/.cache/benchscope`, else a folder under the system temp dir.
 pub fn default_cache_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("BENCHSCOPE_CACHE_DIR").filter(|d| !d.is_empty()) {
+    cache_dir_from(&|name| std::env::var_os(name))
+}
+
+/// [`default_cache_dir`] from the environment `var` reads.
+fn cache_dir_from(var: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> PathBuf {
+    let set = |name: &str| var(name).filter(|d| !d.is_empty());
+    if let Some(dir) = set("BENCHSCOPE_CACHE_DIR") {
         return PathBuf::from(dir);
     }
-    if let Some(dir) = std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
+    if let Some(dir) = set("XDG_CACHE_HOME") {
         return PathBuf::from(dir).join("benchscope");
     }
-    if let Some(home) = std::env::var_os("HOME").filter(|d| !d.is_empty()) {
+    if let Some(home) = set("HOME") {
         return PathBuf::from(home).join(".cache").join("benchscope");
     }
     std::env::temp_dir().join("benchscope-cache")
@@ -380,6 +386,59 @@ pub use crate::on_rusqlite::{bench_row, ensure, read_rows, validate};
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_cache_folder_comes_from_the_first_variable_set_and_not_empty() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                pairs
+                    .iter()
+                    .find(|(k, _)| *k == name)
+                    .map(|(_, v)| std::ffi::OsString::from(v))
+            }
+        };
+        let all = env(&[
+            ("BENCHSCOPE_CACHE_DIR", "/b"),
+            ("XDG_CACHE_HOME", "/x"),
+            ("HOME", "/h"),
+        ]);
+        assert_eq!(cache_dir_from(&all), PathBuf::from("/b"));
+        let xdg = env(&[
+            ("BENCHSCOPE_CACHE_DIR", ""),
+            ("XDG_CACHE_HOME", "/x"),
+            ("HOME", "/h"),
+        ]);
+        assert_eq!(cache_dir_from(&xdg), PathBuf::from("/x/benchscope"));
+        let home = env(&[("XDG_CACHE_HOME", ""), ("HOME", "/h")]);
+        assert_eq!(cache_dir_from(&home), PathBuf::from("/h/.cache/benchscope"));
+        let none = env(&[("HOME", "")]);
+        assert_eq!(
+            cache_dir_from(&none),
+            std::env::temp_dir().join("benchscope-cache")
+        );
+        // Whatever this process's environment holds, there is a folder.
+        assert!(!default_cache_dir().as_os_str().is_empty());
+    }
+
+    #[test]
+    fn a_cache_folder_is_made_or_its_path_refused_with_why() {
+        let tmp = tempfile::tempdir().unwrap();
+        assert_eq!(ensure_cache_dir(tmp.path()), Ok(()));
+        let made = tmp.path().join("a").join("b");
+        assert_eq!(ensure_cache_dir(&made), Ok(()));
+        assert!(made.is_dir());
+        let file = tmp.path().join("f");
+        std::fs::write(&file, "x").unwrap();
+        let e = ensure_cache_dir(&file).unwrap_err();
+        assert!(
+            e.contains("is a file") && e.contains(&file.display().to_string()),
+            "{e}"
+        );
+        let under = file.join("sub");
+        let e = ensure_cache_dir(&under).unwrap_err();
+        assert!(e.starts_with("cannot make the dataset cache folder"), "{e}");
+        assert!(!under.exists());
+    }
 
     #[test]
     fn rows_follow_the_spec() {
