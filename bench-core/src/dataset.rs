@@ -420,6 +420,68 @@ mod tests {
         assert!(!default_cache_dir().as_os_str().is_empty());
     }
 
+    /// `check` against a file as the spec writes it, read through closures: its meta (every
+    /// key the writer writes, each value), its counts, its content, its journal and three rows
+    /// (the first, the middle and the last); each of them altered is refused, naming it.
+    #[test]
+    fn check_refuses_a_file_whose_meta_or_spot_rows_differ() {
+        let key = DatasetKey::new("single_row_lookup", 10, 7);
+        let ok_counts = (10, Some(1), Some(10));
+        let content = expected_content(10);
+        let run = |meta: &dyn Fn(&str) -> Option<String>, spot: &dyn Fn(i64) -> BenchRow| {
+            check(
+                &key,
+                &mut |k| meta(k).ok_or_else(|| invalid(format!("no {k}"))),
+                ok_counts,
+                content,
+                "wal",
+                &mut |id| Ok(spot(id)),
+            )
+            .map_err(|e| e.to_string())
+        };
+        let written = |k: &str| {
+            [
+                ("schema_version", SCHEMA_VERSION.to_string()),
+                ("workload", "single_row_lookup".to_string()),
+                ("rows", "10".to_string()),
+                ("seed", "7".to_string()),
+                ("complete", "1".to_string()),
+            ]
+            .into_iter()
+            .find(|(n, _)| *n == k)
+            .map(|(_, v)| v)
+        };
+        assert_eq!(run(&written, &row), Ok(()));
+        for altered in ["schema_version", "workload", "rows", "seed", "complete"] {
+            let e = run(
+                &|k| {
+                    if k == altered {
+                        Some("0".into())
+                    } else {
+                        written(k)
+                    }
+                },
+                &row,
+            )
+            .unwrap_err();
+            assert!(e.contains(&format!("meta {altered}")), "{altered}: {e}");
+            let e = run(&|k| if k == altered { None } else { written(k) }, &row).unwrap_err();
+            assert!(e.contains(&format!("meta {altered}")), "{altered}: {e}");
+        }
+        assert_eq!(spot_ids(10), [1, 5, 10]);
+        for id in [1, 5, 10] {
+            let e = run(&written, &|i| {
+                let mut r = row(i);
+                if i == id {
+                    r.score += 1.0;
+                }
+                r
+            })
+            .unwrap_err();
+            assert!(e.contains(&format!("row {id} is")), "{e}");
+        }
+    }
+
     #[test]
     fn a_cache_folder_is_made_or_its_path_refused_with_why() {
         let tmp = tempfile::tempdir().unwrap();
