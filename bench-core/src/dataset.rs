@@ -468,7 +468,26 @@ mod tests {
             let e = run(&|k| if k == altered { None } else { written(k) }, &row).unwrap_err();
             assert!(e.contains(&format!("meta {altered}")), "{altered}: {e}");
         }
+        // The counts: each of rows, first id and last id wrong on its own is refused.
+        for counts in [
+            (9, Some(1), Some(10)),
+            (10, Some(2), Some(10)),
+            (10, Some(1), Some(9)),
+        ] {
+            let e = check(
+                &key,
+                &mut |k| written(k).ok_or_else(|| invalid(k.to_string())),
+                counts,
+                content,
+                "wal",
+                &mut |id| Ok(row(id)),
+            )
+            .unwrap_err()
+            .to_string();
+            assert!(e.contains("table holds"), "{counts:?}: {e}");
+        }
         assert_eq!(spot_ids(10), [1, 5, 10]);
+        assert_eq!(spot_ids(11), [1, 6, 11]);
         for id in [1, 5, 10] {
             let e = run(&written, &|i| {
                 let mut r = row(i);
@@ -480,6 +499,19 @@ mod tests {
             .unwrap_err();
             assert!(e.contains(&format!("row {id} is")), "{e}");
         }
+    }
+
+    #[test]
+    fn a_process_runs_while_it_runs() {
+        assert!(process_running(std::process::id()));
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        assert!(process_running(child.id()), "another live process");
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert!(!process_running(child.id()), "reaped");
     }
 
     #[test]
