@@ -501,6 +501,31 @@ mod tests {
         }
     }
 
+    /// A build's time is said in milliseconds: a write that takes 50 ms at least reads 50 or
+    /// more, and less than the seconds it would read as a count of seconds plus 1000.
+    #[test]
+    fn a_build_reports_its_time_in_milliseconds() {
+        let tmp = tempfile::tempdir().unwrap();
+        let key = DatasetKey::new("timed", 10, 1);
+        let ready = ensure_with(
+            tmp.path(),
+            &key,
+            &mut |_| {},
+            &|p| {
+                std::fs::read(p)
+                    .map(|_| ())
+                    .map_err(|e| invalid(e.to_string()))
+            },
+            &|p| {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                std::fs::write(p, "built").map_err(|e| invalid(e.to_string()))
+            },
+        )
+        .unwrap();
+        let ms = ready.build_ms.unwrap();
+        assert!((50.0..1000.0).contains(&ms), "{ms}");
+    }
+
     #[test]
     fn a_process_runs_while_it_runs() {
         assert!(process_running(std::process::id()));
