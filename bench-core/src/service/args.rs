@@ -533,20 +533,21 @@ impl SessionArgs {
     pub fn knobs_for(&self, target: &Target) -> Result<KnobArgs, BenchError> {
         let mut k = self.knobs.clone();
         if self.budget.quick {
-            let given: Vec<&'static str> = k
-                .overrides()?
-                .iter()
-                .map(|(n, _)| knobs::find(&target.knobs, n).map(|s| s.name))
-                .collect::<Result<_, _>>()?;
             for q in &target.quick {
                 let spec = knobs::find(&target.knobs, q.knob)?;
-                let from_env = spec.env.is_some_and(|e| std::env::var_os(e).is_some());
-                if !given.contains(&spec.name) && !from_env {
+                if !self.sets(spec)? {
                     k.knob.push(format!("{}={}", spec.name, q.values));
                 }
             }
         }
         Ok(k)
+    }
+
+    /// Whether a flag, `--knob` or the knob's environment variable sets `spec` (else its
+    /// default, or what `--quick` gives it, holds).
+    pub fn sets(&self, spec: &knobs::KnobSpec) -> Result<bool, BenchError> {
+        Ok(self.knobs.overrides()?.iter().any(|(n, _)| n == spec.name)
+            || spec.env.is_some_and(|e| std::env::var_os(e).is_some()))
     }
 
     /// The runs asked for ([`KnobArgs::sweep`] of [`SessionArgs::knobs_for`]).

@@ -52,13 +52,7 @@ impl RunnerArgs {
         // flag, --knob or the environment sets one.
         if self.session.budget.quick
             && let Some(d) = target.knobs.iter().find(|k| k.name == "duration")
-            && !self
-                .session
-                .knobs
-                .overrides()?
-                .iter()
-                .any(|(k, _)| k == d.name)
-            && d.env.is_none_or(|e| std::env::var_os(e).is_none())
+            && !self.session.sets(d)?
         {
             knobs.set(d.name, KnobValue::Count(QUICK_SCENARIO_S));
         }
