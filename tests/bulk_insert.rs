@@ -213,6 +213,23 @@ fn postgres_bulk_insert_against_a_real_server() {
     // sql-middleware's rows are bench-core's (its postgres feature); sqlx's its harness's.
     assert_eq!(v["runs"][0]["start"]["harness"], "core");
     assert_eq!(v["runs"][0]["more_starts"][0]["harness"], "sqlx");
+    // method=batch_text: the rows as PostgreSQL's literals, through each crate's batch call
+    // (the work check: every row in the table).
+    let out = run(cache.path(), &["postgres", "sql-middleware/postgres"])
+        .args(["--knob", "method=batch_text"])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let v = doc(&out);
+    for b in v["runs"][0]["benches"].as_array().unwrap() {
+        assert!(
+            b.get("skipped").is_none() && b.get("error").is_none(),
+            "{b}"
+        );
+        assert_eq!(b["ops"], 60, "{b}");
+    }
+    assert_eq!(v["comparison"][0].as_array().unwrap().len(), 2, "{v}");
     // A wrong password: a clear error that does not echo it.
     let bad = match url
         .split_once("://")

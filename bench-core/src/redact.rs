@@ -193,9 +193,59 @@ pub fn pg_error(url: &str, e: impl std::fmt::Display) -> crate::BenchError {
     crate::BenchError::Driver(format!("PostgreSQL at {}: {msg}", scrub(url, &secrets)))
 }
 
+/// [`pg_error`] for an error whose own text leaves out its cause (tokio-postgres says `db error`
+/// and keeps the server's message as its source): the text, then each cause's beneath it that
+/// it does not already hold, so the reader sees what the server said.
+pub fn pg_error_chain(url: &str, e: &(dyn std::error::Error + 'static)) -> crate::BenchError {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let said = c.to_string();
+        if !text.contains(&said) {
+            text = format!("{text}: {said}");
+        }
+        cause = c.source();
+    }
+    pg_error(url, text)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An error that says only its kind, its cause kept beneath it (as tokio-postgres's).
+    #[derive(Debug)]
+    struct Kind(&'static str, Option<Box<Kind>>);
+    impl std::fmt::Display for Kind {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str(self.0)
+        }
+    }
+    impl std::error::Error for Kind {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            self.1.as_deref().map(|k| k as _)
+        }
+    }
+
+    #[test]
+    fn a_postgres_error_says_its_causes_once_and_no_password() {
+        let url = "postgres://bob:pw-in-url@db:5432/x";
+        let e = Kind(
+            "db error",
+            Some(Box::new(Kind(
+                "ERROR: relation \"t\" does not exist (pw-in-url)",
+                Some(Box::new(Kind("does not exist", None))),
+            ))),
+        );
+        assert_eq!(
+            pg_error_chain(url, &e).to_string(),
+            "PostgreSQL at postgres://bob:***@db:5432/x: db error: ERROR: relation \"t\" does not exist (***)"
+        );
+        assert_eq!(
+            pg_error_chain(url, &Kind("connection closed", None)).to_string(),
+            "PostgreSQL at postgres://bob:***@db:5432/x: connection closed"
+        );
+    }
 
     #[test]
     fn every_form_of_password_is_found_and_scrubbed() {

@@ -433,8 +433,13 @@ fn multithread_pool_checkout_streams_for_every_core_bench() {
     );
 }
 
+/// The bulk_insert tests, which share the PostgreSQL server's one bench table when a server is
+/// given: one at a time.
+static ONE_ON_THE_SERVER: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn bulk_insert_streams_for_every_core_bench() {
+    let _one = ONE_ON_THE_SERVER.lock().unwrap_or_else(|e| e.into_inner());
     check_target(
         bulk_insert::spec(),
         &["--rows", "30", "--concurrency", "2"],
@@ -443,10 +448,12 @@ fn bulk_insert_streams_for_every_core_bench() {
     );
 }
 
-/// `method=batch_text`: every core bench with a batch call inserts exactly the rows (its work
-/// check), the others are skipped with the reason, none runs the prepared path under the name.
+/// `method=batch_text`: every core bench runs its batch call and inserts exactly the rows (its
+/// work check); PostgreSQL's too where a server is given (`.ci/run` starts one), else skipped
+/// for that reason.
 #[test]
-fn bulk_insert_batch_text_runs_where_a_batch_call_is_and_says_where_not() {
+fn bulk_insert_batch_text_runs_on_every_core_bench() {
+    let _one = ONE_ON_THE_SERVER.lock().unwrap_or_else(|e| e.into_inner());
     let cache = tempfile::tempdir().unwrap();
     let args = [
         &["bulk_insert", "--rows", "30", "--knob", "method=batch_text"][..],
@@ -455,31 +462,26 @@ fn bulk_insert_batch_text_runs_where_a_batch_call_is_and_says_where_not() {
     .concat();
     let (code, events, stderr) = run(&args, cache.path());
     assert_eq!(code, Some(0), "{stderr}");
-    let (mut ran, mut skipped) = (0, 0);
+    let server = std::env::var("BENCHSCOPE_POSTGRES_URL").is_ok_and(|u| !u.is_empty());
+    let mut ran = 0;
     for b in bench_core::testing::benches_of(bulk_insert::spec(), Harness::Core) {
-        let subject = bulk_insert::spec().spec(b).unwrap().subject;
-        if bulk_insert::batch_text_on(subject) {
-            let c = check_bench(&events, b).unwrap_or_else(|e| panic!("{e}"));
-            assert_eq!(c.work.per_pass, 30, "{b}");
-            assert_eq!(c.passes.len(), 2, "{b}");
-            ran += 1;
-        } else {
+        if b.ends_with("postgres") && !server {
             let [Event::Skipped { reason, .. }] =
                 bench_core::testing::events_of(&events, b).as_slice()
             else {
-                panic!("{b} ran with method=batch_text: {events:?}");
+                panic!("{b} ran without a server: {events:?}");
             };
-            assert!(
-                reason.starts_with("method=batch_text runs where a batch call")
-                    || reason == bench_core::mirror::NO_POSTGRES,
-                "{b}: {reason}"
-            );
-            skipped += 1;
+            assert_eq!(reason, bench_core::mirror::NO_POSTGRES, "{b}");
+            continue;
         }
+        let c = check_bench(&events, b).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(c.work.per_pass, 30, "{b}");
+        assert_eq!(c.passes.len(), 2, "{b}");
+        ran += 1;
     }
-    // rusqlite, six strategies, turso, tokio-rusqlite, two r2d2, diesel, sql-middleware.
-    assert_eq!(ran, 13, "{events:?}");
-    assert!(skipped >= 1);
+    // rusqlite, six strategies, turso, tokio-rusqlite, two r2d2, diesel, sql-middleware, and
+    // sql-middleware/postgres with a server.
+    assert_eq!(ran, 13 + server as usize, "{events:?}");
 }
 
 /// One scenario run of every strategy and crate, tiny: every line checked.

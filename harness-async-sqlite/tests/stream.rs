@@ -136,6 +136,10 @@ fn multithread_and_bulk_stream_valid_events_and_write_the_rows() {
             vec!["bulk_insert", "--rows", "30"],
             vec![("async-sqlite", 30)],
         ),
+        (
+            vec!["bulk_insert", "--rows", "30", "--knob", "method=batch_text"],
+            vec![("async-sqlite", 30)],
+        ),
     ] {
         let mut args = args;
         args.extend_from_slice(BUDGET);

@@ -156,6 +156,10 @@ fn multithread_and_bulk_stream_valid_events() {
             vec!["bulk_insert", "--rows", "30"],
             vec![("sql-middleware/turso", 30)],
         ),
+        (
+            vec!["bulk_insert", "--rows", "30", "--knob", "method=batch_text"],
+            vec![("sql-middleware/turso", 30)],
+        ),
     ] {
         let events = streamed(&args, cache.path());
         let Event::Start(start) = &events[0] else {

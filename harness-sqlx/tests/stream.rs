@@ -242,6 +242,18 @@ fn multithread_and_bulk_mirrors_stream_valid_events() {
             vec!["bulk_insert", "--rows", "30", "--bench", "sqlx_sqlite"],
             vec![("sqlx_sqlite", 30)],
         ),
+        (
+            vec![
+                "bulk_insert",
+                "--rows",
+                "30",
+                "--bench",
+                "sqlx_sqlite",
+                "--knob",
+                "method=batch_text",
+            ],
+            vec![("sqlx_sqlite", 30)],
+        ),
     ] {
         let mut args = args;
         args.extend_from_slice(&[

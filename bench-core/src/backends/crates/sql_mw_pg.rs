@@ -10,6 +10,7 @@ pub struct SqlMiddlewarePg {
 }
 
 use crate::redact::pg_error as pg_err;
+use crate::redact::pg_error_chain;
 
 /// How long sql-middleware's PostgreSQL pool may take to make its first connection.
 const PG_CONNECT_WITHIN: std::time::Duration = std::time::Duration::from_secs(5);
@@ -93,7 +94,7 @@ impl SqlMiddlewarePg {
         insert: &str,
         rows: &[crate::workloads::bulk_insert::rows::BulkRow],
     ) -> Result<(u64, u64), BenchError> {
-        let e = |e| pg_err(&self.url, e);
+        let e = |e: sql_middleware::SqlMiddlewareDbError| pg_error_chain(&self.url, &e);
         let mut conn = self.connection().await?;
         conn.execute_batch(fresh).await.map_err(e)?;
         let sql_middleware::MiddlewarePoolConnection::Postgres { client, .. } = &mut conn else {
@@ -114,6 +115,39 @@ impl SqlMiddlewarePg {
         tx.commit().await.map_err(e)?;
         let elapsed = crate::measure::trace::ns_between(start, std::time::Instant::now());
         Ok((changed, elapsed))
+    }
+
+    /// bulk_insert `method=batch_text`: the bench's table made afresh (untimed), then the rows'
+    /// INSERT text run by the transaction's `execute_batch` (tokio-postgres's simple query
+    /// protocol: the text goes to the server as it is) between `begin_transaction` and commit;
+    /// the rows the table holds, counted after the clock stops (the batch call reports none),
+    /// and the ns from the transaction's start to its commit.
+    pub async fn batch_all(&self, fresh: &str, text: &str) -> Result<(u64, u64), BenchError> {
+        let e = |e: sql_middleware::SqlMiddlewareDbError| pg_error_chain(&self.url, &e);
+        let mut conn = self.connection().await?;
+        conn.execute_batch(fresh).await.map_err(e)?;
+        let sql_middleware::MiddlewarePoolConnection::Postgres { client, .. } = &mut conn else {
+            return Err(BenchError::Other(
+                "sql-middleware gave a connection that is not PostgreSQL's".into(),
+            ));
+        };
+        let start = std::time::Instant::now();
+        let tx = sql_middleware::postgres::begin_transaction(client)
+            .await
+            .map_err(e)?;
+        tx.execute_batch(std::hint::black_box(text))
+            .await
+            .map_err(|x| pg_error_chain(&self.url, &x))?;
+        tx.commit().await.map_err(e)?;
+        let elapsed = crate::measure::trace::ns_between(start, std::time::Instant::now());
+        // Counted through the driver beneath (an unnamed statement): the crate's query builder
+        // would run its statement cached from an earlier sample, on a table since dropped.
+        let rows: i64 = client
+            .query_one(crate::workloads::bulk_insert::rows::COUNT, &[])
+            .await
+            .and_then(|row| row.try_get(0))
+            .map_err(|x| pg_error_chain(&self.url, &x))?;
+        Ok((rows as u64, elapsed))
     }
 
     /// Drops the bench's table (at the bench's end: no other table is touched).
@@ -203,7 +237,7 @@ async fn serve_pg(
     url: &str,
     at_end: &str,
 ) {
-    let e = |e| pg_err(url, e);
+    let e = |e: sql_middleware::SqlMiddlewareDbError| pg_error_chain(url, &e);
     while let Some((job, reply)) = jobs.recv().await {
         let answer = match job {
             PgJob::Begin => {
@@ -258,7 +292,7 @@ async fn in_transaction(
     jobs: &mut tokio::sync::mpsc::UnboundedReceiver<(PgJob, PgReply)>,
     url: &str,
 ) {
-    let e = |e| pg_err(url, e);
+    let e = |e: sql_middleware::SqlMiddlewareDbError| pg_error_chain(url, &e);
     let mut prepared: std::collections::HashMap<String, sql_middleware::postgres::Prepared> =
         Default::default();
     while let Some((job, reply)) = jobs.recv().await {

@@ -53,11 +53,9 @@ impl Session for Ctx {
     }
 
     fn skip(&self, bench: &BenchSpec) -> Option<String> {
-        crate::mirror::postgres_skip(bench.subject, self.p.postgres_url.as_deref())
-            .or_else(|| self.p.method_skip(bench.subject))
-            .or_else(|| {
-                crate::settings::skip_reason(bench.subject, self.concurrency, &self.p.settings)
-            })
+        crate::mirror::postgres_skip(bench.subject, self.p.postgres_url.as_deref()).or_else(|| {
+            crate::settings::skip_reason(bench.subject, self.concurrency, &self.p.settings)
+        })
     }
 
     fn bench(&self, spec: &BenchSpec) -> Result<Bench<'_>, BenchError> {
@@ -291,13 +289,25 @@ fn crate_inserts(
                 rt: &ctx.rt,
             };
             let fresh = format!("{DROP}; {POSTGRES_CREATE};");
+            // method=batch_text: the rows as PostgreSQL's literals, made before any clock.
+            let text = match ctx.p.method {
+                super::Method::BatchText => {
+                    Some(Arc::new(super::rows::batch_text_postgres(&ctx.p.rows)))
+                }
+                super::Method::Prepared => None,
+            };
             let iter: IterFn<'_> = Box::new(move |_| {
                 let _drop_at_end = &guard;
-                let (p, rows, fresh) = (p.clone(), ctx.p.rows.clone(), fresh.clone());
+                let (p, rows, fresh, text) =
+                    (p.clone(), ctx.p.rows.clone(), fresh.clone(), text.clone());
                 crate::measure::drive::on_runtime(&ctx.rt, async move {
-                    let (changed, ns) = p
-                        .insert_all(&fresh, POSTGRES_INSERT_FROM_TEXT, &rows)
-                        .await?;
+                    let (changed, ns) = match text {
+                        Some(text) => p.batch_all(&fresh, &text).await?,
+                        None => {
+                            p.insert_all(&fresh, POSTGRES_INSERT_FROM_TEXT, &rows)
+                                .await?
+                        }
+                    };
                     Ok(Iteration::new(ns, changed))
                 })
             });

@@ -30,24 +30,6 @@ pub enum Method {
     BatchText,
 }
 
-/// The subjects whose batch call `method=batch_text` runs: the rusqlite-based paths
-/// (`execute_batch`), turso's `execute_batch` and diesel's `batch_execute`.
-pub fn batch_text_on(subject: Subject) -> bool {
-    matches!(
-        subject,
-        Subject::Rusqlite
-            | Subject::Middleware(_)
-            | Subject::Turso
-            | Subject::Crate(
-                Shipped::TokioRusqlite
-                    | Shipped::R2d2SpawnBlocking
-                    | Shipped::R2d2BlockInPlace
-                    | Shipped::Diesel
-                    | Shipped::SqlMiddleware
-            )
-    )
-}
-
 /// What the work check of an insert bench sums, in every harness.
 pub const INSERT_WORK: &str = "rows inserted (rows each INSERT reports changed)";
 
@@ -66,7 +48,8 @@ pub struct Params {
     pub settings: crate::settings::SqliteSettings,
     pub postgres_url: Option<String>,
     pub method: Method,
-    /// The rows as INSERT text (`method=batch_text`; empty otherwise), made once.
+    /// The rows as SQLite's INSERT text (`method=batch_text`; empty otherwise), made once; the
+    /// PostgreSQL benches make theirs with [`rows::batch_text_postgres`].
     pub batch: std::sync::Arc<String>,
 }
 
@@ -90,13 +73,6 @@ impl Params {
             batch: std::sync::Arc::new(batch),
         })
     }
-
-    /// Why a bench of `subject` cannot run the run's method.
-    pub fn method_skip(&self, subject: Subject) -> Option<String> {
-        (self.method == Method::BatchText && !batch_text_on(subject)).then(|| {
-            "method=batch_text runs where a batch call of SQL text is measured: rusqlite, the middleware, turso, tokio-rusqlite, r2d2_sqlite, diesel and sql-middleware (not yet sqlx, async-sqlite, sql-middleware's turso feature or PostgreSQL)".to_string()
-        })
-    }
 }
 
 impl crate::mirror::RunParams for Params {
@@ -111,9 +87,6 @@ impl crate::mirror::RunParams for Params {
     }
     fn postgres_url(&self) -> Option<&str> {
         self.postgres_url.as_deref()
-    }
-    fn skip(&self, bench: &BenchSpec) -> Option<String> {
-        self.method_skip(bench.subject)
     }
 }
 

@@ -169,6 +169,54 @@ pub fn batch_text(rows: &[BulkRow]) -> String {
     out
 }
 
+/// A text value as a PostgreSQL literal: an escape string (`E'...'`, read the same whatever
+/// `standard_conforming_strings` says), each backslash and quote doubled. PostgreSQL's text
+/// cannot hold a NUL, bound or written: a text holding one is refused by the server either way.
+fn pg_quoted(text: &str) -> String {
+    format!("E'{}'", text.replace('\\', "\\\\").replace('\'', "''"))
+}
+
+/// A real as a PostgreSQL literal: text cast to `float8`, so the server's own parser (correctly
+/// rounded) reads it as a `double precision`, not as a `numeric` first (which has no -0): Rust's
+/// shortest form that reads back exactly, or the server's spelling of the three values that
+/// have no digits.
+fn pg_real(x: f64) -> String {
+    let spelled = if x.is_nan() {
+        "NaN".to_string()
+    } else if x.is_infinite() {
+        format!("{}Infinity", if x < 0.0 { "-" } else { "" })
+    } else {
+        format!("{x:?}")
+    };
+    format!("'{spelled}'::float8")
+}
+
+/// The rows as PostgreSQL SQL text, one `INSERT ... VALUES (...)` per row with every value a
+/// literal, for the PostgreSQL benches' `method=batch_text` (the server's simple query protocol
+/// runs it as one batch): the timestamp and the JSON cast from text as the prepared insert's
+/// text binds are, the bytes in `bytea`'s hex form.
+pub fn batch_text_postgres(rows: &[BulkRow]) -> String {
+    let mut out = String::with_capacity(rows.len() * 460);
+    for r in rows {
+        let hex: String = r.payload.iter().map(|b| format!("{b:02x}")).collect();
+        out.push_str(&format!(
+            "INSERT INTO {TABLE} VALUES ({}, {}, {}::timestamptz, {}, {}, E'\\\\x{hex}'::bytea, {}::jsonb",
+            r.id,
+            pg_quoted(&r.title),
+            pg_quoted(&r.created_at),
+            pg_real(r.amount),
+            if r.flag { "TRUE" } else { "FALSE" },
+            pg_quoted(&r.meta),
+        ));
+        for t in &r.texts {
+            out.push_str(", ");
+            out.push_str(&pg_quoted(t));
+        }
+        out.push_str(");\n");
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -279,5 +327,155 @@ mod tests {
             };
             assert!(batch_text(&[r]).contains(", CAST(X'610062' AS TEXT), "));
         }
+    }
+
+    #[test]
+    fn the_suites_rows_as_postgres_text() {
+        let r = BulkRow {
+            title: "it's \\ -- not /* a */ comment".into(),
+            amount: f64::NEG_INFINITY,
+            ..rows(1, 7).remove(0)
+        };
+        let text = batch_text_postgres(std::slice::from_ref(&r));
+        assert!(
+            text.starts_with("INSERT INTO benchscope_bulk_insert VALUES (1, E'it''s \\\\ -- not /* a */ comment', E'2023-11-14T22:13:57Z'::timestamptz, '-Infinity'::float8, "),
+            "{text}"
+        );
+        let hex: String = r.payload.iter().map(|b| format!("{b:02x}")).collect();
+        assert!(
+            text.contains(&format!(", E'\\\\x{hex}'::bytea, E'{{\"id\":1,")),
+            "{text}"
+        );
+        assert!(
+            text.ends_with(");\n") && text.lines().count() == 1,
+            "{text}"
+        );
+        assert_eq!(pg_real(f64::NAN), "'NaN'::float8");
+        assert_eq!(pg_real(f64::INFINITY), "'Infinity'::float8");
+        assert_eq!(pg_real(0.1), "'0.1'::float8");
+        assert_eq!(pg_real(-0.0), "'-0.0'::float8");
+    }
+
+    /// `batch_text_postgres` against a real server (BENCHSCOPE_POSTGRES_URL; `.ci/run` starts
+    /// one): any rows PostgreSQL's types can hold (quotes, backslashes, newlines and comment
+    /// marks in the text, any real, any bytes, any JSON string) inserted as text read back,
+    /// value for value, as the prepared insert binds them.
+    #[cfg(feature = "crates")]
+    #[test]
+    fn postgres_batch_text_inserts_exactly_what_the_prepared_insert_binds() {
+        use proptest::prelude::*;
+        use proptest::test_runner::{Config, TestRunner};
+        let Some(url) = std::env::var("BENCHSCOPE_POSTGRES_URL")
+            .ok()
+            .filter(|u| !u.is_empty())
+        else {
+            crate::testing::skip(
+                "postgres_batch_text_inserts_exactly_what_the_prepared_insert_binds",
+                "BENCHSCOPE_POSTGRES_URL is not set (.ci/postgres.sh starts a throwaway server)",
+            );
+            return;
+        };
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let client = rt.block_on(async {
+            let (client, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+                .await
+                .unwrap();
+            tokio::spawn(conn);
+            // A temporary table of the same name: searched first, seen by this session only.
+            client
+                .batch_execute(&POSTGRES_CREATE.replacen("CREATE TABLE", "CREATE TEMP TABLE", 1))
+                .await
+                .unwrap();
+            client
+        });
+        let table = |client: &tokio_postgres::Client| -> Vec<Vec<Option<String>>> {
+            rt.block_on(async {
+                let read = format!(
+                    "SELECT id::text, title, created_at::text, amount::text, flag::text, \
+                     encode(payload, 'hex'), meta::text, c1, c2, c3, c4, c5, c6, c7, c8, c9 \
+                     FROM pg_temp.{TABLE} ORDER BY ctid"
+                );
+                let rows = client.query(&read, &[]).await.unwrap();
+                let got = rows
+                    .iter()
+                    .map(|r| (0..16).map(|i| r.get::<_, Option<String>>(i)).collect())
+                    .collect();
+                client
+                    .batch_execute(&format!("TRUNCATE pg_temp.{TABLE}"))
+                    .await
+                    .unwrap();
+                got
+            })
+        };
+        let text = "[^\\x00]*";
+        let row = (
+            any::<i64>(),
+            text,
+            // 0001-01-01 .. 9999-12-31, as the generated rows write them.
+            -62_135_596_800i64..253_402_300_799,
+            any::<f64>(),
+            any::<bool>(),
+            proptest::collection::vec(any::<u8>(), 0..40),
+            text,
+            proptest::array::uniform9(text),
+        )
+            .prop_map(
+                |(id, title, at, amount, flag, payload, tag, texts)| BulkRow {
+                    id,
+                    title,
+                    created_at: time::OffsetDateTime::from_unix_timestamp(at)
+                        .unwrap()
+                        .format(&time::format_description::well_known::Rfc3339)
+                        .unwrap(),
+                    amount,
+                    flag,
+                    payload,
+                    meta: serde_json::json!({ "tag": tag }).to_string(),
+                    texts,
+                },
+            );
+        let mut runner = TestRunner::new(Config::with_cases(64));
+        runner
+            .run(&proptest::collection::vec(row, 0..5), |rows| {
+                rt.block_on(client.batch_execute(&batch_text_postgres(&rows)))
+                    .map_err(|e| TestCaseError::fail(format!("{e:?}")))?;
+                let from_text = table(&client);
+                rt.block_on(async {
+                    let insert = client.prepare(POSTGRES_INSERT_FROM_TEXT).await.unwrap();
+                    for r in &rows {
+                        let t = &r.texts;
+                        client
+                            .execute(
+                                &insert,
+                                &[
+                                    &r.id,
+                                    &r.title,
+                                    &r.created_at,
+                                    &r.amount,
+                                    &r.flag,
+                                    &r.payload,
+                                    &r.meta,
+                                    &t[0],
+                                    &t[1],
+                                    &t[2],
+                                    &t[3],
+                                    &t[4],
+                                    &t[5],
+                                    &t[6],
+                                    &t[7],
+                                    &t[8],
+                                ],
+                            )
+                            .await
+                            .unwrap();
+                    }
+                });
+                prop_assert_eq!(from_text, table(&client));
+                Ok(())
+            })
+            .unwrap();
     }
 }
