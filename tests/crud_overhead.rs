@@ -71,7 +71,39 @@ fn every_backend_gets_its_overhead_per_operation_and_the_sweep() {
     let run = &v["runs"][0];
     for b in run["benches"].as_array().unwrap() {
         assert!(b["error"].is_null() && b["skipped"].is_null(), "{b}");
+        // diesel reports its statement cache, the other crates do not: only its benches say.
+        let st = &b["statements"];
+        if b["backend"].as_str().unwrap().starts_with("diesel") {
+            let n = |k: &str| st[k].as_u64().unwrap_or_else(|| panic!("{k} in {b}"));
+            assert!(n("run") > 0 && n("ops") > 0, "{b}");
+            assert!(n("prepared") + n("text") <= n("run"), "{b}");
+        } else {
+            assert!(st.is_null(), "{b}");
+        }
     }
+    // The cached SELECTs: one statement an operation, every one from diesel's cache (the
+    // warm-up prepared them), none run as text.
+    let cached = run["benches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["name"] == "select_cached/diesel")
+        .unwrap();
+    let st = &cached["statements"];
+    assert_eq!(st["run"], st["ops"], "{st}");
+    assert_eq!(
+        (&st["prepared"], &st["text"]),
+        (&0.into(), &0.into()),
+        "{st}"
+    );
+    // A transaction's BEGIN: SQL run as text, said so.
+    let begin = run["benches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["name"] == "begin/diesel")
+        .unwrap();
+    assert!(begin["statements"]["text"].as_u64().unwrap() > 0, "{begin}");
     let o = &v["crud_overhead"][0];
     let ops = o["ops"].as_array().unwrap();
     assert_eq!(ops.len(), 8 * backends.len() + firsts.len());
@@ -137,6 +169,7 @@ fn markdown_and_text_show_the_overhead_tables() {
         "select/middleware/inline",
         "select_cached/rusqlite",
         "select_cached/middleware/inline",
+        "select_cached/diesel",
         "batch_1/rusqlite",
         "batch_10/rusqlite",
         "prepared/rusqlite",
@@ -163,6 +196,13 @@ fn markdown_and_text_show_the_overhead_tables() {
         assert!(text.contains("SELECT cached vs SELECT"), "{text}");
         assert!(text.contains("speedup against 1 row per INSERT"), "{text}");
         assert!(text.contains("vs rusqlite, same op"), "{text}");
+        // diesel's statement cache, as its events report it, beside its row.
+        assert!(
+            text.contains(
+                "select_cached/diesel: statement cache (diesel's Instrumentation events): 100.00% hits; "
+            ),
+            "{text}"
+        );
         // Not a terminal: no colour codes, whatever NO_COLOR says.
         assert!(!text.contains('\x1b'), "{text}");
     }

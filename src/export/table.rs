@@ -219,6 +219,9 @@ pub fn notes(run: &RunRecord, baselines: &bench_core::baselines::Baselines<'_>) 
             }
             _ => {}
         }
+        if let Some(st) = &b.statements {
+            out.push(format!("{}: {}", b.name, st.describe()));
+        }
         let differs = settings_differences(run, &b.name);
         if !differs.is_empty() {
             out.push(format!(

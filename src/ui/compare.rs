@@ -407,6 +407,9 @@ fn draw_detail(
             "hands its query to another thread ({switches:.1} switches/op): on every CPU its ratio moves from run to run with how soon a CPU takes the work (docs/src/numbers.md, \"Where runners run\"); --cpus 0 measures it on one CPU"
         ));
     }
+    if let Some(st) = result.and_then(|r| r.statements.as_ref()) {
+        notes.push(st.describe());
+    }
     let differs = bench_core::compare::settings_differences(&run.record, bench);
     if !differs.is_empty() {
         notes.push(format!("SQLite settings differ: {}", differs.join(", ")));

@@ -761,6 +761,54 @@ fn a_bench_that_hands_off_says_so_in_its_detail() {
     );
 }
 
+/// A bench whose crate reports its statement cache says what the cache did in its detail; one
+/// whose crate does not says nothing of it.
+#[test]
+fn the_detail_says_what_a_reported_statement_cache_did() {
+    let mut s = base_state();
+    let t = Instant::now();
+    s.catalog.marked.extend(["rusqlite", "middleware/worker"]);
+    keys(&mut s, &[Key::Enter], t);
+    let k = s.knobs.values.clone();
+    ev(&mut s, "t-1", start(false, &k), t);
+    finish(&mut s, "t-1", "rusqlite", 1430.0, false, t);
+    let xs = samples(12_000.0, 30);
+    for e in testing::bench_events("middleware/worker", "b", 1000, &xs, Some(1.1)) {
+        if matches!(e, Event::Summary { .. }) {
+            ev(
+                &mut s,
+                "t-1",
+                Event::Statements {
+                    bench: "middleware/worker".into(),
+                    cache: bench_core::measure::statements::StatementCache {
+                        by: "a crate's events".into(),
+                        run: 3000,
+                        prepared: 1,
+                        text: 1000,
+                        ops: 1000,
+                    },
+                },
+                t,
+            );
+        }
+        ev(&mut s, "t-1", e, t);
+    }
+    exited(&mut s, "t-1", Outcome::Completed, t);
+    keys(&mut s, &[Key::BackTab, Key::Down], t);
+    let text = draw(&mut s, 400, 40).replace('\u{a0}', " ");
+    assert!(
+        text.contains("middleware/worker · run 1")
+            && text.contains("statement cache (a crate's events): 99.95% hits; 3000 statements run (3.00/op), 1999 from the cache, 1 prepared into it (0.00/op), 1000 run as text (not cached)"),
+        "{text}"
+    );
+    keys(&mut s, &[Key::Up], t);
+    let text = draw(&mut s, 400, 40);
+    assert!(
+        text.contains("rusqlite · run 1") && !text.contains("statement cache"),
+        "{text}"
+    );
+}
+
 /// A bench measured in several runner processes says in its detail that its interval is the
 /// next run's, across how many processes, and when they agreed within their own intervals.
 #[test]

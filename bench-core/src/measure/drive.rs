@@ -51,6 +51,10 @@ pub trait LookupPath: Send + Sync + 'static {
         id: i64,
         phases: &mut PhaseTotals,
     ) -> impl std::future::Future<Output = Result<BenchRow, BenchError>> + Send;
+    /// Its crate's statement cache counts, where the crate reports them.
+    fn statements(&self) -> Option<std::sync::Arc<super::statements::StatementCounter>> {
+        None
+    }
 }
 
 /// What one pass of lookups reports.

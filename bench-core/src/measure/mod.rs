@@ -7,6 +7,7 @@ pub mod cost;
 pub mod drive;
 pub mod processes;
 pub mod scenario;
+pub mod statements;
 pub mod stats;
 pub mod trace;
 
@@ -63,6 +64,8 @@ pub struct Bench<'a> {
     /// The backend it runs on, where the run's knobs chose another than its catalog entry's
     /// (the middleware path on another pool).
     pub backend: Option<String>,
+    /// Its crate's statement cache counts, where the crate reports them.
+    pub statements: Option<std::sync::Arc<statements::StatementCounter>>,
 }
 
 impl<'a> Bench<'a> {
@@ -73,7 +76,18 @@ impl<'a> Bench<'a> {
             settings: Default::default(),
             ops: None,
             backend: None,
+            statements: None,
         }
+    }
+
+    /// The same bench, its crate's statement cache counted by `counter` (read over the
+    /// measured samples).
+    pub fn with_statements(
+        mut self,
+        counter: impl Into<Option<std::sync::Arc<statements::StatementCounter>>>,
+    ) -> Self {
+        self.statements = counter.into();
+        self
     }
 
     /// The same bench, on `backend` rather than its catalog entry's.
@@ -122,6 +136,10 @@ struct Sampler<'n> {
     window: PhaseTotals,
     window_start: Instant,
     iter: u64,
+    /// The statement counts when the measured samples began.
+    statements_at: Option<statements::StatementCache>,
+    /// Operations over the measured samples.
+    measured_ops: u64,
 }
 
 impl<'n> Sampler<'n> {
@@ -136,6 +154,8 @@ impl<'n> Sampler<'n> {
             window: PhaseTotals::default(),
             window_start: Instant::now(),
             iter: 0,
+            statements_at: None,
+            measured_ops: 0,
         }
     }
 
@@ -177,6 +197,7 @@ impl<'n> Sampler<'n> {
             settled.iter().sum::<f64>() / settled.len() as f64,
         );
         self.window_start = Instant::now();
+        self.statements_at = bench.statements.as_ref().map(|c| c.read());
         Ok(())
     }
 
@@ -203,6 +224,7 @@ impl<'n> Sampler<'n> {
             .map(|(before, after)| after.since(&before, wall_ns));
         Self::check(bench, work, self.passes)?;
         let sample_ops = self.ops * self.passes;
+        self.measured_ops += sample_ops;
         if let Some(c) = spent {
             self.costs.push((sample_ops, elapsed_ns, c));
         }
@@ -224,8 +246,9 @@ impl<'n> Sampler<'n> {
         Ok(())
     }
 
-    /// The summary of the samples taken, emitted.
-    fn finish(self, emit: &mut dyn FnMut(Event)) -> Result<Summary, BenchError> {
+    /// The summary of the samples taken, emitted (after what the statement cache did over
+    /// them, where it is counted).
+    fn finish(self, bench: &Bench<'_>, emit: &mut dyn FnMut(Event)) -> Result<Summary, BenchError> {
         if self.window.ops > 0 {
             emit(phases_event(
                 self.name,
@@ -236,6 +259,12 @@ impl<'n> Sampler<'n> {
         let mut summary = summarize(&self.samples, self.latencies.percentiles())
             .ok_or(BenchError::Other("no samples taken".into()))?;
         summary.cost = cost::CostSummary::of(&self.costs);
+        if let (Some(counter), Some(at)) = (&bench.statements, &self.statements_at) {
+            emit(Event::Statements {
+                bench: self.name.to_string(),
+                cache: counter.since(at, self.measured_ops),
+            });
+        }
         emit(Event::Summary {
             bench: self.name.to_string(),
             stats: summary.clone(),
@@ -263,7 +292,7 @@ pub fn run(
     {
         s.sample(bench, emit)?;
     }
-    s.finish(emit)
+    s.finish(bench, emit)
 }
 
 /// Paired rounds: every bench is warmed up, then the benches take turns, one sample each per
@@ -318,10 +347,11 @@ pub fn run_paired(
     }
     samplers
         .into_iter()
-        .map(|s| {
+        .zip(benches.iter())
+        .map(|(s, (_, _, bench))| {
             let s = s?;
             let samples = s.samples.clone();
-            Ok((s.finish(emit)?, samples))
+            Ok((s.finish(bench, emit)?, samples))
         })
         .collect()
 }
@@ -391,7 +421,86 @@ mod tests {
             settings: Default::default(),
             ops: None,
             backend: None,
+            statements: None,
         }
+    }
+
+    /// A bench whose crate reports its statement cache: each pass runs BEGIN as text and two
+    /// statements, the first pass ever preparing both.
+    fn counted(counter: std::sync::Arc<statements::StatementCounter>) -> Bench<'static> {
+        let mut first = true;
+        let shared = counter.clone();
+        Bench::new(
+            Box::new(move |_| {
+                counter.started(true);
+                for _ in 0..2 {
+                    counter.started(false);
+                    if first {
+                        counter.prepared();
+                    }
+                }
+                first = false;
+                Ok(Iteration::new(2_000_000, 1))
+            }),
+            1,
+            "test",
+        )
+        .with_statements(shared)
+    }
+
+    #[test]
+    fn the_statement_cache_is_counted_over_the_measured_samples_alone() {
+        let counter = std::sync::Arc::new(statements::StatementCounter::new("a test double"));
+        let mut events = Vec::new();
+        // The warm-up (one pass: the misses) is left out; five samples of one pass each.
+        run(
+            &budget(0.0, 50, 5),
+            "b",
+            1,
+            &mut counted(counter.clone()),
+            &mut |e| events.push(e),
+        )
+        .unwrap();
+        let at = events
+            .iter()
+            .position(|e| matches!(e, Event::Statements { .. }))
+            .expect("a statements event");
+        let Event::Statements { bench, cache } = &events[at] else {
+            unreachable!()
+        };
+        assert_eq!(bench, "b");
+        assert_eq!(
+            (cache.run, cache.prepared, cache.text, cache.ops),
+            (15, 0, 5, 5)
+        );
+        assert_eq!(cache.hit_rate(), Some(1.0));
+        assert!(
+            matches!(events[at + 1], Event::Summary { .. }),
+            "just before the summary"
+        );
+        assert_eq!(counter.read().prepared, 2, "the warm-up's misses happened");
+        // In paired rounds each bench's own counts; a bench without a counter says nothing.
+        let mut calls = 0;
+        let other = std::sync::Arc::new(statements::StatementCounter::new("another"));
+        let (mut a, mut b) = (counted(other.clone()), counted(counter.clone()));
+        let mut plain = fixed(2_000_000, 7, &mut calls);
+        let mut events = Vec::new();
+        let mut turns = [
+            ("a", 1u64, &mut a),
+            ("b", 1u64, &mut b),
+            ("c", 1u64, &mut plain),
+        ];
+        run_paired(&budget(0.0, 4, 4), &mut turns, &mut |e| events.push(e));
+        let counts: Vec<(String, u64, u64)> = events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Statements { bench, cache } => {
+                    Some((bench.clone(), cache.run, cache.prepared))
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(counts, [("a".into(), 12, 0), ("b".into(), 12, 0)]);
     }
 
     #[test]

@@ -229,6 +229,12 @@ pub enum Event {
         bench: String,
         report: crate::script::report::ScriptReport,
     },
+    /// What the bench's statement cache did over its measured samples, where its crate
+    /// reports it (since 1.12): statements run, prepared into the cache, run as text.
+    Statements {
+        bench: String,
+        cache: crate::measure::statements::StatementCache,
+    },
     /// A bench that could not run here, with the reason (not a failure).
     Skipped {
         bench: String,
@@ -258,6 +264,7 @@ impl Event {
             | Event::Paired { bench, .. }
             | Event::Profile { bench, .. }
             | Event::Script { bench, .. }
+            | Event::Statements { bench, .. }
             | Event::Skipped { bench, .. } => Some(bench),
             Event::Error { bench, .. } => bench.as_deref(),
             Event::Start(_) | Event::Dataset { .. } | Event::Machine { .. } | Event::Done => None,
@@ -545,6 +552,16 @@ mod tests {
                 bench: "rusqlite".into(),
                 stats: summarize(&[1.0, 2.0, 3.0], None).unwrap(),
             },
+            Event::Statements {
+                bench: "select_cached/diesel".into(),
+                cache: crate::measure::statements::StatementCache {
+                    by: "diesel's Instrumentation events".into(),
+                    run: 4000,
+                    prepared: 0,
+                    text: 0,
+                    ops: 4000,
+                },
+            },
             Event::Skipped {
                 bench: "pg".into(),
                 reason: "no URL".into(),
@@ -564,6 +581,19 @@ mod tests {
             assert!(line.starts_with("{\"v\":1,\"type\":"), "{line}");
             assert_eq!(decode(&line).unwrap(), e, "{line}");
         }
+    }
+
+    /// The `statements` line docs/src/protocol.md shows is what the runner writes.
+    #[test]
+    fn the_statements_line_reads_as_documented() {
+        let doc = include_str!("../../../docs/src/protocol.md");
+        let line = doc
+            .lines()
+            .find(|l| l.contains(r#""type":"statements""#))
+            .expect("the docs show a statements line");
+        let e = decode(line).unwrap();
+        assert!(all_events().contains(&e), "{e:?}");
+        assert_eq!(encode(&e), line);
     }
 
     #[test]

@@ -53,6 +53,10 @@ pub struct BenchResult {
     /// A script bench's own report: transactions, busy errors, statements, rows compared.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub script: Option<crate::script::report::ScriptReport>,
+    /// What its crate's statement cache did over the measured samples (summed over the runner
+    /// processes), where the crate reports it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub statements: Option<crate::measure::statements::StatementCache>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -268,6 +272,13 @@ impl RunRecord {
             Event::Tick { bench, window } => self.bench_mut(&bench).ticks.push(window),
             Event::Scenario { bench, stats } => self.bench_mut(&bench).scenario = Some(stats),
             Event::Script { bench, report } => self.bench_mut(&bench).script = Some(report),
+            Event::Statements { bench, cache } => {
+                let b = self.bench_mut(&bench);
+                b.statements = Some(match &b.statements {
+                    Some(before) => before.plus(&cache),
+                    None => cache,
+                });
+            }
             Event::Skipped { bench, reason } => self.bench_mut(&bench).skipped = Some(reason),
             Event::Error {
                 bench: Some(bench),
@@ -325,6 +336,29 @@ impl RunRecord {
 mod tests {
     use super::*;
     use crate::measure::stats::summarize;
+
+    /// A bench measured in several runner processes: its statement counts are their sum.
+    #[test]
+    fn statement_counts_add_up_over_processes() {
+        let mut r = RunRecord::default();
+        let cache = |run, prepared, text, ops| crate::measure::statements::StatementCache {
+            by: "diesel".into(),
+            run,
+            prepared,
+            text,
+            ops,
+        };
+        for c in [cache(100, 2, 10, 50), cache(90, 0, 9, 45)] {
+            r.apply(Event::Statements {
+                bench: "a".into(),
+                cache: c,
+            });
+        }
+        assert_eq!(
+            r.bench("a").unwrap().statements,
+            Some(cache(190, 2, 19, 95))
+        );
+    }
 
     #[test]
     fn folds_a_stream() {

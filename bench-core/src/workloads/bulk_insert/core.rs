@@ -60,13 +60,15 @@ impl Session for Ctx {
 
     fn bench(&self, spec: &BenchSpec) -> Result<Bench<'_>, BenchError> {
         let scratch = Scratch::new(&self.p.dir, spec.name);
+        // Its crate's statement cache counts, where the crate reports them (diesel).
+        let mut statements = None;
         let (iter, settings) = match spec.subject {
             Subject::Rusqlite => rusqlite_inserts(self, scratch)?,
             Subject::Middleware(s) => middleware_inserts(self, scratch, s)?,
             #[cfg(feature = "turso")]
             Subject::Turso => turso_inserts(self, scratch)?,
             #[cfg(feature = "crates")]
-            Subject::Crate(c) => crate_inserts(self, scratch, c)?,
+            Subject::Crate(c) => crate_inserts(self, scratch, c, &mut statements)?,
             _ => {
                 return Err(CatalogError::no_implementation(
                     super::spec(),
@@ -76,7 +78,9 @@ impl Session for Ctx {
                 .into());
             }
         };
-        Ok(Bench::new(iter, self.p.rows.len() as u64, INSERT_WORK).with_settings(settings))
+        Ok(Bench::new(iter, self.p.rows.len() as u64, INSERT_WORK)
+            .with_settings(settings)
+            .with_statements(statements))
     }
 }
 
@@ -265,11 +269,12 @@ fn turso_inserts(ctx: &Ctx, scratch: Scratch) -> Result<(IterFn<'_>, Settings), 
 /// `call` closure, or on an r2d2 connection inside `spawn_blocking` / `block_in_place`. The
 /// fresh table is made on the same connection first, untimed.
 #[cfg(feature = "crates")]
-fn crate_inserts(
-    ctx: &Ctx,
+fn crate_inserts<'a>(
+    ctx: &'a Ctx,
     scratch: Scratch,
     krate: crate::catalog::Shipped,
-) -> Result<(IterFn<'_>, Settings), BenchError> {
+    statements: &mut Option<Arc<crate::measure::statements::StatementCounter>>,
+) -> Result<(IterFn<'a>, Settings), BenchError> {
     use crate::backends::crates as c;
     use crate::catalog::Shipped;
     let path = scratch.0.clone();
@@ -357,6 +362,7 @@ fn crate_inserts(
             let text = ctx.p.batch.clone();
             let p = Arc::new(c::Diesel::open(&path, &ctx.p.settings, 1)?);
             let settings = p.read_back()?;
+            *statements = Some(p.statements());
             let fresh = format!("{DROP}; {SQLITE_CREATE}; {CHECKPOINT};");
             let iter: IterFn<'_> = Box::new(move |_| {
                 let _keep = &scratch;
@@ -376,6 +382,7 @@ fn crate_inserts(
         Shipped::Diesel => {
             let p = Arc::new(c::Diesel::open(&path, &ctx.p.settings, 1)?);
             let settings = p.read_back()?;
+            *statements = Some(p.statements());
             let fresh = format!("{DROP}; {SQLITE_CREATE}; {CHECKPOINT};");
             let iter: IterFn<'_> = Box::new(move |_| {
                 let _keep = &scratch;
@@ -480,6 +487,81 @@ mod tests {
 
     /// diesel and sql-middleware write the rows rusqlite writes, value for value (every
     /// column, with its SQLite type).
+    /// diesel's statement cache counted exactly: its events, with this crate's text paths said
+    /// as text, give every statement run, the ones it prepared into its cache and the ones
+    /// run as text, call by call.
+    #[cfg(feature = "crates")]
+    #[test]
+    fn diesels_statement_cache_is_counted_statement_by_statement() {
+        use crate::backends::crates as c;
+        let dir = tempfile::tempdir().unwrap();
+        let rows = Arc::new(super::super::rows::rows(5, 1));
+        let rt = crate::measure::drive::runtime(None).unwrap();
+        let d =
+            c::Diesel::open(&dir.path().join("d.sqlite"), &SqliteSettings::default(), 1).unwrap();
+        let counter = d.statements();
+        let counts = || {
+            let s = counter.read();
+            (s.run, s.prepared, s.text)
+        };
+        let at = counts();
+        let step = |f: &dyn Fn() -> u64| {
+            let before = counter.read();
+            f();
+            let s = counter.since(&before, 1);
+            (s.run, s.prepared, s.text)
+        };
+        // Each `run` checks a connection out of diesel's r2d2 pool, which first checks it
+        // with a `SELECT 1` of diesel's own: a statement, cached (prepared the first time).
+        // Two statements of text in one batch call: diesel reports the call once.
+        let fresh = format!("{DROP}; {SQLITE_CREATE};");
+        assert_eq!(
+            step(&|| {
+                let f = fresh.clone();
+                rt.block_on(d.run(move |c| c::diesel_batch(c, &f))).unwrap();
+                0
+            }),
+            (2, 1, 1)
+        );
+        // BEGIN, five inserts (the first prepares the statement into the cache), COMMIT.
+        let insert = || {
+            let r = rows.clone();
+            rt.block_on(d.run(move |c| c::diesel_insert_all(c, &r)))
+                .unwrap()
+        };
+        assert_eq!(step(&insert), (8, 1, 2));
+        // Again: every insert from the cache.
+        assert_eq!(step(&insert), (8, 0, 2));
+        // A count through the DSL: a statement of its own, prepared once.
+        let count = || rt.block_on(d.run(c::diesel_bulk_count)).unwrap();
+        assert_eq!(step(&count), (2, 1, 0));
+        assert_eq!(step(&count), (2, 0, 0));
+        // The batch text in a diesel transaction: BEGIN, the text, COMMIT, all text.
+        let text = Arc::new(super::super::rows::batch_text(&rows));
+        assert_eq!(
+            step(&|| {
+                let t = text.clone();
+                rt.block_on(d.run(move |c| c::diesel_batch_all(c, &t)))
+                    .unwrap();
+                0
+            }),
+            (4, 0, 3)
+        );
+        let all = counter.since(
+            &crate::measure::statements::StatementCache {
+                by: String::new(),
+                run: at.0,
+                prepared: at.1,
+                text: at.2,
+                ops: 0,
+            },
+            6,
+        );
+        assert_eq!((all.run, all.prepared, all.text), (26, 3, 8));
+        assert_eq!(all.hits(), 15);
+        assert!(all.by.starts_with("diesel"), "{}", all.by);
+    }
+
     #[cfg(feature = "crates")]
     #[test]
     fn the_crates_write_the_rows_rusqlite_writes() {

@@ -69,6 +69,8 @@ impl Session for Ctx {
         let case = super::case_for(spec)?;
         let sql = Sql::for_case(Dialect::Sqlite, case, self.shared.sweep.len());
         let place = Place::new(&self.shared.dir, self.shared.memory, "crud", spec.name);
+        // Its crate's statement cache counts, where the crate reports them (diesel).
+        let mut statements = None;
         let (iter, settings) = match spec.subject {
             Subject::Rusqlite => {
                 let conn = crate::backends::raw::open(place.path(), &self.shared.settings)?;
@@ -162,6 +164,7 @@ impl Session for Ctx {
                     Shipped::Diesel => {
                         let p = c::Diesel::open(&path, s, 1)?;
                         let settings = p.read_back()?;
+                        statements = Some(p.statements());
                         let crud = p.crud()?;
                         (
                             self.shared
@@ -222,7 +225,10 @@ impl Session for Ctx {
                 .into());
             }
         };
-        Ok(self.shared.bench(iter, case, settings))
+        Ok(self
+            .shared
+            .bench(iter, case, settings)
+            .with_statements(statements))
     }
 }
 

@@ -67,6 +67,8 @@ impl Session for Ctx {
         let tasks = case.tasks();
         let place = Place::new(&self.p.dir, self.p.memory, "kv", spec.name);
         let path = place.path().to_path_buf();
+        // Its crate's statement cache counts, where the crate reports them (diesel).
+        let mut statements = None;
         let (bench, settings): (Bench<'_>, Settings) = match spec.subject {
             Subject::Memory => {
                 let map = Arc::new(RwLock::new(HashMap::new()));
@@ -167,6 +169,7 @@ impl Session for Ctx {
                         // A pool of one connection per task, each held by its task.
                         let p = c::Diesel::open(&path, s, tasks)?;
                         let settings = p.read_back()?;
+                        statements = Some(p.statements());
                         let mut handles = Vec::new();
                         for _ in 0..tasks {
                             handles.push(p.hold()?);
@@ -213,7 +216,7 @@ impl Session for Ctx {
                 .into());
             }
         };
-        Ok(bench.with_settings(settings))
+        Ok(bench.with_settings(settings).with_statements(statements))
     }
 }
 

@@ -224,12 +224,14 @@ mod crates {
         type Out = Bench<'a>;
         fn with<P: LookupPath>(self, path: Arc<P>, settings: Settings) -> Bench<'a> {
             let ctx = self.0;
+            let statements = path.statements();
             Bench::new(
                 parallel_select(ctx, path),
                 lookup_work(&ctx.ids),
                 LOOKUP_WORK,
             )
             .with_settings(settings)
+            .with_statements(statements)
         }
     }
 

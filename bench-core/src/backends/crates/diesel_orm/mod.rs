@@ -14,8 +14,10 @@ use super::joined;
 use crate::dataset::BenchRow;
 use crate::error::BenchError;
 use crate::measure::drive::LookupPath;
+use crate::measure::statements::StatementCounter;
 use crate::measure::trace::PhaseTotals;
 use crate::settings::{self, SqliteSettings};
+use std::sync::Arc;
 
 mod schema {
     diesel::table! {
@@ -40,9 +42,44 @@ type DieselManager = diesel::r2d2::ConnectionManager<diesel::SqliteConnection>;
 type DieselPool = diesel::r2d2::Pool<DieselManager>;
 type DieselConn = diesel::r2d2::PooledConnection<DieselManager>;
 
-/// Applies the run's pragmas to each connection diesel's pool opens.
+/// Applies the run's pragmas to each connection diesel's pool opens, then counts its
+/// statement cache's work into the pool's counter.
 #[derive(Debug)]
-struct DieselSettings(SqliteSettings);
+struct DieselSettings(SqliteSettings, Arc<StatementCounter>);
+
+/// Who reports diesel's statement cache counts.
+const COUNTED_BY: &str = "diesel's Instrumentation events";
+
+thread_local! {
+    /// Set while this thread runs SQL as text through diesel (a batch, BEGIN, COMMIT): the
+    /// statements it starts then are not ones its cache could hold.
+    static AS_TEXT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f`, whose statements are SQL run as text, so counted as such.
+fn as_text<T>(f: impl FnOnce() -> T) -> T {
+    AS_TEXT.with(|t| t.set(true));
+    let out = f();
+    AS_TEXT.with(|t| t.set(false));
+    out
+}
+
+/// diesel's events counted: each statement as it starts (`StartQuery`), each statement it
+/// prepares into its cache (`CacheQuery`, a miss). A statement it takes from its cache reports
+/// only the first; one it runs as text, only the first too, so this crate's text paths say so
+/// ([`as_text`]).
+struct CountStatements(Arc<StatementCounter>);
+
+impl diesel::connection::Instrumentation for CountStatements {
+    fn on_connection_event(&mut self, event: diesel::connection::InstrumentationEvent<'_>) {
+        use diesel::connection::InstrumentationEvent as E;
+        match event {
+            E::StartQuery { .. } => self.0.started(AS_TEXT.with(|t| t.get())),
+            E::CacheQuery { .. } => self.0.prepared(),
+            _ => {}
+        }
+    }
+}
 
 impl diesel::r2d2::CustomizeConnection<diesel::SqliteConnection, diesel::r2d2::Error>
     for DieselSettings
@@ -56,13 +93,17 @@ impl diesel::r2d2::CustomizeConnection<diesel::SqliteConnection, diesel::r2d2::E
             .map(|(name, value)| format!("PRAGMA {name} = {value};"))
             .collect();
         c.batch_execute(&sql)
-            .map_err(diesel::r2d2::Error::QueryError)
+            .map_err(diesel::r2d2::Error::QueryError)?;
+        diesel::Connection::set_instrumentation(c, CountStatements(self.1.clone()));
+        Ok(())
     }
 }
 
 /// diesel's r2d2 pool of `n` SQLite connections, reached with `spawn_blocking`.
 pub struct Diesel {
     pool: DieselPool,
+    /// What its connections' statement caches did, counted from diesel's events.
+    statements: Arc<StatementCounter>,
 }
 
 macro_rules! pragma_rows {
@@ -91,12 +132,18 @@ impl Diesel {
         let url = path
             .to_str()
             .ok_or_else(|| BenchError::Other(format!("{} is not UTF-8", path.display())))?;
+        let statements = Arc::new(StatementCounter::new(COUNTED_BY));
         let pool = diesel::r2d2::Pool::builder()
             .max_size(n.max(1) as u32)
-            .connection_customizer(Box::new(DieselSettings(s.clone())))
+            .connection_customizer(Box::new(DieselSettings(s.clone(), statements.clone())))
             .build(DieselManager::new(url))
             .map_err(BenchError::driver)?;
-        Ok(Diesel { pool })
+        Ok(Diesel { pool, statements })
+    }
+
+    /// The counts of its connections' statement caches, for a bench to report.
+    pub fn statements(&self) -> Arc<StatementCounter> {
+        self.statements.clone()
     }
 
     /// The pragmas read back through diesel; the mutex cannot be (diesel keeps its handle to
@@ -174,7 +221,9 @@ impl DieselHeld {
     async fn tx_begin(&mut self) -> Result<(), BenchError> {
         use diesel::connection::{Connection, TransactionManager};
         self.on(|c| {
-            <diesel::SqliteConnection as Connection>::TransactionManager::begin_transaction(c)
+            as_text(|| {
+                <diesel::SqliteConnection as Connection>::TransactionManager::begin_transaction(c)
+            })
         })
         .await
     }
@@ -183,7 +232,9 @@ impl DieselHeld {
     async fn tx_commit(&mut self) -> Result<(), BenchError> {
         use diesel::connection::{Connection, TransactionManager};
         self.on(|c| {
-            <diesel::SqliteConnection as Connection>::TransactionManager::commit_transaction(c)
+            as_text(|| {
+                <diesel::SqliteConnection as Connection>::TransactionManager::commit_transaction(c)
+            })
         })
         .await
     }
@@ -191,7 +242,7 @@ impl DieselHeld {
     /// SQL text run as is (several statements, no rows): a schema made or dropped.
     async fn run_batch(&mut self, sql: String) -> Result<(), BenchError> {
         use diesel::connection::SimpleConnection;
-        self.on(move |c| c.batch_execute(&sql)).await
+        self.on(move |c| as_text(|| c.batch_execute(&sql))).await
     }
 }
 
@@ -216,6 +267,9 @@ fn diesel_lookup(c: &mut DieselConn, id: i64) -> Result<BenchRow, BenchError> {
 
 impl LookupPath for Diesel {
     type Conn = DieselLease;
+    fn statements(&self) -> Option<Arc<StatementCounter>> {
+        Some(self.statements.clone())
+    }
     async fn checkout(&self) -> Result<Self::Conn, BenchError> {
         Ok(DieselLease {
             pool: self.pool.clone(),
@@ -336,7 +390,7 @@ impl Diesel {
 /// Runs SQL text through diesel (several statements, rows ignored): the fresh table.
 pub fn diesel_batch(c: &mut diesel::SqliteConnection, sql: &str) -> Result<(), BenchError> {
     use diesel::connection::SimpleConnection;
-    c.batch_execute(sql).map_err(BenchError::driver)
+    as_text(|| c.batch_execute(sql)).map_err(BenchError::driver)
 }
 
 /// bulk_insert `method=batch_text`: the rows' INSERT text through diesel's `batch_execute`,
@@ -344,7 +398,7 @@ pub fn diesel_batch(c: &mut diesel::SqliteConnection, sql: &str) -> Result<(), B
 pub fn diesel_batch_all(c: &mut diesel::SqliteConnection, text: &str) -> Result<(), BenchError> {
     use diesel::Connection;
     use diesel::connection::SimpleConnection;
-    c.transaction::<(), diesel::result::Error, _>(|c| c.batch_execute(text))
+    as_text(|| c.transaction::<(), diesel::result::Error, _>(|c| c.batch_execute(text)))
         .map_err(BenchError::driver)
 }
 
@@ -363,15 +417,24 @@ pub fn diesel_insert_all(
     c: &mut diesel::SqliteConnection,
     rows: &[crate::workloads::bulk_insert::rows::BulkRow],
 ) -> Result<u64, BenchError> {
-    use diesel::{Connection, RunQueryDsl};
-    c.transaction::<u64, diesel::result::Error, _>(|c| {
-        let mut changed = 0u64;
-        for r in rows {
-            changed += diesel::insert_into(bulk_schema::benchscope_bulk_insert::table)
-                .values(NewBulk::from(r))
-                .execute(c)? as u64;
+    use diesel::RunQueryDsl;
+    use diesel::connection::{Connection, TransactionManager};
+    type Tm = <diesel::SqliteConnection as Connection>::TransactionManager;
+    // diesel's `transaction`, its BEGIN and COMMIT counted as text and the inserts not.
+    as_text(|| Tm::begin_transaction(c)).map_err(BenchError::driver)?;
+    let inserted = rows.iter().try_fold(0u64, |changed, r| {
+        diesel::insert_into(bulk_schema::benchscope_bulk_insert::table)
+            .values(NewBulk::from(r))
+            .execute(c)
+            .map(|n| changed + n as u64)
+    });
+    match inserted {
+        Ok(changed) => as_text(|| Tm::commit_transaction(c))
+            .map(|()| changed)
+            .map_err(BenchError::driver),
+        Err(e) => {
+            let _ = as_text(|| Tm::rollback_transaction(c));
+            Err(BenchError::driver(e))
         }
-        Ok(changed)
-    })
-    .map_err(BenchError::driver)
+    }
 }

@@ -11,7 +11,10 @@ struct Lookups<'a>(&'a Ctx);
 impl<'a> PathUser for Lookups<'a> {
     type Out = Bench<'a>;
     fn with<P: LookupPath>(self, path: Arc<P>, settings: BTreeMap<String, String>) -> Bench<'a> {
-        timed_path(self.0, path, false).with_settings(settings)
+        let statements = path.statements();
+        timed_path(self.0, path, false)
+            .with_settings(settings)
+            .with_statements(statements)
     }
 }
 
