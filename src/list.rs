@@ -170,6 +170,18 @@ fn knob_rows(out: &mut String, t: &bench_core::catalog::Target) {
             m.join(" x ")
         );
     }
+    if !t.suite.is_empty() {
+        let m: Vec<String> = t
+            .suite
+            .iter()
+            .map(|q| format!("{}={}", q.knob, q.values))
+            .collect();
+        let _ = writeln!(
+            out,
+            "  --suite sets it up as its source suite's own bench: {} (a knob set by flag, --knob or the environment keeps its value)",
+            m.join(" ")
+        );
+    }
 }
 
 fn bench_rows(out: &mut String, t: &bench_core::catalog::Target) {

@@ -258,9 +258,14 @@ pub struct Target {
     /// values (comma-separated), for every knob of it that nothing else sets.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub quick: Vec<QuickKnob>,
+    /// What `--suite` sets: the knobs as its source suite's own bench sets them up, for every
+    /// knob of it that nothing else sets.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub suite: Vec<QuickKnob>,
 }
 
-/// A knob's values in a target's `--quick` matrix.
+/// A knob's value (or values) in one of a target's set-ups: its `--quick` matrix, its
+/// `--suite` set-up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct QuickKnob {
     pub knob: &'static str,
@@ -296,6 +301,7 @@ impl Target {
             hidden: Vec::new(),
             sections: crate::sections::Registered(None),
             quick: Vec::new(),
+            suite: Vec::new(),
         }
     }
 
@@ -303,6 +309,16 @@ impl Target {
     /// makes a sweep, two a matrix, as on the command line.
     pub fn quick(mut self, knobs: &[(&'static str, &'static str)]) -> Target {
         self.quick.extend(
+            knobs
+                .iter()
+                .map(|&(knob, values)| QuickKnob { knob, values }),
+        );
+        self
+    }
+
+    /// The knobs' values `--suite` runs: the target as its source suite's own bench is set up.
+    pub fn suite(mut self, knobs: &[(&'static str, &'static str)]) -> Target {
+        self.suite.extend(
             knobs
                 .iter()
                 .map(|&(knob, values)| QuickKnob { knob, values }),

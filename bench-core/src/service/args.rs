@@ -525,19 +525,42 @@ pub struct SessionArgs {
         hide_env_values = true
     )]
     pub postgres_url: Option<String>,
+    /// Set the target up as its source suite's own bench is (bulk_insert: 10 rows, as INSERT
+    /// text; single_row_lookup: 1000 lookups a checkout; `list` names each target's), each
+    /// knob that a flag, `--knob` or its environment variable sets keeping its value.
+    #[arg(long)]
+    pub suite: bool,
 }
 
 impl SessionArgs {
-    /// The knobs asked for, and under `--quick` the target's quick matrix (its source suite's
-    /// quick mode) for each knob of it that no flag, `--knob` or environment variable sets.
+    /// The knobs asked for; under `--suite` the target's suite set-up, and under `--quick` its
+    /// quick matrix (its source suite's quick mode), for each knob of them that no flag,
+    /// `--knob` or environment variable sets.
     pub fn knobs_for(&self, target: &Target) -> Result<KnobArgs, BenchError> {
         let mut k = self.knobs.clone();
-        if self.budget.quick {
-            for q in &target.quick {
-                let spec = knobs::find(&target.knobs, q.knob)?;
-                if !self.sets(spec)? {
-                    k.knob.push(format!("{}={}", spec.name, q.values));
-                }
+        if self.suite && target.suite.is_empty() {
+            let with: Vec<&str> = crate::workloads::targets()
+                .iter()
+                .filter(|t| !t.suite.is_empty())
+                .map(|t| t.name)
+                .collect();
+            return Err(BenchError::Invalid(format!(
+                "--suite: {} has no source suite set-up to run; the targets with one: {}",
+                target.name,
+                with.join(", ")
+            )));
+        }
+        let suite = target.suite.iter().filter(|_| self.suite);
+        let quick = target.quick.iter().filter(|_| self.budget.quick);
+        for q in suite.chain(quick) {
+            let spec = knobs::find(&target.knobs, q.knob)?;
+            if !self.sets(spec)?
+                && !k
+                    .knob
+                    .iter()
+                    .any(|s| s.split('=').next() == Some(spec.name))
+            {
+                k.knob.push(format!("{}={}", spec.name, q.values));
             }
         }
         Ok(k)
@@ -707,6 +730,44 @@ mod tests {
         assert_eq!(
             runs("single_row_lookup", &["--quick"]),
             (vec![], vec![vec![]])
+        );
+    }
+
+    #[test]
+    fn suite_sets_the_target_up_as_its_source_suite_where_nothing_sets_its_knobs() {
+        let knobs = |target: &str, extra: &[&str]| {
+            let mut argv = vec!["bench-runner", target];
+            argv.extend_from_slice(extra);
+            let a = RunnerArgs::try_parse_from(argv).unwrap();
+            let t = crate::workloads::find(target).unwrap();
+            a.session.knobs_for(t).map(|k| k.knob)
+        };
+        // The database_benchmark suite's bulk insert: 10 rows, as INSERT text.
+        assert_eq!(
+            knobs("bulk_insert", &["--suite"]).unwrap(),
+            ["rows=10", "method=batch_text"]
+        );
+        // A knob the user sets keeps its value (by flag or by --knob).
+        assert_eq!(
+            knobs("bulk_insert", &["--suite", "--rows", "500"]).unwrap(),
+            ["method=batch_text"]
+        );
+        assert_eq!(
+            knobs("bulk_insert", &["--suite", "--knob", "method=prepared"]).unwrap(),
+            ["method=prepared", "rows=10"]
+        );
+        // sql-middleware's lookup bench; and with --quick beside it.
+        assert_eq!(
+            knobs("single_row_lookup", &["--suite", "--quick"]).unwrap(),
+            ["rows=1000", "lookups=1000", "lookups_per_checkout=1000"]
+        );
+        // Without --suite, as asked; a target without a suite set-up is refused, by name.
+        assert!(knobs("bulk_insert", &[]).unwrap().is_empty());
+        let e = knobs("key_value", &["--suite"]).unwrap_err().to_string();
+        assert!(
+            e.contains("--suite: key_value has no source suite set-up to run; the targets with one: single_row_lookup, bulk_insert")
+                || e.contains("--suite: key_value has no source suite set-up to run; the targets with one: bulk_insert, single_row_lookup"),
+            "{e}"
         );
     }
 }

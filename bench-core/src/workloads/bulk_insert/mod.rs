@@ -100,6 +100,9 @@ pub fn spec() -> &'static Target {
             "rusqlite",
         )
         .knobs(&[ROWS, METHOD, CONCURRENCY, SPIN_US])
+        // The database_benchmark suite's bulk insert: its BENCH_ROWS default of 10 rows, as
+        // INSERT text through the batch call.
+        .suite(&[("rows", "10"), ("method", "batch_text")])
         .knobs(&crate::settings::KNOBS)
         .bench(bulk(
             "rusqlite",

@@ -42,6 +42,13 @@ pub fn spec() -> &'static Target {
             crate::catalog::POOL,
             crate::catalog::VALUES,
         ])
+        // sql-middleware's lookup bench: BENCH_LOOKUPS (else BENCH_ROWS, else 1000) rows and
+        // lookups, every lookup of an iteration on the one connection it checked out.
+        .suite(&[
+            ("rows", "1000"),
+            ("lookups", "1000"),
+            ("lookups_per_checkout", "1000"),
+        ])
         .knobs(&crate::settings::KNOBS)
         .bench(BenchSpec::whole(
             "rusqlite",
