@@ -104,6 +104,19 @@ fn every_backend_gets_its_overhead_per_operation_and_the_sweep() {
         .find(|b| b["name"] == "begin/diesel")
         .unwrap();
     assert!(begin["statements"]["text"].as_u64().unwrap() > 0, "{begin}");
+    // A batch of 10 rows through diesel: its own transaction around them (BEGIN, 10 INSERTs,
+    // COMMIT), whose edges are text, not cache hits: at least 2 statements in 12.
+    let batch = run["benches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["name"] == "batch_10/diesel")
+        .unwrap();
+    let st = &batch["statements"];
+    assert!(
+        st["text"].as_u64().unwrap() * 6 >= st["run"].as_u64().unwrap(),
+        "{st}"
+    );
     let o = &v["crud_overhead"][0];
     let ops = o["ops"].as_array().unwrap();
     assert_eq!(ops.len(), 8 * backends.len() + firsts.len());

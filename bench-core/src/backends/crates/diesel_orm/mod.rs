@@ -66,16 +66,28 @@ fn as_text<T>(f: impl FnOnce() -> T) -> T {
 
 /// diesel's events counted: each statement as it starts (`StartQuery`), each statement it
 /// prepares into its cache (`CacheQuery`, a miss). A statement it takes from its cache reports
-/// only the first; one it runs as text, only the first too, so this crate's text paths say so
-/// ([`as_text`]).
-struct CountStatements(Arc<StatementCounter>);
+/// only the first; one it runs as text, only the first too. Its transaction manager says
+/// `BeginTransaction`, `CommitTransaction` or `RollbackTransaction` just before it runs that
+/// statement as text (its own transactions, a batch insert's included); this crate's other text
+/// paths say so themselves ([`as_text`]).
+struct CountStatements {
+    counter: Arc<StatementCounter>,
+    /// The next statement is a transaction's edge, run as text.
+    edge: bool,
+}
 
 impl diesel::connection::Instrumentation for CountStatements {
     fn on_connection_event(&mut self, event: diesel::connection::InstrumentationEvent<'_>) {
         use diesel::connection::InstrumentationEvent as E;
         match event {
-            E::StartQuery { .. } => self.0.started(AS_TEXT.with(|t| t.get())),
-            E::CacheQuery { .. } => self.0.prepared(),
+            E::BeginTransaction { .. }
+            | E::CommitTransaction { .. }
+            | E::RollbackTransaction { .. } => self.edge = true,
+            E::StartQuery { .. } => {
+                let text = std::mem::take(&mut self.edge) || AS_TEXT.with(|t| t.get());
+                self.counter.started(text);
+            }
+            E::CacheQuery { .. } => self.counter.prepared(),
             _ => {}
         }
     }
@@ -94,7 +106,13 @@ impl diesel::r2d2::CustomizeConnection<diesel::SqliteConnection, diesel::r2d2::E
             .collect();
         c.batch_execute(&sql)
             .map_err(diesel::r2d2::Error::QueryError)?;
-        diesel::Connection::set_instrumentation(c, CountStatements(self.1.clone()));
+        diesel::Connection::set_instrumentation(
+            c,
+            CountStatements {
+                counter: self.1.clone(),
+                edge: false,
+            },
+        );
         Ok(())
     }
 }
@@ -221,9 +239,7 @@ impl DieselHeld {
     async fn tx_begin(&mut self) -> Result<(), BenchError> {
         use diesel::connection::{Connection, TransactionManager};
         self.on(|c| {
-            as_text(|| {
-                <diesel::SqliteConnection as Connection>::TransactionManager::begin_transaction(c)
-            })
+            <diesel::SqliteConnection as Connection>::TransactionManager::begin_transaction(c)
         })
         .await
     }
@@ -232,9 +248,7 @@ impl DieselHeld {
     async fn tx_commit(&mut self) -> Result<(), BenchError> {
         use diesel::connection::{Connection, TransactionManager};
         self.on(|c| {
-            as_text(|| {
-                <diesel::SqliteConnection as Connection>::TransactionManager::commit_transaction(c)
-            })
+            <diesel::SqliteConnection as Connection>::TransactionManager::commit_transaction(c)
         })
         .await
     }
@@ -398,7 +412,7 @@ pub fn diesel_batch(c: &mut diesel::SqliteConnection, sql: &str) -> Result<(), B
 pub fn diesel_batch_all(c: &mut diesel::SqliteConnection, text: &str) -> Result<(), BenchError> {
     use diesel::Connection;
     use diesel::connection::SimpleConnection;
-    as_text(|| c.transaction::<(), diesel::result::Error, _>(|c| c.batch_execute(text)))
+    c.transaction::<(), diesel::result::Error, _>(|c| as_text(|| c.batch_execute(text)))
         .map_err(BenchError::driver)
 }
 
@@ -417,24 +431,15 @@ pub fn diesel_insert_all(
     c: &mut diesel::SqliteConnection,
     rows: &[crate::workloads::bulk_insert::rows::BulkRow],
 ) -> Result<u64, BenchError> {
-    use diesel::RunQueryDsl;
-    use diesel::connection::{Connection, TransactionManager};
-    type Tm = <diesel::SqliteConnection as Connection>::TransactionManager;
-    // diesel's `transaction`, its BEGIN and COMMIT counted as text and the inserts not.
-    as_text(|| Tm::begin_transaction(c)).map_err(BenchError::driver)?;
-    let inserted = rows.iter().try_fold(0u64, |changed, r| {
-        diesel::insert_into(bulk_schema::benchscope_bulk_insert::table)
-            .values(NewBulk::from(r))
-            .execute(c)
-            .map(|n| changed + n as u64)
-    });
-    match inserted {
-        Ok(changed) => as_text(|| Tm::commit_transaction(c))
-            .map(|()| changed)
-            .map_err(BenchError::driver),
-        Err(e) => {
-            let _ = as_text(|| Tm::rollback_transaction(c));
-            Err(BenchError::driver(e))
+    use diesel::{Connection, RunQueryDsl};
+    c.transaction::<u64, diesel::result::Error, _>(|c| {
+        let mut changed = 0u64;
+        for r in rows {
+            changed += diesel::insert_into(bulk_schema::benchscope_bulk_insert::table)
+                .values(NewBulk::from(r))
+                .execute(c)? as u64;
         }
-    }
+        Ok(changed)
+    })
+    .map_err(BenchError::driver)
 }
