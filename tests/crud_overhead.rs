@@ -81,14 +81,17 @@ fn every_backend_gets_its_overhead_per_operation_and_the_sweep() {
             assert!(st.is_null(), "{b}");
         }
     }
+    let bench = |name: &str| {
+        run["benches"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|b| b["name"] == name)
+            .unwrap_or_else(|| panic!("no {name} in {run}"))
+    };
     // The cached SELECTs: one statement an operation, every one from diesel's cache (the
     // warm-up prepared them), none run as text.
-    let cached = run["benches"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|b| b["name"] == "select_cached/diesel")
-        .unwrap();
+    let cached = bench("select_cached/diesel");
     let st = &cached["statements"];
     assert_eq!(st["run"], st["ops"], "{st}");
     assert_eq!(
@@ -97,21 +100,11 @@ fn every_backend_gets_its_overhead_per_operation_and_the_sweep() {
         "{st}"
     );
     // A transaction's BEGIN: SQL run as text, said so.
-    let begin = run["benches"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|b| b["name"] == "begin/diesel")
-        .unwrap();
+    let begin = bench("begin/diesel");
     assert!(begin["statements"]["text"].as_u64().unwrap() > 0, "{begin}");
     // A batch of 10 rows through diesel: its own transaction around them (BEGIN, 10 INSERTs,
     // COMMIT), whose edges are text, not cache hits: at least 2 statements in 12.
-    let batch = run["benches"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|b| b["name"] == "batch_10/diesel")
-        .unwrap();
+    let batch = bench("batch_10/diesel");
     let st = &batch["statements"];
     assert!(
         st["text"].as_u64().unwrap() * 6 >= st["run"].as_u64().unwrap(),

@@ -95,13 +95,8 @@ impl SqlMiddlewarePg {
         rows: &[crate::workloads::bulk_insert::rows::BulkRow],
     ) -> Result<(u64, u64), BenchError> {
         let e = |e: sql_middleware::SqlMiddlewareDbError| pg_error_chain(&self.url, &e);
-        let mut conn = self.connection().await?;
-        conn.execute_batch(fresh).await.map_err(e)?;
-        let sql_middleware::MiddlewarePoolConnection::Postgres { client, .. } = &mut conn else {
-            return Err(BenchError::Other(
-                "sql-middleware gave a connection that is not PostgreSQL's".into(),
-            ));
-        };
+        let mut conn = self.fresh(fresh).await?;
+        let client = client_of(&mut conn)?;
         let start = std::time::Instant::now();
         let tx = sql_middleware::postgres::begin_transaction(client)
             .await
@@ -124,13 +119,8 @@ impl SqlMiddlewarePg {
     /// and the ns from the transaction's start to its commit.
     pub async fn batch_all(&self, fresh: &str, text: &str) -> Result<(u64, u64), BenchError> {
         let e = |e: sql_middleware::SqlMiddlewareDbError| pg_error_chain(&self.url, &e);
-        let mut conn = self.connection().await?;
-        conn.execute_batch(fresh).await.map_err(e)?;
-        let sql_middleware::MiddlewarePoolConnection::Postgres { client, .. } = &mut conn else {
-            return Err(BenchError::Other(
-                "sql-middleware gave a connection that is not PostgreSQL's".into(),
-            ));
-        };
+        let mut conn = self.fresh(fresh).await?;
+        let client = client_of(&mut conn)?;
         let start = std::time::Instant::now();
         let tx = sql_middleware::postgres::begin_transaction(client)
             .await
@@ -150,12 +140,36 @@ impl SqlMiddlewarePg {
         Ok((rows as u64, elapsed))
     }
 
+    /// A connection of the pool, `fresh` (the bench's table made afresh) run on it first.
+    async fn fresh(
+        &self,
+        fresh: &str,
+    ) -> Result<sql_middleware::MiddlewarePoolConnection, BenchError> {
+        let mut conn = self.connection().await?;
+        conn.execute_batch(fresh)
+            .await
+            .map_err(|e| pg_error_chain(&self.url, &e))?;
+        Ok(conn)
+    }
+
     /// Drops the bench's table (at the bench's end: no other table is touched).
     pub async fn drop_table(&self, drop: &str) -> Result<(), BenchError> {
         let mut conn = self.connection().await?;
         conn.execute_batch(drop)
             .await
             .map_err(|e| pg_err(&self.url, e))
+    }
+}
+
+/// The PostgreSQL client beneath a connection of sql-middleware's pool.
+fn client_of(
+    conn: &mut sql_middleware::MiddlewarePoolConnection,
+) -> Result<&mut bb8::PooledConnection<'static, sql_middleware::postgres::PgManager>, BenchError> {
+    match conn {
+        sql_middleware::MiddlewarePoolConnection::Postgres { client, .. } => Ok(client),
+        _ => Err(BenchError::Other(
+            "sql-middleware gave a connection that is not PostgreSQL's".into(),
+        )),
     }
 }
 

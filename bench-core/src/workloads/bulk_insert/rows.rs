@@ -144,29 +144,60 @@ fn quoted(text: &str) -> String {
     }
 }
 
-/// The rows as SQL text, one `INSERT ... VALUES (...)` statement per row with every value a
-/// literal (the blob in hex, the real in Rust's shortest form that reads back exactly), as the
-/// bulk insert suite hands `execute_batch` its generated text.
-pub fn batch_text(rows: &[BulkRow]) -> String {
-    let mut out = String::with_capacity(rows.len() * 420);
+/// How one database writes each kind of value as a literal.
+struct Literals {
+    text: fn(&str) -> String,
+    real: fn(f64) -> String,
+    flag: fn(bool) -> &'static str,
+    bytes: fn(&[u8]) -> String,
+    /// What follows the timestamp's and the JSON's text: a cast, or nothing.
+    timestamp: &'static str,
+    json: &'static str,
+}
+
+/// The rows as SQL text in `lit`'s literals, one `INSERT ... VALUES (...)` per row.
+fn batch_text_in(rows: &[BulkRow], lit: &Literals) -> String {
+    let mut out = String::with_capacity(rows.len() * 460);
     for r in rows {
-        let hex: String = r.payload.iter().map(|b| format!("{b:02X}")).collect();
         out.push_str(&format!(
-            "INSERT INTO {TABLE} VALUES ({}, {}, {}, {:?}, {}, X'{hex}', {}",
+            "INSERT INTO {TABLE} VALUES ({}, {}, {}{}, {}, {}, {}, {}{}",
             r.id,
-            quoted(&r.title),
-            quoted(&r.created_at),
-            r.amount,
-            r.flag as i64,
-            quoted(&r.meta),
+            (lit.text)(&r.title),
+            (lit.text)(&r.created_at),
+            lit.timestamp,
+            (lit.real)(r.amount),
+            (lit.flag)(r.flag),
+            (lit.bytes)(&r.payload),
+            (lit.text)(&r.meta),
+            lit.json,
         ));
         for t in &r.texts {
             out.push_str(", ");
-            out.push_str(&quoted(t));
+            out.push_str(&(lit.text)(t));
         }
         out.push_str(");\n");
     }
     out
+}
+
+/// The rows as SQL text, one `INSERT ... VALUES (...)` statement per row with every value a
+/// literal (the blob in hex, the real in Rust's shortest form that reads back exactly), as the
+/// bulk insert suite hands `execute_batch` its generated text.
+pub fn batch_text(rows: &[BulkRow]) -> String {
+    batch_text_in(
+        rows,
+        &Literals {
+            text: quoted,
+            real: |x| format!("{x:?}"),
+            flag: |f| if f { "1" } else { "0" },
+            bytes: |b| {
+                let hex: String = b.iter().map(|b| format!("{b:02X}")).collect();
+                format!("X'{hex}'")
+            },
+            timestamp: "",
+            json: "",
+        },
+    )
 }
 
 /// A text value as a PostgreSQL literal: an escape string (`E'...'`, read the same whatever
@@ -196,25 +227,20 @@ fn pg_real(x: f64) -> String {
 /// runs it as one batch): the timestamp and the JSON cast from text as the prepared insert's
 /// text binds are, the bytes in `bytea`'s hex form.
 pub fn batch_text_postgres(rows: &[BulkRow]) -> String {
-    let mut out = String::with_capacity(rows.len() * 460);
-    for r in rows {
-        let hex: String = r.payload.iter().map(|b| format!("{b:02x}")).collect();
-        out.push_str(&format!(
-            "INSERT INTO {TABLE} VALUES ({}, {}, {}::timestamptz, {}, {}, E'\\\\x{hex}'::bytea, {}::jsonb",
-            r.id,
-            pg_quoted(&r.title),
-            pg_quoted(&r.created_at),
-            pg_real(r.amount),
-            if r.flag { "TRUE" } else { "FALSE" },
-            pg_quoted(&r.meta),
-        ));
-        for t in &r.texts {
-            out.push_str(", ");
-            out.push_str(&pg_quoted(t));
-        }
-        out.push_str(");\n");
-    }
-    out
+    batch_text_in(
+        rows,
+        &Literals {
+            text: pg_quoted,
+            real: pg_real,
+            flag: |f| if f { "TRUE" } else { "FALSE" },
+            bytes: |b| {
+                let hex: String = b.iter().map(|b| format!("{b:02x}")).collect();
+                format!("E'\\\\x{hex}'::bytea")
+            },
+            timestamp: "::timestamptz",
+            json: "::jsonb",
+        },
+    )
 }
 
 #[cfg(test)]
