@@ -763,3 +763,35 @@ fn rows_are_compared_only_where_the_order_of_writes_is_fixed() {
     let lengths: Vec<u64> = kept.prefixes.iter().map(|(n, _)| *n).collect();
     assert_eq!(lengths, [1, 2]);
 }
+
+/// A `\set` expression may name only variables known where it stands, as a statement may: an
+/// unknown one is refused at its place, naming what is allowed.
+#[test]
+fn a_set_expression_names_only_variables_known_where_it_stands() {
+    let e = one("\\set a :nope + 1\nSELECT :a").unwrap_err().to_string();
+    assert!(
+        e.starts_with("t.sql:1:8: undefined variable :nope; allowed: variables set earlier in the file by \\set, given with -D NAME=VALUE, or built in (client_id"),
+        "{e}"
+    );
+    let mix = one("\\set a 1\n\\set b :a + 1\nSELECT :b").unwrap();
+    assert_eq!(mix.vars, ["client_id", "a", "b"]);
+}
+
+/// A statement is its text between parameters, each run of text one piece (what a backend's
+/// SQL is written from), and each distinct parameter one slot however often it appears.
+#[test]
+fn a_statement_is_runs_of_text_between_its_parameters() {
+    let mix = one("\\set a 1\nSELECT :a + 1, 'it''s :a' /* c */ FROM t\nWHERE id = :a").unwrap();
+    let s = mix.scripts[0].statements().next().unwrap();
+    assert_eq!(
+        s.pieces,
+        [
+            Piece::Text("SELECT ".into()),
+            Piece::Param(0),
+            Piece::Text(" + 1, 'it''s :a'   FROM t\nWHERE id = ".into()),
+            Piece::Param(0),
+        ]
+    );
+    assert_eq!(s.params, [1]);
+    assert_eq!(s.text, "SELECT :a + 1, 'it''s :a' FROM t WHERE id = :a");
+}
