@@ -394,7 +394,9 @@ impl<'a> Parser<'a> {
                     text.push(':');
                     text.push_str(&name);
                 }
-                '?' | '@' | '$' => {
+                // SQLite's other parameter forms, and a `:` no name follows (`:1`, which SQLite
+                // would bind as NULL, unnamed here).
+                '?' | '@' | '$' | ':' => {
                     let p_at = self.at();
                     self.bump();
                     let found = format!("{c}{}", self.word());

@@ -795,3 +795,36 @@ fn a_statement_is_runs_of_text_between_its_parameters() {
     assert_eq!(s.params, [1]);
     assert_eq!(s.text, "SELECT :a + 1, 'it''s :a' FROM t WHERE id = :a");
 }
+
+/// A parameter is `:` and a name (letters, digits, `_`, not a digit first): `:_x` is one;
+/// `:1` or a bare `:` is not a name, and is refused as SQLite's other parameter forms are (SQLite
+/// would take `:1` for a parameter of its own and bind it NULL). `::` is a cast, and a `]`
+/// closes a bracketed name at once (SQLite has no escape inside brackets).
+#[test]
+fn a_parameter_is_a_colon_and_a_name() {
+    let mix = one("\\set _x 1\nSELECT :_x, CAST(1 AS TEXT)::text").unwrap();
+    let s = mix.scripts[0].statements().next().unwrap();
+    assert_eq!(s.params, [1]);
+    assert_eq!(mix.vars, ["client_id", "_x"]);
+    for (sql, found) in [
+        ("SELECT :1", ":1"),
+        ("SELECT 1 : 2", ":"),
+        ("SELECT ?1", "?1"),
+    ] {
+        let e = one(sql).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            format!(
+                "t.sql:1:{}: the parameter {found}; allowed: :name, bound from a \\set or -D variable",
+                sql.find(&found[..1]).unwrap() + 1
+            ),
+            "{sql}"
+        );
+    }
+    let mix = one("SELECT 1 AS [a]]; SELECT 2").unwrap();
+    let texts: Vec<&str> = mix.scripts[0]
+        .statements()
+        .map(|s| s.text.as_str())
+        .collect();
+    assert_eq!(texts, ["SELECT 1 AS [a]]", "SELECT 2"]);
+}
