@@ -158,29 +158,32 @@ fn knob_rows(out: &mut String, t: &bench_core::catalog::Target) {
         })
         .collect();
     columns(out, "    ", &knobs);
-    if !t.quick.is_empty() {
-        let m: Vec<String> = t
-            .quick
-            .iter()
-            .map(|q| format!("{} {}", q.knob, q.values))
-            .collect();
-        let _ = writeln!(
-            out,
-            "  --quick runs its source suite's quick matrix: {} (a knob set by flag, --knob or the environment keeps its value)",
-            m.join(" x ")
-        );
-    }
-    if !t.suite.is_empty() {
-        let m: Vec<String> = t
-            .suite
-            .iter()
-            .map(|q| format!("{}={}", q.knob, q.values))
-            .collect();
-        let _ = writeln!(
-            out,
-            "  --suite sets it up as its source suite's own bench: {} (a knob set by flag, --knob or the environment keeps its value)",
-            m.join(" ")
-        );
+    // The target's set-ups: its source suite's quick matrix and its own bench's knobs.
+    for (set, what, each, join) in [
+        (
+            &t.quick,
+            "--quick runs its source suite's quick matrix",
+            " ",
+            " x ",
+        ),
+        (
+            &t.suite,
+            "--suite sets it up as its source suite's own bench",
+            "=",
+            " ",
+        ),
+    ] {
+        if !set.is_empty() {
+            let m: Vec<String> = set
+                .iter()
+                .map(|q| format!("{}{each}{}", q.knob, q.values))
+                .collect();
+            let _ = writeln!(
+                out,
+                "  {what}: {} (a knob set by flag, --knob or the environment keeps its value)",
+                m.join(join)
+            );
+        }
     }
 }
 
