@@ -92,13 +92,7 @@ fn postgres_without_a_url_is_skipped_not_failed() {
         let out = c.assert().success().get_output().clone();
         let v = doc(&out);
         for name in ["postgres", "sql-middleware/postgres"] {
-            let pg = v["runs"][0]["benches"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|b| b["name"] == name)
-                .unwrap()
-                .clone();
+            let pg = common::bench_of(&v["runs"][0], name);
             assert_eq!(
                 pg["skipped"], "no PostgreSQL URL (set --postgres-url or BENCHSCOPE_POSTGRES_URL)",
                 "{name}"

@@ -81,14 +81,7 @@ fn every_backend_gets_its_overhead_per_operation_and_the_sweep() {
             assert!(st.is_null(), "{b}");
         }
     }
-    let bench = |name: &str| {
-        run["benches"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|b| b["name"] == name)
-            .unwrap_or_else(|| panic!("no {name} in {run}"))
-    };
+    let bench = |name: &str| common::bench_of(run, name);
     // The cached SELECTs: one statement an operation, every one from diesel's cache (the
     // warm-up prepared them), none run as text.
     let cached = bench("select_cached/diesel");

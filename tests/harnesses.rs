@@ -55,12 +55,7 @@ fn sqlx_runs_side_by_side_with_rusqlite_and_the_middleware() {
             .unwrap()
             .starts_with("0.9")
     );
-    let sqlx = run["benches"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|b| b["name"] == "sqlx")
-        .unwrap();
+    let sqlx = common::bench_of(run, "sqlx");
     assert!(
         sqlx["phases"]["execute_marshal"].as_f64().unwrap() > 0.0,
         "{sqlx}"
@@ -108,15 +103,7 @@ fn async_sqlite_runs_in_its_own_harness_beside_rusqlite_and_sqlx() {
             .starts_with("0.40")
     );
     // Every bench names the crate and its exact version as its backend.
-    let bench = |name: &str| {
-        run["benches"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|b| b["name"] == name)
-            .unwrap_or_else(|| panic!("{name} in {run}"))
-            .clone()
-    };
+    let bench = |name: &str| common::bench_of(run, name);
     let backend = bench("async-sqlite")["backend"]
         .as_str()
         .unwrap()

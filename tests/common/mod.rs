@@ -146,3 +146,13 @@ pub fn small_run(
 pub mod html;
 #[allow(unused_imports)]
 pub use html::html_is_inert;
+
+/// The bench named `name` among a JSON run's `benches`; a test fails naming it if it is absent.
+pub fn bench_of<'a>(run: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    run["benches"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no benches in {run}"))
+        .iter()
+        .find(|b| b["name"] == name)
+        .unwrap_or_else(|| panic!("no {name} in {run}"))
+}
