@@ -56,7 +56,7 @@ impl SqlMiddlewarePg {
         let cap = sql_middleware::ConfigAndPool::postgres_builder(cfg)
             .build()
             .await
-            .map_err(|e| pg_err(url, e))?;
+            .map_err(|e| pg_error_chain(url, &e))?;
         let p = SqlMiddlewarePg {
             cap,
             url: url.to_string(),
@@ -81,7 +81,7 @@ impl SqlMiddlewarePg {
                     ),
                 )
             })?
-            .map_err(|e| pg_err(&self.url, e))
+            .map_err(|e| pg_error_chain(&self.url, &e))
     }
 
     /// The bench's table made afresh (untimed), then the rows inserted in one transaction of
@@ -127,7 +127,7 @@ impl SqlMiddlewarePg {
             .map_err(e)?;
         tx.execute_batch(std::hint::black_box(text))
             .await
-            .map_err(|x| pg_error_chain(&self.url, &x))?;
+            .map_err(e)?;
         tx.commit().await.map_err(e)?;
         let elapsed = crate::measure::trace::ns_between(start, std::time::Instant::now());
         // Counted through the driver beneath (an unnamed statement): the crate's query builder
@@ -157,7 +157,7 @@ impl SqlMiddlewarePg {
         let mut conn = self.connection().await?;
         conn.execute_batch(drop)
             .await
-            .map_err(|e| pg_err(&self.url, e))
+            .map_err(|e| pg_error_chain(&self.url, &e))
     }
 }
 
@@ -357,7 +357,10 @@ async fn statement<'p>(
     match prepared.entry(sql) {
         Entry::Occupied(o) => Ok(o.into_mut()),
         Entry::Vacant(v) => {
-            let stmt = tx.prepare(v.key()).await.map_err(|e| pg_err(url, e))?;
+            let stmt = tx
+                .prepare(v.key())
+                .await
+                .map_err(|e| pg_error_chain(url, &e))?;
             Ok(v.insert(stmt))
         }
     }
