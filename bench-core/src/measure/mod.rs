@@ -138,8 +138,6 @@ struct Sampler<'n> {
     iter: u64,
     /// The statement counts when the measured samples began.
     statements_at: Option<statements::StatementCache>,
-    /// Operations over the measured samples.
-    measured_ops: u64,
 }
 
 impl<'n> Sampler<'n> {
@@ -155,7 +153,6 @@ impl<'n> Sampler<'n> {
             window_start: Instant::now(),
             iter: 0,
             statements_at: None,
-            measured_ops: 0,
         }
     }
 
@@ -224,7 +221,6 @@ impl<'n> Sampler<'n> {
             .map(|(before, after)| after.since(&before, wall_ns));
         Self::check(bench, work, self.passes)?;
         let sample_ops = self.ops * self.passes;
-        self.measured_ops += sample_ops;
         if let Some(c) = spent {
             self.costs.push((sample_ops, elapsed_ns, c));
         }
@@ -262,7 +258,8 @@ impl<'n> Sampler<'n> {
         if let (Some(counter), Some(at)) = (&bench.statements, &self.statements_at) {
             emit(Event::Statements {
                 bench: self.name.to_string(),
-                cache: counter.since(at, self.measured_ops),
+                // Every measured sample is `passes` passes (set by the warm-up) of `ops`.
+                cache: counter.since(at, self.ops * self.passes * self.samples.len() as u64),
             });
         }
         emit(Event::Summary {
