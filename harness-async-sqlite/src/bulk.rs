@@ -51,7 +51,6 @@ impl Mirror for Bulk {
                     // The rows' INSERT text through rusqlite's `execute_batch` in one
                     // transaction, in the client's closure (the batch call async-sqlite has).
                     Method::BatchText => {
-                        let text = text.clone();
                         client
                             .conn_mut(move |c| bulk_batch_all(c, black_box(&text)))
                             .await
