@@ -19,7 +19,7 @@ pub use shared_knobs::{
     CONCURRENCY, LOOKUPS, LOOKUPS_PER_CHECKOUT, ROWS, SPIN_US, SQLX_STATEMENT_CACHE, STORAGE,
     TRACE_EVERY,
 };
-pub use subject::{POOL, Pool, Shipped, Strategy, Subject, VALUES, pool_mismatch};
+pub use subject::{POOL, Pool, Shipped, Strategy, Subject, VALUES, pool_mismatch, values_mismatch};
 
 /// One word of a catalog filter (the explorer's `/`): a regular expression on a bench's name,
 /// as `run --bench` takes one, when it holds one of a pattern's special characters and

@@ -114,6 +114,10 @@ pub enum Pool {
     /// lowest free slot (an atomic swap), its drop frees it, a task finding none free waits on
     /// a notification (inline, spawn_blocking, block_in_place).
     Slots,
+    /// A connection per thread that uses the pool, opened on its first use, with the lookup's
+    /// statement prepared once and held beside it (`values=prepared`); no checkout (inline,
+    /// spawn_blocking, block_in_place).
+    Thread,
 }
 
 impl Pool {
@@ -125,16 +129,18 @@ impl Pool {
             Pool::Bb8 => "bb8",
             Pool::None => "no pool",
             Pool::Slots => "lock-free slots",
+            Pool::Thread => "a connection per thread",
         }
     }
 
     /// Every pool, in the order the `pool` knob lists them.
-    pub const ALL: [Pool; 6] = [
+    pub const ALL: [Pool; 7] = [
         Pool::Deadpool,
         Pool::R2d2,
         Pool::Bb8,
         Pool::None,
         Pool::Slots,
+        Pool::Thread,
         Pool::Workers,
     ];
 
@@ -143,7 +149,9 @@ impl Pool {
         match self {
             Pool::Deadpool => Strategy::Interact,
             Pool::Workers => Strategy::Worker,
-            Pool::R2d2 | Pool::Bb8 | Pool::None | Pool::Slots => Strategy::BlockInPlace,
+            Pool::R2d2 | Pool::Bb8 | Pool::None | Pool::Slots | Pool::Thread => {
+                Strategy::BlockInPlace
+            }
         }
     }
 
@@ -153,7 +161,7 @@ impl Pool {
         match self {
             Pool::Workers => s.uses_workers(),
             Pool::Deadpool => !s.uses_workers(),
-            Pool::R2d2 | Pool::Bb8 | Pool::None | Pool::Slots => {
+            Pool::R2d2 | Pool::Bb8 | Pool::None | Pool::Slots | Pool::Thread => {
                 !s.uses_workers() && s != Strategy::Interact
             }
         }
@@ -168,6 +176,7 @@ impl Pool {
             "bb8" => Pool::Bb8,
             "none" => Pool::None,
             "slots" => Pool::Slots,
+            "thread" => Pool::Thread,
             _ => s.pool(),
         }
     }
@@ -204,9 +213,10 @@ pub const POOL: KnobSpec = KnobSpec::choice(
         "bb8",
         "none",
         "slots",
+        "thread",
         "workers",
     ],
-    "the pool under the middleware path: auto takes each strategy's own (deadpool-sqlite for inline, spawn_blocking, interact and block_in_place; the worker pool for worker and spin); r2d2 (no recycle hop), bb8 (checks a connection on checkout: is it out of any transaction), none (connections opened up front, taken round robin) and slots (connections opened up front, the lowest free one taken, no lock) take inline, spawn_blocking and block_in_place",
+    "the pool under the middleware path: auto takes each strategy's own (deadpool-sqlite for inline, spawn_blocking, interact and block_in_place; the worker pool for worker and spin); r2d2 (no recycle hop), bb8 (checks a connection on checkout: is it out of any transaction), none (connections opened up front, taken round robin), slots (connections opened up front, the lowest free one taken, no lock) and thread (a connection per thread that uses it, nothing to check out; the only pool that can hold a prepared statement, see values) take inline, spawn_blocking and block_in_place",
 );
 
 /// The middleware path's value layer, the third axis beside the strategy and the pool.
@@ -214,9 +224,21 @@ pub const VALUES: KnobSpec = KnobSpec::choice(
     "values",
     Some("BENCH_VALUES"),
     "generic",
-    &["generic", "typed"],
-    "the middleware path's value layer: generic (the id in a value enum, the row built into a generic result set on the connection's thread, decoded by column name after) or typed (the closure binds the id and reads the row into the struct on the connection's thread, as code written against rusqlite does: no value layer)",
+    &["generic", "typed", "prepared"],
+    "the middleware path's value layer: generic (the id in a value enum, the row built into a generic result set on the connection's thread, decoded by column name after), typed (the closure binds the id and reads the row into the struct on the connection's thread, as code written against rusqlite does: no value layer; the statement from the connection's cache) or prepared (typed, on a statement prepared once per connection and held beside it; pool=thread only: a rusqlite statement cannot leave its thread, so no other pool can hold one)",
 );
+
+/// Why the middleware path with strategy `s` cannot run with the value layer the `values`
+/// knob names on the pool the `pool` knob names, if it cannot.
+pub fn values_mismatch(pool: &str, values: &str, s: Strategy) -> Option<String> {
+    let p = Pool::chosen(pool, s);
+    (values == "prepared" && p != Pool::Thread).then(|| {
+        format!(
+            "values=prepared holds a statement beside its connection, which only pool=thread can (a rusqlite statement cannot leave its thread; pool={pool} is {})",
+            p.label()
+        )
+    })
+}
 
 /// A crate people choose between, as it ships, used the way its README shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

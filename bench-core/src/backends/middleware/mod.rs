@@ -2,6 +2,7 @@
 //! thread that owns the connection -> execute and materialise a generic result set -> decode.
 //! The dispatch is a strategy; see [`Strategy`].
 
+pub mod per_thread;
 pub mod slots;
 pub mod value;
 pub mod workers;
@@ -63,6 +64,8 @@ enum PoolKind {
     Fixed(Vec<Shared>, std::sync::atomic::AtomicUsize),
     /// Connections opened up front, one slot each; the lowest free one is taken.
     Slots(std::sync::Arc<slots::SlotPool>),
+    /// A connection per thread, opened on the thread's first use.
+    Thread(std::sync::Arc<per_thread::ThreadPool>),
 }
 
 /// A connection several tasks may take (the `none` pool's), locked while a query runs.
@@ -113,15 +116,27 @@ pub enum Values {
     /// The closure binds the id and reads the row into the caller's struct on the
     /// connection's thread, as code written against rusqlite does: no value layer.
     Typed,
+    /// Typed, on a statement prepared once per connection and held beside it (the `thread`
+    /// pool's; see [`Middleware::call_statement`]).
+    Prepared,
 }
 
 impl Values {
     /// The `values` knob's word.
     pub fn chosen(knob: &str) -> Values {
-        if knob == "typed" {
-            Values::Typed
-        } else {
-            Values::Generic
+        match knob {
+            "typed" => Values::Typed,
+            "prepared" => Values::Prepared,
+            _ => Values::Generic,
+        }
+    }
+
+    /// Its word in the `values` knob.
+    pub fn word(self) -> &'static str {
+        match self {
+            Values::Generic => "generic",
+            Values::Typed => "typed",
+            Values::Prepared => "prepared",
         }
     }
 }
@@ -154,6 +169,9 @@ pub enum Conn {
     Bb8(Option<bb8::PooledConnection<'static, Bb8Rusqlite>>),
     Fixed(Shared),
     Slots(Option<slots::SlotConn>),
+    /// The `thread` pool's: nothing is taken, a call reaches the connection of the thread it
+    /// runs on.
+    Thread,
 }
 
 impl Middleware {
@@ -228,6 +246,14 @@ impl Middleware {
                     "this build lacks bench-core's `crates` feature (r2d2, bb8)".into(),
                 ));
             }
+            (Pool::Thread, _) if s.locking_mode == "exclusive" => {
+                return Err(MiddlewareError::Pool(
+                    "pool=thread opens a connection per thread, and locking_mode=exclusive keeps the file to one connection".into(),
+                ));
+            }
+            (Pool::Thread, _) => PoolKind::Thread(per_thread::ThreadPool::new(move || {
+                super::raw::open(&path, &s)
+            })),
             (Pool::Slots, _) => PoolKind::Slots(slots::SlotPool::new(
                 (0..size.max(1))
                     .map(|_| super::raw::open(&path, &s))
@@ -317,6 +343,7 @@ impl Middleware {
                 .map(|c| Conn::Bb8(Some(c)))
                 .map_err(|e| MiddlewareError::Pool(e.to_string())),
             PoolKind::Slots(p) => Ok(Conn::Slots(Some(p.get().await))),
+            PoolKind::Thread(_) => Ok(Conn::Thread),
             PoolKind::Fixed(conns, next) => {
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % conns.len();
                 Ok(Conn::Fixed(conns[i].clone()))
@@ -337,6 +364,7 @@ impl Middleware {
             #[cfg(feature = "crates")]
             Conn::Bb8(slot) => on_owned(self.strategy, slot, f).await,
             Conn::Slots(slot) => on_owned(self.strategy, slot, f).await,
+            Conn::Thread => on_thread(self.strategy, self.thread_pool()?, move |p| p.with(f)).await,
             Conn::Fixed(shared) => {
                 let locked = |c: &Shared, f: F| {
                     c.lock()
@@ -393,6 +421,68 @@ impl Middleware {
                 }
             },
         }
+    }
+}
+
+impl Middleware {
+    /// Runs `f` on the statement of `sql`, prepared once per connection and held beside it,
+    /// dispatched by this middleware's strategy: the `thread` pool's (no other pool can hold a
+    /// rusqlite statement, which cannot leave its thread).
+    pub async fn call_statement<R, F>(
+        &self,
+        conn: &mut Conn,
+        sql: &'static str,
+        f: F,
+    ) -> Result<R, MiddlewareError>
+    where
+        R: Send + 'static,
+        F: FnOnce(&mut rusqlite::Statement<'_>) -> R + Send + 'static,
+    {
+        match conn {
+            Conn::Thread => {
+                on_thread(self.strategy, self.thread_pool()?, move |p| {
+                    p.with_statement(sql, f)
+                })
+                .await
+            }
+            _ => Err(MiddlewareError::Pool(
+                "only pool=thread holds a statement beside its connection".into(),
+            )),
+        }
+    }
+
+    fn thread_pool(&self) -> Result<&std::sync::Arc<per_thread::ThreadPool>, MiddlewareError> {
+        match &self.pool {
+            Some(PoolKind::Thread(p)) => Ok(p),
+            _ => Err(MiddlewareError::Pool(
+                "a thread connection used with a middleware on another pool".into(),
+            )),
+        }
+    }
+}
+
+/// `job` on the thread pool, on the thread `strategy` runs it on: this one (in place or in
+/// `block_in_place`, which keeps the thread) or a blocking thread of `spawn_blocking`.
+async fn on_thread<R, J>(
+    strategy: Strategy,
+    pool: &std::sync::Arc<per_thread::ThreadPool>,
+    job: J,
+) -> Result<R, MiddlewareError>
+where
+    R: Send + 'static,
+    J: FnOnce(&std::sync::Arc<per_thread::ThreadPool>) -> Result<R, MiddlewareError>
+        + Send
+        + 'static,
+{
+    match strategy {
+        Strategy::SpawnBlocking => {
+            let p = pool.clone();
+            tokio::task::spawn_blocking(move || job(&p))
+                .await
+                .map_err(|e| MiddlewareError::Dispatch(e.to_string()))?
+        }
+        Strategy::BlockInPlace => tokio::task::block_in_place(|| job(pool)),
+        _ => job(pool),
     }
 }
 
@@ -480,9 +570,10 @@ impl InnerTimes {
 }
 
 /// Timer reads on the connection's thread inside a traced dispatch (`run_query`'s four,
-/// `run_typed`'s three).
+/// `run_typed`'s three, `run_prepared`'s two).
 const INNER_READS: u64 = 4;
 const INNER_READS_TYPED: u64 = 3;
+const INNER_READS_PREPARED: u64 = 2;
 
 /// What runs on the connection's thread: prepare (cached), convert the caller's values into
 /// driver parameters (the bind phase, as every driver's mirror measures it), then bind them to
@@ -536,6 +627,21 @@ pub fn run_typed<const TRACE: bool>(
     (out, times)
 }
 
+/// The typed lookup on a statement held with its connection: bind the id, step and read the
+/// row (execute+marshal; nothing prepared).
+pub fn run_prepared<const TRACE: bool>(
+    stmt: &mut rusqlite::Statement<'_>,
+    id: i64,
+) -> (rusqlite::Result<BenchRow>, InnerTimes) {
+    let t0 = TRACE.then(Instant::now);
+    let row = super::raw::lookup(stmt, id);
+    let mut times = InnerTimes::default();
+    if let Some(t0) = t0 {
+        times.execute_marshal = traced(t0, Instant::now());
+    }
+    (row, times)
+}
+
 /// One lookup through the middleware on a borrowed connection, through its value layer
 /// ([`Middleware::values`]). With `TRACE`, adds the time of each phase to `phases` (the caller
 /// accounts for checkout).
@@ -545,8 +651,10 @@ pub async fn lookup<const TRACE: bool>(
     id: i64,
     phases: &mut PhaseTotals,
 ) -> Result<BenchRow, MiddlewareError> {
-    if mw.values == Values::Typed {
-        return lookup_typed::<TRACE>(mw, conn, id, phases).await;
+    match mw.values {
+        Values::Typed => return lookup_typed::<TRACE>(mw, conn, id, phases).await,
+        Values::Prepared => return lookup_prepared::<TRACE>(mw, conn, id, phases).await,
+        Values::Generic => {}
     }
     let values = [Value::Integer(id)];
     let t0 = TRACE.then(Instant::now);
@@ -589,6 +697,39 @@ async fn lookup_typed<const TRACE: bool>(
     Ok(row?)
 }
 
+/// The typed lookup on the statement held with the connection: nothing prepared, nothing
+/// looked up in a cache.
+async fn lookup_prepared<const TRACE: bool>(
+    mw: &Middleware,
+    conn: &mut Conn,
+    id: i64,
+    phases: &mut PhaseTotals,
+) -> Result<BenchRow, MiddlewareError> {
+    let t0 = TRACE.then(Instant::now);
+    let done = mw
+        .call_statement(conn, SELECT_BY_ID, move |st| run_prepared::<TRACE>(st, id))
+        .await;
+    prepared_row(t0, done, phases)
+}
+
+/// The row of a held-statement lookup begun at `t0`, its phases added when traced.
+fn prepared_row(
+    t0: Option<Instant>,
+    done: Result<(rusqlite::Result<BenchRow>, InnerTimes), MiddlewareError>,
+    phases: &mut PhaseTotals,
+) -> Result<BenchRow, MiddlewareError> {
+    let (row, inner) = done?;
+    if let Some(t0) = t0 {
+        let t1 = Instant::now();
+        phases.add(Phase::ExecuteMarshal, inner.execute_marshal);
+        phases.add(
+            Phase::Dispatch,
+            inner.hop(traced(t0, t1), INNER_READS_PREPARED, timer_cost()),
+        );
+    }
+    Ok(row?)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -604,9 +745,12 @@ mod tests {
             .enable_all()
             .build()
             .unwrap();
-        let every = every_pool_and_strategy()
-            .into_iter()
-            .flat_map(|(p, s)| [(p, s, Values::Generic), (p, s, Values::Typed)]);
+        let every = every_pool_and_strategy().into_iter().flat_map(|(p, s)| {
+            let held = (p == crate::catalog::Pool::Thread).then_some((p, s, Values::Prepared));
+            [(p, s, Values::Generic), (p, s, Values::Typed)]
+                .into_iter()
+                .chain(held)
+        });
         for (pool, strategy, values) in every {
             let strategy_on_pool = (pool, strategy, values);
             let mw = Middleware::on_pool(
@@ -644,10 +788,16 @@ mod tests {
                     phases.ns[Phase::ExecuteMarshal.index()] > 0,
                     "{strategy:?} traced execute"
                 );
-                if values == Values::Typed {
+                if values != Values::Generic {
                     // Nothing to convert before the call or decode after it.
                     assert_eq!(phases.ns[Phase::Bind.index()], 0, "{strategy:?}");
                     assert_eq!(phases.ns[Phase::Decode.index()], 0, "{strategy:?}");
+                }
+                if values == Values::Prepared {
+                    // The statement is held: nothing prepared, not even from a cache.
+                    assert_eq!(phases.ns[Phase::Prepare.index()], 0, "{strategy:?}");
+                } else {
+                    assert!(phases.ns[Phase::Prepare.index()] > 0, "{strategy:?}");
                 }
                 let mut conn = mw.checkout().await.unwrap();
                 let err = lookup::<false>(&mw, &mut conn, 65, &mut phases)
@@ -705,8 +855,153 @@ mod tests {
                     .map(move |s| (p, s))
             })
             .collect();
-        assert_eq!(all.len(), 4 + 3 * 4 + 2, "{all:?}");
+        assert_eq!(all.len(), 4 + 3 * 5 + 2, "{all:?}");
         all
+    }
+
+    fn thread_middleware(
+        ds: &std::path::Path,
+        strategy: Strategy,
+        settings: &SqliteSettings,
+        rt: &tokio::runtime::Runtime,
+    ) -> Result<Middleware, MiddlewareError> {
+        Middleware::on_pool(
+            ds.to_path_buf(),
+            strategy,
+            crate::catalog::Pool::Thread,
+            2,
+            Duration::ZERO,
+            settings,
+            rt.handle().clone(),
+        )
+    }
+
+    #[test]
+    fn the_thread_pool_opens_a_connection_per_thread_not_per_task_or_lookup() {
+        let dir = tempfile::tempdir().unwrap();
+        let ds = ensure(dir.path(), &DatasetKey::new("mw", 64, 1), &mut |_| {}).unwrap();
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        for strategy in [Strategy::Inline, Strategy::BlockInPlace] {
+            let mw = std::sync::Arc::new(
+                thread_middleware(&ds.path, strategy, &SqliteSettings::default(), &rt)
+                    .unwrap()
+                    .with_values(Values::Prepared),
+            );
+            // The threads the lookups ran on: a lookup's call runs on the task's thread (in
+            // place, or in block_in_place, which keeps the thread), so the task sees it after.
+            let threads =
+                std::sync::Arc::new(std::sync::Mutex::new(std::collections::HashSet::new()));
+            let tasks: Vec<_> = (0..16)
+                .map(|t| {
+                    let (mw, threads) = (mw.clone(), threads.clone());
+                    rt.spawn(async move {
+                        for i in 0..64 {
+                            let id = (i + t) % 64 + 1;
+                            let mut conn = mw.checkout().await.unwrap();
+                            let mut phases = PhaseTotals::default();
+                            let got = lookup::<false>(&mw, &mut conn, id, &mut phases)
+                                .await
+                                .unwrap();
+                            threads.lock().unwrap().insert(std::thread::current().id());
+                            assert_eq!(got, row(id));
+                            tokio::task::yield_now().await;
+                        }
+                    })
+                })
+                .collect();
+            rt.block_on(async {
+                for t in tasks {
+                    t.await.unwrap();
+                }
+            });
+            let opened = mw.thread_pool().unwrap().opened();
+            let threads = threads.lock().unwrap().len();
+            assert_eq!(opened, threads, "{strategy:?}: one connection a thread");
+            if strategy == Strategy::Inline {
+                // In place, the lookups run on the runtime's 2 workers alone.
+                assert!(threads <= 2, "{strategy:?}: {threads}");
+            }
+        }
+    }
+
+    #[test]
+    fn only_the_thread_pool_holds_a_statement_and_the_knobs_say_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let ds = ensure(dir.path(), &DatasetKey::new("mw", 8, 1), &mut |_| {}).unwrap();
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let slots = Middleware::on_pool(
+            ds.path.clone(),
+            Strategy::BlockInPlace,
+            crate::catalog::Pool::Slots,
+            2,
+            Duration::ZERO,
+            &SqliteSettings::default(),
+            rt.handle().clone(),
+        )
+        .unwrap();
+        let err = rt
+            .block_on(async {
+                let mut conn = slots.checkout().await?;
+                slots.call_statement(&mut conn, SELECT_BY_ID, |_| ()).await
+            })
+            .unwrap_err();
+        assert!(err.to_string().contains("only pool=thread"), "{err}");
+        // The knobs refuse the same pairing before any bench runs, naming the pool asked.
+        let why = crate::catalog::values_mismatch("slots", "prepared", Strategy::BlockInPlace)
+            .expect("refused");
+        assert!(why.contains("pool=slots is lock-free slots"), "{why}");
+        let auto = crate::catalog::values_mismatch("auto", "prepared", Strategy::Inline)
+            .expect("auto is deadpool-sqlite for inline");
+        assert!(auto.contains("deadpool-sqlite"), "{auto}");
+        for s in [
+            Strategy::Inline,
+            Strategy::SpawnBlocking,
+            Strategy::BlockInPlace,
+        ] {
+            assert_eq!(
+                crate::catalog::values_mismatch("thread", "prepared", s),
+                None
+            );
+            for v in ["generic", "typed"] {
+                assert_eq!(crate::catalog::values_mismatch("slots", v, s), None);
+                assert_eq!(crate::catalog::values_mismatch("thread", v, s), None);
+            }
+        }
+    }
+
+    #[test]
+    fn the_thread_pool_is_refused_where_the_file_is_kept_to_one_connection() {
+        let dir = tempfile::tempdir().unwrap();
+        let ds = ensure(dir.path(), &DatasetKey::new("mw", 8, 1), &mut |_| {}).unwrap();
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        let knobs = crate::knobs::resolve(
+            &crate::settings::KNOBS,
+            &|_| None,
+            &[("locking_mode".into(), "exclusive".into())],
+        )
+        .unwrap();
+        let exclusive = SqliteSettings::from_knobs(&knobs);
+        let err = thread_middleware(&ds.path, Strategy::BlockInPlace, &exclusive, &rt)
+            .err()
+            .expect("refused");
+        assert!(err.to_string().contains("locking_mode=exclusive"), "{err}");
+        assert!(
+            thread_middleware(
+                &ds.path,
+                Strategy::BlockInPlace,
+                &SqliteSettings::default(),
+                &rt
+            )
+            .is_ok()
+        );
     }
 
     #[test]
@@ -728,9 +1023,13 @@ mod tests {
         else {
             panic!("a choice knob")
         };
-        assert_eq!(choices, ["generic", "typed"]);
+        assert_eq!(choices, ["generic", "typed", "prepared"]);
         assert_eq!(Values::chosen("generic"), Values::Generic);
         assert_eq!(Values::chosen("typed"), Values::Typed);
+        assert_eq!(Values::chosen("prepared"), Values::Prepared);
+        for w in choices {
+            assert_eq!(Values::chosen(w).word(), *w);
+        }
         assert_eq!(Values::chosen(default), Values::default());
     }
 
@@ -743,6 +1042,7 @@ mod tests {
             crate::catalog::Pool::Bb8,
             crate::catalog::Pool::None,
             crate::catalog::Pool::Slots,
+            crate::catalog::Pool::Thread,
         ] {
             let e = Middleware::on_pool(
                 ds.path.clone(),

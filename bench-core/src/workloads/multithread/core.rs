@@ -104,6 +104,7 @@ impl Session for Ctx {
     fn skip(&self, bench: &BenchSpec) -> Option<String> {
         if let (Subject::Middleware(s), None) = (bench.subject, bench.phase)
             && let Some(why) = crate::catalog::pool_mismatch(&self.pool, s)
+                .or_else(|| crate::catalog::values_mismatch(&self.pool, self.values.word(), s))
         {
             return Some(why);
         }
