@@ -231,6 +231,50 @@ fn a_weighted_mix_with_clients_reports_each_statement() {
     assert_eq!(md.matches("same as rusqlite").count(), 3, "{md}");
 }
 
+/// pool=thread has no checkout that holds one connection, so a script's transaction (BEGIN,
+/// its statements and COMMIT, each a call) could be split between threads' connections: the
+/// middleware benches are skipped on it, saying why, and run on a pool that holds one.
+#[test]
+fn scripts_are_not_run_on_a_pool_without_a_connection_per_checkout() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("bank.db");
+    let script = asset("tpcb.sql");
+    let init = asset("tpcb-init.sql");
+    let run = |pool: &str| {
+        run_json(
+            &[
+                "--script",
+                script.to_str().unwrap(),
+                "-D",
+                "scale=1",
+                "--db",
+                db.to_str().unwrap(),
+                "--init",
+                init.to_str().unwrap(),
+                "--transactions",
+                "10",
+                "--bench",
+                "rusqlite",
+                "--bench",
+                "middleware/block_in_place",
+                "--knob",
+                &format!("pool={pool}"),
+            ],
+            dir.path(),
+        )
+    };
+    let doc = run("thread");
+    let mw = common::bench_of(&doc["runs"][0], "middleware/block_in_place");
+    let why = mw["skipped"].as_str().unwrap_or_else(|| panic!("{mw}"));
+    assert!(
+        why.contains("which pool=thread may run on different threads"),
+        "{why}"
+    );
+    let doc = run("slots");
+    let mw = common::bench_of(&doc["runs"][0], "middleware/block_in_place");
+    assert!(mw["skipped"].is_null() && mw["error"].is_null(), "{mw}");
+}
+
 /// Bad input is refused before anything runs, with the file, line and column.
 #[test]
 fn bad_scripts_and_databases_are_refused_before_anything_runs() {

@@ -568,58 +568,64 @@ fn async_contention_streams_every_strategy() {
     }
 }
 
-/// On `pool=slots` the scenario's strategies run on the lock-free pool, say so in their
-/// backend, keep every write a blocking-free strategy keeps, and a strategy that cannot
+/// On `pool=slots` (and `pool=thread`) the scenario's strategies run on that pool, say so in
+/// their backend, read and write, and a strategy that cannot
 /// dispatch there is skipped with the reason.
 #[test]
 fn async_contention_runs_on_the_pool_the_knob_names() {
     let cache = tempfile::tempdir().unwrap();
-    let args = [
-        "async_contention",
-        "--bench",
-        "spawn_blocking",
-        "--bench",
-        "block_in_place",
-        "--bench",
-        "interact",
-        "--knob",
-        "pool=slots",
-        "--knob",
-        "databases=2",
-        "--knob",
-        "readers=2",
-        "--knob",
-        "duration=1",
-        "--knob",
-        "write_delay_ms=50",
-    ];
-    let (code, events, stderr) = run(&args, cache.path());
-    assert_eq!(code, Some(0), "{stderr}");
-    for name in ["spawn_blocking", "block_in_place"] {
-        let start = events.iter().find_map(|e| match e {
-            Event::BenchStart { bench, backend, .. } if bench == name => Some(backend.clone()),
+    for (pool, label) in [
+        ("slots", "lock-free slots"),
+        ("thread", "a connection per thread"),
+    ] {
+        let knob = format!("pool={pool}");
+        let args = [
+            "async_contention",
+            "--bench",
+            "spawn_blocking",
+            "--bench",
+            "block_in_place",
+            "--bench",
+            "interact",
+            "--knob",
+            &knob,
+            "--knob",
+            "databases=2",
+            "--knob",
+            "readers=2",
+            "--knob",
+            "duration=1",
+            "--knob",
+            "write_delay_ms=50",
+        ];
+        let (code, events, stderr) = run(&args, cache.path());
+        assert_eq!(code, Some(0), "{stderr}");
+        for name in ["spawn_blocking", "block_in_place"] {
+            let start = events.iter().find_map(|e| match e {
+                Event::BenchStart { bench, backend, .. } if bench == name => Some(backend.clone()),
+                _ => None,
+            });
+            assert_eq!(start.as_deref(), Some(label), "{name}");
+            let stats = events
+                .iter()
+                .find_map(|e| match e {
+                    Event::Scenario { bench, stats } if bench == name => Some(stats.clone()),
+                    _ => None,
+                })
+                .unwrap_or_else(|| panic!("{name} on {pool}: no scenario"));
+            assert!(stats.reads > 0 && stats.writes > 0, "{name}: {stats:?}");
+        }
+        let skipped = events.iter().find_map(|e| match e {
+            Event::Skipped { bench, reason } if bench == "interact" => Some(reason.clone()),
             _ => None,
         });
-        assert_eq!(start.as_deref(), Some("lock-free slots"), "{name}");
-        let stats = events
-            .iter()
-            .find_map(|e| match e {
-                Event::Scenario { bench, stats } if bench == name => Some(stats.clone()),
-                _ => None,
-            })
-            .unwrap_or_else(|| panic!("{name}: no scenario"));
-        assert!(stats.reads > 0 && stats.writes > 0, "{name}: {stats:?}");
+        assert!(
+            skipped
+                .as_deref()
+                .is_some_and(|r| r.contains(&format!("does not dispatch on {label}"))),
+            "{skipped:?}"
+        );
     }
-    let skipped = events.iter().find_map(|e| match e {
-        Event::Skipped { bench, reason } if bench == "interact" => Some(reason.clone()),
-        _ => None,
-    });
-    assert!(
-        skipped
-            .as_deref()
-            .is_some_and(|r| r.contains("does not dispatch on lock-free slots")),
-        "{skipped:?}"
-    );
 }
 
 /// The canary reads close to 1 when nothing blocks the runtime, and falls when direct
@@ -1012,4 +1018,72 @@ fn the_middleware_path_runs_on_the_pool_the_knob_names() {
             ),
         ]
     );
+}
+
+/// `values=prepared` runs on `pool=thread` (the lookups' work checked, the backend named, the
+/// run's settings read back from a thread's connection) under each strategy that reaches a
+/// thread's connection, and is skipped, with the reason, on a pool that cannot hold a
+/// statement.
+#[test]
+fn a_statement_held_per_connection_runs_on_the_thread_pool_alone() {
+    let cache = tempfile::tempdir().unwrap();
+    let strategies = [
+        "middleware/inline",
+        "middleware/spawn_blocking",
+        "middleware/block_in_place",
+    ];
+    let ids = lookup_ids(64, single_row_lookup::spec().seed, 16);
+    let asked = SqliteSettings::default().expected();
+    for pool in ["thread", "slots"] {
+        let knob = format!("pool={pool}");
+        let mut args = vec![
+            "single_row_lookup",
+            "--knob",
+            &knob,
+            "--knob",
+            "values=prepared",
+            "--knob",
+            "lookups_per_checkout=4",
+        ];
+        for b in strategies {
+            args.extend(["--bench", b]);
+        }
+        args.extend(tiny());
+        let (code, events, stderr) = run(&args, cache.path());
+        assert_eq!(code, Some(0), "stderr: {stderr}");
+        for bench in strategies {
+            if pool == "thread" {
+                let backend = events.iter().find_map(|e| match e {
+                    Event::BenchStart {
+                        bench: b, backend, ..
+                    } if b == bench => Some(backend.clone()),
+                    _ => None,
+                });
+                assert_eq!(
+                    backend.as_deref(),
+                    Some("a connection per thread"),
+                    "{bench}"
+                );
+                let c = check_bench(&events, bench).unwrap_or_else(|e| panic!("{e}"));
+                assert_eq!(c.work.per_pass, lookup_work(&ids), "{bench}");
+                assert_eq!(
+                    differences(&asked, &c.sqlite),
+                    Vec::<String>::new(),
+                    "{bench}"
+                );
+            } else {
+                let reason = events.iter().find_map(|e| match e {
+                    Event::Skipped { bench: b, reason } if b == bench => Some(reason.clone()),
+                    _ => None,
+                });
+                assert_eq!(
+                    reason.as_deref(),
+                    Some(
+                        "values=prepared holds a statement beside its connection, which only pool=thread can (a rusqlite statement cannot leave its thread; pool=slots is lock-free slots)"
+                    ),
+                    "{bench}"
+                );
+            }
+        }
+    }
 }

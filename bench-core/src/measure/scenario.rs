@@ -307,8 +307,8 @@ fn ratio(a: f64, b: f64) -> f64 {
 }
 
 /// Raises the soft limit of open files to the hard one, and says so if even that is too low
-/// for the `needed` files a scenario opens.
-pub fn ensure_open_files(needed: u64) -> Result<(), crate::error::BenchError> {
+/// for the `needed` files a scenario opens (`what` says how they were counted).
+pub fn ensure_open_files(needed: u64, what: &str) -> Result<(), crate::error::BenchError> {
     // SAFETY: get/setrlimit read and write a plain struct we own.
     let mut lim: libc::rlimit = unsafe { std::mem::zeroed() };
     if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
@@ -320,7 +320,7 @@ pub fn ensure_open_files(needed: u64) -> Result<(), crate::error::BenchError> {
     }
     if (lim.rlim_cur as u64) < needed {
         return Err(crate::error::BenchError::Invalid(format!(
-            "this scenario opens about {needed} files (databases x connections x 3 for WAL), more than the open-file limit {} (raise it with ulimit -n, or lower databases or readers)",
+            "this scenario opens about {needed} files ({what}), more than the open-file limit {} (raise it with ulimit -n, or lower databases or readers)",
             lim.rlim_cur
         )));
     }
@@ -346,8 +346,28 @@ pub async fn canary(
 #[cfg(test)]
 mod tests {
     use super::*;
+
     use std::sync::Arc;
     use std::sync::atomic::AtomicBool;
+
+    #[test]
+    fn too_many_files_for_the_limit_is_refused_saying_how_they_were_counted() {
+        // SAFETY: getrlimit writes a plain struct we own.
+        let mut lim: libc::rlimit = unsafe { std::mem::zeroed() };
+        assert_eq!(unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) }, 0);
+        if lim.rlim_max == libc::RLIM_INFINITY {
+            return; // no count is too many here
+        }
+        let err = ensure_open_files(u64::MAX, "databases x the runtime's threads x 3 for WAL")
+            .expect_err("no limit is that high");
+        let msg = err.to_string();
+        assert!(msg.contains(&format!("about {} files", u64::MAX)), "{msg}");
+        assert!(
+            msg.contains("(databases x the runtime's threads x 3 for WAL)"),
+            "{msg}"
+        );
+        assert!(ensure_open_files(16, "a few").is_ok());
+    }
 
     #[test]
     fn windows_and_totals_count_what_the_tasks_did() {

@@ -242,10 +242,23 @@ impl<'a, R: Reach> Prepared<'a, R> {
     ) -> Result<Self, BenchError> {
         let bench = spec.name;
         let p = &setup.params;
-        ensure_open_files((p.databases * p.pool() * 3 + 256) as u64)?;
+        let blocking = (p.databases * p.pool() + 64).max(512);
+        // The thread pool opens a connection a database on each thread that reaches it: at
+        // worst every thread the runtime may run.
+        let thread_pool = matches!(spec.subject, bench_core::catalog::Subject::Middleware(s)
+            if bench_core::catalog::Pool::chosen(&p.pool, s) == bench_core::catalog::Pool::Thread);
+        let (per_db, what) = if thread_pool {
+            (
+                p.workers + blocking,
+                "databases x the runtime's threads x 3 for WAL: pool=thread opens a connection a database on every thread that reaches it",
+            )
+        } else {
+            (p.pool(), "databases x connections x 3 for WAL")
+        };
+        ensure_open_files((p.databases * per_db * 3 + 256) as u64, what)?;
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(p.workers)
-            .max_blocking_threads((p.databases * p.pool() + 64).max(512))
+            .max_blocking_threads(blocking)
             .enable_all()
             .build()
             .map_err(|e| BenchError::Other(format!("starting the measured runtime: {e}")))?;

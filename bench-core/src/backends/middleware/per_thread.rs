@@ -117,22 +117,40 @@ impl ThreadPool {
         self.opened.load(Ordering::Relaxed)
     }
 
-    /// `f` on this thread's connection of the pool.
+    /// `f` on this thread's connection of the pool. A call must leave the connection out of
+    /// any transaction: the next call of the same task may run on another thread, whose
+    /// connection is another, so a transaction left open would be split between two
+    /// connections. One left open is rolled back and the call is an error saying so.
     pub fn with<R>(
         self: &Arc<Self>,
         f: impl FnOnce(&mut Connection) -> R,
     ) -> Result<R, MiddlewareError> {
-        self.on_this_thread(|held| Ok(f(held.connection()?)))
+        self.on_this_thread(|held| {
+            let conn = held.connection()?;
+            let out = f(conn);
+            closed_transaction(conn)?;
+            Ok(out)
+        })
     }
 
     /// `f` on this thread's statement of `sql`, prepared on its connection the first time and
-    /// held with it (one statement a connection: another `sql` replaces it).
+    /// held with it (one statement a connection: another `sql` replaces it). As for
+    /// [`ThreadPool::with`], the call must leave no transaction open.
     pub fn with_statement<R>(
         self: &Arc<Self>,
         sql: &'static str,
         f: impl FnOnce(&mut Statement<'_>) -> R,
     ) -> Result<R, MiddlewareError> {
-        self.on_this_thread(|held| Ok(held.statement(sql)?.with_dependent_mut(|_, stmt| f(stmt))))
+        self.on_this_thread(|held| {
+            let p = held.statement(sql)?;
+            let out = p.with_dependent_mut(|_, stmt| f(stmt));
+            if !p.borrow_owner().is_autocommit() {
+                // Its statement is finalized first: a transaction is ended on the plain
+                // connection.
+                closed_transaction(held.connection()?)?;
+            }
+            Ok(out)
+        })
     }
 
     fn on_this_thread<R>(
@@ -151,7 +169,12 @@ impl ThreadPool {
                 None => {
                     // The connections of pools dropped since are closed before one more opens.
                     list.retain(|e| e.pool.strong_count() > 0);
-                    let conn = (self.open)()?;
+                    let conn = (self.open)().map_err(|e| {
+                        MiddlewareError::Pool(format!(
+                            "this thread's connection did not open ({} opened before it, one per thread that used the pool: threads times databases can pass the open-file limit): {e}",
+                            self.opened()
+                        ))
+                    })?;
                     self.opened.fetch_add(1, Ordering::Relaxed);
                     list.push(Entry {
                         pool: Arc::downgrade(self),
@@ -164,6 +187,20 @@ impl ThreadPool {
         })
         .map_err(|_| MiddlewareError::Dispatch("the thread is ending".into()))?
     }
+}
+
+/// An error (after a rollback) when `conn` is inside a transaction at the end of a call.
+fn closed_transaction(conn: &Connection) -> Result<(), MiddlewareError> {
+    if conn.is_autocommit() {
+        return Ok(());
+    }
+    let rolled_back = match conn.execute_batch("ROLLBACK") {
+        Ok(()) => "rolled back".to_string(),
+        Err(e) => format!("its rollback failed too: {e}"),
+    };
+    Err(MiddlewareError::Dispatch(format!(
+        "a call left a transaction open ({rolled_back}): on pool=thread the next call may run on another thread's connection, so a transaction must begin and end inside one call"
+    )))
 }
 
 /// Connections this thread holds, of every pool (for tests).
@@ -268,7 +305,39 @@ mod tests {
         let p = ThreadPool::new(|| Connection::open("/nonexistent-dir/benchscope/x.db"));
         let err = p.with(|_| ()).expect_err("cannot open");
         assert!(err.to_string().contains("unable to open"), "{err}");
+        assert!(err.to_string().contains("0 opened before it"), "{err}");
         assert_eq!(p.opened(), 0);
+    }
+
+    #[test]
+    fn a_transaction_left_open_by_a_call_is_rolled_back_and_an_error() {
+        let p = memory_pool();
+        let err = p
+            .with(|c| {
+                c.execute_batch("BEGIN; INSERT INTO t VALUES (100)")
+                    .unwrap()
+            })
+            .expect_err("left open");
+        assert!(err.to_string().contains("rolled back"), "{err}");
+        assert!(
+            err.to_string().contains("begin and end inside one call"),
+            "{err}"
+        );
+        // The insert is gone and the connection is out of the transaction.
+        assert_eq!(p.with(|c| (c.is_autocommit(), sum(c))).unwrap(), (true, 6));
+        // The same through a held statement.
+        let err = p
+            .with_statement("BEGIN", |st| st.raw_execute().unwrap())
+            .expect_err("left open");
+        assert!(err.to_string().contains("rolled back"), "{err}");
+        assert!(p.with(|c| c.is_autocommit()).unwrap());
+        // A transaction begun and ended in one call is what a call may do.
+        p.with(|c| {
+            c.execute_batch("BEGIN; INSERT INTO t VALUES (100); COMMIT")
+                .unwrap()
+        })
+        .unwrap();
+        assert_eq!(p.with(|c| sum(c)).unwrap(), 106);
     }
 
     #[test]

@@ -451,10 +451,15 @@ impl Session for Ctx {
         {
             return Some(why);
         }
-        if let Subject::Middleware(s) = bench.subject
-            && let Some(why) = crate::catalog::pool_mismatch(&self.pool, s)
-        {
-            return Some(why);
+        if let Subject::Middleware(s) = bench.subject {
+            if let Some(why) = crate::catalog::pool_mismatch(&self.pool, s) {
+                return Some(why);
+            }
+            if crate::catalog::Pool::chosen(&self.pool, s) == crate::catalog::Pool::Thread {
+                return Some(
+                    "a script runs BEGIN, each statement and COMMIT as calls of their own, which pool=thread may run on different threads' connections (it has no checkout that holds one)".into(),
+                );
+            }
         }
         crate::settings::skip_reason(bench.subject, self.replay.clients, &self.settings)
     }
