@@ -369,6 +369,49 @@ mod tests {
         assert!(ensure_open_files(16, "a few").is_ok());
     }
 
+    /// A soft limit below what a scenario needs is raised to the hard one, and one that is
+    /// enough is left as it is.
+    #[test]
+    fn the_soft_limit_is_raised_only_when_a_scenario_needs_it() {
+        // SAFETY: get/setrlimit read and write a plain struct we own.
+        let get = || {
+            let mut lim: libc::rlimit = unsafe { std::mem::zeroed() };
+            assert_eq!(unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) }, 0);
+            lim
+        };
+        let set = |lim: &libc::rlimit| {
+            assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, lim) }, 0)
+        };
+        let was = get();
+        if was.rlim_max == libc::RLIM_INFINITY || was.rlim_max < 1024 {
+            return; // no finite room to lower the soft limit into here
+        }
+        let hard = was.rlim_max;
+        // A little below the hard limit, so that the other tests' files still fit.
+        let lowered = libc::rlimit {
+            rlim_cur: was.rlim_max - 16,
+            rlim_max: was.rlim_max,
+        };
+        set(&lowered);
+        assert!(ensure_open_files(hard - 32, "enough").is_ok());
+        assert_eq!(
+            get().rlim_cur,
+            lowered.rlim_cur,
+            "enough already: left as it was"
+        );
+        assert!(ensure_open_files(lowered.rlim_cur, "exactly").is_ok());
+        assert_eq!(
+            get().rlim_cur,
+            lowered.rlim_cur,
+            "just enough: left as it was"
+        );
+        assert!(ensure_open_files(hard - 8, "more").is_ok());
+        assert_eq!(get().rlim_cur, hard, "raised to the hard limit");
+        assert!(ensure_open_files(hard, "all").is_ok());
+        assert!(ensure_open_files(hard + 1, "one more").is_err());
+        set(&was);
+    }
+
     #[test]
     fn windows_and_totals_count_what_the_tasks_did() {
         let c = Counters::default();

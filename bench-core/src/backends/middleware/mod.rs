@@ -928,6 +928,77 @@ mod tests {
         }
     }
 
+    /// On the thread pool a call runs on the task's own thread in place and in
+    /// block_in_place, and on another in spawn_blocking; in place it holds the runtime's only
+    /// worker while it blocks, the other two let a second task run meanwhile.
+    #[test]
+    fn the_thread_pool_reaches_a_connection_as_its_strategy_says() {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicU64, Ordering};
+        let dir = tempfile::tempdir().unwrap();
+        let ds = ensure(dir.path(), &DatasetKey::new("mw", 8, 1), &mut |_| {}).unwrap();
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        for strategy in [
+            Strategy::Inline,
+            Strategy::BlockInPlace,
+            Strategy::SpawnBlocking,
+        ] {
+            let mw = Arc::new(
+                thread_middleware(&ds.path, strategy, &SqliteSettings::default(), &rt).unwrap(),
+            );
+            let ticks = Arc::new(AtomicU64::new(0));
+            let task = rt.spawn(async move {
+                let ticker = tokio::spawn({
+                    let ticks = ticks.clone();
+                    async move {
+                        loop {
+                            ticks.fetch_add(1, Ordering::Relaxed);
+                            tokio::time::sleep(Duration::from_millis(1)).await;
+                        }
+                    }
+                });
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                let mut conn = mw.checkout().await.unwrap();
+                let here = std::thread::current().id();
+                let seen = ticks.clone();
+                let (there, ticked) = mw
+                    .call(&mut conn, move |c| {
+                        let before = seen.load(Ordering::Relaxed);
+                        // A call that blocks its thread, as a lock wait does.
+                        std::thread::sleep(Duration::from_millis(100));
+                        assert!(c.is_autocommit());
+                        (
+                            std::thread::current().id(),
+                            seen.load(Ordering::Relaxed) - before,
+                        )
+                    })
+                    .await
+                    .unwrap();
+                ticker.abort();
+                (here == there, ticked)
+            });
+            let (same_thread, ticked) = rt.block_on(task).unwrap();
+            match strategy {
+                Strategy::Inline => {
+                    assert!(same_thread, "{strategy:?}");
+                    assert_eq!(ticked, 0, "{strategy:?}: the only worker was held");
+                }
+                Strategy::BlockInPlace => {
+                    assert!(same_thread, "{strategy:?}");
+                    assert!(ticked > 0, "{strategy:?}: the other task ran meanwhile");
+                }
+                _ => {
+                    assert!(!same_thread, "{strategy:?}: a blocking thread of its own");
+                    assert!(ticked > 0, "{strategy:?}: the other task ran meanwhile");
+                }
+            }
+        }
+    }
+
     #[test]
     fn only_the_thread_pool_holds_a_statement_and_the_knobs_say_so() {
         let dir = tempfile::tempdir().unwrap();

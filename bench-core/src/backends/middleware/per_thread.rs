@@ -76,13 +76,13 @@ impl Held {
                 Held::Prepared(_, p) => p.into_owner(),
                 Held::Lost => return Err(lost()),
             };
-            *self = match Prepared::try_new_or_recover(conn, |c| c.prepare(sql)) {
-                Ok(p) => Held::Prepared(sql, p),
+            match Prepared::try_new_or_recover(conn, |c| c.prepare(sql)) {
+                Ok(p) => *self = Held::Prepared(sql, p),
                 Err((conn, e)) => {
                     *self = Held::Plain(conn);
                     return Err(e.into());
                 }
-            };
+            }
         }
         match self {
             Held::Prepared(_, p) => Ok(p),
