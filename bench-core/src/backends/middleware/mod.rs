@@ -684,17 +684,8 @@ async fn lookup_typed<const TRACE: bool>(
     phases: &mut PhaseTotals,
 ) -> Result<BenchRow, MiddlewareError> {
     let t0 = TRACE.then(Instant::now);
-    let (row, inner) = mw.call(conn, move |c| run_typed::<TRACE>(c, id)).await?;
-    if let Some(t0) = t0 {
-        let t1 = Instant::now();
-        phases.add(Phase::Prepare, inner.prepare);
-        phases.add(Phase::ExecuteMarshal, inner.execute_marshal);
-        phases.add(
-            Phase::Dispatch,
-            inner.hop(traced(t0, t1), INNER_READS_TYPED, timer_cost()),
-        );
-    }
-    Ok(row?)
+    let done = mw.call(conn, move |c| run_typed::<TRACE>(c, id)).await;
+    typed_row(t0, done, true, phases)
 }
 
 /// The typed lookup on the statement held with the connection: nothing prepared, nothing
@@ -709,22 +700,31 @@ async fn lookup_prepared<const TRACE: bool>(
     let done = mw
         .call_statement(conn, SELECT_BY_ID, move |st| run_prepared::<TRACE>(st, id))
         .await;
-    prepared_row(t0, done, phases)
+    typed_row(t0, done, false, phases)
 }
 
-/// The row of a held-statement lookup begun at `t0`, its phases added when traced.
-fn prepared_row(
+/// The row of a typed lookup begun at `t0`, its phases added when traced: prepare (where
+/// the call `prepares`: a held statement is not), execute+marshal, and the dispatch hop
+/// around them.
+fn typed_row(
     t0: Option<Instant>,
     done: Result<(rusqlite::Result<BenchRow>, InnerTimes), MiddlewareError>,
+    prepares: bool,
     phases: &mut PhaseTotals,
 ) -> Result<BenchRow, MiddlewareError> {
     let (row, inner) = done?;
     if let Some(t0) = t0 {
         let t1 = Instant::now();
+        let reads = if prepares {
+            phases.add(Phase::Prepare, inner.prepare);
+            INNER_READS_TYPED
+        } else {
+            INNER_READS_PREPARED
+        };
         phases.add(Phase::ExecuteMarshal, inner.execute_marshal);
         phases.add(
             Phase::Dispatch,
-            inner.hop(traced(t0, t1), INNER_READS_PREPARED, timer_cost()),
+            inner.hop(traced(t0, t1), reads, timer_cost()),
         );
     }
     Ok(row?)
@@ -735,16 +735,29 @@ mod tests {
     use super::*;
     use crate::dataset::{DatasetKey, ensure, row};
 
-    #[test]
-    fn every_strategy_returns_the_right_rows() {
+    /// A dataset of `rows` in a folder of its own (kept while the first value lives) and a
+    /// runtime of `workers` threads.
+    fn fixture(
+        rows: u64,
+        workers: usize,
+    ) -> (
+        tempfile::TempDir,
+        crate::dataset::DatasetReady,
+        tokio::runtime::Runtime,
+    ) {
         let dir = tempfile::tempdir().unwrap();
-        let key = DatasetKey::new("mw", 64, 1);
-        let ds = ensure(dir.path(), &key, &mut |_| {}).unwrap();
+        let ds = ensure(dir.path(), &DatasetKey::new("mw", rows, 1), &mut |_| {}).unwrap();
         let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
+            .worker_threads(workers)
             .enable_all()
             .build()
             .unwrap();
+        (dir, ds, rt)
+    }
+
+    #[test]
+    fn every_strategy_returns_the_right_rows() {
+        let (_dir, ds, rt) = fixture(64, 2);
         let every = every_pool_and_strategy().into_iter().flat_map(|(p, s)| {
             let held = (p == crate::catalog::Pool::Thread).then_some((p, s, Values::Prepared));
             [(p, s, Values::Generic), (p, s, Values::Typed)]
@@ -810,13 +823,7 @@ mod tests {
 
     #[test]
     fn every_pool_applies_the_settings_to_its_connections() {
-        let dir = tempfile::tempdir().unwrap();
-        let ds = ensure(dir.path(), &DatasetKey::new("mw", 8, 1), &mut |_| {}).unwrap();
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
+        let (_dir, ds, rt) = fixture(8, 2);
         let knobs = crate::knobs::resolve(
             &crate::settings::KNOBS,
             &|_| None,
@@ -878,13 +885,7 @@ mod tests {
 
     #[test]
     fn the_thread_pool_opens_a_connection_per_thread_not_per_task_or_lookup() {
-        let dir = tempfile::tempdir().unwrap();
-        let ds = ensure(dir.path(), &DatasetKey::new("mw", 64, 1), &mut |_| {}).unwrap();
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
+        let (_dir, ds, rt) = fixture(64, 2);
         for strategy in [Strategy::Inline, Strategy::BlockInPlace] {
             let mw = std::sync::Arc::new(
                 thread_middleware(&ds.path, strategy, &SqliteSettings::default(), &rt)
@@ -935,13 +936,7 @@ mod tests {
     fn the_thread_pool_reaches_a_connection_as_its_strategy_says() {
         use std::sync::Arc;
         use std::sync::atomic::{AtomicU64, Ordering};
-        let dir = tempfile::tempdir().unwrap();
-        let ds = ensure(dir.path(), &DatasetKey::new("mw", 8, 1), &mut |_| {}).unwrap();
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .unwrap();
+        let (_dir, ds, rt) = fixture(8, 1);
         for strategy in [
             Strategy::Inline,
             Strategy::BlockInPlace,
@@ -1001,13 +996,7 @@ mod tests {
 
     #[test]
     fn only_the_thread_pool_holds_a_statement_and_the_knobs_say_so() {
-        let dir = tempfile::tempdir().unwrap();
-        let ds = ensure(dir.path(), &DatasetKey::new("mw", 8, 1), &mut |_| {}).unwrap();
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
+        let (_dir, ds, rt) = fixture(8, 2);
         let slots = Middleware::on_pool(
             ds.path.clone(),
             Strategy::BlockInPlace,
@@ -1136,14 +1125,7 @@ mod tests {
     #[test]
     fn spin_worker_parks_and_wakes() {
         // With a zero spin budget every hand-off goes through park/unpark and the waker.
-        let dir = tempfile::tempdir().unwrap();
-        let key = DatasetKey::new("mw", 8, 1);
-        let ds = ensure(dir.path(), &key, &mut |_| {}).unwrap();
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .unwrap();
+        let (_dir, ds, rt) = fixture(8, 1);
         let mw = Middleware::new(
             ds.path,
             Strategy::Spin,
