@@ -407,6 +407,7 @@ fn criterion_sets(root: &Path, only: Option<&str>) -> Result<CriterionRead, Stri
                         elapsed_ns: *ns,
                         work: None,
                         cost: None,
+                        memory: None,
                     });
                 }
                 if let Some(stats) = summarize(&b.samples, None) {

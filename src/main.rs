@@ -27,6 +27,11 @@ mod testing;
 mod tui;
 mod ui;
 
+/// Counts every allocation of a runner (memory per operation); off until the runner starts
+/// measuring.
+#[global_allocator]
+static ALLOC: bench_core::measure::memory::Counting = bench_core::measure::memory::Counting::SYSTEM;
+
 use clap::{Parser, Subcommand};
 
 #[derive(Debug, Parser)]

@@ -3,6 +3,7 @@
 
 use bench_core::knobs::Knobs;
 use bench_core::measure::cost::{CostSummary, SampleCost};
+use bench_core::measure::memory::{MemorySummary, SampleMemory};
 use bench_core::measure::stats::{LatencyHistogram, summarize};
 use bench_core::protocol::{Budget, Event, RunEnv, Start};
 
@@ -71,6 +72,10 @@ pub fn bench_events(
     // one voluntary switch per 100 operations.
     let busy = 1.0 + (bench.len() % 3) as f64 * 0.5;
     let mut costs = Vec::new();
+    // What it allocates: deterministic, growing with the name (rusqlite 8 a lookup, 64 B each;
+    // middleware/spin 16), nothing kept.
+    let allocs = bench.len() as u64;
+    let mut memory = Vec::new();
     for (i, x) in samples.iter().enumerate() {
         let wall_ns = (x * ops as f64) as u64;
         let cost = SampleCost {
@@ -81,6 +86,14 @@ pub fn bench_events(
             involuntary: 0,
         };
         costs.push((ops, wall_ns, cost));
+        let m = SampleMemory {
+            allocs: allocs * ops,
+            reallocs: ops / 10,
+            bytes: allocs * 64 * ops,
+            peak: allocs * 64 * 4,
+            retained: 0,
+        };
+        memory.push((ops, m));
         events.push(Event::Sample {
             bench: bench.into(),
             iter: i as u64,
@@ -88,6 +101,7 @@ pub fn bench_events(
             elapsed_ns: wall_ns,
             work: None,
             cost: Some(cost),
+            memory: Some(m),
         });
     }
     let latency = latency_scale.and_then(|scale| {
@@ -97,6 +111,7 @@ pub fn bench_events(
     });
     let mut stats = summarize(samples, latency).expect("at least one sample");
     stats.cost = CostSummary::of(&costs);
+    stats.memory = MemorySummary::of(&memory);
     events.push(Event::Summary {
         bench: bench.into(),
         stats,

@@ -107,6 +107,7 @@ fn a_harness_sending_samples_for_ever_is_stopped() {
         elapsed_ns: 1000,
         work: None,
         cost: None,
+        memory: None,
     });
     let line = line.replace("\"iter\":0", "\"iter\":'$i'");
     let harness = script(

@@ -123,6 +123,10 @@ pub fn comparison(run: &RunRecord, baselines: &Baselines<'_>) -> Vec<ComparisonR
         .iter()
         .filter_map(|b| {
             let s = b.summary.as_ref()?;
+            let base = baselines.base_of(run, &b.name);
+            let base_memory = (base != b.name)
+                .then(|| run.bench(base)?.summary.as_ref()?.memory)
+                .flatten();
             Some(ComparisonRow {
                 bench: b.name.clone(),
                 backend: b.backend.clone(),
@@ -133,6 +137,11 @@ pub fn comparison(run: &RunRecord, baselines: &Baselines<'_>) -> Vec<ComparisonR
                 p99_ns: s.latency.map(|l| l.p99),
                 samples: s.samples,
                 cost: s.cost,
+                memory: s.memory,
+                memory_vs_base: s
+                    .memory
+                    .zip(base_memory)
+                    .map(|(m, base)| crate::compare::MemoryVsBase::of(&m, &base)),
                 ratio: baselines.ratio(run, &b.name),
                 change: baselines.change(run, &b.name),
             })

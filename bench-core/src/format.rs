@@ -47,6 +47,64 @@ pub fn cost_line(c: &crate::measure::cost::CostSummary) -> String {
 /// The headers of [`cost_cells`].
 pub const COST_HEADERS: [&str; 3] = ["CPU/op", "CPU/wall", "switches/op"];
 
+/// A size in bytes with binary units and three significant digits (`64 B`, `1.88 KiB`,
+/// `12.0 MiB`); negative sizes (memory returned) keep their sign.
+pub fn bytes(v: f64) -> String {
+    let sign = if v < 0.0 { "-" } else { "" };
+    let a = v.abs();
+    let (v, unit) = if a >= (1u64 << 30) as f64 {
+        (a / (1u64 << 30) as f64, "GiB")
+    } else if a >= (1u64 << 20) as f64 {
+        (a / (1u64 << 20) as f64, "MiB")
+    } else if a >= 1024.0 {
+        (a / 1024.0, "KiB")
+    } else {
+        return format!("{sign}{} B", count(a));
+    };
+    format!("{sign}{v:.*} {unit}", decimals(v).min(2))
+}
+
+/// The memory columns of a bench: allocations per operation, bytes handed out per operation,
+/// the peak above a sample's start; `-` where the run did not count them.
+pub fn memory_cells(m: Option<&crate::measure::memory::MemorySummary>) -> [String; 3] {
+    match m {
+        Some(m) => [
+            count(m.allocs_per_op),
+            bytes(m.bytes_per_op),
+            bytes(m.peak_bytes as f64),
+        ],
+        None => ["-".into(), "-".into(), "-".into()],
+    }
+}
+
+/// The headers of [`memory_cells`].
+pub const MEMORY_HEADERS: [&str; 3] = ["allocs/op", "bytes/op", "peak"];
+
+/// Allocations per operation against the baseline's: the ratio (`14.0x`) where the baseline
+/// allocates, the difference (`+2.00`) where it does not, `same` where they are equal.
+pub fn memory_vs(v: &crate::compare::MemoryVsBase) -> String {
+    if v.allocs_more == 0.0 {
+        "same".into()
+    } else if let Some(r) = v.allocs_ratio {
+        format!("{}x", count(r))
+    } else {
+        format!("+{}", count(v.allocs_more))
+    }
+}
+
+/// What a bench allocates, in one line for the explorer's detail.
+pub fn memory_line(m: &crate::measure::memory::MemorySummary) -> String {
+    format!(
+        "memory: {} allocations ({} reallocations), {} per op; peak {} above a sample's start; {} kept over {} samples",
+        count(m.allocs_per_op),
+        count(m.reallocs_per_op),
+        bytes(m.bytes_per_op),
+        bytes(m.peak_bytes as f64),
+        bytes(m.retained_bytes as f64),
+        m.samples,
+    )
+}
+
 /// Operations per second, short (`1.23M/s`, `456k/s`, `78.0/s`).
 pub fn ops(ops: f64) -> String {
     let (v, unit) = if ops >= 1e6 {

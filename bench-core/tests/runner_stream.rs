@@ -1087,3 +1087,82 @@ fn a_statement_held_per_connection_runs_on_the_thread_pool_alone() {
         }
     }
 }
+
+/// The runner counts every allocation: each sample carries its own, the summary has them per
+/// operation, the run says so; rusqlite's lookup makes the same count in two runs; turned off,
+/// nothing is reported and the run says why.
+#[test]
+fn the_runner_counts_memory_per_operation_and_says_when_it_does_not() {
+    let cache = tempfile::tempdir().unwrap();
+    let mut args = vec![
+        "single_row_lookup",
+        "--bench",
+        "rusqlite",
+        "--bench",
+        "sqlite3_c",
+    ];
+    args.extend(tiny());
+    let memory_of = |events: &[Event], bench: &str| {
+        events
+            .iter()
+            .find_map(|e| match e {
+                Event::Summary { bench: b, stats } if b == bench => Some(stats.memory),
+                _ => None,
+            })
+            .unwrap_or_else(|| panic!("no summary of {bench}: {events:?}"))
+    };
+    let said = |events: &[Event]| match &events[0] {
+        Event::Start(s) => s.env.settings.get("memory").cloned().unwrap_or_default(),
+        e => panic!("{e:?}"),
+    };
+    let mut counts = Vec::new();
+    for _ in 0..2 {
+        let (code, events, stderr) = run(&args, cache.path());
+        assert_eq!(code, Some(0), "{stderr}");
+        assert!(
+            said(&events).starts_with("allocations counted"),
+            "{}",
+            said(&events)
+        );
+        for e in &events {
+            if let Event::Sample { bench, memory, .. } = e {
+                assert!(memory.is_some(), "a sample of {bench} without memory");
+            }
+        }
+        let rusqlite = memory_of(&events, "rusqlite").expect("rusqlite's memory");
+        let c = memory_of(&events, "sqlite3_c").expect("sqlite3_c's memory");
+        // The lookup reads a text column into a String: at least one allocation per lookup;
+        // the C API reads into a buffer of its own.
+        assert!(rusqlite.allocs_per_op >= 1.0, "{rusqlite:?}");
+        assert!(
+            c.allocs_per_op < rusqlite.allocs_per_op,
+            "{c:?} {rusqlite:?}"
+        );
+        assert!(rusqlite.bytes_per_op > 0.0 && rusqlite.peak_bytes > 0);
+        counts.push(rusqlite.allocs_per_op);
+    }
+    assert_eq!(
+        counts[0], counts[1],
+        "rusqlite's count is stable across runs"
+    );
+
+    let out = Command::new(env!("CARGO_BIN_EXE_bench-runner"))
+        .args(&args)
+        .arg("--cache-dir")
+        .arg(cache.path())
+        .env(bench_core::measure::memory::OFF_VAR, "off")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let events: Vec<Event> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| bench_core::protocol::decode(l).unwrap())
+        .collect();
+    assert_eq!(memory_of(&events, "rusqlite"), None);
+    assert!(said(&events).contains("turned off"), "{}", said(&events));
+}

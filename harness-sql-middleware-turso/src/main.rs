@@ -42,6 +42,8 @@ const SQL_MIDDLEWARE_TURSO: Registry = Registry {
 
 include!(concat!(env!("OUT_DIR"), "/crate_versions.rs"));
 
+// No counting allocator here: turso (through sql-middleware's turso feature) installs mimalloc
+// as the global allocator, and a binary has one. Its runs say memory is not counted.
 fn main() {
     bench_core::service::init_logging();
     let args = RunnerArgs::parse();

@@ -38,6 +38,11 @@ const SQLX: Registry = Registry {
 
 include!(concat!(env!("OUT_DIR"), "/crate_versions.rs"));
 
+/// Counts every allocation of a runner (memory per operation); off until the runner starts
+/// measuring.
+#[global_allocator]
+static ALLOC: bench_core::measure::memory::Counting = bench_core::measure::memory::Counting::SYSTEM;
+
 fn main() {
     bench_core::service::init_logging();
     let args = RunnerArgs::parse();

@@ -5,7 +5,7 @@
 
 use super::Report;
 
-const HEADERS: [&str; 23] = [
+const HEADERS: [&str; 27] = [
     "run",
     "target",
     "bench",
@@ -29,6 +29,10 @@ const HEADERS: [&str; 23] = [
     "cpu_ns_per_op",
     "switches_per_op",
     "knobs",
+    "allocs_per_op",
+    "bytes_per_op",
+    "peak_bytes",
+    "retained_bytes",
 ];
 
 pub fn render(report: &Report<'_>) -> String {
@@ -56,7 +60,7 @@ pub fn render(report: &Report<'_>) -> String {
                 }
                 _ => Default::default(),
             };
-            let cost = r.cost.as_ref();
+            let (cost, mem) = (r.cost.as_ref(), r.memory.as_ref());
             let record = [
                 report.number(i).to_string(),
                 target.clone(),
@@ -83,6 +87,11 @@ pub fn render(report: &Report<'_>) -> String {
                 cost.map(|c| num(c.cpu_ns_per_op)).unwrap_or_default(),
                 cost.map(|c| num(c.switches_per_op())).unwrap_or_default(),
                 knobs.clone(),
+                mem.map(|m| num(m.allocs_per_op)).unwrap_or_default(),
+                mem.map(|m| num(m.bytes_per_op)).unwrap_or_default(),
+                mem.map(|m| m.peak_bytes.to_string()).unwrap_or_default(),
+                mem.map(|m| m.retained_bytes.to_string())
+                    .unwrap_or_default(),
             ];
             w.write_record(&record).expect("writing to memory");
         }

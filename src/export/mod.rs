@@ -226,7 +226,7 @@ mod snapshot_tests {
         // Every row has every column, and reads back with a CSV reader.
         let mut r = ::csv::Reader::from_reader(text.as_bytes());
         let widths: Vec<usize> = r.records().map(|x| x.unwrap().len()).collect();
-        assert_eq!(widths, vec![23; 4]);
+        assert_eq!(widths, vec![27; 4]);
         insta::assert_snapshot!(text);
     }
 

@@ -53,6 +53,24 @@ pub fn comparison_cells(report: &Report<'_>, index: usize) -> (Vec<String>, Vec<
             headers.insert(cost_at + i, h.to_string());
         }
     }
+    // Runs whose runners did not count allocations (before protocol 1.13, or a driver's own
+    // allocator): no memory columns unless some bench has them.
+    let with_memory = compared.iter().any(|r| r.memory.is_some());
+    let memory_at = cost_at
+        + if with_cost {
+            format::COST_HEADERS.len()
+        } else {
+            0
+        };
+    if with_memory {
+        for (i, h) in format::MEMORY_HEADERS.iter().enumerate() {
+            headers.insert(memory_at + i, h.to_string());
+        }
+        headers.insert(
+            memory_at + format::MEMORY_HEADERS.len(),
+            format!("allocs vs {}", baseline_label(report)),
+        );
+    }
     let rows = compared
         .into_iter()
         .map(|r| {
@@ -101,6 +119,21 @@ pub fn comparison_cells(report: &Report<'_>, index: usize) -> (Vec<String>, Vec<
                 for (i, c) in format::cost_cells(r.cost.as_ref()).into_iter().enumerate() {
                     row.insert(cost_at + i, c);
                 }
+            }
+            if with_memory {
+                let cells = format::memory_cells(r.memory.as_ref());
+                let n = cells.len();
+                for (i, c) in cells.into_iter().enumerate() {
+                    row.insert(memory_at + i, c);
+                }
+                let vs = if r.bench == baselines.base_of(run, &r.bench) && r.memory.is_some() {
+                    "baseline".into()
+                } else {
+                    r.memory_vs_base
+                        .map(|v| format::memory_vs(&v))
+                        .unwrap_or_else(|| "-".into())
+                };
+                row.insert(memory_at + n, vs);
             }
             if against.is_some() {
                 row.push(

@@ -524,6 +524,7 @@ mod tests {
                     elapsed_ns: 400,
                     work: None,
                     cost: None,
+                    memory: None,
                 },
                 Event::Summary {
                     bench: "rusqlite".into(),

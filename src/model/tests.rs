@@ -683,6 +683,7 @@ fn run_events_update_progress_dataset_and_failures() {
                     elapsed_ns: 100,
                     work: None,
                     cost: None,
+                    memory: None,
                 },
             ),
             now,

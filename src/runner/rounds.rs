@@ -138,6 +138,7 @@ mod tests {
             elapsed_ns: ns * 10,
             work: None,
             cost: None,
+            memory: None,
         }
     }
 

@@ -389,6 +389,35 @@ fn draw_detail(
     {
         lines.push(Line::raw(format::cost_line(c)));
     }
+    if let Some(m) = result
+        .and_then(|r| r.summary.as_ref())
+        .and_then(|s| s.memory.as_ref())
+    {
+        let mut line = format::memory_line(m);
+        // Beside the baseline bench's, as the time is.
+        if let Some(cell) = cell.filter(|c| c.base != bench)
+            && let Some(base) = run
+                .record
+                .bench(&cell.base)
+                .and_then(|r| r.summary.as_ref()?.memory)
+        {
+            line.push_str(&format!(
+                " · {}: {} allocations, {} per op ({})",
+                cell.base,
+                format::count(base.allocs_per_op),
+                format::bytes(base.bytes_per_op),
+                format::memory_vs(&bench_core::compare::MemoryVsBase::of(m, &base)),
+            ));
+        }
+        lines.push(Line::raw(line));
+    } else if let Some(why) = run
+        .record
+        .starts()
+        .find_map(|s| s.env.settings.get("memory"))
+        .filter(|w| w.starts_with("not counted"))
+    {
+        lines.push(Line::raw(format!("memory: {why}")));
+    }
     if let Some(p) = result.and_then(|r| r.profile.as_ref()) {
         lines.extend(profile_lines(p, theme, area.width as usize));
     }

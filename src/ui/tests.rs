@@ -172,6 +172,7 @@ fn busy_state() -> State {
                 elapsed_ns: (x * 1000.0) as u64,
                 work: None,
                 cost: None,
+                memory: None,
             },
             t,
         );

@@ -85,11 +85,49 @@ pub struct ComparisonRow {
     /// CPU time and context switches per operation (runs from protocol 1.3 on).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost: Option<crate::measure::cost::CostSummary>,
+    /// Allocations, bytes and peak memory per operation (runs from protocol 1.13 on, where the
+    /// runner counts them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<crate::measure::memory::MemorySummary>,
+    /// The memory per operation against the baseline bench's, where both were counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_vs_base: Option<MemoryVsBase>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ratio: Option<Ratio>,
     /// Against the same bench of the baseline run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub change: Option<Change>,
+}
+
+/// A bench's allocations and bytes per operation against the baseline bench's: counts, so no
+/// interval; a ratio where the baseline allocates at all, and always the difference.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct MemoryVsBase {
+    /// Allocations per operation over the baseline's (None where the baseline makes none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allocs_ratio: Option<f64>,
+    /// Allocations per operation more than the baseline's (below 0: fewer).
+    pub allocs_more: f64,
+    /// Bytes per operation over the baseline's (None where the baseline hands out none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes_ratio: Option<f64>,
+    /// Bytes per operation more than the baseline's.
+    pub bytes_more: f64,
+}
+
+impl MemoryVsBase {
+    pub fn of(
+        m: &crate::measure::memory::MemorySummary,
+        base: &crate::measure::memory::MemorySummary,
+    ) -> MemoryVsBase {
+        let ratio = |a: f64, b: f64| (b > 0.0).then(|| a / b);
+        MemoryVsBase {
+            allocs_ratio: ratio(m.allocs_per_op, base.allocs_per_op),
+            allocs_more: m.allocs_per_op - base.allocs_per_op,
+            bytes_ratio: ratio(m.bytes_per_op, base.bytes_per_op),
+            bytes_more: m.bytes_per_op - base.bytes_per_op,
+        }
+    }
 }
 
 /// How a bench's figure (its median, or its ratio) varies between runs made with the same

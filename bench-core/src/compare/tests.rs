@@ -84,6 +84,7 @@ fn from_samples(xs: &[f64]) -> BenchResult {
             elapsed_ns: *x as u64,
             work: None,
             cost: None,
+            memory: None,
         });
     }
     r.apply(Event::Summary {
@@ -560,6 +561,7 @@ pub(crate) fn record(benches: &[(&str, f64, f64, f64)]) -> RunRecord {
             elapsed_ns: *m as u64,
             work: None,
             cost: None,
+            memory: None,
         });
         r.apply(Event::Summary {
             bench: name.to_string(),

@@ -5,6 +5,7 @@
 pub mod changepoint;
 pub mod cost;
 pub mod drive;
+pub mod memory;
 pub mod processes;
 pub mod scenario;
 pub mod statements;
@@ -133,6 +134,7 @@ struct Sampler<'n> {
     latencies: LatencyHistogram,
     samples: Vec<f64>,
     costs: Vec<(u64, u64, cost::SampleCost)>,
+    memory: Vec<(u64, memory::SampleMemory)>,
     window: PhaseTotals,
     window_start: Instant,
     iter: u64,
@@ -149,6 +151,7 @@ impl<'n> Sampler<'n> {
             latencies: LatencyHistogram::new(),
             samples: Vec::new(),
             costs: Vec::new(),
+            memory: Vec::new(),
             window: PhaseTotals::default(),
             window_start: Instant::now(),
             iter: 0,
@@ -205,7 +208,8 @@ impl<'n> Sampler<'n> {
         emit: &mut dyn FnMut(Event),
     ) -> Result<(), BenchError> {
         let (mut elapsed_ns, mut work) = (0u64, 0u64);
-        // Usage is read at the sample's edges only: the passes run untouched.
+        // Usage and memory are read at the sample's edges only: the passes run untouched.
+        let memory_before = memory::Reading::start();
         let (usage_before, wall_before) = (cost::Usage::now(), Instant::now());
         for _ in 0..self.passes {
             let it = (bench.iter)(&mut self.latencies)?;
@@ -219,10 +223,16 @@ impl<'n> Sampler<'n> {
         let spent = usage_before
             .zip(cost::Usage::now())
             .map(|(before, after)| after.since(&before, wall_ns));
+        let allocated = memory_before
+            .zip(memory::Reading::now())
+            .map(|(before, after)| after.since(&before));
         Self::check(bench, work, self.passes)?;
         let sample_ops = self.ops * self.passes;
         if let Some(c) = spent {
             self.costs.push((sample_ops, elapsed_ns, c));
+        }
+        if let Some(m) = allocated {
+            self.memory.push((sample_ops, m));
         }
         emit(Event::Sample {
             bench: self.name.to_string(),
@@ -231,6 +241,7 @@ impl<'n> Sampler<'n> {
             elapsed_ns,
             work: Some(work),
             cost: spent,
+            memory: allocated,
         });
         self.samples.push(elapsed_ns as f64 / sample_ops as f64);
         if self.window.ops > 0 && self.window_start.elapsed() >= PHASE_WINDOW {
@@ -255,6 +266,10 @@ impl<'n> Sampler<'n> {
         let mut summary = summarize(&self.samples, self.latencies.percentiles())
             .ok_or(BenchError::Other("no samples taken".into()))?;
         summary.cost = cost::CostSummary::of(&self.costs);
+        summary.memory = memory::MemorySummary::of(&self.memory);
+        summary
+            .warnings
+            .extend(summary.memory.and_then(|m| m.growth_warning()));
         if let (Some(counter), Some(at)) = (&bench.statements, &self.statements_at) {
             emit(Event::Statements {
                 bench: self.name.to_string(),

@@ -136,6 +136,8 @@ pub fn summary_across(per_process: &[Summary], pooled: &[f64]) -> Option<Summary
     s.mean = mean;
     s.ci95_mean = ci95_mean;
     s.cost = cost_across(per_process);
+    s.memory = memory_across(per_process);
+    s.warnings.extend(s.memory.and_then(|m| m.growth_warning()));
     s.processes = per_process
         .iter()
         .map(|p| Estimate {
@@ -204,6 +206,26 @@ fn cost_across(per_process: &[Summary]) -> Option<super::cost::CostSummary> {
         voluntary_per_op: mid(|c| c.voluntary_per_op),
         involuntary_per_op: mid(|c| c.involuntary_per_op),
         timed_share: mid(|c| c.timed_share),
+    })
+}
+
+/// Memory across processes: the median process's figure of each, and the highest peak (each
+/// process counts its own allocations: they do not add up).
+fn memory_across(per_process: &[Summary]) -> Option<super::memory::MemorySummary> {
+    use super::memory::MemorySummary;
+    let all: Vec<&MemorySummary> = per_process
+        .iter()
+        .map(|s| s.memory.as_ref())
+        .collect::<Option<_>>()?;
+    let mid = |f: fn(&MemorySummary) -> f64| median_of(all.iter().map(|m| f(m)).collect());
+    Some(MemorySummary {
+        allocs_per_op: mid(|m| m.allocs_per_op),
+        reallocs_per_op: mid(|m| m.reallocs_per_op),
+        bytes_per_op: mid(|m| m.bytes_per_op),
+        peak_bytes: all.iter().map(|m| m.peak_bytes).max().unwrap_or(0),
+        retained_bytes: mid(|m| m.retained_bytes as f64) as i64,
+        samples_retaining: all.iter().map(|m| m.samples_retaining).sum(),
+        samples: all.iter().map(|m| m.samples).sum(),
     })
 }
 
@@ -448,6 +470,46 @@ mod tests {
         // One process: its own summary, untouched.
         assert_eq!(summary_across(std::slice::from_ref(&sa), &a).unwrap(), sa);
         assert_eq!(summary_across(&[], &a), None);
+    }
+
+    #[test]
+    fn memory_across_processes_is_the_median_processs_with_the_highest_peak() {
+        use crate::measure::memory::MemorySummary;
+        let with = |allocs: f64, peak: u64, kept: i64| {
+            let mut s = summary(&[100.0, 101.0, 102.0]);
+            s.memory = Some(MemorySummary {
+                allocs_per_op: allocs,
+                reallocs_per_op: allocs / 10.0,
+                bytes_per_op: allocs * 64.0,
+                peak_bytes: peak,
+                retained_bytes: kept,
+                samples_retaining: 1,
+                samples: 3,
+            });
+            s
+        };
+        let each = [with(3.0, 500, 0), with(1.0, 900, -64), with(2.0, 100, 4096)];
+        let m = summary_across(&each, &[100.0, 101.0, 102.0])
+            .unwrap()
+            .memory
+            .unwrap();
+        assert_eq!(
+            m,
+            MemorySummary {
+                allocs_per_op: 2.0,
+                reallocs_per_op: 0.2,
+                bytes_per_op: 128.0,
+                peak_bytes: 900,
+                retained_bytes: 0,
+                samples_retaining: 3,
+                samples: 9,
+            }
+        );
+        // One process without memory counted: none across them.
+        let mut bare = with(1.0, 1, 1);
+        bare.memory = None;
+        let none = summary_across(&[each[0].clone(), bare], &[100.0, 101.0]).unwrap();
+        assert_eq!(none.memory, None);
     }
 
     #[test]

@@ -61,6 +61,10 @@ pub struct Summary {
     /// CPU time and context switches per operation over the samples (since protocol 1.3).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost: Option<super::cost::CostSummary>,
+    /// Allocations, bytes and peak memory per operation over the samples, where the runner
+    /// counts them (since 1.13).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<super::memory::MemorySummary>,
     /// Each runner process's median and its own interval, where the bench was measured in
     /// several (since 1.10): the median above is then their geometric mean and its interval
     /// the next run's ([`super::processes`]). Empty: one process, intervals from its samples.
@@ -152,6 +156,7 @@ pub fn summarize(samples: &[f64], latency: Option<Percentiles>) -> Option<Summar
         latency,
         warnings,
         cost: None,
+        memory: None,
         processes: Vec::new(),
     })
 }

@@ -183,6 +183,9 @@ pub enum Event {
         /// What the runner process spent during the sample (since 1.3).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         cost: Option<crate::measure::cost::SampleCost>,
+        /// What the runner process allocated during the sample (since 1.13).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        memory: Option<crate::measure::memory::SampleMemory>,
     },
     /// Mean ns per operation of each phase over the last window of traced samples.
     Phases {
@@ -539,6 +542,13 @@ mod tests {
                     voluntary: 3,
                     involuntary: 1,
                 }),
+                memory: Some(crate::measure::memory::SampleMemory {
+                    allocs: 40,
+                    reallocs: 2,
+                    bytes: 2560,
+                    peak: 1024,
+                    retained: -16,
+                }),
             },
             Event::Phases {
                 bench: "middleware/spin".into(),
@@ -629,6 +639,7 @@ mod tests {
                 elapsed_ns: 3,
                 work: None,
                 cost: None,
+                memory: None,
             }
         );
         assert_eq!(

@@ -378,6 +378,7 @@ mod tests {
             elapsed_ns: 2000,
             work: None,
             cost: None,
+            memory: None,
         });
         r.apply(Event::Phases {
             bench: "a".into(),

@@ -114,6 +114,8 @@ fn die_with_parent() {
 
 pub fn serve(args: &RunnerArgs, registry: Registry, env: &DescribeEnv<'_>) -> i32 {
     die_with_parent();
+    // Memory is counted from here, where the binary counts (`measure::memory`).
+    let counting = crate::measure::memory::start();
     let stdout = std::io::stdout();
     let mut emitter = Emitter::new(stdout.lock());
     let mut emit = |e: Event| {
@@ -148,7 +150,11 @@ pub fn serve(args: &RunnerArgs, registry: Registry, env: &DescribeEnv<'_>) -> i3
     };
     let timer_ns = crate::measure::trace::calibrate_timer();
     crate::measure::trace::set_timer_cost(timer_ns);
-    let run_env = env(timer_ns, &plan);
+    let mut run_env = env(timer_ns, &plan);
+    run_env.settings.insert(
+        "memory".into(),
+        crate::measure::memory::describe(counting).into(),
+    );
     if run_env.is_debug() {
         tracing::warn!("{}", crate::protocol::DEBUG_WARNING);
     }

@@ -1,0 +1,160 @@
+//! Memory per operation, counted by the allocator a runner installs: exact where the count is
+//! known (a bench that allocates a known number of times per operation), retained memory shown
+//! and warned of for a bench that leaks on purpose, nothing reported where counting is off.
+
+use bench_core::measure::memory::{self, Counting};
+use bench_core::measure::{Bench, Iteration, run};
+use bench_core::protocol::{Budget, Event};
+
+#[global_allocator]
+static ALLOC: Counting = Counting::SYSTEM;
+
+const OPS: u64 = 50;
+
+fn budget() -> Budget {
+    Budget {
+        warmup_s: 0.0,
+        time_s: 0.05,
+        max_samples: 20,
+        min_samples: 8,
+        paired: false,
+        group: None,
+        processes: None,
+        times: Default::default(),
+    }
+}
+
+/// A bench of `OPS` operations a pass, each making `allocs` allocations of `size` bytes (freed
+/// at once) and leaking `leak` bytes.
+fn allocating(allocs: usize, size: usize, leak: usize) -> Bench<'static> {
+    Bench::new(
+        Box::new(move |_| {
+            let mut work = 0u64;
+            for _ in 0..OPS {
+                for _ in 0..allocs {
+                    let b = std::hint::black_box(vec![1u8; size]);
+                    work += b.len() as u64;
+                }
+                if leak > 0 {
+                    std::hint::black_box(vec![0u8; leak].leak());
+                }
+            }
+            Ok(Iteration::new(1_000, work))
+        }),
+        (OPS * (allocs * size) as u64) as _,
+        "bytes",
+    )
+}
+
+fn measure(bench: &mut Bench<'_>) -> (bench_core::measure::stats::Summary, Vec<Event>) {
+    let mut events = Vec::new();
+    let s = run(&budget(), "b", OPS, bench, &mut |e| events.push(e)).unwrap();
+    (s, events)
+}
+
+fn a_bench_that_allocates_a_known_number_of_times_reads_that_number() {
+    assert!(memory::start(), "the counting allocator is installed here");
+    for (allocs, size) in [(0, 0), (1, 64), (3, 100), (7, 4096)] {
+        let (s, events) = measure(&mut allocating(allocs, size, 0));
+        let m = s.memory.expect("memory counted");
+        assert_eq!(m.allocs_per_op, allocs as f64, "{allocs} x {size}: {m:?}");
+        assert_eq!(m.bytes_per_op, (allocs * size) as f64, "{allocs} x {size}");
+        assert_eq!(m.reallocs_per_op, 0.0);
+        assert_eq!(m.retained_bytes, 0, "nothing kept: {m:?}");
+        // One block at a time is live: the peak is one block (nothing else grows meanwhile).
+        assert_eq!(m.peak_bytes, if allocs > 0 { size as u64 } else { 0 });
+        assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+        // Each sample's own reading is in its event, and they add up to the summary.
+        let (ops, allocated): (u64, u64) = events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Sample {
+                    ops,
+                    memory: Some(m),
+                    ..
+                } => Some((*ops, m.allocs)),
+                _ => None,
+            })
+            .fold((0, 0), |(o, a), (ops, m)| (o + ops, a + m));
+        assert!(ops > 0);
+        assert_eq!(allocated, ops * allocs as u64);
+    }
+}
+
+fn a_bench_that_leaks_shows_what_it_kept_and_is_warned_of() {
+    assert!(memory::start());
+    // 4 KiB kept per operation: 200 KiB a pass, past the warning's 1 MiB within a few samples.
+    let leak = 4096;
+    let (s, events) = measure(&mut allocating(1, 16, leak));
+    let m = s.memory.unwrap();
+    let ops: u64 = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Sample { ops, .. } => Some(*ops),
+            _ => None,
+        })
+        .sum();
+    assert_eq!(m.retained_bytes, (ops * leak as u64) as i64, "{m:?}");
+    assert_eq!(m.retained_per_op(ops), leak as f64);
+    assert_eq!(m.allocs_per_op, 2.0);
+    assert_eq!(m.samples_retaining, m.samples);
+    // The peak of a sample is what it kept by its end: a pass's worth at least.
+    assert!(m.peak_bytes >= OPS * leak as u64, "{m:?}");
+    let w = s
+        .warnings
+        .iter()
+        .find(|w| w.starts_with("memory grows with the work"))
+        .unwrap_or_else(|| panic!("no warning: {:?}", s.warnings));
+    assert!(w.contains(&format!("over {} samples", m.samples)), "{w}");
+}
+
+fn growing_a_block_counts_a_reallocation_and_what_it_grew_by() {
+    assert!(memory::start());
+    let mut bench = Bench::new(
+        Box::new(|_| {
+            for _ in 0..OPS {
+                let mut v: Vec<u8> = Vec::with_capacity(100);
+                v.reserve_exact(300);
+                std::hint::black_box(&v);
+            }
+            Ok(Iteration::new(1_000, 0))
+        }),
+        0,
+        "nothing",
+    );
+    let m = measure(&mut bench).0.memory.unwrap();
+    // 100 bytes allocated, grown to 300 by a reallocation: 300 bytes handed out in all.
+    assert_eq!((m.allocs_per_op, m.reallocs_per_op), (1.0, 1.0), "{m:?}");
+    assert_eq!(m.bytes_per_op, 300.0);
+    assert_eq!(m.retained_bytes, 0);
+}
+
+fn nothing_is_reported_when_counting_is_turned_off() {
+    // SAFETY (set_var): this file's one test runs its cases in turn; nothing else reads the
+    // environment meanwhile.
+    unsafe { std::env::set_var(memory::OFF_VAR, "off") };
+    let counting = memory::start();
+    assert!(!counting);
+    assert!(memory::describe(counting).contains("turned off"));
+    unsafe { std::env::remove_var(memory::OFF_VAR) };
+    let (s, events) = measure(&mut allocating(2, 32, 0));
+    assert_eq!(s.memory, None);
+    assert!(events.iter().all(|e| !matches!(
+        e,
+        Event::Sample {
+            memory: Some(_),
+            ..
+        }
+    )));
+    assert!(memory::start(), "back on for the other tests");
+}
+
+/// The counters are the process's, and a test harness's own thread allocates when a test ends:
+/// the cases run in turn in one test, so nothing else allocates while they count.
+#[test]
+fn memory_per_operation() {
+    a_bench_that_allocates_a_known_number_of_times_reads_that_number();
+    a_bench_that_leaks_shows_what_it_kept_and_is_warned_of();
+    growing_a_block_counts_a_reallocation_and_what_it_grew_by();
+    nothing_is_reported_when_counting_is_turned_off();
+}
