@@ -493,16 +493,30 @@ pub fn moved_since(saved_at: &str, moved: &[Row]) -> String {
     line
 }
 
-/// Whether any bench regressed (what the exit status says).
+/// Whether any bench regressed, in time or in allocations per operation (what the exit
+/// status says).
 pub fn any_regressed(rows: &[Row]) -> bool {
-    rows.iter().any(|r| r.change.verdict == Verdict::Regressed)
+    rows.iter().any(|r| {
+        r.change.verdict == Verdict::Regressed
+            || r.change
+                .allocs
+                .is_some_and(|a| a.verdict == Verdict::Regressed)
+    })
 }
 
 /// The comparison as a text table under `title`, with the rule it followed and a count of
 /// verdicts.
 pub fn text(title: &str, rows: &[Row], settings: &Settings) -> String {
     let headers: Vec<String> = [
-        "bench", "baseline", "current", "change", "interval", "verdict", "runs", "why",
+        "bench",
+        "baseline",
+        "current",
+        "change",
+        "interval",
+        "verdict",
+        "allocs/op",
+        "runs",
+        "why",
     ]
     .map(String::from)
     .to_vec();
@@ -519,6 +533,9 @@ pub fn text(title: &str, rows: &[Row], settings: &Settings) -> String {
                     .map(|[lo, hi]| format!("{:.0}% [{lo:+.1}%, {hi:+.1}%]", c.ci_level * 100.0))
                     .unwrap_or_else(|| "-".into()),
                 format!("{} {}", c.verdict.mark(), c.verdict.label()),
+                c.allocs
+                    .map(|a| format::allocs_change(&a).replacen("allocs ", "", 1))
+                    .unwrap_or_else(|| "-".into()),
                 format!("{}/{}", r.baseline_runs, r.current_runs),
                 c.basis.clone(),
             ]
@@ -550,6 +567,21 @@ pub fn text(title: &str, rows: &[Row], settings: &Settings) -> String {
         settings.noise * 100.0,
         settings.alpha
     );
+    let allocs = |v: Verdict| {
+        rows.iter()
+            .filter(|r| r.change.allocs.is_some_and(|a| a.verdict == v))
+            .count()
+    };
+    if rows.iter().any(|r| r.change.allocs.is_some()) {
+        let _ = writeln!(
+            out,
+            "allocations per operation: {} more, {} fewer, {} the same (a change of {} per operation or more counts; more is a regression)",
+            allocs(Verdict::Regressed),
+            allocs(Verdict::Improved),
+            allocs(Verdict::WithinNoise),
+            format::count(bench_core::compare::ALLOC_STEP)
+        );
+    }
     out
 }
 
@@ -704,6 +736,39 @@ mod tests {
         );
         let e = setup_of(&one, "key_value").unwrap_err();
         assert!(e.contains("has no measured run of key_value"), "{e}");
+    }
+
+    #[test]
+    fn more_allocations_per_operation_fail_the_gate_when_the_time_does_not() {
+        let with_allocs = |allocs: f64| {
+            let mut r = run(&[], &[("rusqlite", 1400.0)]);
+            r.benches[0]
+                .summary
+                .as_mut()
+                .unwrap()
+                .memory
+                .as_mut()
+                .unwrap()
+                .allocs_per_op = allocs;
+            r
+        };
+        let s = Settings::default();
+        let rows = compare(&[with_allocs(1.0)], &[with_allocs(3.0)], &s);
+        assert_eq!(rows[0].change.verdict, Verdict::WithinNoise);
+        assert!(any_regressed(&rows), "two more allocations an operation");
+        let t = text("main", &rows, &s);
+        assert!(t.contains("1.00 → 3.00 ▲"), "{t}");
+        assert!(
+            t.contains("allocations per operation: 1 more, 0 fewer, 0 the same"),
+            "{t}"
+        );
+        // Fewer allocations, or the same count: the gate passes.
+        let rows = compare(&[with_allocs(3.0)], &[with_allocs(1.0)], &s);
+        assert!(!any_regressed(&rows));
+        assert!(text("main", &rows, &s).contains("3.00 → 1.00 ▼"));
+        let rows = compare(&[with_allocs(1.0)], &[with_allocs(1.0)], &s);
+        assert!(!any_regressed(&rows));
+        assert!(text("main", &rows, &s).contains("0 more, 0 fewer, 1 the same"));
     }
 
     #[test]

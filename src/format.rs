@@ -14,6 +14,21 @@ pub fn change(c: &Change) -> String {
     }
 }
 
+/// Allocations per operation against a baseline run: `allocs 1.00 → 2.00 ▲` where the count
+/// changed, `allocs 1.00 =` where it did not.
+pub fn allocs_change(a: &bench_core::compare::AllocChange) -> String {
+    if a.verdict == bench_core::compare::Verdict::WithinNoise {
+        format!("allocs {} =", count(a.current))
+    } else {
+        format!(
+            "allocs {} → {} {}",
+            count(a.baseline),
+            count(a.current),
+            a.verdict.mark()
+        )
+    }
+}
+
 /// A change in words: `regressed (+6.0%)`, or what differs instead of a verdict.
 pub fn verdict(c: &Change) -> String {
     if c.differs.is_empty() {
@@ -84,6 +99,7 @@ mod tests {
                 ci_level: 0.95,
                 basis: String::new(),
                 differs: vec![],
+                allocs: None,
             }),
             "-6.0% ▼"
         );
@@ -94,6 +110,7 @@ mod tests {
             ci_level: 0.95,
             basis: String::new(),
             differs: vec!["rows 20000 vs 40000".into()],
+            allocs: None,
         };
         assert_eq!(change(&c), "-6.0% ≠");
         assert_eq!(

@@ -139,11 +139,19 @@ pub fn comparison_cells(report: &Report<'_>, index: usize) -> (Vec<String>, Vec<
                 row.push(
                     r.change
                         .map(|c| {
-                            if c.differs.is_empty() {
+                            let mut cell = if c.differs.is_empty() {
                                 format!("{} {}", format::change(&c), c.verdict.label())
                             } else {
                                 format::verdict(&c)
+                            };
+                            // A count that changed is said beside the time, either way.
+                            if let Some(a) = c
+                                .allocs
+                                .filter(|a| a.verdict != bench_core::compare::Verdict::WithinNoise)
+                            {
+                                cell.push_str(&format!(" · {}", format::allocs_change(&a)));
                             }
+                            cell
                         })
                         .unwrap_or_else(|| "-".into()),
                 );

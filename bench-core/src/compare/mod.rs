@@ -21,8 +21,8 @@ pub mod verdict;
 pub use setup::{run_differences, settings_differences, setup_differences};
 pub use significance::{mann_whitney, median_of, welch};
 pub use verdict::{
-    Change, ROUND_OUTLIER_FLOOR, ROUND_OUTLIER_Z, ROUNDS_MAX_DISTURBED, ROUNDS_NOISE_REACH,
-    Settings, Verdict, change, fastest, judge, judge_rounds,
+    ALLOC_STEP, AllocChange, Change, ROUND_OUTLIER_FLOOR, ROUND_OUTLIER_Z, ROUNDS_MAX_DISTURBED,
+    ROUNDS_NOISE_REACH, Settings, Verdict, change, fastest, judge, judge_rounds,
 };
 
 /// A ratio of two medians with its 95% interval, e.g. `2.86x [2.84–2.88]`.

@@ -981,3 +981,71 @@ fn interleaved_rounds_at_the_edges_of_their_verdict() {
         c.basis
     );
 }
+
+/// A bench's result of `m` ns per operation that made `allocs` allocations per operation.
+fn allocating(m: f64, allocs: f64) -> BenchResult {
+    let mut r = result(m, 0.01, 20);
+    r.summary.as_mut().unwrap().memory = Some(crate::measure::memory::MemorySummary {
+        allocs_per_op: allocs,
+        reallocs_per_op: 0.0,
+        bytes_per_op: allocs * 32.0,
+        peak_bytes: 64,
+        retained_bytes: 0,
+        samples_retaining: 0,
+        samples: 20,
+    });
+    r
+}
+
+#[test]
+fn allocations_per_operation_are_judged_as_counts_whatever_the_time_says() {
+    let s = Settings::default();
+    let judged = |cur: &[f64], base: &[f64]| {
+        let (c, b): (Vec<BenchResult>, Vec<BenchResult>) = (
+            cur.iter().map(|&a| allocating(100.0, a)).collect(),
+            base.iter().map(|&a| allocating(100.0, a)).collect(),
+        );
+        let (c, b): (Vec<&BenchResult>, Vec<&BenchResult>) =
+            (c.iter().collect(), b.iter().collect());
+        let change = judge(&c, &b, &s).unwrap();
+        // The time is the same: within noise, whatever the count did.
+        assert_eq!(change.verdict, Verdict::WithinNoise);
+        change.allocs.unwrap()
+    };
+    // One more allocation per operation: a regression, with no interval to wait for.
+    let a = judged(&[2.0], &[1.0]);
+    assert_eq!(
+        (a.baseline, a.current, a.verdict),
+        (1.0, 2.0, Verdict::Regressed)
+    );
+    assert_eq!(judged(&[1.0], &[2.0]).verdict, Verdict::Improved);
+    // The step either way is a change; just below it is the same count.
+    assert_eq!(
+        judged(&[1.0 + ALLOC_STEP], &[1.0]).verdict,
+        Verdict::Regressed
+    );
+    assert_eq!(
+        judged(&[1.0 - ALLOC_STEP], &[1.0]).verdict,
+        Verdict::Improved
+    );
+    assert_eq!(judged(&[1.04], &[1.0]).verdict, Verdict::WithinNoise);
+    assert_eq!(judged(&[0.96], &[1.0]).verdict, Verdict::WithinNoise);
+    // Several runs a side: the median run's count.
+    let m = judged(&[3.0, 1.0, 1.0], &[1.0, 1.0, 9.0]);
+    assert_eq!(
+        (m.baseline, m.current, m.verdict),
+        (1.0, 1.0, Verdict::WithinNoise)
+    );
+    // A side without counts (an older run, a driver's own allocator): no allocation verdict.
+    let (c, b) = (allocating(100.0, 1.0), result(100.0, 0.01, 20));
+    assert_eq!(judge(&[&c], &[&b], &s).unwrap().allocs, None);
+    assert_eq!(judge(&[&b], &[&c], &s).unwrap().allocs, None);
+    // Interleaved rounds judge the count the same way.
+    let (c, b) = (allocating(100.0, 5.0), allocating(100.0, 1.0));
+    let rounds = [(&c, &b), (&c, &b), (&c, &b)];
+    let r = judge_rounds(&rounds, &s).unwrap().allocs.unwrap();
+    assert_eq!(
+        (r.baseline, r.current, r.verdict),
+        (1.0, 5.0, Verdict::Regressed)
+    );
+}

@@ -98,6 +98,52 @@ pub struct Change {
     /// beside the verdict, never silently compared.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub differs: Vec<String>,
+    /// Allocations per operation either side, where both were counted (runs from protocol
+    /// 1.13 on): a count, judged on its own ([`AllocChange`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allocs: Option<AllocChange>,
+}
+
+/// The least change of allocations per operation that is a change: one allocation in 20
+/// operations. The counts are exact, but a sample's take in what a pass does besides its
+/// operations (a runtime starting a thread, a cache growing once) moves them by less.
+pub const ALLOC_STEP: f64 = 0.05;
+
+/// Allocations per operation between runs. Counts need no statistics: the median run's count
+/// on each side, and a change of [`ALLOC_STEP`] or more is a change, either way.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct AllocChange {
+    pub baseline: f64,
+    pub current: f64,
+    /// Regressed (more allocations), improved (fewer) or within noise (the same count).
+    pub verdict: Verdict,
+}
+
+impl AllocChange {
+    /// The change between the runs of each side that counted allocations; None where a side
+    /// has none.
+    pub fn of(current: &[&BenchResult], baseline: &[&BenchResult]) -> Option<AllocChange> {
+        let count = |rs: &[&BenchResult]| {
+            let v: Vec<f64> = rs
+                .iter()
+                .filter_map(|r| Some(r.summary.as_ref()?.memory?.allocs_per_op))
+                .collect();
+            (!v.is_empty()).then(|| super::median_of(v))
+        };
+        let (current, baseline) = (count(current)?, count(baseline)?);
+        let verdict = if current >= baseline + ALLOC_STEP {
+            Verdict::Regressed
+        } else if current <= baseline - ALLOC_STEP {
+            Verdict::Improved
+        } else {
+            Verdict::WithinNoise
+        };
+        Some(AllocChange {
+            baseline,
+            current,
+            verdict,
+        })
+    }
 }
 
 /// One run's change against one baseline run, on their samples alone (see [`judge`]).
@@ -129,6 +175,17 @@ fn default_level() -> f64 {
 ///   noise; samples that differ by more than a run can move (`single_run_margin`) are a
 ///   change; less than that, the verdict is "cannot tell".
 pub fn judge(
+    current: &[&BenchResult],
+    baseline: &[&BenchResult],
+    settings: &Settings,
+) -> Option<Change> {
+    let mut c = judge_time(current, baseline, settings)?;
+    c.allocs = AllocChange::of(current, baseline);
+    Some(c)
+}
+
+/// [`judge`]'s verdict on time.
+fn judge_time(
     current: &[&BenchResult],
     baseline: &[&BenchResult],
     settings: &Settings,
@@ -172,6 +229,7 @@ pub fn judge(
         ci_level: 0.95,
         basis: String::new(),
         differs: Vec::new(),
+        allocs: None,
     };
     let (nc, nb) = (cm.len(), bm.len());
     let logs = |xs: &[f64]| xs.iter().map(|x| x.ln()).collect::<Vec<f64>>();
@@ -346,6 +404,18 @@ pub fn judge_rounds(
     rounds: &[(&BenchResult, &BenchResult)],
     settings: &Settings,
 ) -> Option<Change> {
+    let mut c = judge_rounds_time(rounds, settings)?;
+    let (current, baseline): (Vec<&BenchResult>, Vec<&BenchResult>) =
+        rounds.iter().copied().unzip();
+    c.allocs = AllocChange::of(&current, &baseline);
+    Some(c)
+}
+
+/// [`judge_rounds`]'s verdict on time.
+fn judge_rounds_time(
+    rounds: &[(&BenchResult, &BenchResult)],
+    settings: &Settings,
+) -> Option<Change> {
     // (round number from 1, log ratio of its runs' fastest samples)
     let all: Vec<(usize, f64)> = rounds
         .iter()
@@ -386,6 +456,7 @@ pub fn judge_rounds(
                 ROUNDS_MAX_DISTURBED * 100.0
             ),
             differs: Vec::new(),
+            allocs: None,
         });
     }
     let d: Vec<f64> = all
@@ -428,6 +499,7 @@ pub fn judge_rounds(
         ci_level: level(settings.alpha),
         basis,
         differs: Vec::new(),
+        allocs: None,
     })
 }
 
