@@ -137,6 +137,9 @@ impl Guard {
                     finite(&format!("{bench}: CPU per operation"), c.cpu_ns_per_op)?;
                     finite(&format!("{bench}: CPU per wall time"), c.cpu_per_wall)?;
                 }
+                if let Some(m) = &s.memory {
+                    m.check().map_err(|e| format!("{bench}: {e}"))?;
+                }
             }
             Event::Tick { bench, window } => {
                 self.asked(bench)?;
@@ -279,6 +282,17 @@ mod tests {
         assert_eq!(
             errs,
             ["rusqlite: summary median is -5 (allowed: a finite number >= 0)"]
+        );
+        // Allocations per operation that cannot be a count.
+        let mut g = Guard::new(&["rusqlite".to_string()], &[]);
+        let mut bad = testing::bench_events("rusqlite", "rusqlite", 10, &[100.0], None);
+        if let Some(Event::Summary { stats, .. }) = bad.last_mut() {
+            stats.memory.as_mut().unwrap().allocs_per_op = f64::NAN;
+        }
+        let errs: Vec<String> = bad.iter().filter_map(|e| g.check(e).err()).collect();
+        assert_eq!(
+            errs,
+            ["rusqlite: allocations per operation is NaN (allowed: a finite number >= 0)"]
         );
         // A counter that jumps.
         let mut g = Guard::new(&["rusqlite".to_string()], &[]);

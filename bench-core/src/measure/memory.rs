@@ -233,6 +233,21 @@ impl MemorySummary {
         })
     }
 
+    /// The first figure that cannot be a count per operation (not finite, or below 0), named
+    /// with its value: what a run read from a runner, a file or a store is checked against.
+    pub fn check(&self) -> Result<(), String> {
+        for (what, v) in [
+            ("allocations per operation", self.allocs_per_op),
+            ("reallocations per operation", self.reallocs_per_op),
+            ("bytes per operation", self.bytes_per_op),
+        ] {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(format!("{what} is {v} (allowed: a finite number >= 0)"));
+            }
+        }
+        Ok(())
+    }
+
     /// Retained bytes per operation, over `ops` operations.
     pub fn retained_per_op(&self, ops: u64) -> f64 {
         self.retained_bytes as f64 / ops.max(1) as f64
@@ -284,6 +299,23 @@ mod tests {
         assert_eq!(m.retained_per_op(40), 3.2);
         assert_eq!(MemorySummary::of(&[]), None);
         assert_eq!(MemorySummary::of(&[(0, sample(1, 1, 1, 1))]), None);
+    }
+
+    #[test]
+    fn a_figure_that_cannot_be_a_count_is_named() {
+        let good = MemorySummary::of(&[(4, sample(4, 64, 1, 0))]).unwrap();
+        assert_eq!(good.check(), Ok(()));
+        for (i, bad) in [f64::NAN, -1.0, f64::INFINITY].into_iter().enumerate() {
+            let mut m = good;
+            match i {
+                0 => m.allocs_per_op = bad,
+                1 => m.reallocs_per_op = bad,
+                _ => m.bytes_per_op = bad,
+            }
+            let e = m.check().unwrap_err();
+            assert!(e.contains(&format!("is {bad}")), "{e}");
+            assert!(e.contains("allowed: a finite number >= 0"), "{e}");
+        }
     }
 
     #[test]

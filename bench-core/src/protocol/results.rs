@@ -168,6 +168,9 @@ impl RunRecord {
                         return bad(what.to_string(), v);
                     }
                 }
+                if let Some(m) = &s.memory {
+                    m.check().map_err(|e| format!("bench {:?}: {e}", b.name))?;
+                }
             }
         }
         Ok(())
@@ -357,6 +360,33 @@ mod tests {
         assert_eq!(
             r.bench("a").unwrap().statements,
             Some(cache(190, 2, 19, 95))
+        );
+    }
+
+    #[test]
+    fn a_record_whose_memory_cannot_be_counts_is_refused_with_its_bench_and_value() {
+        let mut r = RunRecord::default();
+        let mut stats = summarize(&[100.0, 110.0], None).unwrap();
+        stats.memory = crate::measure::memory::MemorySummary::of(&[(
+            10,
+            crate::measure::memory::SampleMemory {
+                allocs: 10,
+                ..Default::default()
+            },
+        )]);
+        r.apply(Event::Summary {
+            bench: "a".into(),
+            stats,
+        });
+        assert_eq!(r.check_figures(), Ok(()));
+        // As a file from elsewhere could say it: a count below 0.
+        let text = serde_json::to_string(&r)
+            .unwrap()
+            .replace("\"bytes_per_op\":0.0", "\"bytes_per_op\":-3.0");
+        let bad: RunRecord = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            bad.check_figures().unwrap_err(),
+            "bench \"a\": bytes per operation is -3 (allowed: a finite number >= 0)"
         );
     }
 
