@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::series::{Commit, Series, Step};
+use crate::series::{AllocStep, Commit, Series, Step};
 use crate::store::{Filter, Location, Point, Store};
 use bench_core::knobs::Knobs;
 use bench_core::measure::changepoint::{self, Settings};
@@ -79,6 +79,7 @@ pub fn series(points: &[Point], noise: f64, settings: &Settings) -> Vec<Series> 
             let (steps, shifts) = steps(&points, noise, settings)
                 .into_iter()
                 .partition(|s| s.change.abs() > noise);
+            let alloc_steps = alloc_steps(&points);
             Series {
                 target,
                 bench,
@@ -89,6 +90,7 @@ pub fn series(points: &[Point], noise: f64, settings: &Settings) -> Vec<Series> 
                 steps,
                 shifts,
                 noise,
+                alloc_steps,
             }
         })
         .collect()
@@ -239,7 +241,34 @@ fn commits(ps: &[&Point]) -> Vec<Commit> {
             cpu: first.cpu.clone(),
             notes,
             disturbed: left_out == all.len(),
+            allocs: {
+                let counted: Vec<f64> = g.iter().filter_map(|p| p.allocs).collect();
+                (!counted.is_empty()).then(|| median_of(&counted))
+            },
         });
+    }
+    out
+}
+
+/// Where the points' allocations per operation change by `ALLOC_STEP` or more from the last
+/// point that counted them (points without a count are passed over).
+fn alloc_steps(points: &[Commit]) -> Vec<AllocStep> {
+    let mut out = Vec::new();
+    let mut before: Option<(&Commit, f64)> = None;
+    for (i, p) in points.iter().enumerate() {
+        let Some(count) = p.allocs else { continue };
+        if let Some((b, before_count)) = before
+            && (count - before_count).abs() >= bench_core::compare::ALLOC_STEP
+        {
+            out.push(AllocStep {
+                index: i,
+                after: b.name.clone(),
+                at: p.name.clone(),
+                before_count,
+                count,
+            });
+        }
+        before = Some((p, count));
     }
     out
 }
@@ -328,21 +357,43 @@ pub fn table(all: &[Series]) -> String {
             .max()
             .unwrap_or(0)
             .max(13);
+        // Allocations per operation where some point counted them.
+        let counted = s.points.iter().any(|p| p.allocs.is_some());
+        let allocs = |p: &Commit| match (counted, p.allocs) {
+            (false, _) => String::new(),
+            (true, Some(a)) => format!("  {:>9}", bench_core::format::count(a)),
+            (true, None) => format!("  {:>9}", "-"),
+        };
         out.push_str(&format!(
-            "  {:>3}  {:<width$}  {:<19}  {:>4}  {:>10}  {}\n",
-            "#", "commit/label", "recorded", "runs", "median", "95% CI"
+            "  {:>3}  {:<width$}  {:<19}  {:>4}  {:>10}{}  {}\n",
+            "#",
+            "commit/label",
+            "recorded",
+            "runs",
+            "median",
+            if counted {
+                format!("  {:>9}", "allocs/op")
+            } else {
+                String::new()
+            },
+            "95% CI"
         ));
         for (i, p) in s.points.iter().enumerate() {
             let step = s.steps.iter().find(|st| st.index == i);
+            let alloc_step = s.alloc_steps.iter().find(|a| a.index == i);
             out.push_str(&format!(
-                "  {:>3}  {:<width$}  {:<19}  {:>4}  {:>10}  {}{}\n",
+                "  {:>3}  {:<width$}  {:<19}  {:>4}  {:>10}{}  {}{}{}\n",
                 i + 1,
                 p.name,
                 p.at.get(..19).unwrap_or(&p.at).replace('T', " "),
                 p.runs,
                 ns(p.median),
+                allocs(p),
                 p.ci_text(),
                 step.map(|st| format!("  ◆ step {:+.1}%", st.change * 100.0))
+                    .unwrap_or_default(),
+                alloc_step
+                    .map(|a| format!("  ◆ allocs {}", if a.more() { "more" } else { "fewer" }))
                     .unwrap_or_default()
             ));
             for n in &p.notes {
@@ -484,6 +535,7 @@ mod tests {
             bench: "rusqlite".into(),
             median,
             ci: [median * 0.99, median * 1.01],
+            allocs: None,
         }
     }
 
@@ -722,6 +774,83 @@ mod tests {
                 store: Some(db.display().to_string()),
             },
         })
+    }
+
+    /// Allocations per operation kept in the store and read back with each point; where the
+    /// count changes the series says so, with the commits either side, and a change to more is
+    /// what the exit status says when it is the newest, whatever the time did.
+    #[test]
+    fn allocations_per_operation_have_a_history_of_their_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("s.sqlite");
+        let mut store = Store::open(&crate::store::Target::Sqlite(db.clone())).unwrap();
+        // Time flat; 8 allocations an operation, 9 from the 11th commit on; the 6th counts
+        // nothing (a runner that could not count): passed over.
+        for i in 0..15 {
+            let mut r =
+                crate::testing::finished_record("single_row_lookup", &[("rusqlite", 1000.0)]);
+            let m = &mut r.benches[0].summary.as_mut().unwrap().memory;
+            match i {
+                5 => *m = None,
+                10.. => m.as_mut().unwrap().allocs_per_op = 9.0,
+                _ => assert_eq!(m.unwrap().allocs_per_op, 8.0),
+            }
+            let code = crate::store::Code {
+                label: Some(format!("c{i:02}")),
+                ..Default::default()
+            };
+            record_numbered(&mut store, i, &code, &r);
+        }
+        let read = store.points(&crate::store::Filter::default()).unwrap();
+        assert_eq!(read.rows[3].allocs, Some(8.0));
+        assert_eq!(read.rows[5].allocs, None);
+        let all = series(&read.rows, 0.02, &Settings::default());
+        let s = &all[0];
+        assert!(s.steps.is_empty(), "time is flat: {:?}", s.steps);
+        assert_eq!(
+            s.alloc_steps,
+            vec![AllocStep {
+                index: 10,
+                after: "c09".into(),
+                at: "c10".into(),
+                before_count: 8.0,
+                count: 9.0,
+            }]
+        );
+        assert!(s.regressed());
+        let text = table(&all);
+        assert!(text.contains("allocs/op"), "{text}");
+        assert!(
+            text.contains("allocations per operation 8.00 → 9.00 between c09 and c10: more"),
+            "{text}"
+        );
+        let row = |name: &str| text.lines().find(|l| l.contains(name)).unwrap().to_string();
+        assert!(row("c10").contains("◆ allocs more"), "{}", row("c10"));
+        assert!(row("c05").contains("        -"), "{}", row("c05"));
+        assert_eq!(
+            run(HistoryArgs {
+                target: Some("single_row_lookup".into()),
+                benches: vec![],
+                machine: None,
+                since: None,
+                noise: "2".into(),
+                format: Format::Json,
+                location: Location {
+                    store: Some(db.display().to_string()),
+                },
+            }),
+            3
+        );
+        // Back to 8: the newest change is to fewer, and the series has not regressed.
+        let mut back = s.clone();
+        back.alloc_steps.push(AllocStep {
+            index: 14,
+            after: "c13".into(),
+            at: "c14".into(),
+            before_count: 9.0,
+            count: 8.0,
+        });
+        assert!(!back.regressed());
     }
 
     /// What history reads: runs recorded at or after --since (given with an offset, compared

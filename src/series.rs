@@ -27,6 +27,29 @@ pub struct Commit {
     /// Every run of it was disturbed: it takes no part in the step search.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub disturbed: bool,
+    /// The median of its runs' allocations per operation, where they were counted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub allocs: Option<f64>,
+}
+
+/// Where allocations per operation changed between two points that counted them: counts, so
+/// any change of `bench_core::compare::ALLOC_STEP` or more is one, no test needed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AllocStep {
+    /// The first point after the change.
+    pub index: usize,
+    /// The point before (the last that counted) and this one: the commit range.
+    pub after: String,
+    pub at: String,
+    pub before_count: f64,
+    pub count: f64,
+}
+
+impl AllocStep {
+    /// More allocations per operation than before.
+    pub fn more(&self) -> bool {
+        self.count > self.before_count
+    }
 }
 
 /// A change point of a series.
@@ -60,6 +83,9 @@ pub struct Series {
     pub shifts: Vec<Step>,
     /// The noise threshold steps were told apart from shifts by.
     pub noise: f64,
+    /// Where allocations per operation changed, oldest first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub alloc_steps: Vec<AllocStep>,
 }
 
 impl Commit {
@@ -120,11 +146,23 @@ impl Series {
                     format!("within the {noise:.1}% noise, not a step"),
                 )
             }))
+            .chain(self.alloc_steps.iter().map(|a| {
+                format!(
+                    "allocations per operation {} → {} between {} and {}: {}",
+                    bench_core::format::count(a.before_count),
+                    bench_core::format::count(a.count),
+                    a.after,
+                    a.at,
+                    if a.more() { "more" } else { "fewer" }
+                )
+            }))
             .collect()
     }
 
-    /// Whether its newest step is a regression beyond noise.
+    /// Whether its newest step is a regression beyond noise, or its newest change of
+    /// allocations per operation is to more.
     pub fn regressed(&self) -> bool {
         self.steps.last().is_some_and(|s| s.regression)
+            || self.alloc_steps.last().is_some_and(AllocStep::more)
     }
 }

@@ -70,7 +70,7 @@ fn runs_are_recorded_and_history_and_imports_read_them() {
     let info = cli(&data, &["store", "info", "--store", &db_s]);
     let text = String::from_utf8_lossy(&info.stdout);
     assert!(
-        text.contains("schema version 2")
+        text.contains("schema version 3")
             && text.contains("2 runs from 1 machine, 4 bench results"),
         "{text}"
     );
@@ -223,7 +223,7 @@ fn runs_are_recorded_and_history_and_imports_read_them() {
     assert_eq!(o.status.code(), Some(1));
     assert!(
         stderr(&o).contains(
-            "written by a newer benchscope (schema version 99; this one reads up to 2): read it with that benchscope or a newer one"
+            "written by a newer benchscope (schema version 99; this one reads up to 3): read it with that benchscope or a newer one"
         ),
         "{}",
         stderr(&o)
@@ -395,6 +395,9 @@ fn two_machines_write_twenty_runs_each_to_one_postgres_store_at_once() {
                 "{p} in {machine}"
             );
             assert_eq!(p["runs"], 2);
+            // Allocations per operation kept in the shared store and read back: rusqlite's
+            // lookup reads its text column into a String, one allocation at least.
+            assert!(p["allocs"].as_f64().is_some_and(|a| a >= 1.0), "{p}");
         }
         names.push((prefix, machine));
     }

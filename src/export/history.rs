@@ -191,6 +191,7 @@ mod tests {
                 cpu: "EPYC".into(),
                 notes: vec![],
                 disturbed: false,
+                allocs: None,
             })
             .collect();
         Series {
@@ -210,6 +211,7 @@ mod tests {
             }],
             shifts: vec![],
             noise: 0.02,
+            alloc_steps: vec![],
         }
     }
 

@@ -186,6 +186,10 @@ impl NewRun<'_> {
                 median: b.summary.as_ref().map(|s| s.median),
                 ci: b.summary.as_ref().map(|s| s.ci95_median),
                 samples: b.samples.len() as i32,
+                allocs: b
+                    .summary
+                    .as_ref()
+                    .and_then(|s| Some(s.memory?.allocs_per_op)),
             })
             .collect()
     }
@@ -197,6 +201,7 @@ struct BenchRow {
     median: Option<f64>,
     ci: Option<[f64; 2]>,
     samples: i32,
+    allocs: Option<f64>,
 }
 
 /// Which points `history` reads.
@@ -235,6 +240,8 @@ pub struct Point {
     pub bench: String,
     pub median: f64,
     pub ci: [f64; 2],
+    /// Allocations per operation, where the run's runner counted them.
+    pub allocs: Option<f64>,
 }
 
 /// What a read of the store gave: the rows that read as figures, and a line for each that did
@@ -285,6 +292,12 @@ impl Point {
     pub fn checked(self) -> Result<Point, String> {
         use bench_core::protocol::results::plausible_ns;
         let ci_ok = self.ci.iter().all(|v| v.is_nan() || plausible_ns(*v));
+        if let Some(a) = self.allocs.filter(|a| !(a.is_finite() && *a >= 0.0)) {
+            return Err(format!(
+                "run {} bench {:?}: allocations per operation {a} (allowed: a finite count >= 0)",
+                self.run, self.bench
+            ));
+        }
         if plausible_ns(self.median) && ci_ok {
             Ok(self)
         } else {
@@ -329,7 +342,7 @@ pub struct Info {
 /// The columns `points` reads, in `Point`'s order.
 const POINT_COLUMNS: &str = "r.id, r.recorded_at, r.machine_id, r.machine_name, r.cpu, r.cores, \
      r.kernel, r.commit_sha, r.dirty, r.label, r.target, r.knobs, r.build_profile, r.cpu_idle, \
-     r.cpus, b.bench, b.median_ns, b.ci_low_ns, b.ci_high_ns";
+     r.cpus, b.bench, b.median_ns, b.ci_low_ns, b.ci_high_ns, b.allocs_per_op";
 
 /// ` AND ...` for each filter of `f` (benches too when `benches`), with placeholders made by
 /// `ph(i)` (1-based), and the values in order.
@@ -604,12 +617,14 @@ mod tests {
             }
         }
 
-        /// A point's figures, whatever a store holds: kept only when they can be times.
+        /// A point's figures, whatever a store holds: kept only when they can be times (and its
+        /// allocations, where it has them, a count).
         #[test]
         fn a_point_is_kept_only_with_figures_that_can_be_times(
             median in proptest::num::f64::ANY,
             lo in proptest::num::f64::ANY,
             hi in proptest::num::f64::ANY,
+            allocs in proptest::option::of(proptest::num::f64::ANY),
             bench in any::<String>(),
         ) {
             let p = Point {
@@ -631,9 +646,11 @@ mod tests {
                 bench,
                 median,
                 ci: [lo, hi],
+                allocs,
             };
             let ok = bench_core::protocol::results::plausible_ns(median)
-                && [lo, hi].iter().all(|v| v.is_nan() || bench_core::protocol::results::plausible_ns(*v));
+                && [lo, hi].iter().all(|v| v.is_nan() || bench_core::protocol::results::plausible_ns(*v))
+                && allocs.is_none_or(|a| a.is_finite() && a >= 0.0);
             prop_assert_eq!(p.checked().is_ok(), ok);
         }
     }

@@ -123,7 +123,7 @@ impl Postgres {
             let insert = tx
                 .prepare(
                     "INSERT INTO bench_results (run_id, bench, status, median_ns, ci_low_ns, \
-                     ci_high_ns, samples) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                     ci_high_ns, samples, allocs_per_op) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
                 )
                 .await
                 .map_err(|e| e.to_string())?;
@@ -131,7 +131,9 @@ impl Postgres {
                 let (lo, hi) = (b.ci.map(|c| c[0]), b.ci.map(|c| c[1]));
                 tx.execute(
                     &insert,
-                    &[&id, &b.bench, &b.status, &b.median, &lo, &hi, &b.samples],
+                    &[
+                        &id, &b.bench, &b.status, &b.median, &lo, &hi, &b.samples, &b.allocs,
+                    ],
                 )
                 .await
                 .map_err(|e| e.to_string())?;
@@ -221,6 +223,7 @@ fn point(row: &Row) -> Result<Point, String> {
                 row.try_get::<_, Option<f64>>(17)?.unwrap_or(f64::NAN),
                 row.try_get::<_, Option<f64>>(18)?.unwrap_or(f64::NAN),
             ],
+            allocs: row.try_get(19)?,
         })
     };
     read().map_err(|e| format!("run {run}: {e}"))

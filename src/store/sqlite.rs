@@ -103,7 +103,7 @@ impl Sqlite {
         for b in r.benches() {
             tx.execute(
                 "INSERT INTO bench_results (run_id, bench, status, median_ns, ci_low_ns, \
-                 ci_high_ns, samples) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                 ci_high_ns, samples, allocs_per_op) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                 params![
                     id,
                     b.bench,
@@ -111,7 +111,8 @@ impl Sqlite {
                     b.median,
                     b.ci.map(|c| c[0]),
                     b.ci.map(|c| c[1]),
-                    b.samples
+                    b.samples,
+                    b.allocs
                 ],
             )
             .map_err(|e| e.to_string())?;
@@ -150,6 +151,7 @@ impl Sqlite {
                             row.get::<_, Option<f64>>(17)?.unwrap_or(f64::NAN),
                             row.get::<_, Option<f64>>(18)?.unwrap_or(f64::NAN),
                         ],
+                        allocs: row.get(19)?,
                     })
                 })();
                 Ok(point.map_err(|e: rusqlite::Error| format!("run {run}: {e}")))
@@ -201,10 +203,10 @@ mod tests {
     use super::*;
 
     /// A store made by a benchscope of schema version 1, with a run in it: opening it brings
-    /// it to version 2 (the columns of where runners ran added, empty for the old run), and
-    /// its run reads as every run does.
+    /// it to the newest version (the columns of where runners ran and of allocations added,
+    /// empty for the old run), and its run reads as every run does.
     #[test]
-    fn a_version_1_store_is_brought_to_version_2_and_its_runs_read() {
+    fn a_version_1_store_is_brought_to_the_newest_version_and_its_runs_read() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("old.sqlite");
         {
@@ -231,13 +233,13 @@ mod tests {
             .unwrap();
         }
         let mut s = Sqlite::open(&path).unwrap();
-        assert_eq!(s.info().unwrap().schema_version, 2);
+        assert_eq!(s.info().unwrap().schema_version, 3);
         let points = s.points(&Filter::default()).unwrap();
         assert_eq!(points.len(), 1);
         let p = points.into_iter().next().unwrap().unwrap();
         assert_eq!(
-            (p.bench.as_str(), p.median, p.cpus, p.cpu_idle),
-            ("rusqlite", 1400.0, None, None)
+            (p.bench.as_str(), p.median, p.cpus, p.cpu_idle, p.allocs),
+            ("rusqlite", 1400.0, None, None, None)
         );
     }
 }

@@ -563,6 +563,7 @@ fn a_history_overlay() {
             bench: "rusqlite".into(),
             median: if i < 12 { 1330.0 } else { 1400.0 } + (i % 3) as f64,
             ci: [1300.0, 1450.0],
+            allocs: None,
         })
         .collect();
     let series = crate::history::series(&points, 0.02, &Default::default());
