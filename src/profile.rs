@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use bench_core::profile::{Profile, breakdown};
+use bench_core::profile::{AllocationProfile, Profile, breakdown};
 
 /// Sampling frequency: prime, so it does not beat with periodic work.
 pub const FREQUENCY: &str = "999";
@@ -141,10 +141,50 @@ pub fn flamegraph(folded: &str, title: &str) -> Result<Vec<u8>, String> {
     Ok(svg)
 }
 
+/// Where a profiled runner writes its allocations' stacks: `<stem>.alloc.folded`.
+pub fn alloc_stacks_path(stem: &Path) -> PathBuf {
+    stem.with_extension("alloc.folded")
+}
+
+/// What the subtitle of an allocation flamegraph says.
+pub const ALLOCATIONS_ONLY: &str = "allocations made during the samples, by the call stack that made them (frames above the allocator); width: allocations";
+
+/// A bench's allocation stacks (`<stem>.alloc.folded`, written by its runner) into their
+/// breakdown and flamegraph (`<stem>.alloc.svg`); None where the runner wrote none (it
+/// counted no allocations: a driver's own allocator).
+pub fn finish_allocations(stem: &Path, title: &str) -> Option<AllocationProfile> {
+    let folded = std::fs::read_to_string(alloc_stacks_path(stem)).ok()?;
+    let mut a = AllocationProfile::of(&folded, TOP_FRAMES);
+    if a.allocs == 0 {
+        return Some(a);
+    }
+    let mut options = inferno::flamegraph::Options::default();
+    options.title = format!("{title}: allocations");
+    options.subtitle = Some(ALLOCATIONS_ONLY.to_string());
+    options.count_name = "allocations".into();
+    let mut svg = Vec::new();
+    let svg_path = stem.with_extension("alloc.svg");
+    match inferno::flamegraph::from_lines(&mut options, folded.lines(), &mut svg)
+        .map_err(|e| format!("cannot draw the allocation flamegraph: {e}"))
+        .and_then(|()| write_atomically(&svg_path, &svg))
+    {
+        Ok(()) => a.flamegraph = Some(svg_path.display().to_string()),
+        Err(e) => a.error = Some(e),
+    }
+    Some(a)
+}
+
 /// Turns a bench's recording (`<stem>.perf.data`) into its profile: the breakdown, the folded
 /// stacks (`<stem>.folded`) and the flamegraph (`<stem>.svg`), written atomically; the
-/// recording is removed (it can be tens of MB).
+/// recording is removed (it can be tens of MB). Where its runner kept its allocations'
+/// stacks, their breakdown and flamegraph too ([`finish_allocations`]).
 pub fn finish(stem: &Path, title: &str) -> Profile {
+    let mut profile = finish_cpu(stem, title);
+    profile.allocations = finish_allocations(stem, title);
+    profile
+}
+
+fn finish_cpu(stem: &Path, title: &str) -> Profile {
     let data = stem.with_extension("perf.data");
     let result = (|| {
         let folded = fold(&data)?;
@@ -194,6 +234,44 @@ mod tests {
         assert!((shares - 1.0).abs() < 1e-9);
         assert_eq!(p.top.len(), super::TOP_FRAMES);
         assert!(p.top.windows(2).all(|w| w[0].1 >= w[1].1));
+    }
+
+    /// The allocations of sql-middleware's lookup as a profiled runner wrote them (every
+    /// allocation of its samples, by call stack): the crate's own share, its top caller, and a
+    /// flamegraph drawn beside; no stacks, no allocation profile.
+    #[test]
+    fn allocation_stacks_break_down_by_layer_with_their_flamegraph() {
+        let dir = tempfile::tempdir().unwrap();
+        let stem = dir.path().join("single_row_lookup-sql-middleware-1");
+        assert_eq!(super::finish_allocations(&stem, "t"), None);
+        std::fs::write(
+            super::alloc_stacks_path(&stem),
+            include_str!("../tests/fixtures/sql-middleware.alloc.folded"),
+        )
+        .unwrap();
+        let a = super::finish_allocations(&stem, "single_row_lookup sql-middleware").unwrap();
+        // 20 allocations a lookup over 5,000 lookups, and a few besides.
+        assert!((100_000..101_000).contains(&a.allocs), "{}", a.allocs);
+        assert!(a.share(Layer::Crate) > 0.7, "{a:?}");
+        assert!(a.share(Layer::Driver) > 0.1, "{a:?}");
+        assert_eq!(
+            a.share(Layer::Allocator),
+            0.0,
+            "the allocator's frames are cut"
+        );
+        let shares: f64 = Layer::ALL.iter().map(|l| a.share(*l)).sum();
+        assert!((shares - 1.0).abs() < 1e-9);
+        assert_eq!(
+            a.top[0],
+            (
+                "sql_middleware::query_utils::extract_column_names".to_string(),
+                25_000
+            )
+        );
+        let svg = std::fs::read_to_string(a.flamegraph.as_deref().unwrap()).unwrap();
+        assert!(svg.starts_with("<?xml") && svg.contains("extract_column_names"));
+        assert!(svg.contains("allocations"), "counted in allocations");
+        assert_eq!(a.error, None);
     }
 
     #[test]

@@ -95,7 +95,7 @@ pub fn memory_vs(v: &crate::compare::MemoryVsBase) -> String {
 /// What a bench allocates, in one line for the explorer's detail.
 pub fn memory_line(m: &crate::measure::memory::MemorySummary) -> String {
     format!(
-        "memory: {} allocations ({} reallocations), {} per op; peak {} above a sample's start; {} kept over {} samples",
+        "memory: {} allocs/op ({} reallocs), {}/op; peak {} above a sample's start; {} kept over {} samples",
         count(m.allocs_per_op),
         count(m.reallocs_per_op),
         bytes(m.bytes_per_op),

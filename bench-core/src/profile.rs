@@ -225,8 +225,14 @@ pub fn layer_of(stack: &[&str]) -> Layer {
 }
 
 /// Frames that mark work outside the bench (the dataset's build or check before the first
-/// sample): samples under them are left out of the breakdown.
-const SET_UP: &[&str] = &["bench_core::dataset::", "harness_sqlx::dataset::"];
+/// sample; a profiled runner taking and naming its allocations' stacks): samples under them
+/// are left out of the breakdown.
+const SET_UP: &[&str] = &[
+    "bench_core::dataset::",
+    "harness_sqlx::dataset::",
+    "bench_core::measure::memory::take_stack",
+    "bench_core::measure::memory::folded_stacks",
+];
 
 /// Where one profiled bench spent its CPU.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -245,6 +251,59 @@ pub struct Profile {
     /// Why there is no profile (perf missing, not permitted, the bench failed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Where its allocations came from, by the same layers (since 1.13), where its runner
+    /// counted them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allocations: Option<AllocationProfile>,
+}
+
+/// Where a profiled bench's allocations came from: every allocation its samples made, charged
+/// to the layer of the innermost frame that has one above the allocator (a `String` that
+/// rusqlite makes is the driver's), the call sites that made the most, and their flamegraph.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct AllocationProfile {
+    /// Allocations taken (set-up left out).
+    pub allocs: u64,
+    /// Allocations per layer, in [`Layer::ALL`] order, layers with none left out.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub layers: Vec<(Layer, u64)>,
+    /// The call sites (the frame that called the allocator) that made the most, most first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub top: Vec<(String, u64)>,
+    /// The allocation flamegraph written for the bench.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flamegraph: Option<String>,
+    /// Why there is no flamegraph, where drawing or writing it failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl AllocationProfile {
+    /// The breakdown of folded allocation stacks (`root;...;caller allocations`).
+    pub fn of(folded: &str, top: usize) -> AllocationProfile {
+        let p = breakdown(folded, top);
+        AllocationProfile {
+            allocs: p.cpu_ns,
+            layers: p.layers,
+            top: p.top,
+            flamegraph: None,
+            error: None,
+        }
+    }
+
+    /// A layer's share of the allocations (0..1).
+    pub fn share(&self, layer: Layer) -> f64 {
+        let n = self
+            .layers
+            .iter()
+            .find(|(l, _)| *l == layer)
+            .map_or(0, |(_, n)| *n);
+        if self.allocs == 0 {
+            0.0
+        } else {
+            n as f64 / self.allocs as f64
+        }
+    }
 }
 
 impl Profile {
@@ -321,12 +380,27 @@ pub fn breakdown(folded: &str, top: usize) -> Profile {
         top: top_frames,
         flamegraph: None,
         error: None,
+        allocations: None,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A profiled runner's own work (taking and naming its allocations' stacks) is not the
+    /// bench's: left out of the CPU breakdown as set-up is.
+    #[test]
+    fn the_allocation_profilers_own_time_is_left_out() {
+        let p = breakdown(
+            "main;rusqlite::Statement::step;sqlite3_step 60\n\
+             main;alloc::alloc::alloc;bench_core::measure::memory::take_stack;_Unwind_Backtrace 30\n\
+             main;bench_core::measure::memory::folded_stacks;miniz_oxide::inflate 10\n",
+            8,
+        );
+        assert_eq!(p.cpu_ns, 60);
+        assert_eq!(p.share(Layer::Sqlite), 1.0);
+    }
 
     #[test]
     fn frames_fall_into_layers() {

@@ -149,6 +149,67 @@ fn nothing_is_reported_when_counting_is_turned_off() {
     assert!(memory::start(), "back on for the other tests");
 }
 
+/// Three allocations of 48 bytes, made here (not inlined: its name is in the stacks).
+#[inline(never)]
+fn three_boxes(work: &mut u64) {
+    for _ in 0..3 {
+        let b = std::hint::black_box(Box::new([7u8; 48]));
+        *work += u64::from(b[0]);
+    }
+}
+
+fn stacks_name_the_code_that_allocated_and_count_every_allocation() {
+    assert!(memory::start());
+    memory::record_stacks();
+    let mut bench = Bench::new(
+        Box::new(|_| {
+            let mut work = 0;
+            for _ in 0..OPS {
+                three_boxes(&mut work);
+            }
+            Ok(Iteration::new(1_000, work))
+        }),
+        OPS * 3 * 7,
+        "bytes",
+    );
+    let (s, events) = measure(&mut bench);
+    let ops: u64 = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Sample { ops, .. } => Some(*ops),
+            _ => None,
+        })
+        .sum();
+    // Taking stacks allocates (the table of stacks grows): none of it is the bench's.
+    assert_eq!(s.memory.unwrap().allocs_per_op, 3.0);
+    let folded = memory::folded_stacks();
+    let count = |l: &str| l.rsplit_once(' ').unwrap().1.parse::<u64>().unwrap();
+    let mine: u64 = folded
+        .lines()
+        .filter(|l| l.contains("memory::three_boxes"))
+        .map(count)
+        .sum();
+    assert_eq!(mine, 3 * ops, "{folded}");
+    assert_eq!(folded.lines().map(count).sum::<u64>(), 3 * ops, "{folded}");
+    for line in folded.lines() {
+        // Root first; the profiler's and the allocator's own frames cut from the leaf end.
+        let leaf = line.rsplit_once(' ').unwrap().0.rsplit(';').next().unwrap();
+        assert!(
+            !leaf.contains("take_stack")
+                && !leaf.contains("__rust")
+                && !leaf.starts_with("alloc::alloc::"),
+            "{line}"
+        );
+        assert!(
+            line.contains("bench_core::measure::Sampler::sample"),
+            "{line}"
+        );
+    }
+    // Taken once: the stacks stop, and a second run keeps none.
+    measure(&mut allocating(1, 8, 0));
+    assert_eq!(memory::folded_stacks(), "");
+}
+
 /// The counters are the process's, and a test harness's own thread allocates when a test ends:
 /// the cases run in turn in one test, so nothing else allocates while they count.
 #[test]
@@ -157,4 +218,5 @@ fn memory_per_operation() {
     a_bench_that_leaks_shows_what_it_kept_and_is_warned_of();
     growing_a_block_counts_a_reallocation_and_what_it_grew_by();
     nothing_is_reported_when_counting_is_turned_off();
+    stacks_name_the_code_that_allocated_and_count_every_allocation();
 }

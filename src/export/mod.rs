@@ -354,6 +354,12 @@ mod snapshot_tests {
             8,
         );
         profile.flamegraph = Some("fg/single_row_lookup-rusqlite-1.svg".into());
+        let mut allocations = bench_core::profile::AllocationProfile::of(
+            "r;rusqlite::statement::Statement::query_row;rusqlite::row::Row::get 99\nr;bench_core::measure::drive::timed_ops 1\n",
+            8,
+        );
+        allocations.flamegraph = Some("fg/single_row_lookup-rusqlite-1.alloc.svg".into());
+        profile.allocations = Some(allocations);
         r.apply(Event::Profile {
             bench: "rusqlite".into(),
             profile,
@@ -373,15 +379,25 @@ mod snapshot_tests {
             "| middleware/spin | - | - | - | - | - | - | - | - | - | none: perf recorded no samples |",
             "- rusqlite: top frames by self time: `sqlite3_step` 50.0%, `fcntl_[k]` 45.0%, `malloc` 5.0%",
             "on-CPU samples only",
+            "#### where the allocations come from (every allocation of the samples, by the layer that asked for it)",
+            "| bench | allocations | kernel | SQLite (C) | driver | crate | runtime | middleware | allocator | other | flamegraph |",
+            "| rusqlite | 100 | - | - | 99.0% | - | - | 1.0% | - | - | [svg](fg/single_row_lookup-rusqlite-1.alloc.svg) |",
+            "- rusqlite: top callers of the allocator: `rusqlite::row::Row::get` 99.0%, `bench_core::measure::drive::timed_ops` 1.0%",
         ] {
             assert!(md.contains(want), "{want}\n{md}");
         }
+        // A bench whose profile has no allocations (its runner could not count): no row.
+        assert!(!md.contains("| middleware/spin | 0 |"), "{md}");
         let text = table::render(&Report::new(&runs, "rusqlite", AT));
         assert!(
             text.contains("release build, PROFILED: timings include perf)"),
             "{text}"
         );
         assert!(text.contains("where the CPU goes"), "{text}");
+        assert!(
+            text.contains("rusqlite: top callers rusqlite::row::Row::get 99.0%"),
+            "{text}"
+        );
     }
 
     /// A run that did not finish says so, and which benches have no result.

@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use bench_core::profile::{Layer, Profile};
+use bench_core::profile::{AllocationProfile, Layer, Profile};
 use bench_core::protocol::results::RunRecord;
 
 use crate::format;
@@ -45,6 +45,59 @@ pub fn cells(run: &RunRecord) -> Option<(Vec<String>, Vec<Vec<String>>)> {
     Some((headers, rows))
 }
 
+/// The allocation profiles of a run's benches, in bench order.
+fn allocations(run: &RunRecord) -> Vec<(&str, &AllocationProfile)> {
+    profiles(run)
+        .into_iter()
+        .filter_map(|(b, p)| p.allocations.as_ref().map(|a| (b, a)))
+        .collect()
+}
+
+/// Where the allocations come from: one row per profiled bench whose runner counted them, a
+/// column per layer (its share of the allocations), the allocations taken and the flamegraph.
+pub fn allocation_cells(run: &RunRecord) -> Option<(Vec<String>, Vec<Vec<String>>)> {
+    let all = allocations(run);
+    if all.is_empty() {
+        return None;
+    }
+    let mut headers = vec!["bench".to_string(), "allocations".to_string()];
+    headers.extend(Layer::ALL.iter().map(|l| l.label().to_string()));
+    headers.push("flamegraph".into());
+    let rows = all
+        .iter()
+        .map(|(bench, a)| {
+            let mut row = vec![bench.to_string(), a.allocs.to_string()];
+            row.extend(Layer::ALL.iter().map(|l| pct(a.share(*l))));
+            row.push(match (&a.flamegraph, &a.error) {
+                (Some(svg), _) => svg.clone(),
+                (None, Some(e)) => format!("none: {e}"),
+                (None, None) => "-".into(),
+            });
+            row
+        })
+        .collect();
+    Some((headers, rows))
+}
+
+/// A bench's call sites that allocate most, `site 12.3%, ...`, names cut to `width`.
+pub fn alloc_top_line(a: &AllocationProfile, n: usize, width: usize) -> String {
+    a.top
+        .iter()
+        .take(n)
+        .map(|(f, k)| {
+            let share = if a.allocs == 0 {
+                0.0
+            } else {
+                *k as f64 / a.allocs as f64
+            };
+            format!("{} {}", format::fit(f, width), pct(share))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+const ALLOC_TITLE: &str = "where the allocations come from (every allocation of the samples, by the layer that asked for it)";
+
 fn pct(share: f64) -> String {
     if share == 0.0 {
         "-".into()
@@ -78,6 +131,13 @@ pub fn text(run: &RunRecord) -> String {
         }
     }
     let _ = writeln!(out, "{}", crate::profile::ON_CPU_ONLY);
+    if let Some((headers, rows)) = allocation_cells(run) {
+        let _ = writeln!(out, "\n{ALLOC_TITLE}");
+        out.push_str(&super::layout::align(&headers, &rows, 1));
+        for (bench, a) in allocations(run) {
+            let _ = writeln!(out, "{bench}: top callers {}", alloc_top_line(a, 5, 60));
+        }
+    }
     out
 }
 
@@ -110,6 +170,33 @@ pub fn markdown(run: &RunRecord) -> String {
         }
     }
     let _ = writeln!(out, "\n{}.", crate::profile::ON_CPU_ONLY);
+    if let Some((headers, mut rows)) = allocation_cells(run) {
+        let last = headers.len() - 1;
+        for (row, (_, a)) in rows.iter_mut().zip(allocations(run)) {
+            if let Some(svg) = &a.flamegraph {
+                row[last] = format!("[svg]({svg})");
+            }
+        }
+        let _ = writeln!(out, "\n#### {ALLOC_TITLE}\n");
+        super::layout::md_table(&mut out, &headers, &rows, 1);
+        let _ = writeln!(out);
+        for (bench, a) in allocations(run) {
+            let _ = writeln!(
+                out,
+                "- {bench}: top callers of the allocator: {}",
+                a.top
+                    .iter()
+                    .take(TOP)
+                    .map(|(f, k)| format!(
+                        "`{}` {}",
+                        format::fit(f, 80),
+                        pct(*k as f64 / a.allocs.max(1) as f64)
+                    ))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+    }
     out
 }
 

@@ -207,6 +207,7 @@ pub fn plan(args: &RunArgs) -> Result<Planned, Error> {
             benches: a.benches.clone(),
             session: a.session.clone(),
             run_id: None,
+            alloc_stacks: None,
         };
         let plan = match runner_args.plan(None) {
             Ok(p) => p,

@@ -506,6 +506,11 @@ fn under_perf(p: &Program, stem: &std::path::Path) -> Program {
     let mut prefix_args = crate::profile::record_args(&stem.with_extension("perf.data"));
     prefix_args.push(p.program.display().to_string());
     prefix_args.extend(p.prefix_args.iter().cloned());
+    // The runner keeps its allocations' stacks beside perf's recording.
+    prefix_args.push(format!(
+        "--alloc-stacks={}",
+        crate::profile::alloc_stacks_path(stem).display()
+    ));
     Program {
         program: crate::profile::perf(),
         prefix_args,

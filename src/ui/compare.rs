@@ -27,7 +27,14 @@ pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
         );
         return;
     }
-    let detail_h = if area.height >= 12 { 5 } else { 2 };
+    // The detail grows with the panel: cost, memory and a profile's lines under the figures.
+    let detail_h = if area.height >= 24 {
+        12
+    } else if area.height >= 12 {
+        5
+    } else {
+        2
+    };
     let [table, detail] =
         Layout::vertical([Constraint::Min(2), Constraint::Length(detail_h)]).areas(area);
     let w = table.width as usize;
@@ -199,14 +206,39 @@ fn profile_lines(
     spans.extend(legend);
     let top = crate::export::profiles::top_line(p, 3, 40);
     let svg = p.flamegraph.as_deref().unwrap_or("-");
-    vec![
+    let mut lines = vec![
         Line::from(spans),
         Line::raw(format::fit(&format!("top: {top}"), width)),
         Line::styled(
             format::fit(&format!("flamegraph {svg} (on-CPU only)"), width),
             theme.dim(),
         ),
-    ]
+    ];
+    if let Some(a) = &p.allocations {
+        let layers: Vec<String> = Layer::ALL
+            .iter()
+            .filter(|l| a.share(**l) > 0.0)
+            .map(|l| format!("{} {:.0}%", l.label(), a.share(*l) * 100.0))
+            .collect();
+        lines.push(Line::raw(format::fit(
+            &format!("allocations by layer: {}", layers.join(", ")),
+            width,
+        )));
+        lines.push(Line::raw(format::fit(
+            &format!(
+                "top callers: {}",
+                crate::export::profiles::alloc_top_line(a, 3, 40)
+            ),
+            width,
+        )));
+        if let Some(svg) = &a.flamegraph {
+            lines.push(Line::styled(
+                format::fit(&format!("allocation flamegraph {svg}"), width),
+                theme.dim(),
+            ));
+        }
+    }
+    lines
 }
 
 fn short_state(s: &RunState) -> &'static str {

@@ -405,6 +405,13 @@ fn a_profiled_bench_in_the_comparison() {
         crate::profile::TOP_FRAMES,
     );
     profile.flamegraph = Some("snapshots/flamegraphs/single_row_lookup-rusqlite-t-1.svg".into());
+    let mut allocations = bench_core::profile::AllocationProfile::of(
+        "r;rusqlite::statement::Statement::query_row;rusqlite::row::Row::get 99\nr;bench_core::measure::drive::timed_ops 1\n",
+        crate::profile::TOP_FRAMES,
+    );
+    allocations.flamegraph =
+        Some("snapshots/flamegraphs/single_row_lookup-rusqlite-t-1.alloc.svg".into());
+    profile.allocations = Some(allocations);
     ev(
         &mut s,
         "t-1",
@@ -417,6 +424,16 @@ fn a_profiled_bench_in_the_comparison() {
     exited(&mut s, "t-1", Outcome::Completed, t);
     keys(&mut s, &[Key::BackTab], t);
     insta::assert_snapshot!("profiled_120x40", draw(&mut s, 120, 40));
+    // Where the allocations come from, under the CPU's, where the detail has the rows.
+    let tall = draw(&mut s, 120, 60);
+    assert!(
+        tall.contains("allocations by layer: driver 99%, middleware 1%"),
+        "{tall}"
+    );
+    assert!(
+        tall.contains("top callers: rusqlite::row::Row::get 99.0%"),
+        "{tall}"
+    );
 }
 
 /// `g` in the comparison shows the scaling table and chart of runs that differ in a knob.

@@ -13,6 +13,9 @@
 //! driver brings its own global allocator); then nothing is reported rather than zeros.
 
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering::Relaxed};
 
 use serde::{Deserialize, Serialize};
@@ -29,6 +32,82 @@ static BYTES: AtomicU64 = AtomicU64::new(0);
 /// out before is returned: only differences are read).
 static LIVE: AtomicI64 = AtomicI64::new(0);
 static PEAK: AtomicI64 = AtomicI64::new(0);
+
+/// Stacks are wanted (a profiled runner: [`record_stacks`]).
+static STACKS_WANTED: AtomicBool = AtomicBool::new(false);
+/// Stacks are taken now (wanted, and a sample under way: [`stacks_while_sampling`]).
+static STACKS_ON: AtomicBool = AtomicBool::new(false);
+/// Each call stack that allocated (return addresses, innermost first) and what it allocated.
+static STACKS: Mutex<Option<HashMap<Vec<usize>, Site>>> = Mutex::new(None);
+/// The deepest stack kept; deeper ones are cut at their root end.
+const MAX_FRAMES: usize = 96;
+
+thread_local! {
+    /// This thread is in the profiler's own code: what it allocates is not the bench's.
+    static BUSY: Cell<bool> = const { Cell::new(false) };
+}
+
+/// What one call stack allocated.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Site {
+    allocs: u64,
+    bytes: u64,
+}
+
+/// Whether this thread is in the profiler's own code (or cannot tell: its thread-locals are
+/// gone, at its very end).
+fn busy() -> bool {
+    BUSY.try_with(Cell::get).unwrap_or(true)
+}
+
+/// Runs `f` as the profiler's own code on this thread.
+fn as_profiler<T>(f: impl FnOnce() -> T) -> T {
+    let _ = BUSY.try_with(|b| b.set(true));
+    let out = f();
+    let _ = BUSY.try_with(|b| b.set(false));
+    out
+}
+
+/// Takes the stack of the allocation being made (`size` bytes) into [`STACKS`]. Never inlined:
+/// a CPU profile leaves out what is under it by its name (`profile::breakdown`).
+#[cold]
+#[inline(never)]
+fn take_stack(size: usize) {
+    as_profiler(|| {
+        let mut ips = [0usize; MAX_FRAMES];
+        let mut n = 0;
+        // SAFETY: on Linux the unwinder it calls is thread-safe; the crate's lock only
+        // serializes dbghelp on Windows, and taking it here could deadlock an allocation made
+        // while another thread resolves names.
+        unsafe {
+            backtrace::trace_unsynchronized(|frame| {
+                ips[n] = frame.ip() as usize;
+                n += 1;
+                n < MAX_FRAMES
+            })
+        };
+        let mut stacks = STACKS.lock().unwrap_or_else(|e| e.into_inner());
+        let site = stacks
+            .get_or_insert_with(HashMap::new)
+            .entry(ips[..n].to_vec())
+            .or_default();
+        site.allocs += 1;
+        site.bytes += size as u64;
+    })
+}
+
+/// An allocation of `size` bytes was made: counted, and its stack taken where stacks are.
+/// False where it is the profiler's own (then nothing is counted).
+#[inline]
+fn allocated(size: usize) -> bool {
+    if STACKS_ON.load(Relaxed) {
+        if busy() {
+            return false;
+        }
+        take_stack(size);
+    }
+    true
+}
 
 /// A global allocator that counts around another (the system's: [`Counting::SYSTEM`]).
 pub struct Counting<A = System>(pub A);
@@ -59,7 +138,7 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for Counting<A> {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // SAFETY: the caller's contract is passed on as it is.
         let p = unsafe { self.0.alloc(layout) };
-        if !p.is_null() && ON.load(Relaxed) {
+        if !p.is_null() && ON.load(Relaxed) && allocated(layout.size()) {
             handed_out(layout.size());
         }
         p
@@ -68,7 +147,7 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for Counting<A> {
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         // SAFETY: as `alloc`.
         let p = unsafe { self.0.alloc_zeroed(layout) };
-        if !p.is_null() && ON.load(Relaxed) {
+        if !p.is_null() && ON.load(Relaxed) && allocated(layout.size()) {
             handed_out(layout.size());
         }
         p
@@ -77,7 +156,7 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for Counting<A> {
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         // SAFETY: as `alloc`.
         unsafe { self.0.dealloc(ptr, layout) };
-        if ON.load(Relaxed) {
+        if ON.load(Relaxed) && !(STACKS_ON.load(Relaxed) && busy()) {
             LIVE.fetch_sub(layout.size() as i64, Relaxed);
         }
     }
@@ -85,7 +164,7 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for Counting<A> {
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         // SAFETY: as `alloc`.
         let p = unsafe { self.0.realloc(ptr, layout, new_size) };
-        if !p.is_null() && ON.load(Relaxed) {
+        if !p.is_null() && ON.load(Relaxed) && !(STACKS_ON.load(Relaxed) && busy()) {
             REALLOCS.fetch_add(1, Relaxed);
             let old = layout.size();
             if new_size > old {
@@ -114,6 +193,163 @@ pub fn start() -> bool {
         ON.store(false, Relaxed);
     }
     ON.load(Relaxed)
+}
+
+/// Keeps the call stack of every allocation made during a sample from now on (a profiled
+/// runner: where the allocations come from), where allocations are counted.
+pub fn record_stacks() {
+    STACKS_WANTED.store(counting(), Relaxed);
+}
+
+/// Stacks are taken while a sample runs (`true` at its start, `false` at its end), where they
+/// are wanted.
+pub fn stacks_while_sampling(on: bool) {
+    STACKS_ON.store(on && STACKS_WANTED.load(Relaxed), Relaxed);
+}
+
+/// Frames that are the counting and the unwinding themselves: a stack keeps what is above the
+/// outermost of them (toward its root), so its leaf is what called the allocator.
+const PROFILER_FRAMES: &[&str] = &[
+    "backtrace::",
+    "<backtrace::",
+    "bench_core::measure::memory::",
+    "<bench_core::measure::memory::",
+    "__rust_alloc",
+    "__rust_realloc",
+    "__rustc::",
+    "__rg_",
+];
+
+/// The stacks taken so far as folded lines (`root;...;leaf allocations`), their frames named;
+/// the profiler's own frames and the allocator's entry points cut from the leaf end. Taking
+/// them stops the taking. Never inlined: a CPU profile leaves out what is under it by name.
+#[inline(never)]
+pub fn folded_stacks() -> String {
+    STACKS_WANTED.store(false, Relaxed);
+    STACKS_ON.store(false, Relaxed);
+    as_profiler(|| {
+        let stacks = STACKS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+            .unwrap_or_default();
+        let symbols = ExeSymbols::load();
+        let mut names: HashMap<usize, String> = HashMap::new();
+        let mut folded: std::collections::BTreeMap<String, u64> = Default::default();
+        for (ips, site) in stacks {
+            // Innermost first.
+            let mut frames: Vec<String> = Vec::new();
+            for (i, ip) in ips.iter().enumerate() {
+                if *ip == 0 {
+                    continue;
+                }
+                let named = names.entry(*ip).or_insert_with(|| {
+                    // A return address is the instruction after the call: look up the call.
+                    let at = if i == 0 { *ip } else { ip.wrapping_sub(1) };
+                    // The function the address is in, by its full path from the executable's
+                    // symbol table; functions inlined into it are left out, as perf's stacks
+                    // are read with --no-inline (and a layer needs a path). Outside the
+                    // executable (libc), what the debug info or the dynamic symbols say.
+                    symbols
+                        .as_ref()
+                        .and_then(|s| s.name(at))
+                        .unwrap_or_else(|| {
+                            let mut outer = None;
+                            backtrace::resolve(at as *mut std::ffi::c_void, |symbol| {
+                                if let Some(name) = symbol.name() {
+                                    outer = Some(format!("{name:#}"));
+                                }
+                            });
+                            outer.unwrap_or_else(|| format!("{ip:#x}"))
+                        })
+                });
+                frames.push(named.clone());
+            }
+            // Cut the profiler's frames and what called into them from the allocator.
+            let cut = frames
+                .iter()
+                .rposition(|f| PROFILER_FRAMES.iter().any(|p| f.starts_with(p)))
+                .map_or(0, |i| i + 1);
+            let mut stack: Vec<&str> = frames[cut..].iter().map(String::as_str).collect();
+            while stack.first().is_some_and(|f| {
+                crate::profile::classify(f) == Some(crate::profile::Layer::Allocator)
+            }) {
+                stack.remove(0);
+            }
+            stack.reverse();
+            if stack.is_empty() {
+                continue;
+            }
+            // Folded lines take `;` as the frame separator and a space before the count.
+            let line: Vec<String> = stack.iter().map(|f| f.replace(';', ":")).collect();
+            *folded.entry(line.join(";")).or_default() += site.allocs;
+        }
+        folded
+            .into_iter()
+            .map(|(stack, n)| format!("{stack} {n}\n"))
+            .collect()
+    })
+}
+
+/// The running executable's functions by address, from its symbol table (`.symtab`), as
+/// loaded (its load address added).
+struct ExeSymbols {
+    bias: u64,
+    /// (start, end, demangled name), sorted by start.
+    functions: Vec<(u64, u64, String)>,
+}
+
+impl ExeSymbols {
+    fn load() -> Option<ExeSymbols> {
+        use object::{Object, ObjectSymbol, SymbolKind};
+        let data = std::fs::read("/proc/self/exe").ok()?;
+        let file = object::File::parse(&*data).ok()?;
+        let mut functions: Vec<(u64, u64, String)> = file
+            .symbols()
+            .filter(|s| s.kind() == SymbolKind::Text && s.size() > 0)
+            .filter_map(|s| {
+                let name = s.name().ok()?;
+                Some((
+                    s.address(),
+                    s.address() + s.size(),
+                    format!("{:#}", rustc_demangle::demangle(name)),
+                ))
+            })
+            .collect();
+        functions.sort_by_key(|f| f.0);
+        Some(ExeSymbols {
+            bias: main_program_bias()?,
+            functions,
+        })
+    }
+
+    /// The function `address` (as loaded) is in.
+    fn name(&self, address: usize) -> Option<String> {
+        let a = (address as u64).checked_sub(self.bias)?;
+        let i = self
+            .functions
+            .partition_point(|f| f.0 <= a)
+            .checked_sub(1)?;
+        let (start, end, name) = &self.functions[i];
+        (*start <= a && a < *end).then(|| name.clone())
+    }
+}
+
+/// Where the executable was loaded: the first object `dl_iterate_phdr` reports is it.
+fn main_program_bias() -> Option<u64> {
+    unsafe extern "C" fn first(
+        info: *mut libc::dl_phdr_info,
+        _size: libc::size_t,
+        data: *mut std::ffi::c_void,
+    ) -> libc::c_int {
+        // SAFETY: the loader passes a valid entry; `data` is the u64 below.
+        unsafe { *(data as *mut u64) = (*info).dlpi_addr };
+        1
+    }
+    let mut bias = u64::MAX;
+    // SAFETY: the callback writes one u64 it is given and stops the iteration.
+    unsafe { libc::dl_iterate_phdr(Some(first), &mut bias as *mut u64 as *mut std::ffi::c_void) };
+    (bias != u64::MAX).then_some(bias)
 }
 
 /// What a run says of its memory figures, given what [`start`] returned.

@@ -210,6 +210,7 @@ impl<'n> Sampler<'n> {
         let (mut elapsed_ns, mut work) = (0u64, 0u64);
         // Usage and memory are read at the sample's edges only: the passes run untouched.
         let memory_before = memory::Reading::start();
+        memory::stacks_while_sampling(true);
         let (usage_before, wall_before) = (cost::Usage::now(), Instant::now());
         for _ in 0..self.passes {
             let it = (bench.iter)(&mut self.latencies)?;
@@ -220,6 +221,7 @@ impl<'n> Sampler<'n> {
             }
         }
         let wall_ns = trace::ns_between(wall_before, Instant::now());
+        memory::stacks_while_sampling(false);
         let spent = usage_before
             .zip(cost::Usage::now())
             .map(|(before, after)| after.since(&before, wall_ns));

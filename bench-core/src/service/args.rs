@@ -790,6 +790,11 @@ pub struct RunnerArgs {
     /// Identifier of this run, echoed in the start event.
     #[arg(long, value_name = "ID")]
     pub run_id: Option<String>,
+    /// Keep the call stack of every allocation its samples make, and write them to FILE as
+    /// folded stacks (weighted by allocations) when the run ends: a profiled run's front end
+    /// asks for it (where the allocations come from).
+    #[arg(long, value_name = "FILE", hide = true)]
+    pub alloc_stacks: Option<std::path::PathBuf>,
 }
 
 /// BENCH_TRACE=1 (or true/yes/on) turns tracing on.

@@ -116,6 +116,9 @@ pub fn serve(args: &RunnerArgs, registry: Registry, env: &DescribeEnv<'_>) -> i3
     die_with_parent();
     // Memory is counted from here, where the binary counts (`measure::memory`).
     let counting = crate::measure::memory::start();
+    if args.alloc_stacks.is_some() {
+        crate::measure::memory::record_stacks();
+    }
     let stdout = std::io::stdout();
     let mut emitter = Emitter::new(stdout.lock());
     let mut emit = |e: Event| {
@@ -183,6 +186,20 @@ pub fn serve(args: &RunnerArgs, registry: Registry, env: &DescribeEnv<'_>) -> i3
         .open(&run, &mut emit)
         .map(|session| run_benches(&plan, session.as_ref(), &mut emit));
     let _ = std::io::stderr().flush();
+    if let Some(path) = &args.alloc_stacks
+        && counting
+    {
+        // Where the allocations came from, for the front end beside perf's recording; a file
+        // it cannot write leaves the profile without them, and the run as it was.
+        let folded = crate::measure::memory::folded_stacks();
+        let tmp = path.with_extension("tmp");
+        if let Err(e) = std::fs::write(&tmp, folded).and_then(|()| std::fs::rename(&tmp, path)) {
+            tracing::warn!(
+                "cannot write the allocations' stacks to {}: {e}",
+                path.display()
+            );
+        }
+    }
     match result {
         Ok(()) => {
             emit(Event::Done);
