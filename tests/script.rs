@@ -229,6 +229,19 @@ fn a_weighted_mix_with_clients_reports_each_statement() {
     // A transaction's time outside its statements (the middleware's checkout and return).
     assert!(md.contains("| outside | checkout, return"), "{md}");
     assert_eq!(md.matches("same as rusqlite").count(), 3, "{md}");
+    // Allocations per transaction and per statement, where the runner counted them (turso's
+    // core bench counts too: the core runner's allocator is the counting one).
+    assert!(md.contains("| allocs/tx | allocs/stmt |"), "{md}");
+    for bench in ["rusqlite", "middleware/worker", "tokio-rusqlite", "turso"] {
+        let row = md
+            .lines()
+            .find(|l| l.starts_with(&format!("| {bench} | 2 |")))
+            .unwrap_or_else(|| panic!("no transactions row of {bench}: {md}"));
+        let cells: Vec<&str> = row.trim_matches('|').split('|').map(str::trim).collect();
+        let n = cells.len();
+        let (tx, stmt): (f64, f64) = (cells[n - 2].parse().unwrap(), cells[n - 1].parse().unwrap());
+        assert!(tx >= stmt && stmt > 0.0, "{row}");
+    }
 }
 
 /// pool=thread has no checkout that holds one connection, so a script's transaction (BEGIN,

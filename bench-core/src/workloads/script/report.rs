@@ -32,6 +32,28 @@ fn reports(run: &RunRecord) -> Vec<(&BenchResult, ScriptReport)> {
         .collect()
 }
 
+enum Per {
+    Transaction,
+    Statement,
+}
+
+/// A script bench's allocations per transaction (its operation) or per statement it ran
+/// (the transaction's over the statements a transaction ran on average), `-` where they
+/// were not counted.
+fn allocs_per(s: Option<&crate::measure::stats::Summary>, r: &ScriptReport, per: Per) -> String {
+    let Some(m) = s.and_then(|s| s.memory) else {
+        return "-".into();
+    };
+    let statements: u64 = r.statements.iter().map(|st| st.count).sum();
+    match per {
+        Per::Transaction => crate::format::count(m.allocs_per_op),
+        Per::Statement if statements > 0 && r.transactions > 0 => {
+            crate::format::count(m.allocs_per_op * r.transactions as f64 / statements as f64)
+        }
+        Per::Statement => "-".into(),
+    }
+}
+
 /// How a bench's rows compared, in a few words.
 pub fn rows_word(r: &RowsCheck) -> String {
     match r {
@@ -72,15 +94,28 @@ fn transactions_table(rs: &[(&BenchResult, ScriptReport)]) -> Table {
                 r.retries.to_string(),
                 r.failed.to_string(),
                 rows_word(&r.rows),
+                allocs_per(s, r, Per::Transaction),
+                allocs_per(s, r, Per::Statement),
             ]
         })
         .collect();
     Table {
         title: "Transactions".into(),
-        about: "transactions/s that got through, from the median sample; latency percentiles of single transactions (hdrhistogram over the timed samples); busy: SQLITE_BUSY or SQLITE_LOCKED met, each retried or given up as on_busy says".into(),
+        about: "transactions/s that got through, from the median sample; latency percentiles of single transactions (hdrhistogram over the timed samples); busy: SQLITE_BUSY or SQLITE_LOCKED met, each retried or given up as on_busy says; allocs: allocations per transaction over the samples, and per statement run (a transaction's over the statements a transaction ran on average), where the runner counted them".into(),
         headers: [
-            "bench", "clients", "tx/s", "p50", "p99", "max", "transactions", "busy", "retried",
-            "given up", "rows",
+            "bench",
+            "clients",
+            "tx/s",
+            "p50",
+            "p99",
+            "max",
+            "transactions",
+            "busy",
+            "retried",
+            "given up",
+            "rows",
+            "allocs/tx",
+            "allocs/stmt",
         ]
         .map(String::from)
         .to_vec(),
