@@ -4,6 +4,7 @@
 //! query builder is bench-core's own code, compiled against this build's sql-middleware.
 
 mod bulk;
+mod counted;
 mod crud;
 mod dataset;
 mod kv;
@@ -43,8 +44,10 @@ const SQL_MIDDLEWARE_TURSO: Registry = Registry {
 include!(concat!(env!("OUT_DIR"), "/crate_versions.rs"));
 
 // No counting allocator here: turso (through sql-middleware's turso feature) installs mimalloc
-// as the global allocator, and a binary has one. Its runs say memory is not counted.
+// as the global allocator, and a binary has one. Its allocations are counted through it
+// (`counted`).
 fn main() {
+    bench_core::measure::memory::through::name(counted::THROUGH);
     bench_core::service::init_logging();
     let args = RunnerArgs::parse();
     std::process::exit(bench_core::service::serve(

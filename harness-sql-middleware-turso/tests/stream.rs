@@ -118,6 +118,28 @@ fn every_lookup_bench_streams_a_valid_sequence_on_the_rows_of_the_spec() {
         assert_eq!(c.sqlite["mutex"], bench_core::settings::NOT_APPLICABLE);
         assert!(c.phases.is_empty(), "{bench}: the crate hides its phases");
     }
+    // Memory counted through turso's allocator (mimalloc, its calls wrapped at link time):
+    // the run says so, and the decode micro-bench reads the one String a row's decode makes,
+    // as the same bench does on every other driver.
+    let said = &start.env.settings["memory"];
+    assert!(said.contains("through mimalloc"), "{said}");
+    let memory = |bench: &str| {
+        events
+            .iter()
+            .find_map(|e| match e {
+                Event::Summary { bench: b, stats } if b == bench => stats.memory,
+                _ => None,
+            })
+            .unwrap_or_else(|| panic!("no memory for {bench}"))
+    };
+    let decode = memory("sql-middleware/turso/decode");
+    assert!((decode.allocs_per_op - 1.0).abs() < 0.01, "{decode:?}");
+    assert!(decode.bytes_per_op > 0.0, "{decode:?}");
+    let lookup = memory("sql-middleware/turso");
+    assert!(
+        lookup.allocs_per_op > 1.0 && lookup.peak_bytes > 0,
+        "{lookup:?}"
+    );
     // A second run finds the file valid and reuses it.
     let again = streamed(&args, cache.path());
     assert!(again.iter().any(|e| matches!(

@@ -9,8 +9,8 @@
 //!
 //! and calls [`start`] before it measures. Every thread of the process counts (a pool's
 //! workers, a runtime's blocking threads), so what a bench hands to other threads is its own.
-//! Counting is off until [`start`] and where the allocator is not installed (a harness whose
-//! driver brings its own global allocator); then nothing is reported rather than zeros.
+//! Counting is off until [`start`], and where neither this allocator is installed nor another's
+//! calls are wrapped ([`through`]); then nothing is reported rather than zeros.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -175,6 +175,59 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for Counting<A> {
             }
         }
         p
+    }
+}
+
+/// Counting for a binary whose global allocator is a driver's own (the sql-middleware turso
+/// harness: turso installs mimalloc, and a binary has one global allocator). Its calls into
+/// that allocator's C functions are wrapped at link time (`ld --wrap`), and each shim reports
+/// here what the call did. Live and peak bytes are then the allocator's usable sizes (what it
+/// can tell of a block it frees), bytes handed out the sizes asked for.
+pub mod through {
+    use super::*;
+
+    /// What counts through: named in the run's `memory` setting.
+    static WHAT: Mutex<Option<&'static str>> = Mutex::new(None);
+
+    /// Says what the counts go through (`"mimalloc, turso's global allocator, ..."`).
+    pub fn name(what: &'static str) {
+        *WHAT.lock().unwrap_or_else(|e| e.into_inner()) = Some(what);
+    }
+
+    pub(super) fn named() -> Option<&'static str> {
+        *WHAT.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A block of `usable` bytes was handed out for `requested`.
+    #[inline]
+    pub fn alloc(requested: usize, usable: usize) {
+        if ON.load(Relaxed) && allocated(requested) {
+            ALLOCS.fetch_add(1, Relaxed);
+            BYTES.fetch_add(requested as u64, Relaxed);
+            grew(usable);
+        }
+    }
+
+    /// A block of `usable` bytes was returned.
+    #[inline]
+    pub fn free(usable: usize) {
+        if ON.load(Relaxed) && !(STACKS_ON.load(Relaxed) && busy()) {
+            LIVE.fetch_sub(usable as i64, Relaxed);
+        }
+    }
+
+    /// A block of `old` usable bytes became one of `new`.
+    #[inline]
+    pub fn realloc(old: usize, new: usize) {
+        if ON.load(Relaxed) && !(STACKS_ON.load(Relaxed) && busy()) {
+            REALLOCS.fetch_add(1, Relaxed);
+            if new > old {
+                BYTES.fetch_add((new - old) as u64, Relaxed);
+                grew(new - old);
+            } else {
+                LIVE.fetch_sub((old - new) as i64, Relaxed);
+            }
+        }
     }
 }
 
@@ -353,13 +406,18 @@ fn main_program_bias() -> Option<u64> {
 }
 
 /// What a run says of its memory figures, given what [`start`] returned.
-pub fn describe(counting: bool) -> &'static str {
+pub fn describe(counting: bool) -> String {
     if counting {
-        "allocations counted in every thread of the runner"
+        match through::named() {
+            Some(what) => format!(
+                "allocations counted in every thread of the runner, through {what} (live and peak bytes in its usable sizes)"
+            ),
+            None => "allocations counted in every thread of the runner".into(),
+        }
     } else if std::env::var(OFF_VAR).is_ok() {
-        "not counted: turned off by BENCHSCOPE_COUNT_ALLOCS"
+        "not counted: turned off by BENCHSCOPE_COUNT_ALLOCS".into()
     } else {
-        "not counted: this runner's global allocator is its driver's own, not benchscope's counting one"
+        "not counted: this runner's global allocator is its driver's own, not benchscope's counting one".into()
     }
 }
 

@@ -154,10 +154,9 @@ pub fn serve(args: &RunnerArgs, registry: Registry, env: &DescribeEnv<'_>) -> i3
     let timer_ns = crate::measure::trace::calibrate_timer();
     crate::measure::trace::set_timer_cost(timer_ns);
     let mut run_env = env(timer_ns, &plan);
-    run_env.settings.insert(
-        "memory".into(),
-        crate::measure::memory::describe(counting).into(),
-    );
+    run_env
+        .settings
+        .insert("memory".into(), crate::measure::memory::describe(counting));
     if run_env.is_debug() {
         tracing::warn!("{}", crate::protocol::DEBUG_WARNING);
     }
