@@ -344,5 +344,63 @@ mod tests {
         assert!(a.refresh(&inputs(&runs, Some(0)), soon + Analysis::MIN_GAP, false));
         assert!(a.cell("b", "rusqlite").is_some());
         assert_eq!(a.builds, 3);
+        // The gap is MIN_GAP exactly: a nanosecond short of it waits, MIN_GAP itself does not.
+        let last = soon + Analysis::MIN_GAP;
+        runs.push(("c".to_string(), run(4800.0, 1400.0)));
+        let short = last + Analysis::MIN_GAP - Duration::from_nanos(1);
+        assert!(!a.refresh(&inputs(&runs, Some(0)), short, false));
+        assert!(a.refresh(&inputs(&runs, Some(0)), last + Analysis::MIN_GAP, false));
+        assert_eq!(a.builds, 4);
+    }
+
+    /// Bands colour a bench against its own baseline bench (crud_overhead's: the same
+    /// operation on rusqlite); where the base is the run's baseline bench there is no band.
+    #[test]
+    fn bands_are_for_benches_against_their_own_baseline_bench() {
+        let runs = vec![("c".to_string(), testing::crud_run())];
+        let mut a = Analysis::default();
+        assert!(a.refresh(&inputs(&runs, None), Instant::now(), true));
+        let band = |bench: &str| a.cell("c", bench).unwrap().band;
+        assert_eq!(band("insert/rusqlite"), Some(Band::Baseline));
+        assert_eq!(band("insert/middleware/spin"), Some(Band::Light), "1.6x");
+        assert_eq!(band("insert/turso"), Some(Band::Heavy), "3.2x");
+        assert_eq!(band("insert/sqlx_sqlite"), Some(Band::Severe), "24x");
+        assert_eq!(a.cell("c", "insert/turso").unwrap().base, "insert/rusqlite");
+        // single_row_lookup: every ratio is against the run's baseline bench, and no band.
+        let runs = vec![("a".to_string(), run(4600.0, 1400.0))];
+        let mut a = Analysis::default();
+        assert!(a.refresh(&inputs(&runs, None), Instant::now(), true));
+        assert_eq!(a.cell("a", "rusqlite").unwrap().band, None);
+        assert_eq!(a.cell("a", "middleware/spin").unwrap().band, None);
+    }
+
+    /// Ratios resampled for runs no longer shown are dropped; those of the runs shown are kept
+    /// and not worked out again.
+    #[test]
+    fn the_ratio_cache_keeps_the_runs_shown_only() {
+        let mut runs = vec![
+            ("a".to_string(), run(4600.0, 1400.0)),
+            ("b".to_string(), run(4700.0, 1400.0)),
+        ];
+        let mut a = Analysis::default();
+        assert!(a.refresh(&inputs(&runs, None), Instant::now(), true));
+        let shown = |a: &Analysis| {
+            let mut ids: Vec<String> = a.ratios.keys().map(|k| k.0.clone()).collect();
+            ids.sort();
+            ids.dedup();
+            ids
+        };
+        assert_eq!(shown(&a), ["a", "b"]);
+        runs.remove(0);
+        assert!(a.refresh(&inputs(&runs, None), Instant::now(), true));
+        assert_eq!(shown(&a), ["b"]);
+    }
+
+    #[test]
+    fn its_debug_form_says_what_it_holds() {
+        let runs = vec![("a".to_string(), run(4600.0, 1400.0))];
+        let mut a = Analysis::default();
+        a.refresh(&inputs(&runs, None), Instant::now(), true);
+        assert_eq!(format!("{a:?}"), "Analysis { cells: 2, builds: 1 }");
     }
 }
