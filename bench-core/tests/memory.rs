@@ -210,6 +210,55 @@ fn stacks_name_the_code_that_allocated_and_count_every_allocation() {
     assert_eq!(memory::folded_stacks(), "");
 }
 
+/// A binary whose global allocator is another's reports that allocator's calls: counted as
+/// the counting allocator counts, live and peak in the sizes reported.
+fn another_allocators_calls_count_the_same_way() {
+    use memory::{Reading, through};
+    assert!(memory::start());
+    let before = Reading::start().unwrap();
+    through::alloc(100, 112);
+    through::realloc(112, 240);
+    through::realloc(240, 64);
+    through::alloc(8, 16);
+    through::free(64);
+    through::free(16);
+    let m = Reading::now().unwrap().since(&before);
+    assert_eq!((m.allocs, m.reallocs), (2, 2), "{m:?}");
+    // Asked for 100 and 8, and one block grew by 128.
+    assert_eq!(m.bytes, 236, "{m:?}");
+    // At most 240 bytes live at once (the grown block), nothing kept.
+    assert_eq!((m.peak, m.retained), (240, 0), "{m:?}");
+    // Counting off: the calls made meanwhile are not counted. What is: the variable's value
+    // read while counting was still on (`off`, 3 bytes) and the allocation `start` makes to see
+    // that it counts again (a u64 in a Box).
+    let before = Reading::start().unwrap();
+    // SAFETY (set_var): this file's one test runs its cases in turn.
+    unsafe { std::env::set_var(memory::OFF_VAR, "off") };
+    assert!(!memory::start());
+    unsafe { std::env::remove_var(memory::OFF_VAR) };
+    through::alloc(100, 112);
+    through::realloc(112, 240);
+    through::free(240);
+    assert!(memory::start());
+    let after = Reading::now().unwrap().since(&before);
+    assert_eq!(
+        (after.allocs, after.reallocs, after.bytes),
+        (2, 0, 11),
+        "{after:?}"
+    );
+    // The run says what it counted through.
+    assert_eq!(
+        memory::describe(true),
+        "allocations counted in every thread of the runner"
+    );
+    through::name("a test allocator");
+    assert_eq!(
+        memory::describe(true),
+        "allocations counted in every thread of the runner, through a test allocator (live and peak bytes in its usable sizes)"
+    );
+    assert!(memory::describe(false).contains("not counted: this runner's global allocator"));
+}
+
 /// The counters are the process's, and a test harness's own thread allocates when a test ends:
 /// the cases run in turn in one test, so nothing else allocates while they count.
 #[test]
@@ -219,4 +268,5 @@ fn memory_per_operation() {
     growing_a_block_counts_a_reallocation_and_what_it_grew_by();
     nothing_is_reported_when_counting_is_turned_off();
     stacks_name_the_code_that_allocated_and_count_every_allocation();
+    another_allocators_calls_count_the_same_way();
 }
