@@ -259,14 +259,38 @@ fn another_allocators_calls_count_the_same_way() {
     assert!(memory::describe(false).contains("not counted: this runner's global allocator"));
 }
 
-/// The counters are the process's, and a test harness's own thread allocates when a test ends:
-/// the cases run in turn in one test, so nothing else allocates while they count.
-#[test]
-fn memory_per_operation() {
-    a_bench_that_allocates_a_known_number_of_times_reads_that_number();
-    a_bench_that_leaks_shows_what_it_kept_and_is_warned_of();
-    growing_a_block_counts_a_reallocation_and_what_it_grew_by();
-    nothing_is_reported_when_counting_is_turned_off();
-    stacks_name_the_code_that_allocated_and_count_every_allocation();
-    another_allocators_calls_count_the_same_way();
+/// The counters are the process's, and a test harness's own thread allocates when it
+/// reports: this file has no harness (`harness = false`), and its main runs the cases in turn,
+/// alone in the process.
+fn main() {
+    let cases: [(&str, fn()); 6] = [
+        (
+            "a bench that allocates a known number of times reads that number",
+            a_bench_that_allocates_a_known_number_of_times_reads_that_number,
+        ),
+        (
+            "a bench that leaks shows what it kept and is warned of",
+            a_bench_that_leaks_shows_what_it_kept_and_is_warned_of,
+        ),
+        (
+            "growing a block counts a reallocation and what it grew by",
+            growing_a_block_counts_a_reallocation_and_what_it_grew_by,
+        ),
+        (
+            "nothing is reported when counting is turned off",
+            nothing_is_reported_when_counting_is_turned_off,
+        ),
+        (
+            "stacks name the code that allocated and count every allocation",
+            stacks_name_the_code_that_allocated_and_count_every_allocation,
+        ),
+        (
+            "another allocator's calls count the same way",
+            another_allocators_calls_count_the_same_way,
+        ),
+    ];
+    for (name, case) in cases {
+        case();
+        println!("memory: {name} ... ok");
+    }
 }
