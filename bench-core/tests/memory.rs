@@ -180,8 +180,10 @@ fn stacks_name_the_code_that_allocated_and_count_every_allocation() {
             _ => None,
         })
         .sum();
-    // Taking stacks allocates (the table of stacks grows): none of it is the bench's.
+    // Taking stacks allocates (the table of stacks grows): none of it is the bench's; the
+    // bench's own blocks are returned as ever.
     assert_eq!(s.memory.unwrap().allocs_per_op, 3.0);
+    assert_eq!(s.memory.unwrap().retained_bytes, 0);
     let folded = memory::folded_stacks();
     let count = |l: &str| l.rsplit_once(' ').unwrap().1.parse::<u64>().unwrap();
     let mine: u64 = folded
@@ -228,13 +230,16 @@ fn another_allocators_calls_count_the_same_way() {
     assert_eq!(m.bytes, 236, "{m:?}");
     // At most 240 bytes live at once (the grown block), nothing kept.
     assert_eq!((m.peak, m.retained), (240, 0), "{m:?}");
-    // Counting off: the calls made meanwhile are not counted. What is: the variable's value
-    // read while counting was still on (`off`, 3 bytes) and the allocation `start` makes to see
-    // that it counts again (a u64 in a Box).
+    // Counting off: the calls made meanwhile are not counted. What is: the 64-byte block, the
+    // variable's value read while counting was still on (`off`, 3 bytes) and the allocation
+    // `start` makes to see that it counts again (a u64 in a Box).
     let before = Reading::start().unwrap();
+    // A block handed out while counting, returned while not: still live, as far as they know.
+    let kept = std::hint::black_box(Box::new([0u8; 64]));
     // SAFETY (set_var): this file's one test runs its cases in turn.
     unsafe { std::env::set_var(memory::OFF_VAR, "off") };
     assert!(!memory::start());
+    drop(kept);
     unsafe { std::env::remove_var(memory::OFF_VAR) };
     through::alloc(100, 112);
     through::realloc(112, 240);
@@ -243,9 +248,22 @@ fn another_allocators_calls_count_the_same_way() {
     let after = Reading::now().unwrap().since(&before);
     assert_eq!(
         (after.allocs, after.reallocs, after.bytes),
-        (2, 0, 11),
+        (3, 0, 75),
         "{after:?}"
     );
+    // The two freed at once; the 64 bytes returned while off are not counted returned, and
+    // the block mimalloc's calls freed while off was never counted live.
+    assert_eq!(after.retained, 64, "{after:?}");
+    // While stacks are taken (a profiled runner's sample), returns count as ever.
+    memory::record_stacks();
+    memory::stacks_while_sampling(true);
+    let before = Reading::start().unwrap();
+    through::alloc(100, 112);
+    through::free(112);
+    let m = Reading::now().unwrap().since(&before);
+    memory::stacks_while_sampling(false);
+    assert_eq!((m.allocs, m.retained, m.peak), (1, 0, 112), "{m:?}");
+    assert!(memory::folded_stacks().contains("another_allocators_calls_count_the_same_way"));
     // The run says what it counted through.
     assert_eq!(
         memory::describe(true),
@@ -259,11 +277,49 @@ fn another_allocators_calls_count_the_same_way() {
     assert!(memory::describe(false).contains("not counted: this runner's global allocator"));
 }
 
+/// A call stack deeper than the deepest kept: cut at its root end, taken all the same.
+fn a_stack_deeper_than_the_deepest_kept_is_cut_not_overrun() {
+    #[inline(never)]
+    fn deep(depth: usize, work: &mut u64) {
+        if depth == 0 {
+            let b = std::hint::black_box(Box::new(5u64));
+            *work += *b;
+        } else {
+            deep(std::hint::black_box(depth - 1), work);
+            std::hint::black_box(&work);
+        }
+    }
+    assert!(memory::start());
+    memory::record_stacks();
+    let mut bench = Bench::new(
+        Box::new(|_| {
+            let mut work = 0;
+            for _ in 0..OPS {
+                deep(200, &mut work);
+            }
+            Ok(Iteration::new(1_000, work))
+        }),
+        OPS * 5,
+        "fives",
+    );
+    let (s, _) = measure(&mut bench);
+    assert_eq!(s.memory.unwrap().allocs_per_op, 1.0);
+    let folded = memory::folded_stacks();
+    let lines: Vec<&str> = folded.lines().collect();
+    assert!(!lines.is_empty());
+    for l in lines {
+        // The innermost frames kept: the recursion, no further than the deepest kept.
+        let frames = l.rsplit_once(' ').unwrap().0.split(';').count();
+        assert!(frames < 100, "{frames} frames");
+        assert!(l.contains("deep"), "{l}");
+    }
+}
+
 /// The counters are the process's, and a test harness's own thread allocates when it
 /// reports: this file has no harness (`harness = false`), and its main runs the cases in turn,
 /// alone in the process.
 fn main() {
-    let cases: [(&str, fn()); 6] = [
+    let cases: [(&str, fn()); 7] = [
         (
             "a bench that allocates a known number of times reads that number",
             a_bench_that_allocates_a_known_number_of_times_reads_that_number,
@@ -287,6 +343,10 @@ fn main() {
         (
             "another allocator's calls count the same way",
             another_allocators_calls_count_the_same_way,
+        ),
+        (
+            "a stack deeper than the deepest kept is cut, not overrun",
+            a_stack_deeper_than_the_deepest_kept_is_cut_not_overrun,
         ),
     ];
     for (name, case) in cases {

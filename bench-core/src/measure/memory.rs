@@ -51,7 +51,6 @@ thread_local! {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 struct Site {
     allocs: u64,
-    bytes: u64,
 }
 
 /// Whether this thread is in the profiler's own code (or cannot tell: its thread-locals are
@@ -68,11 +67,11 @@ fn as_profiler<T>(f: impl FnOnce() -> T) -> T {
     out
 }
 
-/// Takes the stack of the allocation being made (`size` bytes) into [`STACKS`]. Never inlined:
+/// Takes the stack of the allocation being made into [`STACKS`]. Never inlined:
 /// a CPU profile leaves out what is under it by its name (`profile::breakdown`).
 #[cold]
 #[inline(never)]
-fn take_stack(size: usize) {
+fn take_stack() {
     as_profiler(|| {
         let mut ips = [0usize; MAX_FRAMES];
         let mut n = 0;
@@ -92,19 +91,18 @@ fn take_stack(size: usize) {
             .entry(ips[..n].to_vec())
             .or_default();
         site.allocs += 1;
-        site.bytes += size as u64;
     })
 }
 
-/// An allocation of `size` bytes was made: counted, and its stack taken where stacks are.
-/// False where it is the profiler's own (then nothing is counted).
+/// An allocation was made: counted, and its stack taken where stacks are. False where it is
+/// the profiler's own (then nothing is counted).
 #[inline]
-fn allocated(size: usize) -> bool {
+fn allocated() -> bool {
     if STACKS_ON.load(Relaxed) {
         if busy() {
             return false;
         }
-        take_stack(size);
+        take_stack();
     }
     true
 }
@@ -138,7 +136,7 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for Counting<A> {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // SAFETY: the caller's contract is passed on as it is.
         let p = unsafe { self.0.alloc(layout) };
-        if !p.is_null() && ON.load(Relaxed) && allocated(layout.size()) {
+        if !p.is_null() && ON.load(Relaxed) && allocated() {
             handed_out(layout.size());
         }
         p
@@ -147,7 +145,7 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for Counting<A> {
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         // SAFETY: as `alloc`.
         let p = unsafe { self.0.alloc_zeroed(layout) };
-        if !p.is_null() && ON.load(Relaxed) && allocated(layout.size()) {
+        if !p.is_null() && ON.load(Relaxed) && allocated() {
             handed_out(layout.size());
         }
         p
@@ -201,7 +199,7 @@ pub mod through {
     /// A block of `usable` bytes was handed out for `requested`.
     #[inline]
     pub fn alloc(requested: usize, usable: usize) {
-        if ON.load(Relaxed) && allocated(requested) {
+        if ON.load(Relaxed) && allocated() {
             ALLOCS.fetch_add(1, Relaxed);
             BYTES.fetch_add(requested as u64, Relaxed);
             grew(usable);
