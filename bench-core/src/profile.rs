@@ -293,33 +293,14 @@ impl AllocationProfile {
 
     /// A layer's share of the allocations (0..1).
     pub fn share(&self, layer: Layer) -> f64 {
-        let n = self
-            .layers
-            .iter()
-            .find(|(l, _)| *l == layer)
-            .map_or(0, |(_, n)| *n);
-        if self.allocs == 0 {
-            0.0
-        } else {
-            n as f64 / self.allocs as f64
-        }
+        share_of(&self.layers, layer, self.allocs)
     }
 }
 
 impl Profile {
     /// A layer's share of the sampled CPU time (0..1).
     pub fn share(&self, layer: Layer) -> f64 {
-        let n = self
-            .layers
-            .iter()
-            .find(|(l, _)| *l == layer)
-            .map(|(_, n)| *n)
-            .unwrap_or(0);
-        if self.cpu_ns == 0 {
-            0.0
-        } else {
-            n as f64 / self.cpu_ns as f64
-        }
+        share_of(&self.layers, layer, self.cpu_ns)
     }
 
     /// A frame's share of the sampled CPU time (0..1).
@@ -337,6 +318,19 @@ impl Profile {
             error: Some(error.into()),
             ..Default::default()
         }
+    }
+}
+
+/// `layer`'s part of `total` (0..1; 0 where the total is).
+fn share_of(layers: &[(Layer, u64)], layer: Layer, total: u64) -> f64 {
+    let n = layers
+        .iter()
+        .find(|(l, _)| *l == layer)
+        .map_or(0, |(_, n)| *n);
+    if total == 0 {
+        0.0
+    } else {
+        n as f64 / total as f64
     }
 }
 

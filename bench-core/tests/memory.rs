@@ -46,6 +46,17 @@ fn allocating(allocs: usize, size: usize, leak: usize) -> Bench<'static> {
     )
 }
 
+/// The operations of every sample in `events`.
+fn sampled_ops(events: &[Event]) -> u64 {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Sample { ops, .. } => Some(*ops),
+            _ => None,
+        })
+        .sum()
+}
+
 fn measure(bench: &mut Bench<'_>) -> (bench_core::measure::stats::Summary, Vec<Event>) {
     let mut events = Vec::new();
     let s = run(&budget(), "b", OPS, bench, &mut |e| events.push(e)).unwrap();
@@ -87,13 +98,7 @@ fn a_bench_that_leaks_shows_what_it_kept_and_is_warned_of() {
     let leak = 4096;
     let (s, events) = measure(&mut allocating(1, 16, leak));
     let m = s.memory.unwrap();
-    let ops: u64 = events
-        .iter()
-        .filter_map(|e| match e {
-            Event::Sample { ops, .. } => Some(*ops),
-            _ => None,
-        })
-        .sum();
+    let ops = sampled_ops(&events);
     assert_eq!(m.retained_bytes, (ops * leak as u64) as i64, "{m:?}");
     assert_eq!(m.retained_per_op(ops), leak as f64);
     assert_eq!(m.allocs_per_op, 2.0);
@@ -173,13 +178,7 @@ fn stacks_name_the_code_that_allocated_and_count_every_allocation() {
         "bytes",
     );
     let (s, events) = measure(&mut bench);
-    let ops: u64 = events
-        .iter()
-        .filter_map(|e| match e {
-            Event::Sample { ops, .. } => Some(*ops),
-            _ => None,
-        })
-        .sum();
+    let ops = sampled_ops(&events);
     // Taking stacks allocates (the table of stacks grows): none of it is the bench's; the
     // bench's own blocks are returned as ever.
     assert_eq!(s.memory.unwrap().allocs_per_op, 3.0);
@@ -259,10 +258,15 @@ fn another_allocators_calls_count_the_same_way() {
     memory::stacks_while_sampling(true);
     let before = Reading::start().unwrap();
     through::alloc(100, 112);
-    through::free(112);
+    through::realloc(112, 200);
+    through::free(200);
     let m = Reading::now().unwrap().since(&before);
     memory::stacks_while_sampling(false);
-    assert_eq!((m.allocs, m.retained, m.peak), (1, 0, 112), "{m:?}");
+    assert_eq!(
+        (m.allocs, m.reallocs, m.bytes, m.retained, m.peak),
+        (1, 1, 188, 0, 200),
+        "{m:?}"
+    );
     assert!(memory::folded_stacks().contains("another_allocators_calls_count_the_same_way"));
     // The run says what it counted through.
     assert_eq!(
