@@ -137,6 +137,11 @@ fn growing_a_block_counts_a_reallocation_and_what_it_grew_by() {
 fn nothing_is_reported_when_counting_is_turned_off() {
     // SAFETY (set_var): this file's one test runs its cases in turn; nothing else reads the
     // environment meanwhile.
+    // `off` (any case) and `0` turn it off; anything else leaves it on.
+    for (value, on) in [("1", true), ("on", true), ("0", false), ("OFF", false)] {
+        unsafe { std::env::set_var(memory::OFF_VAR, value) };
+        assert_eq!(memory::start(), on, "{}={value}", memory::OFF_VAR);
+    }
     unsafe { std::env::set_var(memory::OFF_VAR, "off") };
     let counting = memory::start();
     assert!(!counting);
