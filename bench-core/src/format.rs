@@ -2,7 +2,7 @@
 //! One digit rule: three significant digits (fewer decimals as a value grows), so a column of
 //! figures lines up and nothing claims more precision than it has.
 
-pub use crate::units::{decimals, ns};
+pub use crate::units::{bytes, decimals, ns};
 
 /// A count per operation or a factor with three significant digits (`0.0012`, `2.00`, `31.4`).
 pub fn count(v: f64) -> String {
@@ -46,23 +46,6 @@ pub fn cost_line(c: &crate::measure::cost::CostSummary) -> String {
 
 /// The headers of [`cost_cells`].
 pub const COST_HEADERS: [&str; 3] = ["CPU/op", "CPU/wall", "switches/op"];
-
-/// A size in bytes with binary units and three significant digits (`64 B`, `1.88 KiB`,
-/// `12.0 MiB`); negative sizes (memory returned) keep their sign.
-pub fn bytes(v: f64) -> String {
-    let sign = if v < 0.0 { "-" } else { "" };
-    let a = v.abs();
-    let (v, unit) = if a >= (1u64 << 30) as f64 {
-        (a / (1u64 << 30) as f64, "GiB")
-    } else if a >= (1u64 << 20) as f64 {
-        (a / (1u64 << 20) as f64, "MiB")
-    } else if a >= 1024.0 {
-        (a / 1024.0, "KiB")
-    } else {
-        return format!("{sign}{} B", count(a));
-    };
-    format!("{sign}{v:.*} {unit}", decimals(v).min(2))
-}
 
 /// The memory columns of a bench: allocations per operation, bytes handed out per operation,
 /// the peak above a sample's start; `-` where the run did not count them.

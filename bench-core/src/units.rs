@@ -1,4 +1,4 @@
-//! How durations read wherever bench-core writes one into text (warnings, reports): three
+//! How durations and sizes read wherever bench-core writes one into text (warnings, reports): three
 //! significant digits in a unit that fits. The benchscope front ends format with the same rule.
 
 /// Decimals for a value shown with three significant digits (at least two below 1 for ratios).
@@ -27,6 +27,23 @@ pub fn ns(ns: f64) -> String {
         (ns / 1e9, "s")
     };
     format!("{v:.*} {unit}", decimals(v).min(2))
+}
+
+/// A size in bytes with binary units and three significant digits (`64 B`, `1.88 KiB`,
+/// `12.0 MiB`); negative sizes (memory returned) keep their sign.
+pub fn bytes(v: f64) -> String {
+    let sign = if v < 0.0 { "-" } else { "" };
+    let a = v.abs();
+    let (v, unit) = if a >= (1u64 << 30) as f64 {
+        (a / (1u64 << 30) as f64, "GiB")
+    } else if a >= (1u64 << 20) as f64 {
+        (a / (1u64 << 20) as f64, "MiB")
+    } else if a >= 1024.0 {
+        (a / 1024.0, "KiB")
+    } else {
+        return format!("{sign}{a:.*} B", decimals(a).min(6));
+    };
+    format!("{sign}{v:.*} {unit}", decimals(v).min(2))
 }
 
 /// A set of CPUs as the kernel lists them (`0-3,6`): runs of consecutive numbers as ranges.
@@ -60,6 +77,21 @@ pub fn placement(cpus: Option<&str>) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn sizes_read_in_binary_units_with_three_digits() {
+        use super::bytes;
+        assert_eq!(bytes(0.0), "0.00 B");
+        assert_eq!(bytes(11.6), "11.6 B");
+        assert_eq!(bytes(64.0), "64.0 B");
+        assert_eq!(bytes(1023.0), "1023 B");
+        assert_eq!(bytes(1024.0), "1.00 KiB");
+        assert_eq!(bytes(1925.0), "1.88 KiB");
+        assert_eq!(bytes(-18304.0), "-17.9 KiB");
+        assert_eq!(bytes((3u64 << 20) as f64), "3.00 MiB");
+        assert_eq!(bytes((1u64 << 20) as f64 - 1.0), "1024 KiB");
+        assert_eq!(bytes((5u64 << 30) as f64), "5.00 GiB");
+    }
+
     #[test]
     fn cpu_sets_read_as_the_kernel_writes_them() {
         assert_eq!(super::cpu_list(&[0]), "0");

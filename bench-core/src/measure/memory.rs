@@ -553,7 +553,7 @@ impl MemorySummary {
             .then(|| {
                 format!(
                     "memory grows with the work: {} kept over {} samples, {} of them ending with more live than they began (a leak or an unbounded cache)",
-                    crate::format::bytes(self.retained_bytes as f64),
+                    crate::units::bytes(self.retained_bytes as f64),
                     self.samples,
                     self.samples_retaining
                 )
