@@ -206,6 +206,8 @@ fn stacks_name_the_code_that_allocated_and_count_every_allocation() {
                 && !leaf.starts_with("alloc::alloc::"),
             "{line}"
         );
+        // None of the counting allocator's frames is left anywhere in the stack.
+        assert!(!line.contains("bench_core::measure::memory::"), "{line}");
         assert!(
             line.contains("bench_core::measure::Sampler::sample"),
             "{line}"

@@ -565,6 +565,58 @@ impl MemorySummary {
 mod tests {
     use super::*;
 
+    /// A function of this test binary, to find by its address.
+    #[inline(never)]
+    fn probe(x: u64) -> u64 {
+        std::hint::black_box(x).wrapping_mul(31)
+    }
+
+    static NOT_CODE: [u64; 64] = [7; 64];
+
+    #[test]
+    fn an_address_is_named_by_the_function_it_falls_in() {
+        let s = ExeSymbols {
+            bias: 0x1000,
+            functions: vec![
+                (0x100, 0x180, "a".into()),
+                (0x180, 0x200, "b".into()),
+                (0x300, 0x310, "c".into()),
+            ],
+        };
+        let name = |a: usize| s.name(a);
+        assert_eq!(name(0x1100).as_deref(), Some("a"));
+        assert_eq!(name(0x117f).as_deref(), Some("a"));
+        assert_eq!(name(0x1180).as_deref(), Some("b"));
+        assert_eq!(name(0x11ff).as_deref(), Some("b"));
+        // Between functions, past the last, before the first, below the load address: none.
+        assert_eq!(name(0x1200), None);
+        assert_eq!(name(0x1300).as_deref(), Some("c"));
+        assert_eq!(name(0x1310), None);
+        assert_eq!(name(0x10ff), None);
+        assert_eq!(name(0x0fff), None);
+    }
+
+    /// The running executable's own symbol table: its functions, each spanning its size, and
+    /// a function found by its address as loaded; data is not a function.
+    #[test]
+    fn this_executables_functions_are_read_from_its_symbol_table() {
+        assert_eq!(probe(2), 62);
+        let s = ExeSymbols::load().expect("the test binary has a symbol table");
+        assert!(s.functions.len() > 100, "{}", s.functions.len());
+        for (start, end, name) in &s.functions {
+            assert!(
+                start < end && end - start < 1 << 20,
+                "{name}: {start:#x}..{end:#x}"
+            );
+        }
+        let at = probe as fn(u64) -> u64 as usize;
+        let named = s.name(at).expect("probe is in the symbol table");
+        assert!(named.ends_with("measure::memory::tests::probe"), "{named}");
+        assert_eq!(s.name(at + 1).as_deref(), Some(named.as_str()));
+        assert_eq!(s.name(std::ptr::addr_of!(NOT_CODE) as usize + 8), None);
+        assert!(std::hint::black_box(NOT_CODE[3]) == 7);
+    }
+
     fn sample(allocs: u64, bytes: u64, peak: u64, retained: i64) -> SampleMemory {
         SampleMemory {
             allocs,
