@@ -278,7 +278,7 @@ pub fn render(report: &Report<'_>) -> String {
 }
 
 /// What the cost columns hold, for readers of an export.
-pub const MEMORY_LEGEND: &str = "allocs/op: allocations (alloc and alloc_zeroed) per operation by every thread of the runner process, counted by its global allocator; bytes/op: bytes handed out per operation (each allocation's size, and what each reallocation grew by); peak: the most bytes live at once above a sample's start; allocs vs: allocations per operation over the baseline's (the difference, +n, where the baseline makes none). Counted at sample edges, untimed work of a pass included.";
+pub const MEMORY_LEGEND: &str = "allocs/op: allocations (alloc and alloc_zeroed) per operation by every thread of the runner process, counted by its global allocator; bytes/op: bytes handed out per operation (each allocation's size, and what each reallocation grew by); peak: the most bytes live at once above a sample's start; allocs vs: allocations per operation over the baseline's (the difference, +n, where the baseline makes none). Counted at sample edges, untimed work of a pass included. SQLite's C library allocates with malloc, outside Rust's allocator: its allocations are not among these.";
 pub const COST_LEGEND: &str = "CPU/op: CPU time (user + system) of the whole runner process, every thread, per operation; CPU/wall: that CPU time over the wall time of the same samples (2.00 = two cores busy throughout); switches/op: context switches (voluntary + involuntary) per operation. Read with getrusage at sample edges; per operation is the samples' rate over the timed time of one operation.";
 
 /// Medians of every bench across runs, one column per run, with the verdict mark against the
