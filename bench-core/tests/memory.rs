@@ -46,6 +46,21 @@ fn allocating(allocs: usize, size: usize, leak: usize) -> Bench<'static> {
     )
 }
 
+/// A bench of `OPS` operations a pass, each `op` adding to the pass's work.
+fn each_op(op: fn(&mut u64), per_pass: u64, what: &'static str) -> Bench<'static> {
+    Bench::new(
+        Box::new(move |_| {
+            let mut work = 0;
+            for _ in 0..OPS {
+                op(&mut work);
+            }
+            Ok(Iteration::new(1_000, work))
+        }),
+        per_pass,
+        what,
+    )
+}
+
 /// The operations of every sample in `events`.
 fn sampled_ops(events: &[Event]) -> u64 {
     events
@@ -171,17 +186,7 @@ fn three_boxes(work: &mut u64) {
 fn stacks_name_the_code_that_allocated_and_count_every_allocation() {
     assert!(memory::start());
     memory::record_stacks();
-    let mut bench = Bench::new(
-        Box::new(|_| {
-            let mut work = 0;
-            for _ in 0..OPS {
-                three_boxes(&mut work);
-            }
-            Ok(Iteration::new(1_000, work))
-        }),
-        OPS * 3 * 7,
-        "bytes",
-    );
+    let mut bench = each_op(three_boxes, OPS * 3 * 7, "bytes");
     let (s, events) = measure(&mut bench);
     let ops = sampled_ops(&events);
     // Taking stacks allocates (the table of stacks grows): none of it is the bench's; the
@@ -302,17 +307,7 @@ fn a_stack_deeper_than_the_deepest_kept_is_cut_not_overrun() {
     }
     assert!(memory::start());
     memory::record_stacks();
-    let mut bench = Bench::new(
-        Box::new(|_| {
-            let mut work = 0;
-            for _ in 0..OPS {
-                deep(200, &mut work);
-            }
-            Ok(Iteration::new(1_000, work))
-        }),
-        OPS * 5,
-        "fives",
-    );
+    let mut bench = each_op(|work| deep(200, work), OPS * 5, "fives");
     let (s, _) = measure(&mut bench);
     assert_eq!(s.memory.unwrap().allocs_per_op, 1.0);
     let folded = memory::folded_stacks();
