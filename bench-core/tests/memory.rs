@@ -280,14 +280,18 @@ fn another_allocators_calls_count_the_same_way() {
         "{m:?}"
     );
     assert!(memory::folded_stacks().contains("another_allocators_calls_count_the_same_way"));
-    // The run says what it counted through.
-    assert_eq!(
-        memory::describe(true),
-        "allocations counted in every thread of the runner"
-    );
+    // The run says what it counted through (and then, after "; ", what of SQLite's).
+    let how = || {
+        memory::describe(true)
+            .split("; ")
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(how(), "allocations counted in every thread of the runner");
     through::name("a test allocator");
     assert_eq!(
-        memory::describe(true),
+        how(),
         "allocations counted in every thread of the runner, through a test allocator (live and peak bytes in its usable sizes)"
     );
     assert!(memory::describe(false).contains("not counted: this runner's global allocator"));
@@ -324,7 +328,75 @@ fn a_stack_deeper_than_the_deepest_kept_is_cut_not_overrun() {
 /// The counters are the process's, and a test harness's own thread allocates when it
 /// reports: this file has no harness (`harness = false`), and its main runs the cases in turn,
 /// alone in the process.
+/// SQLite (a C library) allocates through the counting allocator once given its memory methods:
+/// a 300 kB blob it makes is counted; after SQLite is initialized it refuses them, and the run's
+/// memory setting says so.
+#[cfg(feature = "sqlite")]
+fn sqlite_s_own_allocations_count_with_the_rest() {
+    use bench_core::measure::sqlite_malloc;
+    assert!(memory::start());
+    assert!(
+        memory::describe(true).contains("SQLite's own allocations included"),
+        "{}",
+        memory::describe(true)
+    );
+    let conn = rusqlite::Connection::open_in_memory().unwrap();
+    for size in [300_000i64, 1_000_000] {
+        let before = memory::Reading::start().unwrap();
+        let n: i64 = conn
+            .query_row("SELECT length(randomblob(?1))", [size], |r| r.get(0))
+            .unwrap();
+        let m = memory::Reading::now().unwrap().since(&before);
+        assert_eq!(n, size);
+        assert!(
+            m.allocs >= 1 && m.bytes >= size as u64 && m.peak >= size as u64,
+            "{size}: {m:?}"
+        );
+        // Freed when the statement is done with it: nothing of the blob is kept.
+        assert!(m.retained < size, "{size}: {m:?}");
+    }
+    // A profile charges them to SQLite: the stacks end in SQLite's own functions, the memory
+    // methods between it and the allocator cut like the allocator's frames.
+    memory::record_stacks();
+    memory::stacks_while_sampling(true);
+    let _: i64 = conn
+        .query_row("SELECT length(randomblob(200000))", [], |r| r.get(0))
+        .unwrap();
+    memory::stacks_while_sampling(false);
+    let folded = memory::folded_stacks();
+    let blob = folded
+        .lines()
+        .find(|l| l.contains("sqlite_s_own_allocations_count_with_the_rest"))
+        .unwrap_or_else(|| panic!("no stack of the query: {folded}"));
+    let frames: Vec<&str> = blob.rsplit_once(' ').unwrap().0.split(';').collect();
+    assert_eq!(
+        bench_core::profile::layer_of(&frames),
+        bench_core::profile::Layer::Sqlite,
+        "{blob}"
+    );
+    assert!(!folded.contains("sqlite_malloc"), "{folded}");
+    // Too late once SQLite has started (SQLITE_MISUSE): said, not hidden.
+    assert!(!sqlite_malloc::count(rusqlite::ffi::sqlite3_config));
+    let said = memory::describe(true);
+    assert!(
+        said.contains("not included") && said.contains("returned 21"),
+        "{said}"
+    );
+}
+
 fn main() {
+    // First, before anything opens SQLite: its memory methods are the counting allocator's.
+    #[cfg(feature = "sqlite")]
+    assert!(bench_core::measure::sqlite_malloc::count(
+        rusqlite::ffi::sqlite3_config
+    ));
+    #[cfg(feature = "sqlite")]
+    let sqlite: [(&str, fn()); 1] = [(
+        "SQLite's own allocations count with the rest",
+        sqlite_s_own_allocations_count_with_the_rest,
+    )];
+    #[cfg(not(feature = "sqlite"))]
+    let sqlite: [(&str, fn()); 0] = [];
     let cases: [(&str, fn()); 7] = [
         (
             "a bench that allocates a known number of times reads that number",
@@ -355,7 +427,7 @@ fn main() {
             a_stack_deeper_than_the_deepest_kept_is_cut_not_overrun,
         ),
     ];
-    for (name, case) in cases {
+    for (name, case) in cases.into_iter().chain(sqlite) {
         case();
         println!("memory: {name} ... ok");
     }

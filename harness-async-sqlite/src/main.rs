@@ -50,6 +50,8 @@ include!(concat!(env!("OUT_DIR"), "/crate_versions.rs"));
 static ALLOC: bench_core::measure::memory::Counting = bench_core::measure::memory::Counting::SYSTEM;
 
 fn main() {
+    // Before any connection opens SQLite: its own allocations are counted with the rest.
+    bench_core::measure::sqlite_malloc::count(rusqlite::ffi::sqlite3_config);
     bench_core::service::init_logging();
     let args = RunnerArgs::parse();
     std::process::exit(bench_core::service::serve(&args, ASYNC_SQLITE, &describe));

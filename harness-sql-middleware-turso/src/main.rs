@@ -47,6 +47,8 @@ include!(concat!(env!("OUT_DIR"), "/crate_versions.rs"));
 // as the global allocator, and a binary has one. Its allocations are counted through it
 // (`counted`).
 fn main() {
+    // Before any connection opens SQLite: its own allocations are counted with the rest.
+    bench_core::measure::sqlite_malloc::count(rusqlite::ffi::sqlite3_config);
     bench_core::measure::memory::through::name(counted::THROUGH);
     bench_core::service::init_logging();
     let args = RunnerArgs::parse();

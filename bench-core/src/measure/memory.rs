@@ -229,10 +229,15 @@ pub mod through {
     }
 }
 
+/// Whether [`OFF_VAR`] turns counting off (`off` or `0`).
+pub fn turned_off() -> bool {
+    std::env::var(OFF_VAR).is_ok_and(|v| v.eq_ignore_ascii_case("off") || v == "0")
+}
+
 /// Turns counting on unless [`OFF_VAR`] says `off`; true when the counting allocator is
 /// installed and counts (checked by one allocation of its own).
 pub fn start() -> bool {
-    if std::env::var(OFF_VAR).is_ok_and(|v| v.eq_ignore_ascii_case("off") || v == "0") {
+    if turned_off() {
         ON.store(false, Relaxed);
         return false;
     }
@@ -265,6 +270,8 @@ const PROFILER_FRAMES: &[&str] = &[
     "<backtrace::",
     "bench_core::measure::memory::",
     "<bench_core::measure::memory::",
+    // SQLite's memory methods: what called them is SQLite.
+    "bench_core::measure::sqlite_malloc::",
     "__rust_alloc",
     "__rust_realloc",
     "__rustc::",
@@ -406,11 +413,15 @@ fn main_program_bias() -> Option<u64> {
 /// What a run says of its memory figures, given what [`start`] returned.
 pub fn describe(counting: bool) -> String {
     if counting {
-        match through::named() {
+        let how = match through::named() {
             Some(what) => format!(
                 "allocations counted in every thread of the runner, through {what} (live and peak bytes in its usable sizes)"
             ),
             None => "allocations counted in every thread of the runner".into(),
+        };
+        match super::sqlite_malloc::described() {
+            Some(sqlite) => format!("{how}; {sqlite}"),
+            None => how,
         }
     } else if std::env::var(OFF_VAR).is_ok() {
         "not counted: turned off by BENCHSCOPE_COUNT_ALLOCS".into()

@@ -8,6 +8,7 @@ pub mod drive;
 pub mod memory;
 pub mod processes;
 pub mod scenario;
+pub mod sqlite_malloc;
 pub mod statements;
 pub mod stats;
 pub mod trace;

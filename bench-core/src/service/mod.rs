@@ -474,6 +474,8 @@ pub fn init_logging() {
 /// bench-core's runner with the given arguments. Returns the exit code.
 #[cfg(feature = "middleware")]
 pub fn core_main(args: args::RunnerArgs) -> i32 {
+    // Before any connection opens SQLite: its own allocations are counted with the rest.
+    crate::measure::sqlite_malloc::count(rusqlite::ffi::sqlite3_config);
     let env = |timer_ns: f64, plan: &crate::workload::Plan| {
         let mut env =
             crate::protocol::env::collect(crate::backends::raw::sqlite_version(), timer_ns);
