@@ -44,6 +44,21 @@ pub const EXTERNAL: [External; 3] = [
     },
 ];
 
+/// The profile a harness is built in: benchscope's own. A release benchscope (`cargo run
+/// --release`) builds release harnesses; a debug one (its tests, `cargo run`) builds debug ones,
+/// whose runs carry the debug warning as its own runner's do, and whose dependencies the
+/// harness crates' own `cargo test` then reuses instead of compiling them again.
+const RELEASE: bool = !cfg!(debug_assertions);
+
+/// The profile's folder under a target folder, and the build command's flag.
+fn profile() -> (&'static str, &'static [&'static str]) {
+    if RELEASE {
+        ("release", &["--release"])
+    } else {
+        ("debug", &[])
+    }
+}
+
 /// One cargo at a time: two harness builds at once would share a small machine's cores.
 static BUILDING: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
@@ -189,9 +204,11 @@ async fn resolve(
     }
     let manifest = dir.join("Cargo.toml");
     let target = dir.join("target");
-    let bin = target.join("release").join(name);
+    let (folder, flags) = profile();
+    let bin = target.join(folder).join(name);
+    let build_flags: String = flags.iter().map(|f| format!(" {f}")).collect();
     let command = format!(
-        "cargo build --release --manifest-path {}",
+        "cargo build{build_flags} --manifest-path {}",
         manifest.display()
     );
     if !manifest.exists() {
@@ -210,7 +227,9 @@ async fn resolve(
     // build stops rustc too, not cargo alone.
     super::own_group(&mut build, nice);
     let spawned = build
-        .args(["build", "--release", "--manifest-path"])
+        .arg("build")
+        .args(flags)
+        .arg("--manifest-path")
         .arg(&manifest)
         .arg("--target-dir")
         .arg(&target)
@@ -240,7 +259,7 @@ async fn resolve(
     // Dropped with this future (a cancelled run, a quit): the whole build goes with it.
     let mut group = GroupKill(child.id());
     note(format!(
-        "checking {name} is built (cargo build --release; the first time takes a few minutes)"
+        "checking {name} is built (cargo build{build_flags}; the first time takes a few minutes)"
     ));
     let mut lines = BufReader::new(child.stderr.take().expect("piped")).lines();
     let mut tail = Vec::new();
@@ -330,7 +349,8 @@ mod tests {
   sleep 0.5
   echo "   Compiling alpha v1.0.0" >&2
   echo "   Compiling beta v0.2.0 (/src/beta)" >&2
-  mkdir -p "$last/release" && touch "$last/release/harness-sqlx""#
+  case " $* " in *" --release "*) p=release ;; *) p=debug ;; esac
+  mkdir -p "$last/$p" && touch "$last/$p/harness-sqlx""#
         } else {
             r#"echo "   Compiling alpha v1.0.0" >&2
   echo "error[E0425]: cannot find value" >&2
@@ -377,7 +397,7 @@ mod tests {
         let (result, seen, notes) = build_with(true).await;
         let bin = result.unwrap();
         assert!(
-            bin.ends_with("target/release/harness-sqlx"),
+            bin.ends_with(format!("target/{}/harness-sqlx", profile().0)),
             "{}",
             bin.display()
         );
