@@ -423,7 +423,7 @@ pub fn describe(counting: bool) -> String {
             Some(sqlite) => format!("{how}; {sqlite}"),
             None => how,
         }
-    } else if std::env::var(OFF_VAR).is_ok() {
+    } else if turned_off() {
         "not counted: turned off by BENCHSCOPE_COUNT_ALLOCS".into()
     } else {
         "not counted: this runner's global allocator is its driver's own, not benchscope's counting one".into()

@@ -40,11 +40,10 @@ struct MemMethods {
     app_data: *mut c_void,
 }
 
-/// What [`count`] did: not asked (0), counted (1), turned off (2), or SQLite's refusal
-/// (its result code, negated).
+/// What [`count`] did: nothing (0: not asked, or counting turned off), counted (1), or
+/// SQLite's refusal (its result code, negated).
 static STATE: AtomicI32 = AtomicI32::new(0);
 const COUNTED: i32 = 1;
-const OFF: i32 = 2;
 
 fn layout(size: usize) -> Option<Layout> {
     Layout::from_size_align(size.checked_add(HEADER)?, ALIGN).ok()
@@ -100,14 +99,14 @@ unsafe extern "C" fn x_realloc(p: *mut c_void, n: c_int) -> *mut c_void {
         unsafe { x_free(p) };
         return std::ptr::null_mut();
     };
-    if layout(new).is_none() {
+    let Some(grown) = layout(new) else {
         return std::ptr::null_mut();
-    }
-    // SAFETY: `p` is SQLite's block (as free); the new size with its header fits a layout
+    };
+    // SAFETY: `p` is SQLite's block (as free); the new size with its header is a layout's
     // (checked above) of the same alignment.
     unsafe {
         let (base, size) = block(p);
-        let moved = std::alloc::realloc(base, layout(size).expect("allocated"), new + HEADER);
+        let moved = std::alloc::realloc(base, layout(size).expect("allocated"), grown.size());
         if moved.is_null() {
             return moved.cast();
         }
@@ -125,8 +124,10 @@ unsafe extern "C" fn x_size(p: *mut c_void) -> c_int {
     size as c_int
 }
 
+/// The size xMalloc would give for `n`: the next multiple of 8 (`n` itself where that is past
+/// `c_int`'s range; xMalloc then refuses it anyway).
 extern "C" fn x_roundup(n: c_int) -> c_int {
-    n.saturating_add(7) & !7
+    n.checked_add(7).map_or(n, |m| m & !7)
 }
 
 extern "C" fn x_init(_: *mut c_void) -> c_int {
@@ -141,7 +142,6 @@ extern "C" fn x_shutdown(_: *mut c_void) {}
 /// (`rusqlite::ffi::sqlite3_config`). True when SQLite took the methods.
 pub fn count(config: Config) -> bool {
     if super::memory::turned_off() {
-        STATE.store(OFF, Relaxed);
         return false;
     }
     let methods = MemMethods {
@@ -170,7 +170,6 @@ pub fn described() -> Option<String> {
         COUNTED => {
             Some("SQLite's own allocations included (sqlite3_config SQLITE_CONFIG_MALLOC)".into())
         }
-        OFF => None,
         code => Some(format!(
             "SQLite's own allocations not included: sqlite3_config(SQLITE_CONFIG_MALLOC) returned {}",
             -code
@@ -216,6 +215,10 @@ mod tests {
             [0, 1, 7, 8, 9, 4095].map(|n| x_roundup(n)),
             [0, 8, 8, 8, 16, 4096]
         );
-        assert_eq!(x_roundup(c_int::MAX) % 8, 0);
+        // Never below what was asked: past the last multiple of 8 the size is kept.
+        let last = c_int::MAX & !7;
+        assert_eq!(x_roundup(last), last);
+        assert_eq!(x_roundup(last + 1), last + 1);
+        assert_eq!(x_roundup(c_int::MAX), c_int::MAX);
     }
 }
