@@ -109,6 +109,15 @@ impl RunRequest {
         groups
     }
 
+    /// Whether `bench` is one of turso's (run only by a runner built with turso, see
+    /// [`bench_core::TURSO`]).
+    pub fn needs_turso(&self, bench: &str) -> bool {
+        bench_core::workloads::find(&self.target)
+            .ok()
+            .and_then(|t| t.spec(bench).ok())
+            .is_some_and(|s| s.subject.needs_turso())
+    }
+
     /// The runner processes this run measures each bench in: one when profiled (a recording
     /// per bench) or for a scenario (its figures are over its own timeline), else the
     /// session's.
@@ -244,6 +253,15 @@ impl HarnessBuild {
     }
 }
 
+/// The name a build's line gives a harness: its own, or "turso" for the core's (the only core
+/// runner ever built is bench-core's with turso, for a benchscope built without it).
+pub fn build_name(h: bench_core::catalog::Harness) -> &'static str {
+    match h {
+        bench_core::catalog::Harness::Core => "turso",
+        h => h.name(),
+    }
+}
+
 /// How the build of each harness crate stands.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct HarnessBuilds(Vec<(bench_core::catalog::Harness, HarnessBuild)>);
@@ -273,6 +291,6 @@ impl HarnessBuilds {
                 .iter()
                 .find(|(_, b)| matches!(b, HarnessBuild::Failed(_)))
         })
-        .and_then(|(h, b)| b.describe(h.name()))
+        .and_then(|(h, b)| b.describe(build_name(*h)))
     }
 }

@@ -16,6 +16,11 @@
 //! Everything that links SQLite sits behind the `sqlite` / `middleware` / `turso` features so
 //! that harness-sqlx can use the rest alone.
 
+/// Whether this build runs the turso benches (bench-core's `turso` feature). benchscope's own
+/// release build leaves it out (turso takes half of a cold build); its core runner then hands
+/// a run that has turso benches to bench-core's `bench-runner`, built with it.
+pub const TURSO: bool = cfg!(feature = "turso");
+
 // The shared rusqlite and sql-middleware code (on_rusqlite/, on_sql_middleware.rs) names
 // bench-core's items the way a harness does.
 extern crate self as bench_core;

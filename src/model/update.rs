@@ -113,7 +113,11 @@ fn apply(state: &mut State, action: Action, now: Instant) -> Vec<Effect> {
         }
         Action::Harness(which, h) => {
             if let HarnessBuild::Failed(_) = &h {
-                state.set_status(h.describe(which.name()).unwrap_or_default(), true);
+                state.set_status(
+                    h.describe(crate::messages::build_name(which))
+                        .unwrap_or_default(),
+                    true,
+                );
             }
             state.harness.set(which, h);
             vec![]

@@ -1,7 +1,8 @@
 //! Finding the harness crates (harness-sqlx, harness-async-sqlite, harness-sql-middleware-turso),
 //! and building one on first
 //! use. Each lives in its own crate (its SQLite binding conflicts with the core's rusqlite), so
-//! `cargo run` of benchscope does not build them.
+//! `cargo run` of benchscope does not build them. The same for bench-core's own runner with
+//! turso ([`TURSO_RUNNER`]), where benchscope is built without it.
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -23,7 +24,28 @@ pub struct External {
     /// The crate's folder beside this crate's manifest, and its binary's name.
     pub crate_name: &'static str,
     pub env: &'static str,
+    /// A binary of a package of benchscope's own workspace instead of a crate of its own:
+    /// built with the package's default features into the workspace's target folder, sharing
+    /// what benchscope's build compiled.
+    pub workspace_bin: Option<&'static str>,
 }
+
+impl External {
+    /// The binary's name, as cargo's lines and the notes name it.
+    pub fn bin_name(&self) -> &'static str {
+        self.workspace_bin.unwrap_or(self.crate_name)
+    }
+}
+
+/// bench-core's runner with turso (its default features), for the runs with turso benches of
+/// a benchscope built without turso (see [`bench_core::TURSO`]). It runs every core bench, so a
+/// run's core benches stay in one process (paired with each other) when it takes them.
+pub const TURSO_RUNNER: External = External {
+    harness: Harness::Core,
+    crate_name: "bench-core",
+    env: "BENCHSCOPE_TURSO_RUNNER",
+    workspace_bin: Some("bench-runner"),
+};
 
 /// The harness crates, in the order their benches run.
 pub const EXTERNAL: [External; 3] = [
@@ -31,16 +53,19 @@ pub const EXTERNAL: [External; 3] = [
         harness: Harness::Sqlx,
         crate_name: "harness-sqlx",
         env: "BENCHSCOPE_SQLX_HARNESS",
+        workspace_bin: None,
     },
     External {
         harness: Harness::AsyncSqlite,
         crate_name: "harness-async-sqlite",
         env: "BENCHSCOPE_ASYNC_SQLITE_HARNESS",
+        workspace_bin: None,
     },
     External {
         harness: Harness::SqlMiddlewareTurso,
         crate_name: "harness-sql-middleware-turso",
         env: "BENCHSCOPE_SQL_MIDDLEWARE_TURSO_HARNESS",
+        workspace_bin: None,
     },
 ];
 
@@ -82,6 +107,18 @@ impl Locator {
             cached: Default::default(),
             status: Arc::new(tokio::sync::watch::Sender::new(HarnessBuild::Idle)),
         }
+    }
+
+    /// A locator whose binary is `bin` already, its build shown as done or not yet begun
+    /// (for tests of what a run does while it builds).
+    #[cfg(test)]
+    pub fn built(external: External, bin: PathBuf, ready: bool) -> Self {
+        let l = Locator::new(external);
+        *l.cached.try_lock().expect("new") = Some(bin);
+        if ready {
+            l.status.send_replace(HarnessBuild::Ready);
+        }
+        l
     }
 
     /// Where the harness sources are: beside this crate's manifest.
@@ -134,6 +171,15 @@ impl Locator {
             prefix_args: vec![],
         })
     }
+}
+
+/// benchscope's workspace's target folder: `CARGO_TARGET_DIR` when set, else `target` beside
+/// its manifest.
+fn workspace_target() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target"))
 }
 
 /// How many packages a build of the harness compiles on this host, from cargo metadata (an
@@ -189,7 +235,7 @@ async fn resolve(
     note: &(dyn Fn(String) + Sync),
     status: &tokio::sync::watch::Sender<HarnessBuild>,
 ) -> Result<PathBuf, String> {
-    let name = external.crate_name;
+    let name = external.bin_name();
     if let Some(p) = std::env::var_os(external.env).filter(|p| !p.is_empty()) {
         let p = PathBuf::from(p);
         return if p.exists() {
@@ -203,9 +249,13 @@ async fn resolve(
         };
     }
     let manifest = dir.join("Cargo.toml");
-    let target = dir.join("target");
-    let (folder, flags) = profile();
+    let (target, bin_flags) = match external.workspace_bin {
+        None => (dir.join("target"), vec![]),
+        Some(bin) => (workspace_target(), vec!["--bin", bin]),
+    };
+    let (folder, profile_flags) = profile();
     let bin = target.join(folder).join(name);
+    let flags: Vec<&str> = profile_flags.iter().copied().chain(bin_flags).collect();
     let build_flags: String = flags.iter().map(|f| format!(" {f}")).collect();
     let command = format!(
         "cargo build{build_flags} --manifest-path {}",
@@ -228,7 +278,7 @@ async fn resolve(
     super::own_group(&mut build, nice);
     let spawned = build
         .arg("build")
-        .args(flags)
+        .args(&flags)
         .arg("--manifest-path")
         .arg(&manifest)
         .arg("--target-dir")

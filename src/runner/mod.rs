@@ -64,6 +64,9 @@ pub struct ProcessRunner {
     pub core: Program,
     /// The harness crates, in [`harnesses::EXTERNAL`]'s order.
     pub externals: Vec<harnesses::Locator>,
+    /// bench-core's runner with turso ([`harnesses::TURSO_RUNNER`]), for a run's core benches
+    /// when some are turso's and this build has no turso; None when it has.
+    pub turso: Option<harnesses::Locator>,
     /// Start the core benches while a harness crate still builds (the explorer: a first sqlx
     /// run does not sit idle for minutes) instead of building first (headless: nothing is
     /// measured beside a compiler).
@@ -142,6 +145,7 @@ impl ProcessRunner {
                 .into_iter()
                 .map(harnesses::Locator::new)
                 .collect(),
+            turso: (!bench_core::TURSO).then(|| harnesses::Locator::new(harnesses::TURSO_RUNNER)),
             overlap_build: false,
             nice: 0,
             keep_cpus_awake: false,
@@ -170,6 +174,19 @@ impl Drop for GroupKill {
     }
 }
 
+impl ProcessRunner {
+    /// Every runner that may be built: the turso runner first (its benches are core benches),
+    /// then the harness crates.
+    pub fn locators(&self) -> impl Iterator<Item = &harnesses::Locator> {
+        self.turso.iter().chain(&self.externals)
+    }
+
+    /// The same, to set how they build.
+    pub fn locators_mut(&mut self) -> impl Iterator<Item = &mut harnesses::Locator> {
+        self.turso.iter_mut().chain(&mut self.externals)
+    }
+}
+
 impl Runner for ProcessRunner {
     fn start(
         &self,
@@ -179,6 +196,7 @@ impl Runner for ProcessRunner {
         let (kill_tx, mut kill_rx) = tokio::sync::oneshot::channel::<()>();
         let core = self.core.clone();
         let externals = self.externals.clone();
+        let turso = self.turso.clone();
         let overlap_build = self.overlap_build;
         let nice = self.nice;
         let keep_cpus_awake = self.keep_cpus_awake;
@@ -193,10 +211,42 @@ impl Runner for ProcessRunner {
             let groups = request.by_harness();
             let has_core = groups.iter().any(|(h, _)| *h == Harness::Core);
             let mut children = Vec::new();
-            for (harness, benches) in groups {
-                let locator = externals.iter().find(|l| l.external.harness == harness);
+            for (harness, mut benches) in groups {
+                let locator = if harness == Harness::Core {
+                    // This build has no turso and the run has turso benches: bench-core's
+                    // runner with turso takes them all (paired with each other as ever)...
+                    turso
+                        .as_ref()
+                        .filter(|_| benches.iter().any(|b| request.needs_turso(b)))
+                } else {
+                    externals.iter().find(|l| l.external.harness == harness)
+                };
                 let program = match locator {
                     None => Pending::Ready(Ok(core.clone())),
+                    // ...or, in the explorer while it still builds, the turso benches alone,
+                    // and the rest now in this build's own runner.
+                    Some(l)
+                        if harness == Harness::Core
+                            && overlap_build
+                            && !l.is_ready()
+                            && l.builds() =>
+                    {
+                        let (with, without): (Vec<String>, Vec<String>) =
+                            benches.into_iter().partition(|b| request.needs_turso(b));
+                        let _ = events.send(RunEvent::Note {
+                            run_id: run_id.clone(),
+                            text: format!(
+                                "{} run once bench-core's runner with turso is built (this build has no turso); the other core benches run now, in a process of their own: no turso bench is paired with them",
+                                with.join(", ")
+                            ),
+                        });
+                        if !without.is_empty() {
+                            children.push((harness, without, Pending::Ready(Ok(core.clone()))));
+                        }
+                        benches = with;
+                        let l = l.clone();
+                        Pending::Building(tokio::spawn(async move { l.program(&|_| {}).await }))
+                    }
                     Some(l) if overlap_build && has_core && !l.is_ready() && l.builds() => {
                         let l = l.clone();
                         let _ = events.send(RunEvent::Note {
@@ -287,7 +337,8 @@ impl Runner for ProcessRunner {
             let processes = request.processes();
             let mut rounds = rounds::Rounds::new(processes);
             let mut children = children;
-            let mut failed: Vec<Harness> = Vec::new();
+            // The children (by place: the core's benches may be two) that failed.
+            let mut failed: Vec<usize> = Vec::new();
             'processes: for process in 0..processes {
                 // Where every bench's processes so far agreed within their own intervals, one
                 // process would have done: the rest are not spent.
@@ -310,12 +361,12 @@ impl Runner for ProcessRunner {
                         text: format!("runner process {} of {processes}", process + 1),
                     });
                 }
-                for (harness, benches, program) in children.iter_mut() {
+                for (place, (harness, benches, program)) in children.iter_mut().enumerate() {
                     let harness = *harness;
                     if cancelled {
                         break 'processes;
                     }
-                    if failed.contains(&harness) {
+                    if failed.contains(&place) {
                         continue;
                     }
                     let Some(program) = program.ready(&mut kill_rx).await else {
@@ -376,7 +427,7 @@ impl Runner for ProcessRunner {
                         }
                         // One harness failing does not stop the others (nor is it started again).
                         Err(child::ChildEnd::Failed(e)) => {
-                            failed.push(harness);
+                            failed.push(place);
                             errors.push(format!("{} harness: {e}", harness.name()))
                         }
                     }
@@ -550,6 +601,103 @@ impl Runner for FakeRunner {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The arguments each runner of a run of `benches` was started with (a fake core runner
+    /// and a fake turso runner, each writing its name and arguments to a log), and the run's
+    /// notes.
+    async fn routed(
+        benches: &[&str],
+        overlap_build: bool,
+        ready: bool,
+    ) -> (Vec<String>, Vec<String>) {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("log");
+        let fake = |name: &str| {
+            let p = dir.path().join(name);
+            std::fs::write(
+                &p,
+                format!("#!/bin/sh\necho {name} \"$@\" >> '{}'\n", log.display()),
+            )
+            .unwrap();
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+            p
+        };
+        let runner = ProcessRunner {
+            core: Program {
+                program: fake("core"),
+                prefix_args: vec![],
+            },
+            externals: vec![],
+            turso: Some(harnesses::Locator::built(
+                harnesses::TURSO_RUNNER,
+                fake("turso"),
+                ready,
+            )),
+            overlap_build,
+            nice: 0,
+            keep_cpus_awake: false,
+            cpus: None,
+        };
+        let request = RunRequest::new(
+            "r".into(),
+            "single_row_lookup",
+            benches.iter().map(|b| b.to_string()).collect(),
+            Default::default(),
+            false,
+            &Default::default(),
+        );
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let _handle = runner.start(request, tx).unwrap();
+        let mut notes = Vec::new();
+        while let Some(e) = rx.recv().await {
+            match e {
+                RunEvent::Note { text, .. } => notes.push(text),
+                RunEvent::Exited { .. } => break,
+                _ => {}
+            }
+        }
+        // Each runner's name and the benches it was given, as "name a,b".
+        let started = std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| {
+                let name = l.split(' ').next().unwrap();
+                let benches: Vec<&str> = l
+                    .split(" --bench ")
+                    .skip(1)
+                    .map(|b| b.split(' ').next().unwrap())
+                    .collect();
+                format!("{name} {}", benches.join(","))
+            })
+            .collect();
+        (started, notes)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn turso_benches_go_to_the_runner_with_turso_where_this_build_has_none() {
+        // Headless: every core bench of a run with a turso bench goes to the runner with
+        // turso, in one process (paired with each other as ever).
+        let (started, _) =
+            routed(&["rusqlite", "turso_raw", "middleware/turso"], false, true).await;
+        assert_eq!(started, ["turso rusqlite,turso_raw,middleware/turso"]);
+        // A run without turso benches stays in this build's runner.
+        let (started, _) = routed(&["rusqlite", "sqlite3_c"], false, true).await;
+        assert_eq!(started, ["core rusqlite,sqlite3_c"]);
+        // Built already, the explorer does the same.
+        let (started, _) = routed(&["rusqlite", "turso_raw"], true, true).await;
+        assert_eq!(started, ["turso rusqlite,turso_raw"]);
+        // In the explorer while it builds: the other core benches now, the turso ones after,
+        // and a note says they are not paired.
+        let (started, notes) = routed(&["rusqlite", "turso_raw", "sqlite3_c"], true, false).await;
+        assert_eq!(started, ["core rusqlite,sqlite3_c", "turso turso_raw"]);
+        assert!(
+            notes.iter().any(|n| n
+                .starts_with("turso_raw run once bench-core's runner with turso is built")
+                && n.contains("no turso bench is paired")),
+            "{notes:?}"
+        );
+    }
 
     #[test]
     fn the_runners_step_of_nice_is_checked() {

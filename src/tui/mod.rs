@@ -226,7 +226,7 @@ pub fn run(args: TuiArgs, open: Option<&std::path::Path>) -> i32 {
     runner.nice = nice;
     runner.keep_cpus_awake = args.machine.keep_cpus_awake;
     runner.cpus = args.machine.cpus.clone();
-    for l in &mut runner.externals {
+    for l in runner.locators_mut() {
         l.nice = nice;
     }
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -245,7 +245,7 @@ pub fn run(args: TuiArgs, open: Option<&std::path::Path>) -> i32 {
     let result = rt.block_on(async {
         // How each harness build stands, as one stream of actions.
         let (harness_tx, harness) = mpsc::unbounded_channel();
-        for l in &runner.externals {
+        for l in runner.locators() {
             let (mut rx, tx, which) = (l.watch(), harness_tx.clone(), l.external.harness);
             tokio::spawn(async move {
                 while rx.changed().await.is_ok() {
@@ -256,12 +256,7 @@ pub fn run(args: TuiArgs, open: Option<&std::path::Path>) -> i32 {
                 }
             });
         }
-        let builds: Vec<_> = runner
-            .externals
-            .iter()
-            .filter(|l| l.builds())
-            .cloned()
-            .collect();
+        let builds: Vec<_> = runner.locators().filter(|l| l.builds()).cloned().collect();
         // One after the other; dropped with the runtime on quit: cargo's whole process group
         // goes with it.
         tokio::spawn(async move {

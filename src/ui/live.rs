@@ -184,7 +184,10 @@ fn bench_line<'a>(
         },
         None => match waits_for_harness(run, name) {
             Some(h) if state.harness.get(h).is_busy() => {
-                format!("waits for the {} harness build", h.name())
+                format!(
+                    "waits for the {} harness build",
+                    crate::messages::build_name(h)
+                )
             }
             _ => String::new(),
         },
@@ -204,8 +207,8 @@ fn bench_line<'a>(
     line
 }
 
-/// The harness crate `bench` of `run` waits for, when it has no result yet and is not a core
-/// bench.
+/// The build `bench` of `run` waits for, when it has no result yet: its harness crate's, or
+/// for a turso bench in a build without turso the core's runner with turso.
 fn waits_for_harness(run: &RunView, bench: &str) -> Option<bench_core::catalog::Harness> {
     if run.record.bench(bench).is_some() {
         return None;
@@ -214,7 +217,16 @@ fn waits_for_harness(run: &RunView, bench: &str) -> Option<bench_core::catalog::
         .spec(bench)
         .ok()
         .map(|s| s.harness())
-        .filter(|h| *h != bench_core::catalog::Harness::Core)
+        .filter(|h| *h != bench_core::catalog::Harness::Core || turso_built_apart(run, bench))
+}
+
+/// Whether `bench` is turso's and this build runs turso only in bench-core's runner.
+fn turso_built_apart(run: &RunView, bench: &str) -> bool {
+    !bench_core::TURSO
+        && run
+            .target
+            .spec(bench)
+            .is_ok_and(|s| s.subject.needs_turso())
 }
 
 /// A scenario bench in one line: its final figures, or its last window while it runs.

@@ -473,4 +473,10 @@ impl Subject {
             _ => Harness::Core,
         }
     }
+
+    /// Whether the core runner needs bench-core's `turso` feature to run it (see
+    /// [`crate::TURSO`]).
+    pub fn needs_turso(self) -> bool {
+        matches!(self, Subject::Turso | Subject::TursoMiddleware)
+    }
 }

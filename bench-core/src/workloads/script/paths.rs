@@ -8,9 +8,8 @@ use std::sync::Arc;
 use crate::backends::middleware::Middleware;
 use crate::error::BenchError;
 use crate::on_rusqlite::script::{classify, exec_statement, rollback};
-use crate::script::digest::{Cell, Digest};
 use crate::script::replay::{AsyncPath, Outcome, StmtError, StmtOut};
-use crate::script::{Kind, Value, returns_rows};
+use crate::script::{Kind, Value};
 
 /// The middleware path: a checkout per transaction, a dispatch per statement.
 pub(super) struct OnMiddleware(pub(super) Middleware);
@@ -288,6 +287,8 @@ async fn turso_statement(
     kind: Kind,
     params: &[Value],
 ) -> Result<StmtOut, turso::Error> {
+    use crate::script::digest::{Cell, Digest};
+    use crate::script::returns_rows;
     let mut stmt = c.prepare_cached(sql).await?;
     let values: Vec<turso::Value> = params
         .iter()
