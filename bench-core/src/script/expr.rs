@@ -668,10 +668,49 @@ mod tests {
     }
 
     #[test]
+    fn arithmetic_with_a_double_is_a_double() {
+        // Each operator gives a different value here, so none passes for another.
+        assert_eq!(eval("1.5 + 2").unwrap(), Value::Double(3.5));
+        assert_eq!(eval("1.5 - 2").unwrap(), Value::Double(-0.5));
+        assert_eq!(eval("1.5 * 2").unwrap(), Value::Double(3.0));
+        assert_eq!(eval("3 / 2.0").unwrap(), Value::Double(1.5));
+        assert_eq!(
+            eval("5.0 % 2").unwrap_err().message,
+            "% takes integers only"
+        );
+    }
+
+    #[test]
+    fn a_value_is_written_in_messages_as_its_number() {
+        assert_eq!(Value::Int(-42).to_string(), "-42");
+        assert_eq!(Value::Double(0.5).to_string(), "0.5");
+        assert_eq!(Value::Double(3.0).to_string(), "3");
+    }
+
+    /// `scale` by hand: the width of `[lo, hi]` is `hi - lo + 1`, the offset `width * r`
+    /// rounded down (at most `hi - lo`), the draw `lo + offset`.
+    #[test]
+    fn a_draw_in_zero_to_one_is_scaled_onto_the_range() {
+        assert_eq!(scale(1, 100, 0.0), 1);
+        assert_eq!(scale(1, 100, 0.5), 51); // 100 * 0.5 = 50
+        assert_eq!(scale(1, 100, 0.999_999), 100); // 99.9999 -> 99
+        assert_eq!(scale(-5, 5, 0.5), 0); // 11 * 0.5 = 5.5 -> 5
+        assert_eq!(scale(-5, 5, 0.0), -5);
+        assert_eq!(scale(7, 7, 0.9), 7);
+        // The whole of i64: a width of 2^64 does not overflow.
+        assert_eq!(scale(i64::MIN, i64::MAX, 0.5), 0);
+        assert_eq!(scale(i64::MIN, i64::MAX, 0.0), i64::MIN);
+    }
+
+    #[test]
     fn runtime_errors_say_where_and_why() {
         let e = eval("1 / (:n - 7)").unwrap_err();
         assert_eq!(e.message, "division by zero");
         assert_eq!(e.at, At { line: 3, col: 12 });
+        assert_eq!(eval("7 % (:n - 7)").unwrap_err().message, "modulo by zero");
+        // A double divided by zero is refused too, not infinity.
+        assert_eq!(eval("7.0 / 0").unwrap_err().message, "division by zero");
+        assert_eq!(eval("7 / 0.0").unwrap_err().message, "division by zero");
         let e = eval("random(5, 1)").unwrap_err();
         assert_eq!(
             e.message,
