@@ -21,6 +21,7 @@ mod runner;
 mod series;
 mod show;
 mod site;
+mod sources;
 mod store;
 #[cfg(test)]
 mod testing;

@@ -45,7 +45,7 @@ fn load_any(path: &std::path::Path) -> Result<Saved, String> {
             return read(&text).map_err(|e| format!("{}: {e}", path.display()));
         }
     }
-    let runs = crate::import::open(path)?;
+    let runs = crate::sources::open(path)?;
     let baseline = runs
         .iter()
         .find_map(|r| r.start.as_ref())

@@ -1,8 +1,43 @@
 //! The one error type of bench-core. Messages are what a user reads: they name the value, the
 //! thing it was for and what is allowed, and they never carry a password.
 
-use crate::catalog::CatalogError;
 use crate::knobs::KnobError;
+
+/// A target, bench or strategy that the catalog does not have, or a bench of another runner.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CatalogError {
+    #[error("unknown target {name:?} (known: {known})")]
+    UnknownTarget { name: String, known: String },
+    #[error("unknown bench {name:?} in target {target} (known: {known})")]
+    UnknownBench {
+        target: String,
+        name: String,
+        known: String,
+    },
+    #[error(
+        "--bench {pattern:?} selects nothing in target {target}: {why} (nearest: {near}; every name: `benchscope list {target}`)"
+    )]
+    NoMatch {
+        target: String,
+        pattern: String,
+        why: String,
+        near: String,
+    },
+    #[error("unknown strategy {name:?} (known: {known})")]
+    UnknownStrategy { name: String, known: String },
+    #[error("bench {bench:?} is run by the {harness} harness, not this one")]
+    OtherHarness {
+        bench: String,
+        /// The harness's name (`Harness::name`).
+        harness: &'static str,
+    },
+    #[error("bench {bench:?} has no implementation in {target} ({why})")]
+    NoImplementation {
+        target: String,
+        bench: String,
+        why: &'static str,
+    },
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum BenchError {

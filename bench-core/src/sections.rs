@@ -1,10 +1,8 @@
 //! What a workload adds to every view of its runs beyond the comparison: its own tables, notes,
 //! a line on each bench and its own figures for the JSON document, made once from a run as
 //! data. The front end's formats render them (aligned text, markdown, the explorer's detail)
-//! and compute nothing; they find them through the catalog entry ([`Target::sections`],
+//! and compute nothing; they find them through the catalog entry (its target's `sections`,
 //! `workloads::sections_of(run)`), never by a target's name.
-//!
-//! [`Target::sections`]: crate::catalog::Target::sections
 
 use serde::Serialize;
 

@@ -253,3 +253,177 @@ pub fn skip(test: &str, reason: &str) {
     );
     let _ = writeln!(std::io::stderr(), "SKIPPED {test}: {reason}");
 }
+
+// ---- Imports between a crate's files (the layers test of each crate) ----
+
+/// A crate's files by module path, and the files each one's non-test code names.
+pub type ImportGraph = std::collections::BTreeMap<String, std::collections::BTreeSet<String>>;
+
+/// The imports between the files of the crate whose sources are in `src` (`lib.rs` or
+/// `main.rs` at its root; `bin/` left out), and the first cycle among them if there is one,
+/// named whole (`a -> b -> a`).
+///
+/// Read as text: each `crate::a::b` or `super::a` path is resolved to the deepest source file
+/// it reaches, in code before the file's `#[cfg(test)]` module; comments are left out (a doc
+/// link is not an import), and so is `use super::*;` (an inline module taking its own file's
+/// items).
+pub fn import_cycle(src: &std::path::Path) -> (ImportGraph, Option<Vec<String>>) {
+    use std::collections::BTreeMap;
+    let mut files = BTreeMap::new();
+    modules(src, src, &mut files);
+    let mut edges = ImportGraph::new();
+    for (module, path) in &files {
+        let text = code(&std::fs::read_to_string(path).unwrap_or_default());
+        for parts in named(&text, module) {
+            // The deepest file the path reaches.
+            let target = (1..=parts.len())
+                .rev()
+                .map(|n| parts[..n].join("::"))
+                .find(|m| files.contains_key(m));
+            if let Some(t) = target
+                && t != *module
+                && !t.is_empty()
+            {
+                edges.entry(module.clone()).or_default().insert(t);
+            }
+        }
+    }
+    let mut state = BTreeMap::new();
+    for m in files.keys() {
+        let mut stack = Vec::new();
+        if let Some(cycle) = visit(m, &edges, &mut state, &mut stack) {
+            return (edges, Some(cycle));
+        }
+    }
+    (edges, None)
+}
+
+/// Depth-first search from `m` for a cycle (state: 1 on the stack, 2 done).
+fn visit(
+    m: &str,
+    edges: &ImportGraph,
+    state: &mut std::collections::BTreeMap<String, u8>,
+    stack: &mut Vec<String>,
+) -> Option<Vec<String>> {
+    match state.get(m) {
+        Some(2) => return None,
+        Some(1) => {
+            let from = stack.iter().position(|s| s == m)?;
+            let mut cycle = stack[from..].to_vec();
+            cycle.push(m.to_string());
+            return Some(cycle);
+        }
+        _ => {}
+    }
+    state.insert(m.to_string(), 1);
+    stack.push(m.to_string());
+    for next in edges.get(m).into_iter().flatten() {
+        if let Some(c) = visit(next, edges, state, stack) {
+            return Some(c);
+        }
+    }
+    stack.pop();
+    state.insert(m.to_string(), 2);
+    None
+}
+
+/// Every `.rs` file under `dir`, by its module path (`measure::stats`, `catalog` for
+/// `catalog/mod.rs`, `` for `lib.rs` or `main.rs`); `bin/` left out.
+fn modules(
+    root: &std::path::Path,
+    dir: &std::path::Path,
+    out: &mut std::collections::BTreeMap<String, std::path::PathBuf>,
+) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            if path.file_name().is_some_and(|n| n != "bin") {
+                modules(root, &path, out);
+            }
+            continue;
+        }
+        if path.extension().is_none_or(|e| e != "rs") {
+            continue;
+        }
+        let Ok(rel) = path.strip_prefix(root) else {
+            continue;
+        };
+        let rel = rel.with_extension("");
+        let mut parts: Vec<String> = rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        if matches!(
+            parts.last().map(String::as_str),
+            Some("mod" | "lib" | "main")
+        ) {
+            parts.pop();
+        }
+        out.insert(parts.join("::"), path);
+    }
+}
+
+/// The code of a file that is not its tests' and not a comment: a top-level `#[cfg(test)]`
+/// item (a test module, a test helper) is left out to its closing line, and so is
+/// `use super::*;` (how an inline module, `mod through { ... }`, takes its own file's items).
+fn code(text: &str) -> String {
+    let mut kept = Vec::new();
+    let mut lines = text.lines();
+    while let Some(l) = lines.next() {
+        if l == "#[cfg(test)]" {
+            // The item: up to its closing brace at the left margin (or its one line).
+            for item in lines.by_ref() {
+                if item == "}" || (!item.starts_with(' ') && item.ends_with(';')) {
+                    break;
+                }
+            }
+            continue;
+        }
+        if !l.trim_start().starts_with("//") && l.trim() != "use super::*;" {
+            kept.push(l);
+        }
+    }
+    kept.join("\n")
+}
+
+/// The paths named after `crate::` or `super::` in `code`, as module paths from the crate
+/// root (`super` resolved against `module`).
+fn named(code: &str, module: &str) -> Vec<Vec<String>> {
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == ':';
+    let mut found = Vec::new();
+    for (prefix, from_super) in [("crate::", false), ("super::", true)] {
+        let mut rest = code;
+        while let Some(at) = rest.find(prefix) {
+            // Not part of a longer word (`bench_crate::`).
+            let before = rest[..at].chars().last();
+            let tail = &rest[at + prefix.len()..];
+            rest = tail;
+            if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') {
+                continue;
+            }
+            let path: String = tail.chars().take_while(|c| ident(*c)).collect();
+            let mut parts: Vec<String> = Vec::new();
+            if from_super {
+                parts = module
+                    .split("::")
+                    .filter(|s| !s.is_empty())
+                    .map(String::from)
+                    .collect();
+                // A module's `super` is the module it is declared in.
+                parts.pop();
+            }
+            // `super::super::x` climbs once more per `super`.
+            let mut segs = path.split("::").filter(|s| !s.is_empty()).peekable();
+            while segs.peek() == Some(&"super") {
+                segs.next();
+                parts.pop();
+            }
+            parts.extend(segs.map(String::from));
+            found.push(parts);
+        }
+    }
+    found
+}

@@ -33,7 +33,7 @@ pub struct RunContext<'a> {
     /// The SQLite settings every connection of the run opens with.
     pub sqlite: SqliteSettings,
     /// The `script` target's files, variables and database (empty for other targets).
-    pub script: crate::service::args::ScriptArgs,
+    pub script: crate::script::ScriptArgs,
 }
 
 /// How a harness builds or checks a dataset file: `(cache dir, key, on_build)` to a ready file.

@@ -336,9 +336,9 @@ fn sqlite_s_own_allocations_count_with_the_rest() {
     use bench_core::measure::sqlite_malloc;
     assert!(memory::start());
     assert!(
-        memory::describe(true).contains("SQLite's own allocations included"),
+        bench_core::measure::memory_setting(true).contains("SQLite's own allocations included"),
         "{}",
-        memory::describe(true)
+        bench_core::measure::memory_setting(true)
     );
     let conn = rusqlite::Connection::open_in_memory().unwrap();
     for size in [300_000i64, 1_000_000] {
@@ -377,7 +377,7 @@ fn sqlite_s_own_allocations_count_with_the_rest() {
     assert!(!folded.contains("sqlite_malloc"), "{folded}");
     // Too late once SQLite has started (SQLITE_MISUSE): said, not hidden.
     assert!(!sqlite_malloc::count(rusqlite::ffi::sqlite3_config));
-    let said = memory::describe(true);
+    let said = bench_core::measure::memory_setting(true);
     assert!(
         said.contains("not included") && said.contains("returned 21"),
         "{said}"

@@ -200,7 +200,7 @@ fn bad_knobs_get_the_same_errors_as_bench_core() {
         ),
         (
             vec!["single_row_lookup", "--bench", "rusqlite"],
-            "bench \"rusqlite\" is run by the Core harness, not this one",
+            "bench \"rusqlite\" is run by the core harness, not this one",
         ),
     ] {
         let (code, events, _) = run(&args, cache.path());

@@ -354,7 +354,7 @@ pub fn processes(run: &RunRecord) -> usize {
         None => run
             .start
             .as_ref()
-            .map_or(1, |s| bench_core::measure::processes::of_budget(&s.budget)),
+            .map_or(1, |s| s.budget.runner_processes()),
     }
 }
 

@@ -101,7 +101,7 @@ fn import(args: ImportArgs) -> i32 {
     };
     let mut files = Vec::new();
     for p in &args.paths {
-        match crate::import::open(p) {
+        match crate::sources::open(p) {
             Ok(runs) => files.push((p, runs)),
             Err(e) => {
                 eprintln!("error: {e}");

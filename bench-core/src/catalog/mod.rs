@@ -455,36 +455,7 @@ impl Target {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum CatalogError {
-    #[error("unknown target {name:?} (known: {known})")]
-    UnknownTarget { name: String, known: String },
-    #[error("unknown bench {name:?} in target {target} (known: {known})")]
-    UnknownBench {
-        target: String,
-        name: String,
-        known: String,
-    },
-    #[error(
-        "--bench {pattern:?} selects nothing in target {target}: {why} (nearest: {near}; every name: `benchscope list {target}`)"
-    )]
-    NoMatch {
-        target: String,
-        pattern: String,
-        why: String,
-        near: String,
-    },
-    #[error("unknown strategy {name:?} (known: {known})")]
-    UnknownStrategy { name: String, known: String },
-    #[error("bench {bench:?} is run by the {harness:?} harness, not this one")]
-    OtherHarness { bench: String, harness: Harness },
-    #[error("bench {bench:?} has no implementation in {target} ({why})")]
-    NoImplementation {
-        target: String,
-        bench: String,
-        why: &'static str,
-    },
-}
+pub use crate::error::CatalogError;
 
 impl CatalogError {
     /// The error of a bench that a workload's implementation does not handle.

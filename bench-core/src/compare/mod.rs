@@ -15,7 +15,8 @@ use crate::measure::stats::{Summary, bootstrap_ratio};
 use crate::protocol::results::{BenchResult, RunRecord};
 
 pub mod setup;
-pub mod significance;
+/// The tests of difference, kept with the statistics they read (`measure/`).
+pub use crate::measure::significance;
 pub mod verdict;
 
 pub use setup::{run_differences, settings_differences, setup_differences};

@@ -20,9 +20,7 @@ use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering::Relaxed};
 
 use serde::{Deserialize, Serialize};
 
-/// The environment variable that turns counting off in a runner (`off`), to measure what
-/// counting itself costs.
-pub const OFF_VAR: &str = "BENCHSCOPE_COUNT_ALLOCS";
+pub use super::counting_off::{OFF_VAR, turned_off};
 
 static ON: AtomicBool = AtomicBool::new(false);
 static ALLOCS: AtomicU64 = AtomicU64::new(0);
@@ -229,11 +227,6 @@ pub mod through {
     }
 }
 
-/// Whether [`OFF_VAR`] turns counting off (`off` or `0`).
-pub fn turned_off() -> bool {
-    std::env::var(OFF_VAR).is_ok_and(|v| v.eq_ignore_ascii_case("off") || v == "0")
-}
-
 /// Turns counting on unless [`OFF_VAR`] says `off`; true when the counting allocator is
 /// installed and counts (checked by one allocation of its own).
 pub fn start() -> bool {
@@ -410,18 +403,15 @@ fn main_program_bias() -> Option<u64> {
     (bias != u64::MAX).then_some(bias)
 }
 
-/// What a run says of its memory figures, given what [`start`] returned.
+/// What a run says of its memory figures, given what [`start`] returned (SQLite's part is
+/// [`super::memory_setting`]'s).
 pub fn describe(counting: bool) -> String {
     if counting {
-        let how = match through::named() {
+        match through::named() {
             Some(what) => format!(
                 "allocations counted in every thread of the runner, through {what} (live and peak bytes in its usable sizes)"
             ),
             None => "allocations counted in every thread of the runner".into(),
-        };
-        match super::sqlite_malloc::described() {
-            Some(sqlite) => format!("{how}; {sqlite}"),
-            None => how,
         }
     } else if turned_off() {
         "not counted: turned off by BENCHSCOPE_COUNT_ALLOCS".into()

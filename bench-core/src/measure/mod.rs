@@ -4,14 +4,26 @@
 
 pub mod changepoint;
 pub mod cost;
+mod counting_off;
 pub mod drive;
 pub mod memory;
 pub mod processes;
 pub mod scenario;
+pub mod significance;
 pub mod sqlite_malloc;
 pub mod statements;
 pub mod stats;
 pub mod trace;
+
+/// What a run's `memory` setting says: how its allocations are counted ([`memory::describe`],
+/// given what [`memory::start`] returned) and whether SQLite's own are among them.
+pub fn memory_setting(counting: bool) -> String {
+    let how = memory::describe(counting);
+    match sqlite_malloc::described().filter(|_| counting) {
+        Some(sqlite) => format!("{how}; {sqlite}"),
+        None => how,
+    }
+}
 
 use std::time::{Duration, Instant};
 

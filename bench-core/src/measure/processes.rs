@@ -8,24 +8,10 @@
 //! Student t prediction interval on the logs of the processes' estimates:
 //! `mean ± t(k-1) · sd · √(1/k + 1/k)`.
 
-use serde::{Deserialize, Serialize};
-
+use super::significance::median_of;
 use super::stats::{PairedRatio, Percentiles, Summary, summarize};
-use crate::compare::median_of;
 
-/// One process's estimate and the 95% interval its own samples give it.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Estimate {
-    pub value: f64,
-    pub ci95: [f64; 2],
-}
-
-impl Estimate {
-    /// Half the width of its own interval, in logs.
-    fn half_log(&self) -> f64 {
-        (self.ci95[1] / self.ci95[0]).ln() / 2.0
-    }
-}
+pub use super::stats::Estimate;
 
 /// The mean of the logs of `values` and their standard deviation (n − 1); at least two.
 fn log_mean_sd(values: impl ExactSizeIterator<Item = f64>) -> (f64, f64) {
@@ -44,7 +30,7 @@ pub fn next_run_interval(estimates: &[f64]) -> Option<(f64, [f64; 2])> {
         return None;
     }
     let (mean, sd) = log_mean_sd(estimates.iter().copied());
-    let t = crate::compare::significance::t_critical(k - 1, 0.05);
+    let t = super::significance::t_critical(k - 1, 0.05);
     let half = t * sd * (2.0 / k as f64).sqrt();
     Some((mean.exp(), [(mean - half).exp(), (mean + half).exp()]))
 }
@@ -73,11 +59,6 @@ pub fn next_run_interval_of(processes: &[Estimate]) -> Option<(f64, [f64; 2])> {
         return Some((g, ci));
     }
     Some((g, [g * (-floor).exp(), g * floor.exp()]))
-}
-
-/// The runner processes a run's figures are across: those its start names (absent: one).
-pub fn of_budget(b: &crate::protocol::Budget) -> usize {
-    b.processes.unwrap_or(1).max(1)
 }
 
 /// Whether one process would have done: the processes' estimates spread (1.96 standard
@@ -434,9 +415,9 @@ mod tests {
             processes,
             times: Default::default(),
         };
-        assert_eq!(of_budget(&b(None)), 1);
-        assert_eq!(of_budget(&b(Some(0))), 1);
-        assert_eq!(of_budget(&b(Some(4))), 4);
+        assert_eq!(b(None).runner_processes(), 1);
+        assert_eq!(b(Some(0)).runner_processes(), 1);
+        assert_eq!(b(Some(4)).runner_processes(), 4);
     }
 
     fn summary(samples: &[f64]) -> Summary {

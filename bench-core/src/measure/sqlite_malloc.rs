@@ -137,11 +137,11 @@ extern "C" fn x_init(_: *mut c_void) -> c_int {
 extern "C" fn x_shutdown(_: *mut c_void) {}
 
 /// Makes SQLite allocate through Rust's global allocator (so that its allocations are counted),
-/// unless counting is turned off ([`super::memory::OFF_VAR`]). Call it first thing in a
+/// unless counting is turned off ([`super::counting_off::OFF_VAR`]). Call it first thing in a
 /// runner's `main`, before any connection is opened, with the binding's `sqlite3_config`
 /// (`rusqlite::ffi::sqlite3_config`). True when SQLite took the methods.
 pub fn count(config: Config) -> bool {
-    if super::memory::turned_off() {
+    if super::counting_off::turned_off() {
         return false;
     }
     let methods = MemMethods {

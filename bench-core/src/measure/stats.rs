@@ -34,6 +34,20 @@ pub struct Percentiles {
     pub max: u64,
 }
 
+/// One process's estimate and the 95% interval its own samples give it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Estimate {
+    pub value: f64,
+    pub ci95: [f64; 2],
+}
+
+impl Estimate {
+    /// Half the width of its own interval, in logs.
+    pub(super) fn half_log(&self) -> f64 {
+        (self.ci95[1] / self.ci95[0]).ln() / 2.0
+    }
+}
+
 /// Summary of one bench's samples. All values in ns per operation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
@@ -69,7 +83,7 @@ pub struct Summary {
     /// several (since 1.10): the median above is then their geometric mean and its interval
     /// the next run's ([`super::processes`]). Empty: one process, intervals from its samples.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub processes: Vec<super::processes::Estimate>,
+    pub processes: Vec<Estimate>,
 }
 
 /// Median of sorted data (mean of the two middle values for an even count).
@@ -872,7 +886,7 @@ pub struct PairedRatio {
     /// several (since 1.10): the ratio above is their geometric mean and its interval the
     /// next run's. Empty: one process.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub processes: Vec<super::processes::Estimate>,
+    pub processes: Vec<Estimate>,
 }
 
 /// Pairs `num[i]` with `den[i]` (samples of the same round) and summarizes their ratios.

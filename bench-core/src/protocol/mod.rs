@@ -104,6 +104,11 @@ pub struct Budget {
 }
 
 impl Budget {
+    /// The runner processes a run's figures are across: those its start names (absent: one).
+    pub fn runner_processes(&self) -> usize {
+        self.processes.unwrap_or(1).max(1)
+    }
+
     /// The seconds of timed samples `bench` takes.
     pub fn time_of(&self, bench: &str) -> f64 {
         self.times.get(bench).copied().unwrap_or(self.time_s)

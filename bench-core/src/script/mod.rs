@@ -24,6 +24,26 @@ mod parse;
 pub mod replay;
 pub mod report;
 
+/// The `script` target's own inputs: script files, their variables and the database.
+#[derive(Debug, Clone, Default, PartialEq, clap::Args)]
+pub struct ScriptArgs {
+    /// script target: a script file (pgbench's -f), with its weight in a mix:
+    /// FILE[@WEIGHT]; repeat for a mix (see docs/src/scripts.md).
+    #[arg(long = "script", value_name = "FILE[@WEIGHT]")]
+    pub scripts: Vec<String>,
+    /// script target: a variable's value before the first transaction, NAME=VALUE
+    /// (pgbench's -D); repeat for more.
+    #[arg(short = 'D', long = "define", value_name = "NAME=VALUE")]
+    pub defines: Vec<String>,
+    /// script target: the SQLite database the scripts run on. It is copied into the cache
+    /// and never written.
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<std::path::PathBuf>,
+    /// script target: SQL that builds the database at --db when there is none there.
+    #[arg(long, value_name = "FILE")]
+    pub init: Option<std::path::PathBuf>,
+}
+
 use std::fmt;
 
 pub use client::{Client, Step, Stmt};

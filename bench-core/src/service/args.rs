@@ -444,25 +444,7 @@ pub struct Sweep {
     pub variants: Vec<KnobArgs>,
 }
 
-/// The `script` target's own inputs: script files, their variables and the database.
-#[derive(Debug, Clone, Default, PartialEq, clap::Args)]
-pub struct ScriptArgs {
-    /// script target: a script file (pgbench's -f), with its weight in a mix:
-    /// FILE[@WEIGHT]; repeat for a mix (see docs/src/scripts.md).
-    #[arg(long = "script", value_name = "FILE[@WEIGHT]")]
-    pub scripts: Vec<String>,
-    /// script target: a variable's value before the first transaction, NAME=VALUE
-    /// (pgbench's -D); repeat for more.
-    #[arg(short = 'D', long = "define", value_name = "NAME=VALUE")]
-    pub defines: Vec<String>,
-    /// script target: the SQLite database the scripts run on. It is copied into the cache
-    /// and never written.
-    #[arg(long, value_name = "PATH")]
-    pub db: Option<PathBuf>,
-    /// script target: SQL that builds the database at --db when there is none there.
-    #[arg(long, value_name = "FILE")]
-    pub init: Option<PathBuf>,
-}
+pub use crate::script::ScriptArgs;
 
 impl ScriptArgs {
     /// The same arguments for a runner, with every path absolute (a runner may start in

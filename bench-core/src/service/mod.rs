@@ -35,7 +35,7 @@ impl RunnerArgs {
                 if kept.is_empty() {
                     return Err(CatalogError::OtherHarness {
                         bench: found[0].name.to_string(),
-                        harness: found[0].harness(),
+                        harness: found[0].harness().name(),
                     }
                     .into());
                 }
@@ -156,7 +156,7 @@ pub fn serve(args: &RunnerArgs, registry: Registry, env: &DescribeEnv<'_>) -> i3
     let mut run_env = env(timer_ns, &plan);
     run_env
         .settings
-        .insert("memory".into(), crate::measure::memory::describe(counting));
+        .insert("memory".into(), crate::measure::memory_setting(counting));
     if run_env.is_debug() {
         tracing::warn!("{}", crate::protocol::DEBUG_WARNING);
     }

@@ -148,10 +148,9 @@ pub fn is_statement(b: &BenchSpec) -> bool {
 /// The script target for the run's scripts: the catalog's entry with a micro-bench for each
 /// statement (`stmt/FILE:LINE`: that statement alone on rusqlite, its values drawn as the
 /// scripts draw them); the catalog's own entry when no script is given or they do not read.
-pub fn spec_for(args: &crate::service::args::ScriptArgs) -> &'static Target {
+pub fn spec_for(args: &crate::script::ScriptArgs) -> &'static Target {
     use std::sync::Mutex;
-    static MADE: Mutex<Vec<(crate::service::args::ScriptArgs, &'static Target)>> =
-        Mutex::new(Vec::new());
+    static MADE: Mutex<Vec<(crate::script::ScriptArgs, &'static Target)>> = Mutex::new(Vec::new());
     if args.scripts.is_empty() {
         return spec();
     }
@@ -197,7 +196,7 @@ pub fn spec_for(args: &crate::service::args::ScriptArgs) -> &'static Target {
 }
 
 /// The run's scripts, read and checked: every problem named with its file, line and column.
-pub fn load_mix(args: &crate::service::args::ScriptArgs) -> Result<Mix, BenchError> {
+pub fn load_mix(args: &crate::script::ScriptArgs) -> Result<Mix, BenchError> {
     if args.scripts.is_empty() {
         return Err(BenchError::Invalid(
             "the script target needs at least one --script FILE[@WEIGHT] (see docs/src/scripts.md; assets/scripts/ has examples)".into(),
@@ -240,7 +239,7 @@ pub fn replay_for(
 /// Everything a front end checks before a run starts: the scripts read and parsed (SQLite
 /// judges them in the runner, on the copy), and a database there is (or one --init builds:
 /// where there is no file, or an empty one).
-pub fn check_inputs(args: &crate::service::args::ScriptArgs) -> Result<Mix, BenchError> {
+pub fn check_inputs(args: &crate::script::ScriptArgs) -> Result<Mix, BenchError> {
     use crate::script::original::{Found, check_database};
     let mix = load_mix(args)?;
     let Some(db) = &args.db else {
@@ -272,7 +271,7 @@ pub fn check_inputs(args: &crate::service::args::ScriptArgs) -> Result<Mix, Benc
 /// bad input. (A database `--init` builds is judged by the runner, once built; every runner
 /// judges again before it runs anything.)
 #[cfg(feature = "sqlite")]
-pub fn check_and_judge(args: &crate::service::args::ScriptArgs) -> Result<Mix, BenchError> {
+pub fn check_and_judge(args: &crate::script::ScriptArgs) -> Result<Mix, BenchError> {
     let mut mix = check_inputs(args)?;
     let db = args.db.as_ref().expect("checked");
     if needs_init(db)? {
