@@ -271,6 +271,25 @@ impl Runner for ProcessRunner {
                         }
                     }
                 };
+                // The runner with turso cannot be had: the other core benches still run here,
+                // and only the turso ones fail, with the reason.
+                if harness == Harness::Core
+                    && let Pending::Ready(Err(e)) = &program
+                {
+                    let (with, without): (Vec<String>, Vec<String>) =
+                        benches.into_iter().partition(|b| request.needs_turso(b));
+                    if !without.is_empty() {
+                        let _ = events.send(RunEvent::Note {
+                            run_id: run_id.clone(),
+                            text: format!(
+                                "{} not run: {e}; the other core benches run in this build's own runner",
+                                with.join(", ")
+                            ),
+                        });
+                        children.push((harness, without, Pending::Ready(Ok(core.clone()))));
+                    }
+                    benches = with;
+                }
                 children.push((harness, benches, program));
             }
             // One measurement at a time on this machine: wait for any other benchscope's.
@@ -610,6 +629,18 @@ mod tests {
         overlap_build: bool,
         ready: bool,
     ) -> (Vec<String>, Vec<String>) {
+        routed_to(benches, overlap_build, |fake| {
+            harnesses::Locator::built(harnesses::TURSO_RUNNER, fake, ready)
+        })
+        .await
+    }
+
+    /// The same with the turso runner's locator made from the fake turso runner's path.
+    async fn routed_to(
+        benches: &[&str],
+        overlap_build: bool,
+        turso: impl FnOnce(PathBuf) -> harnesses::Locator,
+    ) -> (Vec<String>, Vec<String>) {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("log");
@@ -629,11 +660,7 @@ mod tests {
                 prefix_args: vec![],
             },
             externals: vec![],
-            turso: Some(harnesses::Locator::built(
-                harnesses::TURSO_RUNNER,
-                fake("turso"),
-                ready,
-            )),
+            turso: Some(turso(fake("turso"))),
             overlap_build,
             nice: 0,
             keep_cpus_awake: false,
@@ -695,6 +722,28 @@ mod tests {
             notes.iter().any(|n| n
                 .starts_with("turso_raw run once bench-core's runner with turso is built")
                 && n.contains("no turso bench is paired")),
+            "{notes:?}"
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_turso_runner_that_cannot_be_had_fails_the_turso_benches_alone() {
+        // Neither built nor its sources there.
+        let missing = harnesses::External {
+            crate_name: "no-such-runner",
+            env: "BENCHSCOPE_NO_SUCH_RUNNER_FOR_THIS_TEST",
+            workspace_bin: None,
+            ..harnesses::TURSO_RUNNER
+        };
+        let (started, notes) = routed_to(&["rusqlite", "turso_raw"], false, |_| {
+            harnesses::Locator::new(missing)
+        })
+        .await;
+        assert_eq!(started, ["core rusqlite"]);
+        assert!(
+            notes.iter().any(|n| n.starts_with("turso_raw not run: ")
+                && n.contains("no-such-runner")
+                && n.ends_with("the other core benches run in this build's own runner")),
             "{notes:?}"
         );
     }
