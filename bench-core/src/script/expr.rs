@@ -786,6 +786,70 @@ mod tests {
         assert!(u.contains(&1) && u.contains(&100));
     }
 
+    /// The draws' shapes against values derived by hand (beside each), many draws each so that
+    /// a wrong constant moves the figure well outside its window.
+    #[test]
+    fn skewed_draws_match_their_densities() {
+        let mut rng = Rng64::seed_from_u64(7);
+        let vars = [Some(Value::Int(0))];
+        let mut draws = |text: &str, n: usize| -> Vec<i64> {
+            let e = parse(text).unwrap();
+            (0..n)
+                .map(|_| match e.eval(&vars, &mut rng).unwrap() {
+                    Value::Int(i) => i,
+                    v => panic!("{v:?}"),
+                })
+                .collect()
+        };
+        // Gaussian, p = 5 on [1, 100]: x in (-5, 5) maps to r = (x + 5) / 10, symmetric about
+        // 1/2, so the mean is 50.5; x's sd (about 1) makes a value's sd about 10, the mean of
+        // 20,000 draws' sd 0.07.
+        let g = draws("random_gaussian(1, 100, 5)", 20_000);
+        let mean = g.iter().sum::<i64>() as f64 / g.len() as f64;
+        assert!((49.5..51.5).contains(&mean), "{mean}");
+        // Exponential, p = 5 on [1, 100]: the value 1 is r < 0.01, whose share is
+        // (1 - e^-0.05) / (1 - e^-5) = 0.04877 / 0.99326 = 0.0491; 200,000 draws give it
+        // within 0.0005 (one sd).
+        let x = draws("random_exponential(1, 100, 5)", 200_000);
+        let ones = x.iter().filter(|&&v| v == 1).count() as f64 / x.len() as f64;
+        assert!((0.046..0.052).contains(&ones), "{ones}");
+        // Zipfian, s = 1.5 on [1, 3]: 3 has 3^-1.5 / (1 + 2^-1.5 + 3^-1.5) = 0.124 of the
+        // draws, 1 has 0.646.
+        let z = draws("random_zipfian(1, 3, 1.5)", 20_000);
+        let share = |k: i64| z.iter().filter(|&&v| v == k).count() as f64 / z.len() as f64;
+        assert!((0.11..0.14).contains(&share(3)), "{}", share(3));
+        assert!((0.63..0.66).contains(&share(1)), "{}", share(1));
+    }
+
+    #[test]
+    fn bounds_and_parameters_at_their_edges() {
+        assert_eq!(eval("random(5, 5)").unwrap(), Value::Int(5));
+        // pgbench's smallest gaussian parameter is 2.0 itself.
+        assert!(matches!(
+            eval("random_gaussian(1, 10, 2.0)").unwrap(),
+            Value::Int(1..=10)
+        ));
+        assert_eq!(
+            eval("random_exponential(1, 10, 0)").unwrap_err().message,
+            "random_exponential: parameter 0 is not above 0"
+        );
+        // 2^63 does not fit an integer (i64::MAX as a double rounds up to it).
+        assert!(
+            eval("int(9223372036854775807.0)")
+                .unwrap_err()
+                .message
+                .starts_with("bigint out of range: int(9223372036854776000)")
+        );
+        assert_eq!(eval("double(3)").unwrap(), Value::Double(3.0));
+        assert_eq!(eval("sqrt(0)").unwrap(), Value::Double(0.0));
+        assert_eq!(
+            eval("sqrt(-4)").unwrap_err().message,
+            "sqrt: -4 is negative"
+        );
+        // A draw of exactly 1 lands on the upper bound, not past it.
+        assert_eq!(scale(1, 100, 1.0), 100);
+    }
+
     #[test]
     fn the_same_seed_draws_the_same_sequence() {
         let e = parse("random_zipfian(1, 1000, 1.2) + random(1, 10)").unwrap();
