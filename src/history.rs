@@ -292,15 +292,9 @@ fn knob_change(a: &str, b: &str) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join(", "))
 }
 
+/// The median of `xs` (the comparison model's: the mean of the middle two for an even count).
 fn median_of(xs: &[f64]) -> f64 {
-    let mut v = xs.to_vec();
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
+    bench_core::compare::median_of(xs.to_vec())
 }
 
 /// The change points of a series' medians (its disturbed points left out), each sized by the
