@@ -70,9 +70,9 @@ fn significance(text: &str) -> Result<f64, String> {
         Some(pct) => pct.trim().parse::<f64>().map(|p| p / 100.0),
         None => t.parse::<f64>(),
     };
+    // Exactly: "1%" is 1/100, which rounds to the same double as 0.01 (and 5/100 to 0.05).
     match value {
-        Ok(a) if (a - 0.01).abs() < 1e-12 => Ok(0.01),
-        Ok(a) if (a - 0.05).abs() < 1e-12 => Ok(0.05),
+        Ok(a @ (0.01 | 0.05)) => Ok(a),
         _ => Err(format!(
             "invalid value {text:?} for --significance: expected 0.01 or 0.05 (or 1% or 5%): the levels the verdicts' t quantiles are known at"
         )),
@@ -630,7 +630,7 @@ mod tests {
             let s = settings("3", text).unwrap();
             assert_eq!((s.alpha, s.noise), (alpha, 0.03), "{text}");
         }
-        for bad in ["0.1", "0", "5", "", "0.05x"] {
+        for bad in ["0.1", "0", "5", "", "0.05x", "0.0500001", "1.0001%"] {
             assert_eq!(
                 settings("2", bad).unwrap_err(),
                 format!(
