@@ -798,4 +798,123 @@ mod tests {
             "{t}"
         );
     }
+
+    #[test]
+    fn the_baselines_folder_is_the_one_given_else_beside_the_cache() {
+        let cache = Path::new("/cache");
+        assert_eq!(dir(None, cache), PathBuf::from("/cache/baselines"));
+        assert_eq!(dir(Some(Path::new("/b")), cache), PathBuf::from("/b"));
+        let args = VerdictArgs {
+            baseline_dir: Some("/given".into()),
+            noise: "2".into(),
+            significance: "0.01".into(),
+        };
+        assert_eq!(args.dir(cache), PathBuf::from("/given"));
+    }
+
+    #[test]
+    fn a_name_that_is_neither_a_folder_nor_a_file_is_read_as_a_saved_name() {
+        let dir = tempfile::tempdir().unwrap();
+        // `NAME@SET` of no folder: a saved name, and `@` is not in one.
+        let e = load(dir.path(), "nowhere@base").unwrap_err();
+        assert!(e.starts_with("invalid baseline name"), "{e}");
+        // A `.json` name that is no file: looked for among the saved ones.
+        let e = load(dir.path(), "missing.json").unwrap_err();
+        assert!(e.starts_with("no baseline \"missing.json\""), "{e}");
+        // A file without `.json` is not read as one.
+        let plain = dir.path().join("notes");
+        std::fs::write(&plain, "{}").unwrap();
+        let e = load(dir.path(), &plain.display().to_string()).unwrap_err();
+        assert!(e.starts_with("invalid baseline name"), "{e}");
+    }
+
+    /// A bench's median in a run.
+    fn median(r: &RunRecord, bench: &str) -> f64 {
+        r.bench(bench).unwrap().summary.as_ref().unwrap().median
+    }
+
+    #[test]
+    fn each_side_shows_the_median_over_its_runs_and_a_flag_is_said_once() {
+        let base = [
+            run(
+                &[("spin_us", 50)],
+                &[("rusqlite", 1400.0), ("spin", 4600.0)],
+            ),
+            run(
+                &[("spin_us", 50)],
+                &[("rusqlite", 1500.0), ("spin", 4700.0)],
+            ),
+            run(
+                &[("spin_us", 50)],
+                &[("rusqlite", 1450.0), ("spin", 4650.0)],
+            ),
+        ];
+        let cur = [run(
+            &[("spin_us", 0)],
+            &[("rusqlite", 1410.0), ("spin", 4610.0)],
+        )];
+        let s = Settings::default();
+        let rows = compare(&base, &cur, &s);
+        assert_eq!(rows.len(), 2);
+        // The middle one of the three runs' medians, and the one current run's.
+        assert_eq!(rows[0].baseline_ns, median(&base[2], "rusqlite"));
+        assert_eq!(rows[0].current_ns, median(&cur[0], "rusqlite"));
+        assert_eq!((rows[0].baseline_runs, rows[0].current_runs), (3, 1));
+        // Both rows differ the same way: one line says so.
+        let t = text("main", &rows, &s);
+        assert_eq!(t.matches("! not made the same way").count(), 1, "{t}");
+        // How far the set-up moved since it was saved: each bench, and how it was measured.
+        let line = moved_since("2026-11-20T10:00:00Z", &rows);
+        assert!(
+            line.starts_with(
+                "since the baseline was saved (2026-11-20T10:00:00Z), its set-up moved: rusqlite "
+            ) && line.contains(", spin ")
+                && line.ends_with("; measured again with spin_us 50 vs 0\n"),
+            "{line}"
+        );
+        let same = compare(&base, &base[..1], &s);
+        let line = moved_since("then", &same);
+        assert!(
+            line.starts_with("since the baseline was saved (then), its set-up moved: rusqlite ")
+                && !line.contains("measured again")
+                && line.ends_with(")\n"),
+            "{line}"
+        );
+        assert_eq!(moved_since("then", &[]), "");
+    }
+
+    #[test]
+    fn rounds_are_judged_by_each_run_s_fastest_sample() {
+        let b0 = run(&[], &[("rusqlite", 1400.0)]);
+        let c0 = run(&[], &[("rusqlite", 1600.0)]);
+        let b1 = run(&[], &[("rusqlite", 1420.0)]);
+        let c1 = run(&[], &[("rusqlite", 1610.0)]);
+        let rows = compare_rounds(&[(&b0, &c0), (&b1, &c1)], &Settings::default());
+        assert_eq!(rows.len(), 1);
+        let fastest =
+            |r: &RunRecord| bench_core::compare::fastest(r.bench("rusqlite").unwrap()).unwrap();
+        // The median of two: their mean.
+        assert_eq!(rows[0].baseline_ns, (fastest(&b0) + fastest(&b1)) / 2.0);
+        assert_eq!(rows[0].current_ns, (fastest(&c0) + fastest(&c1)) / 2.0);
+        assert_eq!((rows[0].baseline_runs, rows[0].current_runs), (2, 2));
+        assert!(compare_rounds(&[], &Settings::default()).is_empty());
+    }
+
+    #[test]
+    fn an_imported_or_profiled_run_is_not_a_set_up_to_measure_again() {
+        let mut imported = run(&[("rows", 200)], &[("rusqlite", 1400.0)]);
+        imported.source = Some("a Criterion folder".into());
+        let mut profiled = run(&[("rows", 300)], &[("rusqlite", 1400.0)]);
+        profiled.profiled = true;
+        let measured = run(&[("rows", 100)], &[("rusqlite", 1400.0)]);
+        let b = Baseline {
+            schema: SCHEMA.into(),
+            schema_version: SCHEMA_VERSION,
+            name: "main".into(),
+            saved_at: String::new(),
+            runs: vec![imported, profiled, measured],
+        };
+        let (knobs, _) = setup_of(&b, "single_row_lookup").unwrap();
+        assert_eq!(knobs.get("rows").map(|v| v.to_string()), Some("100".into()));
+    }
 }
