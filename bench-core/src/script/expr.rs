@@ -667,6 +667,67 @@ mod tests {
         assert!(e.to_string().contains("at most 100 levels"), "{e}");
     }
 
+    /// Each kind of nesting at the limit is taken and one more is refused: a product chain,
+    /// negations under a product, a function's argument, and many terms side by side (which
+    /// nest nothing: the count of open levels goes down as each closes).
+    #[test]
+    fn every_kind_of_nesting_stops_exactly_at_the_limit() {
+        let refused = |text: &str| {
+            let e = parse(text).unwrap_err().to_string();
+            assert!(
+                e.contains("at most 100 levels") || e.contains("nested more than"),
+                "{e}"
+            );
+        };
+        // A chain of 100 factors is 100 deep; 101 is not taken.
+        let product = vec!["1"; MAX_DEPTH].join(" * ");
+        assert_eq!(eval(&product).unwrap(), Value::Int(1));
+        refused(&vec!["1"; MAX_DEPTH + 1].join(" * "));
+        // 98 negations are 99 deep, times 1 is 100; 99 of them make 101.
+        let negated = format!("1 * {}1", "-".repeat(MAX_DEPTH - 2));
+        assert_eq!(eval(&negated).unwrap(), Value::Int(1));
+        refused(&format!("1 * {}1", "-".repeat(MAX_DEPTH - 1)));
+        // A function's argument 99 deep is 100 with the call; 100 deep is refused.
+        let call = format!("abs({})", vec!["1"; MAX_DEPTH - 1].join(" + "));
+        assert_eq!(eval(&call).unwrap(), Value::Int(MAX_DEPTH as i64 - 1));
+        refused(&format!("abs({})", vec!["1"; MAX_DEPTH].join(" + ")));
+        // 128 terms in a balanced tree are 8 deep: taken, however many terms there are.
+        fn balanced(k: u32) -> String {
+            if k == 0 {
+                "1".into()
+            } else {
+                format!("({} + {})", balanced(k - 1), balanced(k - 1))
+            }
+        }
+        assert_eq!(eval(&balanced(7)).unwrap(), Value::Int(128));
+    }
+
+    #[test]
+    fn signs_names_and_stray_characters_read_as_pgbench_reads_them() {
+        assert_eq!(eval("+3").unwrap(), Value::Int(3));
+        assert_eq!(eval("- +3").unwrap(), Value::Int(-3));
+        let err = |text: &str| parse(text).unwrap_err().to_string();
+        assert!(
+            err(":").contains("\":\" without a variable name"),
+            "{}",
+            err(":")
+        );
+        assert!(
+            err(":1x").contains("\":\" without a variable name"),
+            "{}",
+            err(":1x")
+        );
+        // A name may start with `_`: then it is a name that is not a function.
+        assert!(
+            err("_abs(1)").contains("\"_abs\", not a function of the subset"),
+            "{}",
+            err("_abs(1)")
+        );
+        // Anything else is named as found.
+        let e = err("3 + #");
+        assert!(e.contains("\"#\"") && !e.contains("not a function"), "{e}");
+    }
+
     #[test]
     fn arithmetic_with_a_double_is_a_double() {
         // Each operator gives a different value here, so none passes for another.
