@@ -704,15 +704,20 @@ mod tests {
         assert!(e.contains("none saved yet"), "{e}");
     }
 
-    #[test]
-    fn interleaving_measures_a_baseline_of_one_set_up_again() {
-        let b = |runs: Vec<RunRecord>| Baseline {
+    /// A baseline named `main` of `runs`.
+    fn main_of(runs: Vec<RunRecord>) -> Baseline {
+        Baseline {
             schema: SCHEMA.into(),
             schema_version: SCHEMA_VERSION,
             name: "main".into(),
             saved_at: String::new(),
             runs,
-        };
+        }
+    }
+
+    #[test]
+    fn interleaving_measures_a_baseline_of_one_set_up_again() {
+        let b = main_of;
         let target = "single_row_lookup"; // what testing::start names
         // Repeats of one set-up: that one.
         let one = b(vec![
@@ -907,13 +912,7 @@ mod tests {
         let mut profiled = run(&[("rows", 300)], &[("rusqlite", 1400.0)]);
         profiled.profiled = true;
         let measured = run(&[("rows", 100)], &[("rusqlite", 1400.0)]);
-        let b = Baseline {
-            schema: SCHEMA.into(),
-            schema_version: SCHEMA_VERSION,
-            name: "main".into(),
-            saved_at: String::new(),
-            runs: vec![imported, profiled, measured],
-        };
+        let b = main_of(vec![imported, profiled, measured]);
         let (knobs, _) = setup_of(&b, "single_row_lookup").unwrap();
         assert_eq!(knobs.get("rows").map(|v| v.to_string()), Some("100".into()));
     }
