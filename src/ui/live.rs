@@ -213,20 +213,10 @@ fn waits_for_harness(run: &RunView, bench: &str) -> Option<bench_core::catalog::
     if run.record.bench(bench).is_some() {
         return None;
     }
-    run.target
-        .spec(bench)
-        .ok()
-        .map(|s| s.harness())
-        .filter(|h| *h != bench_core::catalog::Harness::Core || turso_built_apart(run, bench))
-}
-
-/// Whether `bench` is turso's and this build runs turso only in bench-core's runner.
-fn turso_built_apart(run: &RunView, bench: &str) -> bool {
-    !bench_core::TURSO
-        && run
-            .target
-            .spec(bench)
-            .is_ok_and(|s| s.subject.needs_turso())
+    let spec = run.target.spec(bench).ok()?;
+    let h = spec.harness();
+    let built_apart = !bench_core::TURSO && spec.subject.needs_turso();
+    (h != bench_core::catalog::Harness::Core || built_apart).then_some(h)
 }
 
 /// A scenario bench in one line: its final figures, or its last window while it runs.
