@@ -126,17 +126,22 @@ pub fn run(args: CompareArgs) -> i32 {
         );
         return 2;
     }
-    let mut out = text(&format!("against baseline {}", base.name), &rows, &settings);
-    // Criterion's own reading of the change, beside benchscope's, when the current side is a
-    // Criterion folder's latest results.
+    crate::out::print(&report(&base.name, &rows, &changes, &settings));
+    if any_regressed(&rows) { 3 } else { 0 }
+}
+
+/// What `compare` prints: the verdicts against the baseline, then Criterion's own reading of
+/// the change, beside benchscope's, when the current side is a Criterion folder's latest
+/// results.
+fn report(base: &str, rows: &[Row], changes: &[String], settings: &Settings) -> String {
+    let mut out = text(&format!("against baseline {base}"), rows, settings);
     if !changes.is_empty() {
         out.push_str("\nCriterion's own change, from its folder:\n");
         for l in changes {
             out.push_str(&format!("  {l}\n"));
         }
     }
-    crate::out::print(&out);
-    if any_regressed(&rows) { 3 } else { 0 }
+    out
 }
 
 /// The baselines folder: `--baseline-dir`, else `baselines` in the dataset cache folder.
@@ -774,6 +779,25 @@ mod tests {
         let rows = compare(&[with_allocs(1.0)], &[with_allocs(1.0)], &s);
         assert!(!any_regressed(&rows));
         assert!(text("main", &rows, &s).contains("0 more, 0 fewer, 1 the same"));
+    }
+
+    #[test]
+    fn criterion_s_own_change_follows_the_verdicts_only_when_the_folder_has_one() {
+        let base = [run(&[], &[("rusqlite", 1400.0)])];
+        let cur = [run(&[], &[("rusqlite", 1410.0)])];
+        let s = Settings::default();
+        let rows = compare(&base, &cur, &s);
+        let plain = report("main", &rows, &[], &s);
+        assert_eq!(plain, text("against baseline main", &rows, &s));
+        assert!(!plain.contains("Criterion"), "{plain}");
+        let changes = ["g a: Criterion's change against its baseline: median +20.0%".to_string()];
+        let with = report("main", &rows, &changes, &s);
+        assert_eq!(
+            with,
+            format!(
+                "{plain}\nCriterion's own change, from its folder:\n  g a: Criterion's change against its baseline: median +20.0%\n"
+            )
+        );
     }
 
     #[test]
