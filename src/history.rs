@@ -714,6 +714,127 @@ mod tests {
         );
     }
 
+    /// Points of median 1000 ns whose intervals are ±`half` ns each, in order: their spreads
+    /// are `half / 1000` exactly.
+    fn with_half_widths(half: &[f64]) -> Vec<Point> {
+        half.iter()
+            .enumerate()
+            .map(|(i, h)| {
+                let mut p = point(i, "a", "EPYC", &format!("c{i:02}"), 1000.0, "{}");
+                p.ci = [1000.0 - h, 1000.0 + h];
+                p
+            })
+            .collect()
+    }
+
+    fn flagged(ps: &[Point]) -> Vec<bool> {
+        let refs: Vec<&Point> = ps.iter().collect();
+        disturbed(&refs).0
+    }
+
+    /// The disturbed rule at each of its edges: five runs are enough to judge, a fifth of the
+    /// runs may be left out, the floor and the factor are strict.
+    #[test]
+    fn the_disturbed_rule_holds_at_each_of_its_edges() {
+        let one_wide = [false, false, false, false, true];
+        // Five runs, one 10x the usual ±0.1%: left out (one of five is a fifth, allowed).
+        assert_eq!(
+            flagged(&with_half_widths(&[1.0, 1.0, 1.0, 1.0, 10.0])),
+            one_wide
+        );
+        // Four runs with a finite interval are too few to judge, though five are shown.
+        let mut ps = with_half_widths(&[1.0, 1.0, 1.0, 10.0, 1.0]);
+        ps[4].median = 0.0;
+        ps[4].ci = [0.0, 0.0];
+        assert!(!spread(&ps[4]).is_finite());
+        assert_eq!(flagged(&ps), [false; 5]);
+        assert_eq!(
+            flagged(&with_half_widths(&[1.0, 1.0, 1.0, 10.0])),
+            [false; 4]
+        );
+        // Exactly at the floor (±0.5%), though 5x the usual: kept.
+        assert_eq!(
+            flagged(&with_half_widths(&[1.0, 1.0, 1.0, 1.0, 5.0])),
+            [false; 5]
+        );
+        // Exactly 4x the usual (±0.5% against ±2%): kept.
+        assert_eq!(
+            flagged(&with_half_widths(&[5.0, 5.0, 5.0, 5.0, 20.0])),
+            [false; 5]
+        );
+        // Above the floor but within 4x the usual: kept.
+        assert_eq!(
+            flagged(&with_half_widths(&[4.0, 4.0, 4.0, 4.0, 10.0])),
+            [false; 5]
+        );
+        // Two of ten: a fifth, left out; three of ten: the bench's own spread, none left out.
+        let mut h = [1.0; 10];
+        h[2] = 10.0;
+        h[7] = 10.0;
+        assert_eq!(
+            flagged(&with_half_widths(&h))
+                .iter()
+                .filter(|d| **d)
+                .count(),
+            2
+        );
+        h[9] = 10.0;
+        assert_eq!(flagged(&with_half_widths(&h)), [false; 10]);
+    }
+
+    /// A change of exactly the noise threshold is within it: a shift, not a step, and not a
+    /// regression.
+    #[test]
+    fn a_change_of_exactly_the_noise_is_a_shift() {
+        let ps: Vec<Point> = (0..30)
+            .map(|i| {
+                let m = if i < 15 { 1000.0 } else { 1050.0 };
+                point(i, "a", "EPYC", &format!("c{i:02}"), m, "{}")
+            })
+            .collect();
+        let noise = 1050.0 / 1000.0 - 1.0;
+        let s = series(&ps, noise, &Settings::default()).remove(0);
+        assert!(s.steps.is_empty(), "{:?}", s.steps);
+        assert_eq!(s.shifts.len(), 1, "{:?}", s.shifts);
+        assert_eq!(s.shifts[0].change, noise);
+        assert!(!s.shifts[0].regression && !s.regressed());
+        // A hair below the change: a step, a regression.
+        let s = series(&ps, noise * 0.999, &Settings::default()).remove(0);
+        assert_eq!((s.steps.len(), s.shifts.len()), (1, 0));
+        assert!(s.steps[0].regression && s.regressed());
+    }
+
+    /// The table counts points in words, and the line on machines of one bench comes once,
+    /// under the last machine's series.
+    #[test]
+    fn the_table_says_points_and_machines_once() {
+        let one = series(
+            &[point(0, "a", "EPYC", "c00", 1000.0, "{}")],
+            0.02,
+            &Settings::default(),
+        );
+        let t = table(&one);
+        assert!(t.contains("no step found (1 point)\n"), "{t}");
+        assert!(!t.contains("machines measured"), "{t}");
+        let ps: Vec<Point> = (0..3)
+            .flat_map(|i| {
+                [
+                    point(i, "a", "EPYC", &format!("c{i:02}"), 1000.0, "{}"),
+                    point(i, "b", "EPYC", &format!("c{i:02}"), 900.0, "{}"),
+                ]
+            })
+            .collect();
+        let t = table(&series(&ps, 0.02, &Settings::default()));
+        assert!(t.contains("no step found (3 points)\n"), "{t}");
+        let line = "  2 machines measured this bench on the same CPU model: each has a series of its own\n";
+        assert_eq!(t.matches(line).count(), 1, "{t}");
+        let b = t.find("single_row_lookup / rusqlite on b").unwrap();
+        assert!(
+            t.find(line).unwrap() > b,
+            "under the last machine's series: {t}"
+        );
+    }
+
     /// Records `record` as run `i` of machine vm-1, at 10:00:`i` on 2026-11-25.
     fn record_numbered(
         store: &mut Store,
