@@ -662,6 +662,157 @@ mod tests {
         );
     }
 
+    /// The edges of what a change, a sample and an estimate may hold, each side of each.
+    #[test]
+    fn criterion_figures_are_read_up_to_their_limits_and_refused_past_them() {
+        let words = |mean: [f64; 3]| {
+            let d = tempfile::tempdir().unwrap();
+            write_change(d.path(), mean);
+            change_words("x", d.path())
+        };
+        // A change's interval exactly at ±1% reaches within it.
+        assert!(
+            words([0.02, 0.01, 0.03])
+                .unwrap()
+                .unwrap()
+                .contains("reaches within ±1%")
+        );
+        assert!(
+            words([-0.02, -0.03, -0.01])
+                .unwrap()
+                .unwrap()
+                .contains("reaches within ±1%")
+        );
+        // A relative change of -1 (no time at all) or of a million is not a change Criterion
+        // writes; just inside either is read.
+        for bad in [-1.0, 1e6] {
+            let e = words([0.0, bad, 0.1]).unwrap_err();
+            assert!(e.contains(&format!("the mean change {bad}")), "{e}");
+        }
+        assert!(words([0.0, -0.999, 999_999.0]).is_ok());
+
+        // One sample or estimate edited at a time.
+        let read = |edit: &dyn Fn(&mut serde_json::Value, &mut serde_json::Value)| {
+            let d = tempfile::tempdir().unwrap();
+            let dir = d.path().join("g/f/new");
+            write_set(&dir, "f", 1.0);
+            let load = |f: &str| -> serde_json::Value {
+                serde_json::from_str(&std::fs::read_to_string(dir.join(f)).unwrap()).unwrap()
+            };
+            let (mut sample, mut est) = (load("sample.json"), load("estimates.json"));
+            edit(&mut sample, &mut est);
+            std::fs::write(dir.join("sample.json"), sample.to_string()).unwrap();
+            std::fs::write(dir.join("estimates.json"), est.to_string()).unwrap();
+            read_benchmark(&dir)
+        };
+        assert!(read(&|_, _| {}).is_ok());
+        let e = read(&|s, _| {
+            s["iters"] = serde_json::json!([]);
+            s["times"] = serde_json::json!([]);
+        })
+        .unwrap_err();
+        assert!(
+            e.ends_with("sample.json: 0 iteration counts for 0 times"),
+            "{e}"
+        );
+        for (iters, ok) in [(0.5, false), (1.0, true), (1e15, true), (2e15, false)] {
+            let r = read(&|s, _| s["iters"][0] = serde_json::json!(iters));
+            assert_eq!(r.is_ok(), ok, "iters {iters}: {r:?}");
+        }
+        for (time, ok) in [
+            (-1.0, false),
+            (0.0, false),
+            (0.5, true),
+            (1e15, true),
+            (2e15, false),
+        ] {
+            let r = read(&|s, _| s["times"][0] = serde_json::json!(time));
+            assert_eq!(r.is_ok(), ok, "time {time}: {r:?}");
+            if !ok {
+                assert!(r.unwrap_err().contains(&format!(
+                    "times[0] is {time} (allowed: a finite time in ns above 0)"
+                )));
+            }
+        }
+        for (median, ok) in [(-1.0, false), (0.0, true), (1e300, true)] {
+            let r = read(&|_, e| e["median"]["point_estimate"] = serde_json::json!(median));
+            assert_eq!(r.is_ok(), ok, "median {median}: {r:?}");
+        }
+    }
+
+    /// A throughput in elements makes each iteration that many operations: every sample and
+    /// the median are per operation, as the runner's are; a throughput of 0 elements is one.
+    #[test]
+    fn a_throughput_in_elements_makes_figures_per_operation() {
+        let d = tempfile::tempdir().unwrap();
+        let runs = criterion(&fixture()).unwrap();
+        let b = runs[0].bench("rusqlite").unwrap();
+        let imported = read_benchmark(&fixture().join("single_row_lookup/rusqlite/new")).unwrap();
+        assert_eq!(imported.ops_per_iter, 20_000);
+        assert_eq!(b.samples.len(), imported.raw.len());
+        for (s, (iters, ns)) in b.samples.iter().zip(&imported.raw) {
+            let by_hand = *ns as f64 / (*iters as f64 * 20_000.0);
+            assert!((s / by_hand - 1.0).abs() < 1e-9, "{s} vs {by_hand}");
+        }
+        assert_eq!(
+            runs[0].start.as_ref().unwrap().env.profile,
+            "release",
+            "Criterion measures a release build"
+        );
+        // 0 elements: an iteration is one operation.
+        let dir = d.path().join("g/f/new");
+        write_set(&dir, "f", 1.0);
+        std::fs::write(
+            dir.join("benchmark.json"),
+            r#"{"group_id":"g","function_id":"f","value_str":null,"throughput":{"Elements":0}}"#,
+        )
+        .unwrap();
+        let zero = read_benchmark(&dir).unwrap();
+        assert_eq!(zero.ops_per_iter, 1);
+        assert!(zero.median.0.is_finite() && zero.samples.iter().all(|s| s.is_finite()));
+    }
+
+    /// An empty function name with a parameter is a bench named by its parameter (Criterion's
+    /// `bench_with_input` in a group of its own).
+    #[test]
+    fn a_benchmark_named_by_its_parameter_alone_is_that_bench() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path().join("g/1000/new");
+        write_set(&dir, "unused", 1.0);
+        for function in [r#""""#, "null"] {
+            std::fs::write(
+                dir.join("benchmark.json"),
+                format!(r#"{{"group_id":"g","function_id":{function},"value_str":"1000","throughput":null}}"#),
+            )
+            .unwrap();
+            let b = read_benchmark(&dir).unwrap();
+            assert_eq!((b.bench.as_str(), b.param), ("1000", None), "{function}");
+        }
+    }
+
+    /// Result sets are found eight folders down at most, and never in Criterion's `report/`
+    /// or `change/` folders.
+    #[test]
+    fn result_sets_are_searched_eight_folders_down_outside_report_and_change() {
+        let d = tempfile::tempdir().unwrap();
+        let nested = |levels: usize| {
+            let mut p = d.path().to_path_buf();
+            for i in 0..levels - 1 {
+                p.push(format!("l{levels}_{i}"));
+            }
+            p.push("new");
+            write_set(&p, "f", 1.0);
+            p
+        };
+        let eight = nested(8);
+        nested(9);
+        write_set(&d.path().join("g/report/new"), "f", 1.0);
+        write_set(&d.path().join("g/change/new"), "f", 1.0);
+        let mut found = Vec::new();
+        result_dirs(d.path(), 0, &mut found);
+        assert_eq!(found, [eight]);
+    }
+
     #[test]
     fn a_folder_without_criterion_results_is_refused() {
         let d = tempfile::tempdir().unwrap();
