@@ -116,4 +116,25 @@ mod tests {
             "{e}"
         );
     }
+
+    /// A store slower than the wait: `finish` says not all was written, once the wait is up.
+    #[test]
+    fn a_write_longer_than_the_wait_is_said_unfinished() {
+        let (hold, held) = mpsc::channel::<()>();
+        let slow = Background {
+            tx: None,
+            thread: Some(std::thread::spawn(move || {
+                let _ = held.recv();
+            })),
+        };
+        let start = Instant::now();
+        assert!(!slow.finish(Duration::from_millis(100)));
+        assert!(start.elapsed() >= Duration::from_millis(100));
+        hold.send(()).unwrap();
+        let quick = Background {
+            tx: None,
+            thread: Some(std::thread::spawn(|| {})),
+        };
+        assert!(quick.finish(Duration::from_secs(30)));
+    }
 }

@@ -654,4 +654,333 @@ mod tests {
             prop_assert_eq!(p.checked().is_ok(), ok);
         }
     }
+
+    fn location(store: Option<&str>) -> Location {
+        Location {
+            store: store.map(str::to_string),
+        }
+    }
+
+    /// A PostgreSQL URL in any case of its scheme is a server; anything else a file; nothing
+    /// (or blanks) the default file.
+    #[test]
+    fn a_store_is_a_server_by_its_scheme_else_a_file() {
+        for u in [
+            "postgres://h/db",
+            "POSTGRESQL://h/db",
+            "  postgresql://h/db ",
+        ] {
+            assert_eq!(
+                location(Some(u)).target(),
+                Target::Postgres(u.trim().into()),
+                "{u}"
+            );
+        }
+        assert_eq!(
+            location(Some("runs/results.sqlite")).target(),
+            Target::Sqlite("runs/results.sqlite".into())
+        );
+        let default = Target::Sqlite(crate::journal::data_dir().join("results.sqlite"));
+        assert_eq!(location(None).target(), default);
+        assert_eq!(location(Some("  ")).target(), default);
+        // Another scheme is a file name by its form, and refused as one.
+        let mysql = location(Some("mysql://h/db")).target();
+        assert_eq!(mysql, Target::Sqlite("mysql://h/db".into()));
+        let e = Store::open(&mysql).err().unwrap();
+        assert!(
+            e.starts_with("results store mysql://h/db: not a file path, and not a PostgreSQL URL"),
+            "{e}"
+        );
+        // A store's name never shows its password.
+        let shown =
+            Target::Postgres("postgres://bench:s3cret-pw@db.example/results".into()).to_string();
+        assert!(
+            !shown.contains("s3cret-pw") && shown.contains("db.example/results"),
+            "{shown}"
+        );
+        assert_eq!(
+            Target::Sqlite("a/b.sqlite".into()).to_string(),
+            "a/b.sqlite"
+        );
+        // --no-store records nothing; otherwise runs go where --store says.
+        let args = StoreArgs {
+            location: location(Some("x.sqlite")),
+            ..Default::default()
+        };
+        assert_eq!(
+            args.recorder().unwrap().target,
+            Target::Sqlite("x.sqlite".into())
+        );
+        let off = StoreArgs {
+            no_store: true,
+            ..args
+        };
+        assert!(off.recorder().is_none());
+    }
+
+    #[test]
+    fn a_newer_schema_is_refused_and_an_older_or_equal_one_read() {
+        assert_eq!(check_schema(None, 2), Ok(()));
+        assert_eq!(check_schema(Some(1), 2), Ok(()));
+        assert_eq!(check_schema(Some(2), 2), Ok(()));
+        let e = check_schema(Some(3), 2).unwrap_err();
+        assert!(
+            e.starts_with(
+                "written by a newer benchscope (schema version 3; this one reads up to 2)"
+            ),
+            "{e}"
+        );
+    }
+
+    /// Each filter is a condition with its values in placeholders numbered in turn, never in
+    /// the SQL's text.
+    #[test]
+    fn filters_become_numbered_placeholders_in_order() {
+        let f = Filter {
+            target: Some("single_row_lookup".into()),
+            benches: vec!["rusqlite".into(), "x' OR 1=1 --".into()],
+            machine: Some("vm-1".into()),
+            since: Some("2026-11-01T00:00:00Z".into()),
+        };
+        let ph = |i: usize| format!("${i}");
+        let (sql, args) = conditions(&f, true, &ph);
+        assert_eq!(
+            sql,
+            " AND r.target = $1 AND (r.machine_name = $2 OR r.machine_id = $3) \
+             AND r.recorded_at >= $4 AND b.bench IN ($5, $6)"
+        );
+        assert_eq!(
+            args,
+            [
+                "single_row_lookup",
+                "vm-1",
+                "vm-1",
+                "2026-11-01T00:00:00Z",
+                "rusqlite",
+                "x' OR 1=1 --"
+            ]
+        );
+        let (sql, args) = conditions(&f, false, &ph);
+        assert!(!sql.contains("b.bench") && args.len() == 4, "{sql}");
+        assert_eq!(
+            conditions(&Filter::default(), true, &ph),
+            (String::new(), vec![])
+        );
+        let (sql, args) = latest_query(&f, |_| "?".into());
+        assert!(
+            sql.ends_with(
+                "WHERE NOT r.profiled AND r.target = ? AND (r.machine_name = ? OR r.machine_id = ?) \
+                 AND r.recorded_at >= ? ORDER BY r.id DESC"
+            ),
+            "{sql}"
+        );
+        assert_eq!(args.len(), 4);
+    }
+
+    #[test]
+    fn what_did_not_read_is_said_in_one_line() {
+        let read = |n: usize| Read::<i64> {
+            rows: vec![1],
+            skipped: (1..=n).map(|i| format!("run {i}: bad")).collect(),
+        };
+        assert_eq!(read(0).note(), None);
+        assert_eq!(
+            read(1).note().unwrap(),
+            "1 row of the results store did not read and was left out: run 1: bad"
+        );
+        assert_eq!(
+            read(3).note().unwrap(),
+            "3 rows of the results store did not read and were left out: run 1: bad; run 2: bad; run 3: bad"
+        );
+        assert_eq!(
+            read(4).note().unwrap(),
+            "4 rows of the results store did not read and were left out: run 1: bad; run 2: bad; run 3: bad; ..."
+        );
+    }
+
+    #[test]
+    fn allocations_per_operation_are_a_count_or_the_point_is_left_out() {
+        let p = |allocs: Option<f64>| Point {
+            run: 1,
+            recorded_at: String::new(),
+            machine_id: String::new(),
+            machine_name: String::new(),
+            cpu: String::new(),
+            cores: 2,
+            kernel: String::new(),
+            commit: None,
+            dirty: None,
+            label: None,
+            target: "t".into(),
+            knobs: "{}".into(),
+            build_profile: "release".into(),
+            cpu_idle: None,
+            cpus: None,
+            bench: "b".into(),
+            median: 1000.0,
+            ci: [990.0, 1010.0],
+            allocs,
+        };
+        for ok in [None, Some(0.0), Some(2.5)] {
+            assert!(p(ok).checked().is_ok(), "{ok:?}");
+        }
+        for bad in [-1.0, f64::INFINITY, f64::NAN] {
+            let e = p(Some(bad)).checked().unwrap_err();
+            assert!(
+                e.contains(&format!("allocations per operation {bad}")),
+                "{e}"
+            );
+        }
+    }
+
+    /// A run written to a real SQLite store reads back column by column: what history groups
+    /// and notes by, and the newest record of each target and machine; a profiled run is kept
+    /// but read by neither.
+    #[test]
+    fn a_recorded_run_reads_back_as_written() {
+        let d = tempfile::tempdir().unwrap();
+        let target = Target::Sqlite(d.path().join("results.sqlite"));
+        let e = Store::open_existing(&target).err().unwrap();
+        assert!(e.starts_with("no results store at "), "{e}");
+        let mut store = Store::open(&target).unwrap();
+        let mut r = crate::testing::finished_record("single_row_lookup", &[("rusqlite", 1400.0)]);
+        {
+            let s = r.start.as_mut().unwrap();
+            s.knobs
+                .0
+                .insert("rows".into(), bench_core::knobs::KnobValue::Count(1234));
+            s.env.cpus = Some(vec![0, 1, 3]);
+            s.env.profile = "release".into();
+        }
+        r.machine = Some(bench_core::protocol::Machine {
+            cores: 2,
+            load_start: 0.0,
+            load_end: 0.0,
+            others_cores: None,
+            steal: None,
+            waited_s: 0.0,
+            cpu_idle: Some(bench_core::protocol::CpuIdle::Held),
+        });
+        let mut profiled = r.clone();
+        profiled.profiled = true;
+        let mut other = crate::testing::finished_record("bulk_insert", &[("rusqlite", 9000.0)]);
+        other.start.as_mut().unwrap().env.profile = "dev".into();
+        let machine = MachineId {
+            id: "m-1".into(),
+            name: "vm-1".into(),
+        };
+        let fp = Fingerprint {
+            cpu: "AMD EPYC".into(),
+            cores: 2,
+            kernel: "Linux 6.1".into(),
+        };
+        let code = Code {
+            commit: Some("abc".into()),
+            dirty: Some(true),
+            label: None,
+        };
+        let run = |key: &str, record: &'static RunRecord| NewRun {
+            key: key.into(),
+            recorded_at: format!("2026-11-28T10:00:0{}Z", key.len() % 10),
+            machine: &machine,
+            fingerprint: &fp,
+            code: &code,
+            record,
+            source: None,
+        };
+        let (r, profiled, other): (&'static RunRecord, &'static RunRecord, &'static RunRecord) = (
+            Box::leak(Box::new(r)),
+            Box::leak(Box::new(profiled)),
+            Box::leak(Box::new(other)),
+        );
+        assert_eq!(
+            store
+                .record(&[run("a", r), run("bb", profiled), run("ccc", other)])
+                .unwrap(),
+            3
+        );
+        assert_eq!(
+            store.record(&[run("a", r)]).unwrap(),
+            0,
+            "a key is kept once"
+        );
+        let points = store.points(&Filter::default()).unwrap();
+        assert!(points.skipped.is_empty(), "{:?}", points.skipped);
+        assert_eq!(points.rows.len(), 2, "the profiled run is left out");
+        let p = &points.rows[0];
+        assert_eq!(
+            (
+                p.target.as_str(),
+                p.bench.as_str(),
+                p.build_profile.as_str()
+            ),
+            ("single_row_lookup", "rusqlite", "release")
+        );
+        assert_eq!(p.cpus.as_deref(), Some("0-1,3"));
+        assert_eq!(p.cpu_idle.as_deref(), Some("held"));
+        assert!(p.knobs.contains(r#""rows":1234"#), "{}", p.knobs);
+        assert_eq!(
+            (p.machine_name.as_str(), p.cpu.as_str()),
+            ("vm-1", "AMD EPYC")
+        );
+        assert_eq!((p.commit.as_deref(), p.dirty), (Some("abc"), Some(true)));
+        let q = &points.rows[1];
+        assert_eq!(
+            (q.target.as_str(), q.build_profile.as_str()),
+            ("bulk_insert", "dev")
+        );
+        assert_eq!((q.cpus.as_deref(), q.cpu_idle.as_deref()), (None, None));
+        // The newest record of each target, as written.
+        let latest = store.latest(&Filter::default()).unwrap();
+        assert!(latest.skipped.is_empty());
+        assert_eq!(latest.rows.len(), 2);
+        // (serde_json reads a double back within a unit in its last place: compared as read.)
+        for (read, written) in latest.rows.iter().zip([r, other]) {
+            assert_eq!(read.start, written.start);
+            assert_eq!(read.machine, written.machine);
+            assert_eq!(read.benches[0].samples, written.benches[0].samples);
+        }
+        let only = store
+            .latest(&Filter {
+                target: Some("bulk_insert".into()),
+                ..Default::default()
+            })
+            .unwrap();
+        assert_eq!(only.rows.len(), 1);
+        assert_eq!(store.info().unwrap().runs, 3);
+        assert!(Store::open_existing(&target).is_ok());
+    }
+
+    /// Only a finished run measured here is recorded: not one that stopped early, not one
+    /// imported from a file, not a Criterion folder's.
+    #[test]
+    fn a_recorder_records_finished_runs_measured_here_alone() {
+        let d = tempfile::tempdir().unwrap();
+        let recorder = Recorder {
+            target: Target::Sqlite(d.path().join("results.sqlite")),
+            code: Code::default(),
+            data: d.path().to_path_buf(),
+        };
+        let done = crate::testing::finished_record("single_row_lookup", &[("rusqlite", 1400.0)]);
+        let mut unfinished = done.clone();
+        unfinished.done = false;
+        let mut imported = done.clone();
+        imported.source = Some("report.json".into());
+        let criterion = crate::import::criterion(
+            &std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/criterion"),
+        )
+        .unwrap()
+        .remove(0);
+        let mut criterion_unsourced = criterion.clone();
+        criterion_unsourced.source = None;
+        for r in [&unfinished, &imported, &criterion, &criterion_unsourced] {
+            assert_eq!(recorder.record(&[r]).unwrap(), "");
+        }
+        assert!(!d.path().join("results.sqlite").exists());
+        let said = recorder.record(&[&done]).unwrap();
+        assert!(
+            said.starts_with("recorded 1 run in the results store "),
+            "{said}"
+        );
+    }
 }

@@ -94,9 +94,15 @@ pub struct Code {
 
 /// The commit of the repository the command runs in (its working directory), unless given.
 pub fn code(commit: Option<&str>, label: Option<&str>) -> Code {
+    code_in(Path::new("."), commit, label)
+}
+
+/// The commit of the repository at `dir`, unless given.
+fn code_in(dir: &Path, commit: Option<&str>, label: Option<&str>) -> Code {
     let git = |args: &[&str]| {
         std::process::Command::new("git")
             .args(args)
+            .current_dir(dir)
             .stderr(std::process::Stdio::null())
             .output()
             .ok()
@@ -136,6 +142,65 @@ mod tests {
         std::fs::write(a.path().join("machine.json"), "{").unwrap();
         let e = machine(a.path()).unwrap_err();
         assert!(e.contains("machine.json is not a machine identity"), "{e}");
+    }
+
+    /// The machine's name starts with its host name; a repository's commit is read, and
+    /// whether its tracked files have changes.
+    #[test]
+    fn a_machine_is_named_by_its_host_and_code_by_its_commit() {
+        let d = tempfile::tempdir().unwrap();
+        let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .map(|h| h.trim().to_string())
+            .unwrap_or_default();
+        let name = machine(d.path()).unwrap().name;
+        let expected = if host.is_empty() { "host" } else { &host };
+        assert!(
+            name.starts_with(&format!("{expected}-")),
+            "{name} on {host:?}"
+        );
+
+        let git = |args: &[&str]| {
+            let o = std::process::Command::new("git")
+                .args([
+                    "-c",
+                    "user.name=t",
+                    "-c",
+                    "user.email=t@t",
+                    "-c",
+                    "commit.gpgsign=false",
+                ])
+                .args(args)
+                .current_dir(d.path())
+                .output()
+                .unwrap();
+            assert!(
+                o.status.success(),
+                "git {args:?}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            String::from_utf8_lossy(&o.stdout).trim().to_string()
+        };
+        let outside = code_in(d.path(), None, None);
+        assert_eq!(
+            (outside.commit, outside.dirty),
+            (None, None),
+            "not a repository"
+        );
+        git(&["init", "-q"]);
+        std::fs::write(d.path().join("f.txt"), "a").unwrap();
+        git(&["add", "f.txt"]);
+        git(&["commit", "-q", "-m", "one"]);
+        let head = git(&["rev-parse", "HEAD"]);
+        let clean = code_in(d.path(), None, None);
+        assert_eq!(
+            (clean.commit.as_deref(), clean.dirty),
+            (Some(head.as_str()), Some(false))
+        );
+        // An untracked file is not a change; an edited tracked one is.
+        std::fs::write(d.path().join("new.txt"), "b").unwrap();
+        assert_eq!(code_in(d.path(), None, None).dirty, Some(false));
+        std::fs::write(d.path().join("f.txt"), "changed").unwrap();
+        assert_eq!(code_in(d.path(), None, None).dirty, Some(true));
     }
 
     #[test]
