@@ -592,6 +592,31 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// A point of bench `b` with these figures.
+    fn point_of(median: f64, ci: [f64; 2], allocs: Option<f64>) -> Point {
+        Point {
+            run: 1,
+            recorded_at: String::new(),
+            machine_id: String::new(),
+            machine_name: String::new(),
+            cpu: String::new(),
+            cores: 2,
+            kernel: String::new(),
+            commit: None,
+            dirty: None,
+            label: None,
+            target: "t".into(),
+            knobs: "{}".into(),
+            build_profile: "release".into(),
+            cpu_idle: None,
+            cpus: None,
+            bench: "b".into(),
+            median,
+            ci,
+            allocs,
+        }
+    }
+
     fn record_text() -> &'static str {
         static TEXT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
         TEXT.get_or_init(|| {
@@ -627,27 +652,9 @@ mod tests {
             allocs in proptest::option::of(proptest::num::f64::ANY),
             bench in any::<String>(),
         ) {
-            let p = Point {
-                run: 1,
-                recorded_at: String::new(),
-                machine_id: String::new(),
-                machine_name: String::new(),
-                cpu: String::new(),
-                cores: 2,
-                kernel: String::new(),
-                commit: Some(bench.clone()),
-                dirty: None,
-                label: None,
-                target: "t".into(),
-                knobs: "{}".into(),
-                build_profile: "release".into(),
-                cpu_idle: None,
-                cpus: None,
-                bench,
-                median,
-                ci: [lo, hi],
-                allocs,
-            };
+            let mut p = point_of(median, [lo, hi], allocs);
+            p.commit = Some(bench.clone());
+            p.bench = bench;
             let ok = bench_core::protocol::results::plausible_ns(median)
                 && [lo, hi].iter().all(|v| v.is_nan() || bench_core::protocol::results::plausible_ns(*v))
                 && allocs.is_none_or(|a| a.is_finite() && a >= 0.0);
@@ -800,27 +807,7 @@ mod tests {
 
     #[test]
     fn allocations_per_operation_are_a_count_or_the_point_is_left_out() {
-        let p = |allocs: Option<f64>| Point {
-            run: 1,
-            recorded_at: String::new(),
-            machine_id: String::new(),
-            machine_name: String::new(),
-            cpu: String::new(),
-            cores: 2,
-            kernel: String::new(),
-            commit: None,
-            dirty: None,
-            label: None,
-            target: "t".into(),
-            knobs: "{}".into(),
-            build_profile: "release".into(),
-            cpu_idle: None,
-            cpus: None,
-            bench: "b".into(),
-            median: 1000.0,
-            ci: [990.0, 1010.0],
-            allocs,
-        };
+        let p = |allocs: Option<f64>| point_of(1000.0, [990.0, 1010.0], allocs);
         for ok in [None, Some(0.0), Some(2.5)] {
             assert!(p(ok).checked().is_ok(), "{ok:?}");
         }
