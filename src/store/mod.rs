@@ -936,6 +936,9 @@ mod tests {
         assert_eq!(only.rows.len(), 1);
         assert_eq!(store.info().unwrap().runs, 3);
         assert!(Store::open_existing(&target).is_ok());
+        // A store's folders are made on first use.
+        let deep = Target::Sqlite(d.path().join("a/b/results.sqlite"));
+        assert_eq!(Store::open(&deep).unwrap().info().unwrap().runs, 0);
     }
 
     /// Only a finished run measured here is recorded: not one that stopped early, not one
