@@ -188,3 +188,31 @@ fn import(args: ImportArgs) -> i32 {
     );
     0
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An imported run is recorded at its file's last write, to the second in UTC; a file
+    /// whose time cannot be read at the time of the import.
+    #[test]
+    fn an_imported_file_s_time_is_its_last_write_to_the_second() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("report.json");
+        std::fs::write(&p, "{}").unwrap();
+        let t = time::macros::datetime!(2026-01-02 03:04:05.678 UTC);
+        std::fs::File::options()
+            .write(true)
+            .open(&p)
+            .unwrap()
+            .set_modified(t.into())
+            .unwrap();
+        assert_eq!(modified(&p), "2026-01-02T03:04:05Z");
+        let before = crate::format::now_rfc3339();
+        let missing = modified(&d.path().join("gone.json"));
+        assert!(
+            missing >= before && missing.len() == before.len(),
+            "{missing} vs {before}"
+        );
+    }
+}
