@@ -81,6 +81,20 @@ fn modified(path: &std::path::Path) -> String {
 }
 
 fn import(args: ImportArgs) -> i32 {
+    match import_runs(&args) {
+        Ok(said) => {
+            eprintln!("{said}");
+            0
+        }
+        Err((status, e)) => {
+            eprintln!("error: {e}");
+            status
+        }
+    }
+}
+
+/// Records the runs of `args.paths`; what was imported where, or the exit status and why not.
+fn import_runs(args: &ImportArgs) -> Result<String, (i32, String)> {
     let machine = match &args.machine {
         Some(name) => MachineId {
             id: format!("named:{name}"),
@@ -88,10 +102,7 @@ fn import(args: ImportArgs) -> i32 {
         },
         None => match super::origin::machine(&crate::journal::data_dir()) {
             Ok(m) => m,
-            Err(e) => {
-                eprintln!("error: {e}");
-                return 1;
-            }
+            Err(e) => return Err((1, e)),
         },
     };
     let code = Code {
@@ -103,19 +114,13 @@ fn import(args: ImportArgs) -> i32 {
     for p in &args.paths {
         match crate::sources::open(p) {
             Ok(runs) => files.push((p, runs)),
-            Err(e) => {
-                eprintln!("error: {e}");
-                return 2;
-            }
+            Err(e) => return Err((2, e)),
         }
     }
     let target = args.location.target();
     let mut store = match Store::open(&target) {
         Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return 1;
-        }
+        Err(e) => return Err((1, e)),
     };
     let here = Fingerprint::here();
     let (mut seen, mut new) = (0, 0);
@@ -174,19 +179,15 @@ fn import(args: ImportArgs) -> i32 {
         seen += new_runs.len();
         match store.record(&new_runs) {
             Ok(n) => new += n,
-            Err(e) => {
-                eprintln!("error: {e}");
-                return 1;
-            }
+            Err(e) => return Err((1, e)),
         }
     }
-    eprintln!(
+    Ok(format!(
         "imported {new} run{} into the results store {target} ({} already there), machine {}",
         if new == 1 { "" } else { "s" },
         seen - new,
         machine.name
-    );
-    0
+    ))
 }
 
 #[cfg(test)]
@@ -214,5 +215,86 @@ mod tests {
             missing >= before && missing.len() == before.len(),
             "{missing} vs {before}"
         );
+    }
+
+    /// Saved runs imported into a store: each once, with what the run says of its machine
+    /// (its CPU; the kernel unknown when the machine is named), and a run that finished no
+    /// bench left out; imported again, nothing new.
+    #[test]
+    fn saved_runs_are_imported_once_with_their_own_machine() {
+        let d = tempfile::tempdir().unwrap();
+        let finished =
+            crate::testing::finished_record("single_row_lookup", &[("rusqlite", 1400.0)]);
+        let mut no_cpu = crate::testing::finished_record("bulk_insert", &[("rusqlite", 9000.0)]);
+        no_cpu.start.as_mut().unwrap().env.cpu = String::new();
+        let mut unfinished = crate::testing::finished_record("key_value", &[("rusqlite", 500.0)]);
+        unfinished.benches[0].error = Some("stopped".into());
+        let saved = crate::baseline::save(
+            &d.path().join("baselines"),
+            "main",
+            &[finished, no_cpu, unfinished],
+            "2026-11-28T10:00:00Z",
+        )
+        .unwrap();
+        let store = d.path().join("results.sqlite");
+        let args = ImportArgs {
+            paths: vec![saved],
+            machine: Some("lab-2".into()),
+            commit: Some("abc".into()),
+            label: None,
+            location: Location {
+                store: Some(store.display().to_string()),
+            },
+        };
+        let said = import_runs(&args).unwrap();
+        assert_eq!(
+            said,
+            format!(
+                "imported 2 runs into the results store {} (0 already there), machine lab-2",
+                store.display()
+            )
+        );
+        let again = import_runs(&args).unwrap();
+        assert!(
+            again.starts_with("imported 0 runs into the results store "),
+            "{again}"
+        );
+        assert!(
+            again.ends_with("(2 already there), machine lab-2"),
+            "{again}"
+        );
+        let points = Store::open(&args.location.target())
+            .unwrap()
+            .points(&Default::default())
+            .unwrap()
+            .rows;
+        let by_target = |t: &str| points.iter().find(|p| p.target == t).unwrap();
+        let own = by_target("single_row_lookup");
+        assert_eq!(
+            (own.cpu.as_str(), own.kernel.as_str()),
+            ("Test CPU", "unknown")
+        );
+        assert_eq!(
+            (own.machine_name.as_str(), own.commit.as_deref()),
+            ("lab-2", Some("abc"))
+        );
+        let here = Fingerprint::here();
+        assert_eq!(
+            by_target("bulk_insert").cpu,
+            here.cpu,
+            "no CPU of its own: this machine's"
+        );
+        assert!(
+            points.iter().all(|p| p.target != "key_value"),
+            "nothing finished"
+        );
+        // A file that is not there: status 2, named.
+        let missing = ImportArgs {
+            paths: vec![d.path().join("gone.json")],
+            ..args
+        };
+        let (status, e) = import_runs(&missing).unwrap_err();
+        assert_eq!(status, 2);
+        assert!(e.contains("gone.json: no such file or folder"), "{e}");
     }
 }
