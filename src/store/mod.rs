@@ -820,16 +820,60 @@ mod tests {
         }
     }
 
-    /// A run written to a real SQLite store reads back column by column: what history groups
-    /// and notes by, and the newest record of each target and machine; a profiled run is kept
-    /// but read by neither.
+    /// A run written to a real SQLite store reads back column by column.
     #[test]
     fn a_recorded_run_reads_back_as_written() {
         let d = tempfile::tempdir().unwrap();
         let target = Target::Sqlite(d.path().join("results.sqlite"));
         let e = Store::open_existing(&target).err().unwrap();
         assert!(e.starts_with("no results store at "), "{e}");
-        let mut store = Store::open(&target).unwrap();
+        reads_back_as_written(&target);
+        assert!(Store::open_existing(&target).is_ok());
+        // A store's folders are made on first use.
+        let deep = Target::Sqlite(d.path().join("a/b/results.sqlite"));
+        assert_eq!(Store::open(&deep).unwrap().info().unwrap().runs, 0);
+    }
+
+    /// The same on a PostgreSQL store: a database of the test's own on the server of
+    /// BENCHSCOPE_POSTGRES_URL, dropped at the end.
+    #[test]
+    fn a_recorded_run_reads_back_as_written_on_postgres() {
+        let Some(admin) = std::env::var("BENCHSCOPE_POSTGRES_URL")
+            .ok()
+            .filter(|u| !u.is_empty())
+        else {
+            bench_core::testing::skip(
+                "a_recorded_run_reads_back_as_written_on_postgres",
+                "BENCHSCOPE_POSTGRES_URL is not set (.ci/postgres.sh starts a throwaway server)",
+            );
+            return;
+        };
+        let name = "benchscope_unit_round_trip";
+        let sql = |sql: String| {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async {
+                let (client, conn) = tokio_postgres::connect(&admin, tokio_postgres::NoTls)
+                    .await
+                    .unwrap();
+                tokio::spawn(conn);
+                client.batch_execute(&sql).await.unwrap();
+            });
+        };
+        sql(format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"));
+        sql(format!("CREATE DATABASE {name}"));
+        let (base, _) = admin.rsplit_once('/').expect("a URL with a database part");
+        reads_back_as_written(&Target::Postgres(format!("{base}/{name}")));
+        sql(format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"));
+    }
+
+    /// Records three runs in the empty store `target` and reads them back: what history groups
+    /// and notes by, and the newest record of each target and machine; a profiled run is kept
+    /// but read by neither.
+    fn reads_back_as_written(target: &Target) {
+        let mut store = Store::open(target).unwrap();
         let mut r = crate::testing::finished_record("single_row_lookup", &[("rusqlite", 1400.0)]);
         {
             let s = r.start.as_mut().unwrap();
@@ -935,10 +979,6 @@ mod tests {
             .unwrap();
         assert_eq!(only.rows.len(), 1);
         assert_eq!(store.info().unwrap().runs, 3);
-        assert!(Store::open_existing(&target).is_ok());
-        // A store's folders are made on first use.
-        let deep = Target::Sqlite(d.path().join("a/b/results.sqlite"));
-        assert_eq!(Store::open(&deep).unwrap().info().unwrap().runs, 0);
     }
 
     /// Only a finished run measured here is recorded: not one that stopped early, not one
