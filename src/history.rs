@@ -584,6 +584,13 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("step +5.0% between c14 and c15"), "{text}");
+        // The step's mark is on its point's row alone.
+        let marked: Vec<&str> = text.lines().filter(|l| l.contains("◆ step")).collect();
+        assert_eq!(marked.len(), 1, "{text}");
+        assert!(
+            marked[0].contains("  c15  ") && marked[0].ends_with("◆ step +5.0%"),
+            "{text}"
+        );
         assert!(
             text.contains("2 machines measured this bench on 2 different CPUs"),
             "{text}"
@@ -1028,6 +1035,12 @@ mod tests {
     fn bad_input_names_the_value_and_what_is_allowed() {
         assert!(parse_noise("x").unwrap_err().contains("\"x\" for --noise"));
         assert_eq!(parse_noise("5%").unwrap(), 0.05);
+        assert_eq!(parse_noise("0").unwrap(), 0.0);
+        assert_eq!(parse_noise("50").unwrap(), 0.5);
+        for out in ["50.5", "-1", "NaN", "inf"] {
+            let e = parse_noise(out).unwrap_err();
+            assert!(e.contains("(allowed: 0 to 50"), "{out}: {e}");
+        }
         assert_eq!(since_utc("2026-11-01").unwrap(), "2026-11-01T00:00:00Z");
         assert_eq!(
             since_utc("2026-11-01T12:00:00.75+02:00").unwrap(),
