@@ -910,7 +910,8 @@ mod tests {
             dirty: Some(true),
             label: None,
         };
-        let run = |key: &str, record: &'static RunRecord| NewRun {
+        let (r, profiled, other) = (&r, &profiled, &other);
+        let run = |key: &str, record| NewRun {
             key: key.into(),
             recorded_at: format!("2026-11-28T10:00:0{}Z", key.len() % 10),
             machine: &machine,
@@ -919,11 +920,6 @@ mod tests {
             record,
             source: None,
         };
-        let (r, profiled, other): (&'static RunRecord, &'static RunRecord, &'static RunRecord) = (
-            Box::leak(Box::new(r)),
-            Box::leak(Box::new(profiled)),
-            Box::leak(Box::new(other)),
-        );
         assert_eq!(
             store
                 .record(&[run("a", r), run("bb", profiled), run("ccc", other)])
