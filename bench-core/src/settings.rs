@@ -95,6 +95,9 @@ pub struct SqliteSettings {
     /// Connections open read-only (SQLITE_OPEN_READONLY): set by a workload, not a knob (the
     /// script target's snapshot, when SQLite judged every statement a read).
     pub read_only: bool,
+    /// SQLite's busy wait done inside `tokio::task::block_in_place` when the connection is used
+    /// on a runtime worker thread: set by the middleware's `wait_aside` strategy, not a knob.
+    pub wait_aside: bool,
 }
 
 impl Default for SqliteSettings {
@@ -125,6 +128,7 @@ impl SqliteSettings {
             mmap_size: count(&MMAP_SIZE),
             no_mutex: word(&SQLITE_MUTEX) == "off",
             read_only: false,
+            wait_aside: false,
         }
     }
 

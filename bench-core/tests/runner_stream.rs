@@ -479,9 +479,9 @@ fn bulk_insert_batch_text_runs_on_every_core_bench() {
         assert_eq!(c.passes.len(), 2, "{b}");
         ran += 1;
     }
-    // rusqlite, six strategies, turso, tokio-rusqlite, two r2d2, diesel, sql-middleware, and
+    // rusqlite, seven strategies, turso, tokio-rusqlite, two r2d2, diesel, sql-middleware, and
     // sql-middleware/postgres with a server.
-    assert_eq!(ran, 13 + server as usize, "{events:?}");
+    assert_eq!(ran, 14 + server as usize, "{events:?}");
 }
 
 /// One scenario run of every strategy and crate, tiny: every line checked.
@@ -586,6 +586,8 @@ fn async_contention_runs_on_the_pool_the_knob_names() {
             "--bench",
             "block_in_place",
             "--bench",
+            "wait_aside",
+            "--bench",
             "interact",
             "--knob",
             &knob,
@@ -600,7 +602,7 @@ fn async_contention_runs_on_the_pool_the_knob_names() {
         ];
         let (code, events, stderr) = run(&args, cache.path());
         assert_eq!(code, Some(0), "{stderr}");
-        for name in ["spawn_blocking", "block_in_place"] {
+        for name in ["spawn_blocking", "block_in_place", "wait_aside"] {
             let start = events.iter().find_map(|e| match e {
                 Event::BenchStart { bench, backend, .. } if bench == name => Some(backend.clone()),
                 _ => None,
@@ -629,7 +631,8 @@ fn async_contention_runs_on_the_pool_the_knob_names() {
 }
 
 /// The canary reads close to 1 when nothing blocks the runtime, and falls when direct
-/// blocking holds its only worker thread.
+/// blocking holds its only worker thread. wait_aside runs the writer's closure (its sleep)
+/// aside, as a caller's closure, and its own reads in place: the canary stays up.
 #[test]
 fn the_canary_falls_when_direct_blocking_starves_the_runtime() {
     let cache = tempfile::tempdir().unwrap();
@@ -637,6 +640,8 @@ fn the_canary_falls_when_direct_blocking_starves_the_runtime() {
         "async_contention",
         "--bench",
         "inline",
+        "--bench",
+        "wait_aside",
         "--bench",
         "spawn_blocking",
         "--knob",
@@ -668,6 +673,12 @@ fn the_canary_falls_when_direct_blocking_starves_the_runtime() {
     assert!(
         spawn.write_completion > inline.write_completion,
         "{spawn:?} {inline:?}"
+    );
+    let aside = stats("wait_aside");
+    assert!(aside.canary_ratio > 0.7, "{aside:?}");
+    assert!(
+        aside.write_completion > inline.write_completion,
+        "{aside:?} {inline:?}"
     );
 }
 
@@ -783,8 +794,8 @@ fn crud_overhead_streams_every_core_bench_with_the_models_work() {
         }
         assert_eq!(
             checked.len(),
-            16 * 13 - 1,
-            "every case on rusqlite, 6 strategies, turso and 5 crates (async-sqlite is its harness's), but select_first on diesel"
+            16 * 14 - 1,
+            "every case on rusqlite, 7 strategies, turso and 5 crates (async-sqlite is its harness's), but select_first on diesel"
         );
         // Files keep WAL; memdb cannot, and says so in what its connections read back.
         let journal = |bench: &str| {
@@ -916,8 +927,8 @@ fn key_value_streams_every_core_bench_with_checked_values() {
         }
         assert_eq!(
             checked.len(),
-            18 * 14,
-            "memory, rusqlite, 6 strategies, turso, tokio-rusqlite, r2d2_sqlite x 2, diesel, sql-middleware"
+            18 * 15,
+            "memory, rusqlite, 7 strategies, turso, tokio-rusqlite, r2d2_sqlite x 2, diesel, sql-middleware"
         );
     }
 }

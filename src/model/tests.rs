@@ -1063,8 +1063,8 @@ fn a_marks_the_cursors_group_and_capital_a_clears() {
     update(&mut s, Action::Key(Key::Char('a')), now);
     assert_eq!(
         s.catalog.marked.len(),
-        18,
-        "rusqlite, 6 strategies, turso, sqlx, postgres, 8 crates (sql-middleware on turso and PostgreSQL too)"
+        19,
+        "rusqlite, 7 strategies, turso, sqlx, postgres, 8 crates (sql-middleware on turso and PostgreSQL too)"
     );
     assert!(s.catalog.marked.iter().all(|n| n.starts_with("create/")));
     update(&mut s, Action::Key(Key::Char('a')), now);

@@ -6,6 +6,9 @@ pub mod raw;
 #[cfg(feature = "sqlite")]
 pub mod c_api;
 
+#[cfg(feature = "sqlite")]
+pub mod wait_aside;
+
 #[cfg(feature = "middleware")]
 pub mod middleware;
 

@@ -14,7 +14,14 @@ pub fn open(path: &std::path::Path, s: &SqliteSettings) -> rusqlite::Result<Conn
     Ok(conn)
 }
 
-pub use crate::on_rusqlite::{apply, configure, flags, read_back};
+pub use crate::on_rusqlite::{apply, flags, read_back};
+
+/// Prepares an open connection as [`open`] does: the busy handler the settings ask for (first,
+/// so the pragmas' own lock waits take it), the run's pragmas, and room for cached statements.
+pub fn configure(conn: &Connection, s: &SqliteSettings) -> rusqlite::Result<()> {
+    super::wait_aside::install(conn, s)?;
+    crate::on_rusqlite::configure(conn, s)
+}
 
 /// The lookup statement, prepared once.
 pub fn prepare(conn: &Connection) -> rusqlite::Result<Statement<'_>> {

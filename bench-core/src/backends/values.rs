@@ -74,10 +74,10 @@ impl Pooled {
             }
         };
         let out = match self.held.as_mut() {
-            Some(conn) => self.mw.call(conn, job).await?,
+            Some(conn) => self.mw.run_own(conn, job).await?,
             None => {
                 let mut conn = self.mw.checkout().await?;
-                self.mw.call(&mut conn, job).await?
+                self.mw.run_own(&mut conn, job).await?
             }
         };
         Ok(out?)
@@ -88,10 +88,10 @@ impl Statements for Pooled {
     async fn ddl<S: AsRef<str> + Send + 'static>(&mut self, sql: S) -> Result<(), BenchError> {
         let job = move |c: &mut rusqlite::Connection| c.execute_batch(sql.as_ref());
         match self.held.as_mut() {
-            Some(conn) => self.mw.call(conn, job).await??,
+            Some(conn) => self.mw.run_own(conn, job).await??,
             None => {
                 let mut conn = self.mw.checkout().await?;
-                self.mw.call(&mut conn, job).await??
+                self.mw.run_own(&mut conn, job).await??
             }
         }
         Ok(())

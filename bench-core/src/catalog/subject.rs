@@ -24,16 +24,22 @@ pub enum Strategy {
     /// `tokio::task::block_in_place` on the runtime thread: blocks it, but tells the runtime to
     /// hand its other tasks to another thread first.
     BlockInPlace,
+    /// On the runtime thread, like `Inline`, except where the call would wait: SQLite's busy
+    /// wait for a lock, a blocking pool's checkout and a taken connection lock wait inside
+    /// `tokio::task::block_in_place`. A call that blocks otherwise (a long statement, a sleep
+    /// in the closure) still holds the runtime thread.
+    WaitAside,
 }
 
 impl Strategy {
-    pub const ALL: [Strategy; 6] = [
+    pub const ALL: [Strategy; 7] = [
         Strategy::Inline,
         Strategy::SpawnBlocking,
         Strategy::Interact,
         Strategy::Worker,
         Strategy::Spin,
         Strategy::BlockInPlace,
+        Strategy::WaitAside,
     ];
 
     pub fn name(self) -> &'static str {
@@ -44,6 +50,7 @@ impl Strategy {
             Strategy::Worker => "worker",
             Strategy::Spin => "spin",
             Strategy::BlockInPlace => "block_in_place",
+            Strategy::WaitAside => "wait_aside",
         }
     }
 
@@ -62,6 +69,9 @@ impl Strategy {
             }
             Strategy::BlockInPlace => {
                 "tokio::task::block_in_place on the runtime thread (its other tasks move away first)"
+            }
+            Strategy::WaitAside => {
+                "on the runtime thread; only a wait (SQLite's busy wait, a blocking checkout, a taken lock) in tokio::task::block_in_place (a call that blocks otherwise holds the thread)"
             }
         }
     }
@@ -97,26 +107,26 @@ impl FromStr for Strategy {
 /// The pools the middleware path checks connections out of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Pool {
-    /// deadpool-sqlite (inline, spawn_blocking, interact, block_in_place).
+    /// deadpool-sqlite (inline, spawn_blocking, interact, block_in_place, wait_aside).
     Deadpool,
     /// Connections owned by dedicated threads, pooled with deadpool (worker, spin).
     Workers,
     /// r2d2 with r2d2_sqlite: a blocking pool with no recycle hop (inline, spawn_blocking,
-    /// block_in_place).
+    /// block_in_place, wait_aside).
     R2d2,
     /// bb8 (the async pool sql-middleware ships on) over rusqlite connections: checks a
-    /// connection on checkout, as bb8 does by default (inline, spawn_blocking, block_in_place).
+    /// connection on checkout, as bb8 does by default (inline, spawn_blocking, block_in_place, wait_aside).
     Bb8,
     /// No pool: `size` connections opened up front, a checkout takes the next one round robin
-    /// and locks it while a query runs (inline, spawn_blocking, block_in_place).
+    /// and locks it while a query runs (inline, spawn_blocking, block_in_place, wait_aside).
     None,
     /// `size` connections opened up front, a slot each with a taken flag: a checkout takes the
     /// lowest free slot (an atomic swap), its drop frees it, a task finding none free waits on
-    /// a notification (inline, spawn_blocking, block_in_place).
+    /// a notification (inline, spawn_blocking, block_in_place, wait_aside).
     Slots,
     /// A connection per thread that uses the pool, opened on its first use, with the lookup's
     /// statement prepared once and held beside it (`values=prepared`); no checkout (inline,
-    /// spawn_blocking, block_in_place).
+    /// spawn_blocking, block_in_place, wait_aside).
     Thread,
 }
 
@@ -216,7 +226,7 @@ pub const POOL: KnobSpec = KnobSpec::choice(
         "thread",
         "workers",
     ],
-    "the pool under the middleware path: auto takes each strategy's own (deadpool-sqlite for inline, spawn_blocking, interact and block_in_place; the worker pool for worker and spin); r2d2 (no recycle hop), bb8 (checks a connection on checkout: is it out of any transaction), none (connections opened up front, taken round robin), slots (connections opened up front, the lowest free one taken, no lock) and thread (a connection per thread that uses it, nothing to check out; the only pool that can hold a prepared statement, see values) take inline, spawn_blocking and block_in_place",
+    "the pool under the middleware path: auto takes each strategy's own (deadpool-sqlite for inline, spawn_blocking, interact, block_in_place and wait_aside; the worker pool for worker and spin); r2d2 (no recycle hop), bb8 (checks a connection on checkout: is it out of any transaction), none (connections opened up front, taken round robin), slots (connections opened up front, the lowest free one taken, no lock) and thread (a connection per thread that uses it, nothing to check out; the only pool that can hold a prepared statement, see values) take inline, spawn_blocking, block_in_place and wait_aside",
 );
 
 /// The middleware path's value layer, the third axis beside the strategy and the pool.

@@ -7,7 +7,7 @@ fn strategy_names_parse() {
     }
     assert_eq!(
         "fast".parse::<Strategy>().unwrap_err().to_string(),
-        "unknown strategy \"fast\" (known: inline, spawn_blocking, interact, worker, spin, block_in_place)"
+        "unknown strategy \"fast\" (known: inline, spawn_blocking, interact, worker, spin, block_in_place, wait_aside)"
     );
 }
 

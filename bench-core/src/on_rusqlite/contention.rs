@@ -40,6 +40,14 @@ pub trait Reach: Send + Sync + 'static {
         held: &mut Self::Held,
         f: impl FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
     ) -> impl Future<Output = Result<T, BenchError>> + Send;
+    /// A reader's query ([`read`]) on the held connection: as `run` runs a closure, unless
+    /// this way runs its own statements otherwise (the middleware's `wait_aside`, in place).
+    fn read_recent(
+        &self,
+        held: &mut Self::Held,
+    ) -> impl Future<Output = Result<u64, BenchError>> + Send {
+        self.run(held, read)
+    }
     /// What its connections run with.
     fn read_back(
         &self,
@@ -523,7 +531,7 @@ async fn reader<R: Reach>(
         let mut conn = mw.hold().await?;
         while !stop.load(Ordering::Relaxed) {
             let t = Instant::now();
-            let rows = mw.run(&mut conn, read).await?;
+            let rows = mw.read_recent(&mut conn).await?;
             if rows != READ_ROWS {
                 return Err(BenchError::Work {
                     what: "rows of a read".into(),

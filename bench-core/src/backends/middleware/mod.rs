@@ -216,7 +216,9 @@ impl Middleware {
                 pool.label()
             )));
         }
-        let s = settings.clone();
+        let mut s = settings.clone();
+        // wait_aside's connections wait for SQLite's locks in block_in_place.
+        s.wait_aside = strategy == Strategy::WaitAside;
         let pool = match (pool, strategy) {
             (_, Strategy::Worker) => {
                 PoolKind::Workers(workers::pool(path, HandOff::Channel, size, s))
@@ -278,10 +280,13 @@ impl Middleware {
                     .post_create(deadpool_sqlite::Hook::async_fn(move |conn, _| {
                         let s = s.clone();
                         Box::pin(async move {
-                            conn.interact(move |c| super::raw::apply(c, &s))
-                                .await
-                                .map_err(|e| deadpool_sqlite::HookError::message(e.to_string()))?
-                                .map_err(deadpool_sqlite::HookError::Backend)
+                            conn.interact(move |c| {
+                                super::wait_aside::install(c, &s)?;
+                                super::raw::apply(c, &s)
+                            })
+                            .await
+                            .map_err(|e| deadpool_sqlite::HookError::message(e.to_string()))?
+                            .map_err(deadpool_sqlite::HookError::Backend)
                         })
                     }))
                     .build()
@@ -332,6 +337,11 @@ impl Middleware {
                         .await
                         .map_err(|e| MiddlewareError::Dispatch(e.to_string()))??,
                     Strategy::BlockInPlace => tokio::task::block_in_place(get)?,
+                    // A free connection is taken in place; waiting for one, aside.
+                    Strategy::WaitAside => match p.try_get() {
+                        Some(c) => c,
+                        None => tokio::task::block_in_place(get)?,
+                    },
                     _ => get()?,
                 };
                 Ok(Conn::R2d2(Some(conn)))
@@ -351,8 +361,42 @@ impl Middleware {
         }
     }
 
-    /// Runs `f` with the connection, dispatched by this middleware's strategy.
+    /// Runs the caller's `f` with the connection, dispatched by this middleware's strategy.
+    /// `f` may do anything, block included, so `wait_aside` runs it as `block_in_place` does.
     pub async fn call<R, F>(&self, conn: &mut Conn, f: F) -> Result<R, MiddlewareError>
+    where
+        R: Send + 'static,
+        F: FnOnce(&mut Connection) -> R + Send + 'static,
+    {
+        self.dispatch(self.for_closures(), conn, f).await
+    }
+
+    /// Runs `f`, the middleware's own work on the connection (a statement prepared or taken,
+    /// bound, stepped and its rows read: nothing that waits but SQLite), dispatched by this
+    /// middleware's strategy; `wait_aside` runs it in place, SQLite's lock waits aside.
+    pub(crate) async fn run_own<R, F>(&self, conn: &mut Conn, f: F) -> Result<R, MiddlewareError>
+    where
+        R: Send + 'static,
+        F: FnOnce(&mut Connection) -> R + Send + 'static,
+    {
+        self.dispatch(self.strategy, conn, f).await
+    }
+
+    /// The strategy a caller's closure runs by: its own, but `block_in_place` for
+    /// `wait_aside` (a closure can block where no busy handler sees it).
+    fn for_closures(&self) -> Strategy {
+        match self.strategy {
+            Strategy::WaitAside => Strategy::BlockInPlace,
+            s => s,
+        }
+    }
+
+    async fn dispatch<R, F>(
+        &self,
+        strategy: Strategy,
+        conn: &mut Conn,
+        f: F,
+    ) -> Result<R, MiddlewareError>
     where
         R: Send + 'static,
         F: FnOnce(&mut Connection) -> R + Send + 'static,
@@ -360,18 +404,18 @@ impl Middleware {
         match conn {
             Conn::Worker(w) => Ok(w.call(f).await?),
             #[cfg(feature = "crates")]
-            Conn::R2d2(slot) => on_owned(self.strategy, slot, f).await,
+            Conn::R2d2(slot) => on_owned(strategy, slot, f).await,
             #[cfg(feature = "crates")]
-            Conn::Bb8(slot) => on_owned(self.strategy, slot, f).await,
-            Conn::Slots(slot) => on_owned(self.strategy, slot, f).await,
-            Conn::Thread => on_thread(self.strategy, self.thread_pool()?, move |p| p.with(f)).await,
+            Conn::Bb8(slot) => on_owned(strategy, slot, f).await,
+            Conn::Slots(slot) => on_owned(strategy, slot, f).await,
+            Conn::Thread => on_thread(strategy, self.thread_pool()?, move |p| p.with(f)).await,
             Conn::Fixed(shared) => {
                 let locked = |c: &Shared, f: F| {
                     c.lock()
                         .map(|mut g| f(&mut g))
                         .map_err(|_| MiddlewareError::Dispatch("connection mutex poisoned".into()))
                 };
-                match self.strategy {
+                match strategy {
                     Strategy::SpawnBlocking => {
                         let c = shared.clone();
                         tokio::task::spawn_blocking(move || locked(&c, f))
@@ -379,11 +423,22 @@ impl Middleware {
                             .map_err(|e| MiddlewareError::Dispatch(e.to_string()))?
                     }
                     Strategy::BlockInPlace => tokio::task::block_in_place(|| locked(shared, f)),
+                    // Another task's query holds the lock: waited for aside.
+                    Strategy::WaitAside => match shared.try_lock() {
+                        Ok(mut g) => Ok(f(&mut g)),
+                        Err(std::sync::TryLockError::WouldBlock) => {
+                            tokio::task::block_in_place(|| locked(shared, f))
+                        }
+                        Err(std::sync::TryLockError::Poisoned(_)) => Err(
+                            MiddlewareError::Dispatch("connection mutex poisoned".into()),
+                        ),
+                    },
                     _ => locked(shared, f),
                 }
             }
-            Conn::Deadpool(slot) => match self.strategy {
-                Strategy::Inline => {
+            Conn::Deadpool(slot) => match strategy {
+                // The object is this checkout's alone: its lock is free.
+                Strategy::Inline | Strategy::WaitAside => {
                     let obj = slot.as_ref().ok_or_else(gone)?;
                     let mut guard = obj.lock().map_err(|_| {
                         MiddlewareError::Dispatch("connection mutex poisoned".into())
@@ -428,6 +483,9 @@ impl Middleware {
     /// Runs `f` on the statement of `sql`, prepared once per connection and held beside it,
     /// dispatched by this middleware's strategy: the `thread` pool's (no other pool can hold a
     /// rusqlite statement, which cannot leave its thread).
+    ///
+    /// `f` is the caller's: `wait_aside` runs it as `block_in_place` does (see
+    /// [`Middleware::call`]).
     pub async fn call_statement<R, F>(
         &self,
         conn: &mut Conn,
@@ -438,9 +496,38 @@ impl Middleware {
         R: Send + 'static,
         F: FnOnce(&mut rusqlite::Statement<'_>) -> R + Send + 'static,
     {
+        self.on_statement(self.for_closures(), conn, sql, f).await
+    }
+
+    /// The middleware's own work on the held statement (bind, step, read the row): `wait_aside`
+    /// runs it in place (see [`Middleware::run_own`]).
+    pub(crate) async fn run_own_statement<R, F>(
+        &self,
+        conn: &mut Conn,
+        sql: &'static str,
+        f: F,
+    ) -> Result<R, MiddlewareError>
+    where
+        R: Send + 'static,
+        F: FnOnce(&mut rusqlite::Statement<'_>) -> R + Send + 'static,
+    {
+        self.on_statement(self.strategy, conn, sql, f).await
+    }
+
+    async fn on_statement<R, F>(
+        &self,
+        strategy: Strategy,
+        conn: &mut Conn,
+        sql: &'static str,
+        f: F,
+    ) -> Result<R, MiddlewareError>
+    where
+        R: Send + 'static,
+        F: FnOnce(&mut rusqlite::Statement<'_>) -> R + Send + 'static,
+    {
         match conn {
             Conn::Thread => {
-                on_thread(self.strategy, self.thread_pool()?, move |p| {
+                on_thread(strategy, self.thread_pool()?, move |p| {
                     p.with_statement(sql, f)
                 })
                 .await
@@ -659,7 +746,7 @@ pub async fn lookup<const TRACE: bool>(
     let values = [Value::Integer(id)];
     let t0 = TRACE.then(Instant::now);
     let (rs, inner) = mw
-        .call(conn, move |c| run_query::<TRACE>(c, SELECT_BY_ID, &values))
+        .run_own(conn, move |c| run_query::<TRACE>(c, SELECT_BY_ID, &values))
         .await?;
     let t1 = TRACE.then(Instant::now);
     let row = value::decode_bench_row(&rs?)?;
@@ -684,7 +771,7 @@ async fn lookup_typed<const TRACE: bool>(
     phases: &mut PhaseTotals,
 ) -> Result<BenchRow, MiddlewareError> {
     let t0 = TRACE.then(Instant::now);
-    let done = mw.call(conn, move |c| run_typed::<TRACE>(c, id)).await;
+    let done = mw.run_own(conn, move |c| run_typed::<TRACE>(c, id)).await;
     typed_row(t0, done, true, phases)
 }
 
@@ -698,7 +785,7 @@ async fn lookup_prepared<const TRACE: bool>(
 ) -> Result<BenchRow, MiddlewareError> {
     let t0 = TRACE.then(Instant::now);
     let done = mw
-        .call_statement(conn, SELECT_BY_ID, move |st| run_prepared::<TRACE>(st, id))
+        .run_own_statement(conn, SELECT_BY_ID, move |st| run_prepared::<TRACE>(st, id))
         .await;
     typed_row(t0, done, false, phases)
 }
@@ -821,6 +908,158 @@ mod tests {
         }
     }
 
+    /// On two workers, one task holds a pool's only connection for 300 ms inside a call (so
+    /// it holds its worker too) while a second task waits for that connection: how often a
+    /// ticker task (every 5 ms) ran meanwhile.
+    fn ticks_while_a_task_waits_for_the_connection(
+        pool: crate::catalog::Pool,
+        strategy: Strategy,
+    ) -> u64 {
+        use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
+        let (_dir, ds, rt) = fixture(8, 2);
+        let mw = std::sync::Arc::new(
+            Middleware::on_pool(
+                ds.path.clone(),
+                strategy,
+                pool,
+                1,
+                Duration::from_micros(20),
+                &SqliteSettings::default(),
+                rt.handle().clone(),
+            )
+            .unwrap(),
+        );
+        let held = std::sync::Arc::new(AtomicBool::new(false));
+        let waiting = std::sync::Arc::new(AtomicBool::new(false));
+        let ticks = std::sync::Arc::new(AtomicU64::new(0));
+        rt.block_on(async {
+            let (w, t) = (waiting.clone(), ticks.clone());
+            let ticker = tokio::spawn(async move {
+                loop {
+                    if w.load(SeqCst) {
+                        t.fetch_add(1, SeqCst);
+                    }
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                }
+            });
+            let (m, h) = (mw.clone(), held.clone());
+            let holder = tokio::spawn(async move {
+                let mut c = m.checkout().await.unwrap();
+                // The middleware's own work runs in place under wait_aside: this sleep holds
+                // the worker, as a long statement would.
+                m.run_own(&mut c, move |_| {
+                    h.store(true, SeqCst);
+                    std::thread::sleep(Duration::from_millis(300));
+                })
+                .await
+                .unwrap();
+            });
+            let (m, h, w) = (mw.clone(), held.clone(), waiting.clone());
+            let waiter = tokio::spawn(async move {
+                while !h.load(SeqCst) {
+                    tokio::time::sleep(Duration::from_millis(1)).await;
+                }
+                w.store(true, SeqCst);
+                let mut c = m.checkout().await.unwrap();
+                let one = m
+                    .run_own(&mut c, |c| {
+                        c.query_row("SELECT 1", [], |r| r.get::<_, i64>(0))
+                    })
+                    .await
+                    .unwrap()
+                    .unwrap();
+                w.store(false, SeqCst);
+                one
+            });
+            holder.await.unwrap();
+            assert_eq!(waiter.await.unwrap(), 1);
+            ticker.abort();
+        });
+        ticks.load(SeqCst)
+    }
+
+    #[test]
+    fn wait_aside_waits_for_a_taken_connection_off_the_runtime() {
+        use crate::catalog::Pool;
+        // pool=none locks its connection while a call runs; r2d2's checkout blocks while none
+        // is free. Both waits go to block_in_place under wait_aside and hold the worker inline.
+        let pools = if cfg!(feature = "crates") {
+            vec![Pool::None, Pool::R2d2]
+        } else {
+            vec![Pool::None]
+        };
+        for pool in pools {
+            let aside = ticks_while_a_task_waits_for_the_connection(pool, Strategy::WaitAside);
+            // About 60 at most (300 ms at one tick every 5 ms); a loaded machine sees fewer.
+            assert!(
+                aside >= 10,
+                "{pool:?}: the ticker ran while the task waited: {aside}"
+            );
+            let inline = ticks_while_a_task_waits_for_the_connection(pool, Strategy::Inline);
+            assert!(
+                inline <= 2,
+                "{pool:?}: inline holds both workers: {inline} ticks"
+            );
+        }
+    }
+
+    #[test]
+    fn wait_aside_runs_a_caller_s_closure_aside_and_its_own_statements_in_place() {
+        use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
+        // One worker: while a call sleeps 200 ms, a ticker runs only if the call gave the
+        // worker's other tasks away.
+        let ticks_during = |own: bool| {
+            let (_dir, ds, rt) = fixture(8, 1);
+            let mw = Middleware::on_pool(
+                ds.path.clone(),
+                Strategy::WaitAside,
+                crate::catalog::Pool::Slots,
+                1,
+                Duration::from_micros(20),
+                &SqliteSettings::default(),
+                rt.handle().clone(),
+            )
+            .unwrap();
+            let ticks = std::sync::Arc::new(AtomicU64::new(0));
+            let t = ticks.clone();
+            rt.block_on(async {
+                let ticker = tokio::spawn(async move {
+                    loop {
+                        t.fetch_add(1, SeqCst);
+                        tokio::time::sleep(Duration::from_millis(5)).await;
+                    }
+                });
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                let before = ticks.load(SeqCst);
+                // On the worker, as a task's call runs (block_on's own future would not be).
+                tokio::spawn(async move {
+                    let mut c = mw.checkout().await.unwrap();
+                    let sleep = |_: &mut Connection| std::thread::sleep(Duration::from_millis(200));
+                    if own {
+                        mw.run_own(&mut c, sleep).await.unwrap();
+                    } else {
+                        mw.call(&mut c, sleep).await.unwrap();
+                    }
+                })
+                .await
+                .unwrap();
+                let during = ticks.load(SeqCst) - before;
+                ticker.abort();
+                during
+            })
+        };
+        let aside = ticks_during(false);
+        assert!(
+            aside >= 10,
+            "a caller's closure ran in block_in_place: {aside} ticks"
+        );
+        let in_place = ticks_during(true);
+        assert!(
+            in_place <= 1,
+            "the middleware's own work ran in place: {in_place} ticks"
+        );
+    }
+
     #[test]
     fn every_pool_applies_the_settings_to_its_connections() {
         let (_dir, ds, rt) = fixture(8, 2);
@@ -848,6 +1087,24 @@ mod tests {
             .unwrap();
             let got = rt.block_on(mw.read_back()).unwrap();
             assert_eq!(got, settings.expected(), "{strategy:?} on {pool:?}");
+            // wait_aside's connections wait in a busy handler of their own, which clears
+            // SQLite's busy timeout; the others keep rusqlite's 5 s.
+            let busy_timeout = rt
+                .block_on(async {
+                    let mut c = mw.checkout().await?;
+                    mw.call(&mut c, |c| {
+                        c.query_row("PRAGMA busy_timeout", [], |r| r.get::<_, i64>(0))
+                    })
+                    .await
+                })
+                .unwrap()
+                .unwrap();
+            let expected = if strategy == Strategy::WaitAside {
+                0
+            } else {
+                5000
+            };
+            assert_eq!(busy_timeout, expected, "{strategy:?} on {pool:?}");
         }
     }
 
@@ -862,7 +1119,7 @@ mod tests {
                     .map(move |s| (p, s))
             })
             .collect();
-        assert_eq!(all.len(), 4 + 3 * 5 + 2, "{all:?}");
+        assert_eq!(all.len(), 5 + 4 * 5 + 2, "{all:?}");
         all
     }
 

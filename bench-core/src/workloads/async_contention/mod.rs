@@ -93,6 +93,9 @@ fn about(s: Strategy) -> &'static str {
         Strategy::Worker => "a dedicated thread per connection (the tokio-rusqlite pattern)",
         Strategy::Spin => "a dedicated thread per connection, spin-then-park hand-off",
         Strategy::BlockInPlace => "block_in_place on the runtime thread",
+        Strategy::WaitAside => {
+            "on the runtime thread, SQLite's lock waits in block_in_place (the writer's sleep holds the thread)"
+        }
     }
 }
 

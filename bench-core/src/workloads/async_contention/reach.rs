@@ -20,6 +20,12 @@ impl Reach for Middleware {
     ) -> Result<T, BenchError> {
         Ok(self.call(held, move |c| f(c)).await??)
     }
+    /// The read is the middleware's own statement: under `wait_aside` it runs in place.
+    async fn read_recent(&self, held: &mut Conn) -> Result<u64, BenchError> {
+        Ok(self
+            .run_own(held, |c| crate::on_rusqlite::contention::read(c))
+            .await??)
+    }
     async fn read_back(&self) -> Result<std::collections::BTreeMap<String, String>, BenchError> {
         Ok(Middleware::read_back(self).await?)
     }

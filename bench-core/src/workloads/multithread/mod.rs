@@ -44,6 +44,9 @@ fn via(s: Strategy) -> &'static str {
         Strategy::Worker => "middleware path per task through worker threads",
         Strategy::Spin => "middleware path per task through spin-then-park workers",
         Strategy::BlockInPlace => "middleware path per task through block_in_place",
+        Strategy::WaitAside => {
+            "middleware path per task on the runtime threads, waits in block_in_place"
+        }
     }
 }
 

@@ -355,5 +355,6 @@ fn via(s: crate::catalog::Strategy) -> &'static str {
         Worker => "middleware path through a dedicated worker thread",
         Spin => "middleware path through a spin-then-park worker thread",
         BlockInPlace => "middleware path through block_in_place on the runtime thread",
+        WaitAside => "middleware path on the runtime thread, waits in block_in_place",
     }
 }
