@@ -24,10 +24,11 @@ pub enum Strategy {
     /// `tokio::task::block_in_place` on the runtime thread: blocks it, but tells the runtime to
     /// hand its other tasks to another thread first.
     BlockInPlace,
-    /// On the runtime thread, like `Inline`, except where the call would wait: SQLite's busy
-    /// wait for a lock, a blocking pool's checkout and a taken connection lock wait inside
-    /// `tokio::task::block_in_place`. A call that blocks otherwise (a long statement, a sleep
-    /// in the closure) still holds the runtime thread.
+    /// The middleware's own statements on the runtime thread, like `Inline`, except where
+    /// they would wait: SQLite's busy wait for a lock, a blocking pool's checkout and a taken
+    /// connection lock wait inside `tokio::task::block_in_place`. A closure the caller hands
+    /// in, which may block where no busy handler sees it, runs as `BlockInPlace` runs it. A
+    /// long statement still holds the runtime thread for its own work.
     WaitAside,
 }
 
@@ -71,7 +72,7 @@ impl Strategy {
                 "tokio::task::block_in_place on the runtime thread (its other tasks move away first)"
             }
             Strategy::WaitAside => {
-                "on the runtime thread; only a wait (SQLite's busy wait, a blocking checkout, a taken lock) in tokio::task::block_in_place (a call that blocks otherwise holds the thread)"
+                "the middleware's own statements on the runtime thread, only their waits (SQLite's busy wait, a blocking checkout, a taken lock) in tokio::task::block_in_place; a caller's closure in block_in_place whole"
             }
         }
     }

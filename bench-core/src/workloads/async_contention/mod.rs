@@ -94,7 +94,7 @@ fn about(s: Strategy) -> &'static str {
         Strategy::Spin => "a dedicated thread per connection, spin-then-park hand-off",
         Strategy::BlockInPlace => "block_in_place on the runtime thread",
         Strategy::WaitAside => {
-            "on the runtime thread, SQLite's lock waits in block_in_place (the writer's sleep holds the thread)"
+            "reads in place on the runtime thread, their lock waits in block_in_place; the writer's closure in block_in_place"
         }
     }
 }
