@@ -14,10 +14,17 @@ pub fn open(path: &std::path::Path, s: &SqliteSettings) -> rusqlite::Result<Conn
     Ok(conn)
 }
 
-pub use crate::on_rusqlite::{apply, flags, read_back};
+pub use crate::on_rusqlite::{flags, read_back};
 
-/// Prepares an open connection as [`open`] does: the busy handler the settings ask for (first,
-/// so the pragmas' own lock waits take it), the run's pragmas, and room for cached statements.
+/// Applies the run's settings to an open connection (one a pool opened, say): the busy handler
+/// they ask for (first, so the pragmas' own lock waits take it), then the pragmas.
+pub fn apply(conn: &Connection, s: &SqliteSettings) -> rusqlite::Result<()> {
+    super::wait_aside::install(conn, s)?;
+    crate::on_rusqlite::apply(conn, s)
+}
+
+/// Prepares an open connection as [`open`] does: [`apply`]'s busy handler and pragmas, and
+/// room for cached statements.
 pub fn configure(conn: &Connection, s: &SqliteSettings) -> rusqlite::Result<()> {
     super::wait_aside::install(conn, s)?;
     crate::on_rusqlite::configure(conn, s)

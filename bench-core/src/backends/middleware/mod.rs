@@ -280,13 +280,10 @@ impl Middleware {
                     .post_create(deadpool_sqlite::Hook::async_fn(move |conn, _| {
                         let s = s.clone();
                         Box::pin(async move {
-                            conn.interact(move |c| {
-                                super::wait_aside::install(c, &s)?;
-                                super::raw::apply(c, &s)
-                            })
-                            .await
-                            .map_err(|e| deadpool_sqlite::HookError::message(e.to_string()))?
-                            .map_err(deadpool_sqlite::HookError::Backend)
+                            conn.interact(move |c| super::raw::apply(c, &s))
+                                .await
+                                .map_err(|e| deadpool_sqlite::HookError::message(e.to_string()))?
+                                .map_err(deadpool_sqlite::HookError::Backend)
                         })
                     }))
                     .build()
