@@ -427,3 +427,49 @@ fn named(code: &str, module: &str) -> Vec<Vec<String>> {
     }
     found
 }
+
+/// A task that ticks every `every` and counts its ticks while `counting` is on: how often the
+/// runtime let it run (bench-core's unit tests: does a call leave the runtime's other tasks
+/// running?). Aborted when dropped.
+#[cfg(test)]
+pub(crate) struct Ticker {
+    pub ticks: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    pub counting: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+#[cfg(test)]
+impl Ticker {
+    /// Spawned on the runtime the caller runs on, counting from the start when `counting`.
+    pub(crate) fn spawn(every: std::time::Duration, counting: bool) -> Ticker {
+        use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
+        let ticks = std::sync::Arc::new(AtomicU64::new(0));
+        let counting = std::sync::Arc::new(AtomicBool::new(counting));
+        let (t, c) = (ticks.clone(), counting.clone());
+        let task = tokio::spawn(async move {
+            loop {
+                if c.load(SeqCst) {
+                    t.fetch_add(1, SeqCst);
+                }
+                tokio::time::sleep(every).await;
+            }
+        });
+        Ticker {
+            ticks,
+            counting,
+            task,
+        }
+    }
+
+    /// The ticks counted so far.
+    pub(crate) fn ticks(&self) -> u64 {
+        self.ticks.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+#[cfg(test)]
+impl Drop for Ticker {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}

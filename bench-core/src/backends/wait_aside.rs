@@ -62,7 +62,8 @@ pub fn delay(count: i32, timeout: Duration) -> Option<Duration> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    use crate::testing::Ticker;
+    use std::sync::atomic::Ordering;
     use std::sync::{Arc, Barrier};
     use std::time::Instant;
 
@@ -149,18 +150,9 @@ mod tests {
             ..SqliteSettings::default()
         };
         let c = crate::backends::raw::open(&path, &s).unwrap();
-        let ticks = Arc::new(AtomicU64::new(0));
-        let writing = Arc::new(AtomicBool::new(false));
-        let (t, w) = (ticks.clone(), writing.clone());
-        let wrote = rt.block_on(async move {
-            let ticker = tokio::spawn(async move {
-                loop {
-                    if w.load(Ordering::SeqCst) {
-                        t.fetch_add(1, Ordering::SeqCst);
-                    }
-                    tokio::time::sleep(Duration::from_millis(5)).await;
-                }
-            });
+        let (ticks, wrote) = rt.block_on(async move {
+            let ticker = Ticker::spawn(Duration::from_millis(5), false);
+            let writing = ticker.counting.clone();
             // Written on the worker, in place, as the strategy runs a call.
             let write = tokio::spawn(async move {
                 writing.store(true, Ordering::SeqCst);
@@ -170,15 +162,14 @@ mod tests {
                 (n == 1, start.elapsed())
             });
             let (wrote, waited) = write.await.unwrap();
-            ticker.abort();
             assert!(
                 waited >= Duration::from_millis(300),
                 "it waited for the lock: {waited:?}"
             );
-            wrote
+            (ticker.ticks(), wrote)
         });
         holder.join().unwrap();
-        (ticks.load(Ordering::SeqCst), wrote)
+        (ticks, wrote)
     }
 
     #[test]

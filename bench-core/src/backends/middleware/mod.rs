@@ -912,7 +912,7 @@ mod tests {
         pool: crate::catalog::Pool,
         strategy: Strategy,
     ) -> u64 {
-        use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
+        use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
         let (_dir, ds, rt) = fixture(8, 2);
         let mw = std::sync::Arc::new(
             Middleware::on_pool(
@@ -927,18 +927,8 @@ mod tests {
             .unwrap(),
         );
         let held = std::sync::Arc::new(AtomicBool::new(false));
-        let waiting = std::sync::Arc::new(AtomicBool::new(false));
-        let ticks = std::sync::Arc::new(AtomicU64::new(0));
         rt.block_on(async {
-            let (w, t) = (waiting.clone(), ticks.clone());
-            let ticker = tokio::spawn(async move {
-                loop {
-                    if w.load(SeqCst) {
-                        t.fetch_add(1, SeqCst);
-                    }
-                    tokio::time::sleep(Duration::from_millis(5)).await;
-                }
-            });
+            let ticker = crate::testing::Ticker::spawn(Duration::from_millis(5), false);
             let (m, h) = (mw.clone(), held.clone());
             let holder = tokio::spawn(async move {
                 let mut c = m.checkout().await.unwrap();
@@ -951,7 +941,7 @@ mod tests {
                 .await
                 .unwrap();
             });
-            let (m, h, w) = (mw.clone(), held.clone(), waiting.clone());
+            let (m, h, w) = (mw.clone(), held.clone(), ticker.counting.clone());
             let waiter = tokio::spawn(async move {
                 while !h.load(SeqCst) {
                     tokio::time::sleep(Duration::from_millis(1)).await;
@@ -970,9 +960,8 @@ mod tests {
             });
             holder.await.unwrap();
             assert_eq!(waiter.await.unwrap(), 1);
-            ticker.abort();
-        });
-        ticks.load(SeqCst)
+            ticker.ticks()
+        })
     }
 
     #[test]
@@ -1010,7 +999,6 @@ mod tests {
 
     #[test]
     fn wait_aside_runs_a_caller_s_closure_aside_and_its_own_statements_in_place() {
-        use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
         // One worker: while a call sleeps 200 ms, a ticker runs only if the call gave the
         // worker's other tasks away.
         let ticks_during = |own: bool| {
@@ -1025,17 +1013,10 @@ mod tests {
                 rt.handle().clone(),
             )
             .unwrap();
-            let ticks = std::sync::Arc::new(AtomicU64::new(0));
-            let t = ticks.clone();
             rt.block_on(async {
-                let ticker = tokio::spawn(async move {
-                    loop {
-                        t.fetch_add(1, SeqCst);
-                        tokio::time::sleep(Duration::from_millis(5)).await;
-                    }
-                });
+                let ticker = crate::testing::Ticker::spawn(Duration::from_millis(5), true);
                 tokio::time::sleep(Duration::from_millis(20)).await;
-                let before = ticks.load(SeqCst);
+                let before = ticker.ticks();
                 // On the worker, as a task's call runs (block_on's own future would not be).
                 tokio::spawn(async move {
                     let mut c = mw.checkout().await.unwrap();
@@ -1048,9 +1029,7 @@ mod tests {
                 })
                 .await
                 .unwrap();
-                let during = ticks.load(SeqCst) - before;
-                ticker.abort();
-                during
+                ticker.ticks() - before
             })
         };
         let aside = ticks_during(false);
@@ -1197,7 +1176,7 @@ mod tests {
     #[test]
     fn the_thread_pool_reaches_a_connection_as_its_strategy_says() {
         use std::sync::Arc;
-        use std::sync::atomic::{AtomicU64, Ordering};
+        use std::sync::atomic::Ordering;
         let (_dir, ds, rt) = fixture(8, 1);
         for strategy in [
             Strategy::Inline,
@@ -1207,21 +1186,12 @@ mod tests {
             let mw = Arc::new(
                 thread_middleware(&ds.path, strategy, &SqliteSettings::default(), &rt).unwrap(),
             );
-            let ticks = Arc::new(AtomicU64::new(0));
             let task = rt.spawn(async move {
-                let ticker = tokio::spawn({
-                    let ticks = ticks.clone();
-                    async move {
-                        loop {
-                            ticks.fetch_add(1, Ordering::Relaxed);
-                            tokio::time::sleep(Duration::from_millis(1)).await;
-                        }
-                    }
-                });
+                let ticker = crate::testing::Ticker::spawn(Duration::from_millis(1), true);
                 tokio::time::sleep(Duration::from_millis(20)).await;
                 let mut conn = mw.checkout().await.unwrap();
                 let here = std::thread::current().id();
-                let seen = ticks.clone();
+                let seen = ticker.ticks.clone();
                 let (there, ticked) = mw
                     .call(&mut conn, move |c| {
                         let before = seen.load(Ordering::Relaxed);
@@ -1235,7 +1205,7 @@ mod tests {
                     })
                     .await
                     .unwrap();
-                ticker.abort();
+                drop(ticker);
                 (here == there, ticked)
             });
             let (same_thread, ticked) = rt.block_on(task).unwrap();
