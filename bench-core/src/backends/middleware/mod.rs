@@ -535,6 +535,12 @@ impl Middleware {
         }
     }
 
+    /// The connections the `thread` pool has opened so far, one per thread that used it
+    /// (`None` on another pool).
+    pub fn thread_connections(&self) -> Option<usize> {
+        self.thread_pool().ok().map(|p| p.opened())
+    }
+
     fn thread_pool(&self) -> Result<&std::sync::Arc<per_thread::ThreadPool>, MiddlewareError> {
         match &self.pool {
             Some(PoolKind::Thread(p)) => Ok(p),

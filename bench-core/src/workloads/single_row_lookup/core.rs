@@ -76,7 +76,31 @@ struct Ctx {
     /// Made when the first bench that needs one asks: until then the runner has no thread
     /// but its own, so the raw lookups run on the C library's single-thread paths, as a plain
     /// single-threaded loop (or Criterion) does.
-    rt: std::sync::OnceLock<tokio::runtime::Runtime>,
+    rt: std::sync::OnceLock<Arc<tokio::runtime::Runtime>>,
+}
+
+/// A path and the runtime it runs on, dropped after it (a pool gives its connections back
+/// on the runtime's blocking threads).
+///
+/// Each middleware bench has a runtime of its own. The benches of a run take turns, and a
+/// bench on a runtime another shares would read what the other does to it: `block_in_place`
+/// hands its worker's core to another thread at each call, so the runtime's workers go on on
+/// new threads, and a `thread` pool on that runtime opens a connection, cold, on each (7 to
+/// 10 where 2 or 3 serve it alone; its ratio to rusqlite rose 3 to 4 points:
+/// docs/src/floor.md).
+struct OnRuntime<P> {
+    path: Arc<P>,
+    rt: Arc<tokio::runtime::Runtime>,
+}
+
+impl<P> OnRuntime<P> {
+    /// `fut` on a worker of this runtime, as a request handler would run it.
+    fn run<T: Send + 'static>(
+        &self,
+        fut: impl std::future::Future<Output = Result<T, BenchError>> + Send + 'static,
+    ) -> Result<T, BenchError> {
+        drive::on_runtime(&self.rt, fut)
+    }
 }
 
 impl Session for Ctx {
@@ -102,10 +126,10 @@ impl Session for Ctx {
             (Subject::Rusqlite, Some(Prepare)) => prepare_only(self),
             (Subject::Rusqlite, Some(ExecuteMarshal)) => marshal_only(self),
             (Subject::Middleware(s), None) => {
-                let mw = self.middleware(s)?;
-                let settings = self.rt()?.block_on(mw.read_back())?;
+                let on = self.middleware(s)?;
+                let settings = on.rt.block_on(on.path.read_back())?;
                 let pool = crate::catalog::Pool::chosen(&self.pool, s);
-                Ok(path_lookups(self, mw)
+                Ok(path_lookups(self, on)
                     .with_settings(settings)
                     .with_backend(pool.label()))
             }
@@ -139,8 +163,9 @@ impl Session for Ctx {
 }
 
 impl Ctx {
-    /// The middleware with `strategy` on the pool the `pool` knob names.
-    fn middleware(&self, strategy: Strategy) -> Result<Arc<Middleware>, BenchError> {
+    /// The middleware with `strategy` on the pool the `pool` knob names, on a runtime of its
+    /// own.
+    fn middleware(&self, strategy: Strategy) -> Result<OnRuntime<Middleware>, BenchError> {
         self.middleware_on(strategy, crate::catalog::Pool::chosen(&self.pool, strategy))
     }
 
@@ -148,27 +173,30 @@ impl Ctx {
         &self,
         strategy: Strategy,
         pool: crate::catalog::Pool,
-    ) -> Result<Arc<Middleware>, BenchError> {
-        Ok(Arc::new(
-            Middleware::on_pool(
-                self.path.clone(),
-                strategy,
-                pool,
-                self.pool_size,
-                self.spin,
-                &self.settings,
-                self.rt()?.handle().clone(),
-            )?
-            .with_values(self.values),
-        ))
+    ) -> Result<OnRuntime<Middleware>, BenchError> {
+        let rt = Arc::new(drive::runtime(None)?);
+        let mw = Middleware::on_pool(
+            self.path.clone(),
+            strategy,
+            pool,
+            self.pool_size,
+            self.spin,
+            &self.settings,
+            rt.handle().clone(),
+        )?
+        .with_values(self.values);
+        Ok(OnRuntime {
+            path: Arc::new(mw),
+            rt,
+        })
     }
 
-    /// The runtime, made on first use.
-    fn rt(&self) -> Result<&tokio::runtime::Runtime, BenchError> {
+    /// The runtime the benches other than the middleware's share, made on first use.
+    fn rt(&self) -> Result<&Arc<tokio::runtime::Runtime>, BenchError> {
         if let Some(rt) = self.rt.get() {
             return Ok(rt);
         }
-        let made = drive::runtime(None)?;
+        let made = Arc::new(drive::runtime(None)?);
         Ok(self.rt.get_or_init(|| made))
     }
 
@@ -251,24 +279,26 @@ impl LookupPath for Middleware {
 }
 
 /// The lookups of a path, traced or not; each pass traces other lookups (the seed moves on).
-fn path_lookups<'a, P: LookupPath>(ctx: &'a Ctx, path: Arc<P>) -> Bench<'a> {
-    timed_path(ctx, path, ctx.trace)
+fn path_lookups<P: LookupPath>(ctx: &Ctx, on: OnRuntime<P>) -> Bench<'_> {
+    timed_path(ctx, on, ctx.trace)
 }
 
 /// The lookups of a path, traced when `trace` (a crate's path is not: it hides its phases).
-fn timed_path<'a, P: LookupPath>(ctx: &'a Ctx, path: Arc<P>, trace: bool) -> Bench<'a> {
-    fn traced<'a, P: LookupPath, const TRACE: bool>(ctx: &'a Ctx, path: Arc<P>) -> IterFn<'a> {
+fn timed_path<P: LookupPath>(ctx: &Ctx, on: OnRuntime<P>, trace: bool) -> Bench<'_> {
+    fn traced<P: LookupPath, const TRACE: bool>(ctx: &Ctx, on: OnRuntime<P>) -> IterFn<'_> {
         let passes = AtomicU64::new(0);
         Box::new(move |h| {
+            // The whole of `on` is the closure's, so its path drops before its runtime.
+            let on = &on;
             let seed = passes.fetch_add(1, Ordering::Relaxed);
             let fut = drive::lookup_iteration::<P, TRACE>(
-                path.clone(),
+                on.path.clone(),
                 ctx.ids.clone(),
                 ctx.lookups_per_checkout,
                 ctx.trace_every,
                 seed,
             );
-            let pass = ctx.on_runtime(fut)?;
+            let pass = on.run(fut)?;
             for ns in pass.latencies {
                 h.record(ns);
             }
@@ -280,21 +310,22 @@ fn timed_path<'a, P: LookupPath>(ctx: &'a Ctx, path: Arc<P>, trace: bool) -> Ben
         })
     }
     let iter = if trace {
-        traced::<P, true>(ctx, path)
+        traced::<P, true>(ctx, on)
     } else {
-        traced::<P, false>(ctx, path)
+        traced::<P, false>(ctx, on)
     };
     Bench::new(iter, ctx.pass_work(), LOOKUP_WORK)
 }
 
 /// pool.get() and drop, nothing else, on pool `p` whatever the `pool` knob names.
 fn checkout_only(ctx: &Ctx, p: crate::catalog::Pool) -> Result<Bench<'_>, BenchError> {
-    let mw = ctx.middleware_on(p.strategy(), p)?;
-    let settings = ctx.rt()?.block_on(mw.read_back())?;
+    let on = ctx.middleware_on(p.strategy(), p)?;
+    let settings = on.rt.block_on(on.path.read_back())?;
     let n = ctx.ids.len();
     let iter: IterFn<'_> = Box::new(move |_| {
-        let mw = mw.clone();
-        ctx.on_runtime(async move {
+        let on = &on;
+        let mw = on.path.clone();
+        on.run(async move {
             let start = Instant::now();
             for _ in 0..n {
                 drop(black_box(mw.checkout().await?));
@@ -307,12 +338,13 @@ fn checkout_only(ctx: &Ctx, p: crate::catalog::Pool) -> Result<Bench<'_>, BenchE
 
 /// The dispatch hop with an empty closure, on a connection borrowed before the clock starts.
 fn dispatch_only(ctx: &Ctx, strategy: Strategy) -> Result<Bench<'_>, BenchError> {
-    let mw = ctx.middleware(strategy)?;
-    let settings = ctx.rt()?.block_on(mw.read_back())?;
+    let on = ctx.middleware(strategy)?;
+    let settings = on.rt.block_on(on.path.read_back())?;
     let n = ctx.ids.len();
     let iter: IterFn<'_> = Box::new(move |_| {
-        let mw = mw.clone();
-        ctx.on_runtime(async move {
+        let on = &on;
+        let mw = on.path.clone();
+        on.run(async move {
             let mut conn = mw.checkout().await?;
             let mut work = 0u64;
             let start = Instant::now();
@@ -413,3 +445,51 @@ mod turso_benches;
 
 #[cfg(feature = "crates")]
 mod crate_benches;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dataset::{DatasetKey, ensure};
+
+    /// Two benches taking turns, one of them `block_in_place`: the other's `thread` pool keeps
+    /// to its runtime's workers (on a runtime they shared, the hand-offs would move them to
+    /// new threads and the pool would open a connection on each).
+    #[test]
+    fn a_middleware_bench_s_workers_stay_its_own_beside_block_in_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let ds = ensure(dir.path(), &DatasetKey::new("own_rt", 500, 1), &mut |_| {}).unwrap();
+        let ctx = Ctx {
+            path: ds.path.clone(),
+            ids: Arc::new((1..=500).collect()),
+            pool_size: 2,
+            lookups_per_checkout: 1,
+            spin: Duration::from_micros(20),
+            trace: false,
+            trace_every: 4,
+            settings: SqliteSettings::default(),
+            pool: "thread".into(),
+            values: mw::Values::Prepared,
+            rt: std::sync::OnceLock::new(),
+        };
+        let aside = ctx.middleware(Strategy::BlockInPlace).unwrap();
+        let in_place = ctx.middleware(Strategy::WaitAside).unwrap();
+        let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
+        for seed in 0..40 {
+            for on in [&aside, &in_place] {
+                let pass = drive::lookup_iteration::<Middleware, false>(
+                    on.path.clone(),
+                    ctx.ids.clone(),
+                    1,
+                    4,
+                    seed,
+                );
+                assert_eq!(on.run(pass).unwrap().work, ctx.pass_work());
+            }
+        }
+        let opened = in_place.path.thread_connections().unwrap();
+        assert!(
+            (1..=workers).contains(&opened),
+            "{opened} connections for {workers} workers"
+        );
+    }
+}

@@ -5,14 +5,14 @@ use super::*;
 use crate::backends::crates::{self as c, PathUser, Pooled};
 use crate::catalog::Shipped;
 
-/// The whole lookups of a crate's path.
-struct Lookups<'a>(&'a Ctx);
+/// The whole lookups of a crate's path, on the runtime the crates' benches share.
+struct Lookups<'a>(&'a Ctx, Arc<tokio::runtime::Runtime>);
 
 impl<'a> PathUser for Lookups<'a> {
     type Out = Bench<'a>;
     fn with<P: LookupPath>(self, path: Arc<P>, settings: BTreeMap<String, String>) -> Bench<'a> {
         let statements = path.statements();
-        timed_path(self.0, path, false)
+        timed_path(self.0, OnRuntime { path, rt: self.1 }, false)
             .with_settings(settings)
             .with_statements(statements)
     }
@@ -60,7 +60,10 @@ pub fn bench<'a>(ctx: &'a Ctx, krate: Shipped, spec: &BenchSpec) -> Result<Bench
             });
             Bench::new(iter, ctx.pass_work(), LOOKUP_WORK).with_settings(settings)
         }
-        (_, None) => c::open_path(krate, path, s, n, ctx.rt()?, Lookups(ctx))?,
+        (_, None) => {
+            let rt = ctx.rt()?;
+            c::open_path(krate, path, s, n, rt, Lookups(ctx, rt.clone()))?
+        }
         (_, Some(Checkout)) => {
             let Some((pool, settings)) = Pooled::open(krate, path, s, n, ctx.rt()?)? else {
                 return Err(no_bench(spec));

@@ -58,10 +58,13 @@ pub fn bench<'a>(ctx: &'a Ctx, spec: &BenchSpec) -> Result<Bench<'a>, BenchError
     let bench = match (spec.subject, spec.phase) {
         (Subject::TursoMiddleware, None) => path_lookups(
             ctx,
-            Arc::new(TursoPath {
-                db,
-                settings: s.clone(),
-            }),
+            OnRuntime {
+                path: Arc::new(TursoPath {
+                    db,
+                    settings: s.clone(),
+                }),
+                rt: ctx.rt()?.clone(),
+            },
         ),
         (Subject::Turso, None) => {
             let mut stmt = ctx
