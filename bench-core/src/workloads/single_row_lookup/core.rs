@@ -73,9 +73,10 @@ struct Ctx {
     pool: String,
     /// The `values` knob: the middleware path's value layer.
     values: mw::Values,
-    /// Made when the first bench that needs one asks: until then the runner has no thread
-    /// but its own, so the raw lookups run on the C library's single-thread paths, as a plain
-    /// single-threaded loop (or Criterion) does.
+    /// The runtime the crates' and turso's benches share (a middleware bench makes its own:
+    /// [`OnRuntime`]). Made when the first bench that needs one asks: in a run of raw benches
+    /// alone the runner has no thread but its own, so the raw lookups run on the C library's
+    /// single-thread paths, as a plain single-threaded loop (or Criterion) does.
     rt: std::sync::OnceLock<Arc<tokio::runtime::Runtime>>,
 }
 
