@@ -5,6 +5,7 @@
 pub mod changepoint;
 pub mod cost;
 mod counting_off;
+pub mod crossover;
 pub mod drive;
 pub mod memory;
 pub mod processes;
@@ -323,7 +324,8 @@ pub fn run(
 }
 
 /// Paired rounds: every bench is warmed up, then the benches take turns, one sample each per
-/// round (in reverse order every other round, so neither side always goes first), for the time
+/// round (in a balanced order, [`crossover`]: every bench in every place alike, none following
+/// itself where three or more take turns), for the time
 /// budget of all of them together and within the sample bounds per bench. The samples of one
 /// round are a pair: what drifts slowly (clock speed, the neighbours on the machine) hits
 /// both alike. Returns each bench's summary (a bench that fails drops out; the others go on).
@@ -357,11 +359,10 @@ pub fn run_paired(
         {
             break;
         }
-        let order: Vec<usize> = if round.is_multiple_of(2) {
-            live
-        } else {
-            live.into_iter().rev().collect()
-        };
+        let order: Vec<usize> = crossover::round_order(live.len(), round)
+            .into_iter()
+            .map(|place| live[place])
+            .collect();
         for i in order {
             let bench = &mut *benches[i].2;
             if let Ok(s) = &mut samplers[i]
@@ -551,6 +552,35 @@ mod tests {
         assert_eq!((out[0].1.len(), out[1].1.len()), (6, 6));
         let r = stats::paired_ratio(&out[1].1, &out[0].1).unwrap();
         assert!((r.median - 3.0).abs() < 1e-9, "{r:?}");
+    }
+
+    #[test]
+    fn three_benches_take_turns_in_the_balanced_order() {
+        let (mut a_calls, mut b_calls, mut c_calls) = (0, 0, 0);
+        let mut a = fixed(1000, 7, &mut a_calls);
+        let mut b = fixed(2000, 7, &mut b_calls);
+        let mut c = fixed(3000, 7, &mut c_calls);
+        let mut order = Vec::new();
+        let mut emit = |e: Event| {
+            if let Event::Sample { bench, .. } = e {
+                order.push(bench);
+            }
+        };
+        let mut turns = [
+            ("a", 10u64, &mut a),
+            ("b", 10u64, &mut b),
+            ("c", 10u64, &mut c),
+        ];
+        let out = run_paired(&budget(0.0, 6, 6), &mut turns, &mut emit);
+        assert!(out.iter().all(Result::is_ok));
+        let names = ["a", "b", "c"];
+        let want: Vec<&str> = (0..6)
+            .flat_map(|r| crossover::round_order(3, r))
+            .map(|i| names[i])
+            .collect();
+        assert_eq!(order, want);
+        // The old order (forward, then reversed) had "a" and "c" follow themselves.
+        assert!(order.windows(2).all(|w| w[0] != w[1]), "{order:?}");
     }
 
     #[test]
