@@ -34,7 +34,11 @@ fn first_round(n: usize) -> Vec<usize> {
 
 /// How many rounds one cycle of the design takes for `n` benches.
 pub fn cycle(n: usize) -> usize {
-    if n % 2 == 1 && n > 1 { 2 * n } else { n.max(1) }
+    if !n.is_multiple_of(2) && n > 1 {
+        2 * n
+    } else {
+        n.max(1)
+    }
 }
 
 /// The places `0..n` in the order they take their turns in round `round` (any round number:
@@ -42,13 +46,13 @@ pub fn cycle(n: usize) -> usize {
 pub fn round_order(n: usize, round: usize) -> Vec<usize> {
     let first = first_round(n);
     let shifted = |by: usize| -> Vec<usize> { first.iter().map(|&b| (b + by) % n).collect() };
-    if n % 2 == 0 || n == 1 {
+    if n.is_multiple_of(2) || n == 1 {
         return shifted(round % n.max(1));
     }
     // Odd n: the square's rows, each followed by a mirrored row two rows on, so that no round
     // ends on the bench the next one starts with.
     let r = round % (2 * n);
-    if r % 2 == 0 {
+    if r.is_multiple_of(2) {
         shifted(r / 2)
     } else {
         let mut mirrored = shifted((r / 2 + 2) % n);
