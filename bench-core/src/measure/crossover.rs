@@ -46,12 +46,12 @@ pub fn cycle(n: usize) -> usize {
 pub fn round_order(n: usize, round: usize) -> Vec<usize> {
     let first = first_round(n);
     let shifted = |by: usize| -> Vec<usize> { first.iter().map(|&b| (b + by) % n).collect() };
-    if n.is_multiple_of(2) || n == 1 {
-        return shifted(round % n.max(1));
+    let r = round % cycle(n);
+    if cycle(n) == n.max(1) {
+        return shifted(r);
     }
     // Odd n: the square's rows, each followed by a mirrored row two rows on, so that no round
     // ends on the bench the next one starts with.
-    let r = round % (2 * n);
     if r.is_multiple_of(2) {
         shifted(r / 2)
     } else {
