@@ -49,7 +49,7 @@ pub struct Cell {
     /// How its ratio moves across those runs.
     pub ratio_spread: Option<Spread>,
     /// What its workload says of it (its own line, from the workload's sections).
-    pub workload: Option<String>,
+    pub workload: Option<bench_core::text::Text>,
     /// Its run took turns in paired rounds but its ratio was not (a bench of another
     /// harness, measured in its own runner).
     pub unpaired: bool,
@@ -147,7 +147,7 @@ impl Analysis {
                 .map(|s| s.bench_lines(record))
                 .unwrap_or_default();
             for b in record.benches.iter().filter(|b| b.summary.is_some()) {
-                let name = b.name.as_str();
+                let name = b.name.raw();
                 let base = baselines.base_of(record, name);
                 let key = (
                     run.id.to_string(),
@@ -195,7 +195,7 @@ impl Analysis {
             .iter()
             .filter_map(|run| {
                 let target =
-                    bench_core::workloads::find(&run.record.start.as_ref()?.target).ok()?;
+                    bench_core::workloads::find(run.record.start.as_ref()?.target.raw()).ok()?;
                 let ratio = |bench: &str| {
                     cells
                         .get(&(run.id.to_string(), bench.to_string()))

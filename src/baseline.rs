@@ -191,11 +191,11 @@ pub fn save(dir: &Path, name: &str, runs: &[RunRecord], saved_at: &str) -> Resul
 
 /// The names of the baselines in `dir`.
 pub fn names(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
+    let mut v: Vec<String> = bench_core::opener::list(dir)
         .into_iter()
         .flatten()
-        .filter_map(|e| {
-            let p = e.ok()?.path();
+        .filter_map(|n| {
+            let p = dir.join(n);
             if p.extension()? != "json" {
                 return None;
             }
@@ -300,8 +300,8 @@ fn read_baseline(p: &Path, text: &str, v: serde_json::Value) -> Result<Baseline,
 /// One bench compared.
 #[derive(Debug, Clone, Serialize)]
 pub struct Row {
-    pub target: String,
-    pub bench: String,
+    pub target: bench_core::text::Text,
+    pub bench: bench_core::text::Text,
     pub baseline_ns: f64,
     pub current_ns: f64,
     pub baseline_runs: usize,
@@ -341,7 +341,7 @@ pub fn compare(baseline: &[RunRecord], current: &[RunRecord], settings: &Setting
         for b in &first.benches {
             let pick = |runs: &[&RunRecord]| -> Vec<BenchResult> {
                 runs.iter()
-                    .filter_map(|r| r.bench(&b.name).cloned())
+                    .filter_map(|r| r.bench(b.name.raw()).cloned())
                     .collect()
             };
             let (cur, bas) = (pick(&group), pick(&base));
@@ -384,7 +384,7 @@ pub fn compare_rounds(rounds: &[(&RunRecord, &RunRecord)], settings: &Settings) 
     for b in &first.benches {
         let pairs: Vec<(&BenchResult, &BenchResult)> = rounds
             .iter()
-            .filter_map(|(base, cur)| Some((cur.bench(&b.name)?, base.bench(&b.name)?)))
+            .filter_map(|(base, cur)| Some((cur.bench(b.name.raw())?, base.bench(b.name.raw())?)))
             .collect();
         let Some(mut change) = judge_rounds(&pairs, settings) else {
             continue;
@@ -477,7 +477,7 @@ pub fn moved_since(saved_at: &str, moved: &[Row]) -> String {
         .map(|r| {
             format!(
                 "{} {:+.1}% ({})",
-                r.bench,
+                r.bench.terminal(),
                 r.change.pct,
                 r.change.verdict.label()
             )
@@ -530,7 +530,7 @@ pub fn text(title: &str, rows: &[Row], settings: &Settings) -> String {
         .map(|r| {
             let c = &r.change;
             vec![
-                r.bench.clone(),
+                r.bench.raw().to_string(),
                 format::ns(r.baseline_ns),
                 format::ns(r.current_ns),
                 format!("{:+.1}%", c.pct),

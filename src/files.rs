@@ -45,31 +45,19 @@ pub fn check_writable(p: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// The largest JSON document benchscope reads back (a report, a baseline, a Criterion
-/// file): a saved run of 180 benches with all its samples is a few MiB.
-pub const MAX_DOCUMENT: u64 = 64 << 20;
-
-/// Reads a JSON document benchscope saved (or Criterion did), refusing a folder, a file larger
-/// than [`MAX_DOCUMENT`] and what is not JSON, each with the path and what is allowed.
+/// Reads a JSON document benchscope saved (or Criterion did) through the opener: a regular
+/// file only (a FIFO, folder or device refused by what it is), at most 64 MiB, and JSON; each
+/// refusal names the path and what is allowed.
 pub fn read_document(path: &Path) -> Result<(String, serde_json::Value), String> {
-    let meta =
-        std::fs::metadata(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    if meta.is_dir() {
-        return Err(format!(
+    use bench_core::opener::{self, Kind, Why};
+    let text = opener::read_text(path, "", Kind::Document).map_err(|e| match e.why {
+        Why::NotRegular("a folder") => format!(
             "cannot read {}: it is a folder (allowed here: a JSON file)",
             path.display()
-        ));
-    }
-    if meta.len() > MAX_DOCUMENT {
-        return Err(format!(
-            "{} is {} MiB (allowed: a JSON document of at most {} MiB)",
-            path.display(),
-            meta.len() >> 20,
-            MAX_DOCUMENT >> 20
-        ));
-    }
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        ),
+        Why::Open(_) | Why::Read(_) => format!("cannot read {}", e.to_string().trim_start()),
+        _ => e.to_string(),
+    })?;
     let v =
         serde_json::from_str(&text).map_err(|e| format!("{} is not JSON: {e}", path.display()))?;
     Ok((text, v))

@@ -480,7 +480,7 @@ pub fn run(args: HistoryArgs) -> i32 {
         since,
     };
     let target = args.location.target();
-    let points = match Store::open_existing(&target).and_then(|mut s| s.points(&filter)) {
+    let points = match Store::read(&target).and_then(|mut s| s.points(&filter)) {
         Ok(p) => p,
         Err(e) => {
             eprintln!("error: {e}");

@@ -74,30 +74,33 @@ fn read_json<T: serde::de::DeserializeOwned>(p: &Path) -> Result<T, String> {
 /// Every result set under `root`: a folder holding a `benchmark.json` beside a benchmark's
 /// other sets. Criterion keeps the latest results of a benchmark in `new/`, the ones before in
 /// `base/`, and a baseline saved by name (`--save-baseline main`) in a folder of that name;
-/// `change/` (its comparison) and `report/` are not result sets.
-fn result_dirs(root: &Path, depth: usize, out: &mut Vec<PathBuf>) {
-    if depth > 7 {
-        return;
-    }
-    let Ok(entries) = std::fs::read_dir(root) else {
-        return;
-    };
-    let mut dirs: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.is_dir())
+/// `change/` (its comparison) and `report/` are not result sets. Walked by the opener: eight
+/// folders down at most, no link followed, each folder once.
+fn result_dirs(root: &Path) -> Result<Vec<PathBuf>, String> {
+    let entries = bench_core::opener::walk(root, 9).map_err(|e| e.to_string())?;
+    let files: std::collections::HashSet<&Path> = entries
+        .iter()
+        .filter(|e| e.is_file())
+        .map(|e| e.path.as_path())
         .collect();
-    dirs.sort();
-    for d in dirs {
-        let name = d.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        if name == "report" || name == "change" {
+    let mut out: Vec<PathBuf> = Vec::new();
+    // Sorted by path: a folder comes just before what is in it.
+    for e in entries.iter().filter(|e| e.is_dir() && e.depth <= 8) {
+        let rel = e.path.strip_prefix(root).unwrap_or(&e.path);
+        if rel
+            .components()
+            .any(|c| c.as_os_str() == "report" || c.as_os_str() == "change")
+        {
             continue;
         }
-        if d.join("benchmark.json").is_file() {
-            out.push(d);
-        } else {
-            result_dirs(&d, depth + 1, out);
+        if out.last().is_some_and(|d| e.path.starts_with(d)) {
+            continue;
+        }
+        if files.contains(e.path.join("benchmark.json").as_path()) {
+            out.push(e.path.clone());
         }
     }
+    Ok(out)
 }
 
 /// `change/estimates.json`: Criterion's comparison of `new/` with the baseline it was
@@ -114,7 +117,7 @@ struct CriterionChange {
 /// it does not write down, so the words are a reading of the interval, and say so.
 fn change_words(bench: &str, dir: &Path) -> Result<Option<String>, String> {
     let p = dir.join("change/estimates.json");
-    if !p.is_file() {
+    if !bench_core::opener::is_file(&p) {
         return Ok(None);
     }
     let c: CriterionChange = read_json(&p)?;
@@ -287,8 +290,7 @@ pub fn criterion_set(root: &Path, set: &str) -> Result<CriterionRead, String> {
 }
 
 fn criterion_sets(root: &Path, only: Option<&str>) -> Result<CriterionRead, String> {
-    let mut dirs = Vec::new();
-    result_dirs(root, 0, &mut dirs);
+    let dirs = result_dirs(root)?;
     if dirs.is_empty() {
         return Err(format!(
             "{} holds no Criterion results (no */new/benchmark.json under it)",
@@ -368,7 +370,7 @@ fn criterion_sets(root: &Path, only: Option<&str>) -> Result<CriterionRead, Stri
             };
             r.apply(Event::Start(Start {
                 run: format!("criterion:{group}{at}{of_set}"),
-                target: group.clone(),
+                target: group.clone().into(),
                 benches: benches.iter().map(|(b, _)| b.bench.clone()).collect(),
                 harness: HARNESS.into(),
                 knobs: Knobs::default(),
@@ -495,10 +497,10 @@ mod tests {
         let r = &runs[0];
         let s = r.start.as_ref().unwrap();
         assert_eq!(
-            (s.target.as_str(), s.harness.as_str()),
+            (s.target.raw(), s.harness.as_str()),
             ("single_row_lookup", "criterion")
         );
-        let names: Vec<&str> = r.benches.iter().map(|b| b.name.as_str()).collect();
+        let names: Vec<&str> = r.benches.iter().map(|b| b.name.raw()).collect();
         assert_eq!(names, ["rusqlite", "turso_raw"]);
         let b = r.bench("rusqlite").unwrap();
         assert_eq!(b.samples.len(), 100);
@@ -808,9 +810,7 @@ mod tests {
         nested(9);
         write_set(&d.path().join("g/report/new"), "f", 1.0);
         write_set(&d.path().join("g/change/new"), "f", 1.0);
-        let mut found = Vec::new();
-        result_dirs(d.path(), 0, &mut found);
-        assert_eq!(found, [eight]);
+        assert_eq!(result_dirs(d.path()).unwrap(), [eight]);
     }
 
     #[test]
@@ -845,8 +845,9 @@ mod tests {
             .unwrap();
         }
         let runs = criterion(d.path()).unwrap();
-        let names =
-            |r: &RunRecord| -> Vec<String> { r.benches.iter().map(|b| b.name.clone()).collect() };
+        let names = |r: &RunRecord| -> Vec<String> {
+            r.benches.iter().map(|b| b.name.raw().to_string()).collect()
+        };
         assert_eq!(runs.len(), 2);
         assert_eq!(names(&runs[0]), ["rusqlite", "turso_raw"]);
         assert_eq!(names(&runs[1]), ["rusqlite"]);

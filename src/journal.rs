@@ -113,8 +113,12 @@ impl Session {
 
 /// Reads a journal.
 pub fn load(path: &Path) -> Result<Session, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read the session journal {}: {e}", path.display()))?;
+    let text = bench_core::opener::read_text(
+        path,
+        "the session journal",
+        bench_core::opener::Kind::Journal,
+    )
+    .map_err(|e| format!("cannot read {e}"))?;
     Ok(parse(path, &text))
 }
 
@@ -171,9 +175,10 @@ fn parse(path: &Path, text: &str) -> Session {
 /// explorer holds, if any: a second explorer in the same folder never offers the first one's
 /// live session.
 pub fn latest(dir: &Path) -> Option<PathBuf> {
-    let mut all: Vec<PathBuf> = std::fs::read_dir(dir)
+    let mut all: Vec<PathBuf> = bench_core::opener::list(dir)
         .ok()?
-        .filter_map(|e| e.ok().map(|e| e.path()))
+        .into_iter()
+        .map(|n| dir.join(n))
         .filter(|p| {
             p.extension().is_some_and(|x| x == "jsonl")
                 && p.file_name()
@@ -188,9 +193,10 @@ pub fn latest(dir: &Path) -> Option<PathBuf> {
 /// the file while it writes it).
 pub fn in_use(path: &Path) -> bool {
     use std::os::fd::AsRawFd;
-    let Ok(f) = std::fs::File::open(path) else {
+    let Ok(f) = bench_core::opener::open(path, "", bench_core::opener::Kind::Journal) else {
         return false;
     };
+    let f = f.file;
     // SAFETY: flock(2) on a descriptor this function owns; released when `f` closes.
     let r = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) };
     r != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EWOULDBLOCK)
@@ -276,12 +282,10 @@ impl Writer {
                 std::fs::create_dir_all(dir)
                     .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
             }
-            let mut f = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .read(true)
-                .open(&self.path)
-                .map_err(|e| format!("cannot open {}: {e}", self.path.display()))?;
+            // Opened without waiting, a regular file only (a FIFO there would block the
+            // explorer's first write).
+            let mut f = bench_core::opener::open_append(&self.path, "")
+                .map_err(|e| format!("cannot open {e}"))?;
             // Held for as long as this explorer writes it: no other explorer offers or
             // appends to it meanwhile.
             use std::os::fd::AsRawFd;

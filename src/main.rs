@@ -91,6 +91,13 @@ fn main() {
         Some(Command::Run(args)) => args.session.budget.pair_by_default(),
         _ => {}
     }
+    // SQLite in this process (the results store, a script's database judged before a run)
+    // reaches files only through a jail of its own folder or file (bench_core::jail); the
+    // runner sets its own up after SQLite's memory methods.
+    if !matches!(cli.command, Some(Command::Runner(_))) {
+        use rusqlite::ffi;
+        bench_core::service::jail_or_exit(bench_core::sqlite_vfs_api!(ffi));
+    }
     let code = match cli.command {
         None if std::io::IsTerminal::is_terminal(&std::io::stdout()) => tui::run(cli.tui, None),
         Some(Command::Open { path, tui }) => tui::run(*tui, Some(&path)),

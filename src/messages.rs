@@ -24,7 +24,7 @@ pub struct RunSettings {
     pub processes_may_stop: bool,
     pub cache_dir: Option<PathBuf>,
     /// Handed to runners in their environment (BENCHSCOPE_POSTGRES_URL), never as an argument.
-    pub postgres_url: Option<String>,
+    pub postgres_url: Option<bench_core::secret::PgUrl>,
     /// The script target's files, variables and database, as runner arguments (absolute
     /// paths).
     pub script_args: Vec<String>,
@@ -39,7 +39,7 @@ impl RunSettings {
             process_budget_args: session
                 .budget
                 .to_args_per_process(session.budget.processes().unwrap_or(1)),
-            processes_may_stop: session.budget.processes.is_none(),
+            processes_may_stop: !session.budget.processes_given(),
             cache_dir: session.cache_dir.clone(),
             postgres_url: session.postgres_url(),
             script_args: session.script.to_args(),

@@ -49,9 +49,13 @@ fn check_with(perf: &Path) -> Result<(), String> {
         )),
         Ok(o) if o.status.success() => Ok(()),
         Ok(o) => {
-            let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
-                .map(|s| s.trim().to_string())
-                .unwrap_or_else(|_| "unknown".into());
+            let paranoid = bench_core::opener::read_text(
+                Path::new("/proc/sys/kernel/perf_event_paranoid"),
+                "",
+                bench_core::opener::Kind::Small,
+            )
+            .map(|s| s.trim().to_string())
+            .unwrap_or_else(|_| "unknown".into());
             Err(format!(
                 "cannot profile: perf may not record here (kernel.perf_event_paranoid = {paranoid}): {}. Run as root, or allow it with `sysctl kernel.perf_event_paranoid=1`; in a container, give it CAP_PERFMON (or --privileged)",
                 String::from_utf8_lossy(&o.stderr).trim()
@@ -153,7 +157,12 @@ pub const ALLOCATIONS_ONLY: &str = "allocations made during the samples, by the 
 /// breakdown and flamegraph (`<stem>.alloc.svg`); None where the runner wrote none (it
 /// counted no allocations: a driver's own allocator).
 pub fn finish_allocations(stem: &Path, title: &str) -> Option<AllocationProfile> {
-    let folded = std::fs::read_to_string(alloc_stacks_path(stem)).ok()?;
+    let folded = bench_core::opener::read_text(
+        &alloc_stacks_path(stem),
+        "",
+        bench_core::opener::Kind::Document,
+    )
+    .ok()?;
     let mut a = AllocationProfile::of(&folded, TOP_FRAMES);
     if a.allocs == 0 {
         return Some(a);

@@ -49,7 +49,7 @@ fn load_any(path: &std::path::Path) -> Result<Saved, String> {
     let baseline = runs
         .iter()
         .find_map(|r| r.start.as_ref())
-        .and_then(|s| bench_core::workloads::find(&s.target).ok())
+        .and_then(|s| bench_core::workloads::find(s.target.raw()).ok())
         .map(|t| t.baseline)
         .unwrap_or("rusqlite")
         .to_string();
@@ -96,7 +96,7 @@ mod tests {
         let saved = read(&export::json::render(&report)).unwrap();
         let names = |r: &[RunRecord]| -> Vec<String> {
             r.iter()
-                .flat_map(|r| r.benches.iter().map(|b| b.name.clone()))
+                .flat_map(|r| r.benches.iter().map(|b| b.name.raw().to_string()))
                 .collect()
         };
         assert_eq!(names(&saved.runs), names(&runs));

@@ -52,10 +52,10 @@ pub fn history_of(
     runs: &[RunRecord],
     target: &Target,
 ) -> Result<(Vec<Series>, Option<String>), String> {
-    let mut store = Store::open_existing(target)?;
+    let mut store = Store::read(target)?;
     let mut targets: Vec<&str> = runs
         .iter()
-        .filter_map(|r| r.start.as_ref().map(|s| s.target.as_str()))
+        .filter_map(|r| r.start.as_ref().map(|s| s.target.raw()))
         .collect();
     targets.sort();
     targets.dedup();
@@ -65,7 +65,7 @@ pub fn history_of(
         let benches: Vec<String> = runs
             .iter()
             .filter(|r| r.start.as_ref().is_some_and(|s| s.target == t))
-            .flat_map(|r| r.benches.iter().map(|b| b.name.clone()))
+            .flat_map(|r| r.benches.iter().map(|b| b.name.raw().to_string()))
             .collect();
         let read = series_of(&mut store, t, benches)?;
         all.extend(read.rows);
@@ -83,12 +83,7 @@ pub fn history_of(
 /// explorer's history overlay shows it.
 /// (Rows of the store that do not read are left out.)
 pub fn bench_history(target: &Target, on: &str, bench: &str) -> Result<Vec<Series>, String> {
-    series_of(
-        &mut Store::open_existing(target)?,
-        on,
-        vec![bench.to_string()],
-    )
-    .map(|r| r.rows)
+    series_of(&mut Store::read(target)?, on, vec![bench.to_string()]).map(|r| r.rows)
 }
 
 /// The series of `benches` of target `on`, with the default noise threshold, and the rows
@@ -140,8 +135,7 @@ pub fn run(args: ReportArgs) -> i32 {
         machine: args.machine.clone(),
         since: None,
     };
-    let read = Store::open_existing(&target)
-        .and_then(|mut s| Ok((s.latest(&filter)?, s.points(&filter)?)));
+    let read = Store::read(&target).and_then(|mut s| Ok((s.latest(&filter)?, s.points(&filter)?)));
     let (runs, points) = match read {
         Ok(x) => x,
         Err(e) => {
@@ -171,7 +165,7 @@ pub fn run(args: ReportArgs) -> i32 {
     let baseline = runs
         .first()
         .and_then(|r| r.start.as_ref())
-        .and_then(|s| bench_core::workloads::find(&s.target).ok())
+        .and_then(|s| bench_core::workloads::find(s.target.raw()).ok())
         .map(|t| t.baseline)
         .unwrap_or("rusqlite");
     let report = Report::new(&runs, baseline, &at);

@@ -642,14 +642,14 @@ fn a_second_measurement_waits_for_the_first() {
 }
 
 /// Asked to (`--keep-cpus-awake`), a run keeps idle CPUs polling while it measures through
-/// the kernel's CPU latency device (here a file standing for it: the limit written is 0 µs as
-/// a 32-bit integer); a device that cannot be opened leaves them to sleep and the output says
-/// why; not asked, they sleep and the run says so in its record.
+/// the kernel's CPU latency device (here /dev/null, and below a FIFO a thread reads, standing
+/// for it: the limit written is 0 µs as a 32-bit integer); a device that cannot be opened, or a
+/// file that is no device, leaves them to sleep and the output says why (nothing is written to
+/// the file); not asked, they sleep and the run says so in its record.
 #[test]
 fn idle_cpus_are_kept_polling_when_asked_or_the_output_says_why_not() {
     let cache = tempfile::tempdir().unwrap();
-    let device = cache.path().join("cpu_dma_latency");
-    std::fs::write(&device, b"").unwrap();
+    let device = std::path::PathBuf::from("/dev/null");
     let state = |out: &[u8]| -> serde_json::Value {
         let doc: serde_json::Value = serde_json::from_slice(out).unwrap();
         doc["runs"][0]["machine"]["cpu_idle"].clone()
@@ -663,7 +663,21 @@ fn idle_cpus_are_kept_polling_when_asked_or_the_output_says_why_not() {
         state(&held.get_output().stdout),
         serde_json::json!({"state": "held"})
     );
-    assert_eq!(std::fs::read(&device).unwrap(), 0i32.to_ne_bytes());
+    let plain = cache.path().join("cpu_dma_latency");
+    std::fs::write(&plain, b"mine").unwrap();
+    let refused = tiny_run(cache.path(), "json")
+        .args(["--bench", "rusqlite", "--keep-cpus-awake"])
+        .env("BENCHSCOPE_CPU_LATENCY_DEVICE", &plain)
+        .assert()
+        .success();
+    assert_eq!(
+        state(&refused.get_output().stdout)["why"],
+        format!(
+            "{}: a regular file; allowed: a character device (or a FIFO a process reads)",
+            plain.display()
+        )
+    );
+    assert_eq!(std::fs::read(&plain).unwrap(), b"mine");
 
     let missing = cache.path().join("no-such-folder").join("cpu_dma_latency");
     let table = tiny_run(cache.path(), "table")
@@ -674,7 +688,7 @@ fn idle_cpus_are_kept_polling_when_asked_or_the_output_says_why_not() {
     let text = String::from_utf8_lossy(&table.get_output().stdout).into_owned();
     assert!(
         text.contains(&format!(
-            "machine: idle CPUs could not be kept polling as asked ({}: No such file or directory",
+            "machine: idle CPUs could not be kept polling as asked ({}: cannot open it: No such file or directory",
             missing.display()
         )),
         "{text}"

@@ -307,7 +307,7 @@ fn saved_files_that_cannot_be_read_are_refused_with_what_is_allowed() {
         .unwrap();
     refused(
         &["compare", "--baseline-dir", &d, "big", "big"],
-        "big.json is 100 MiB (allowed: a JSON document of at most 64 MiB)",
+        "big.json: larger than 64 MiB (104857600 bytes or more); allowed: a JSON document of at most 64 MiB",
     );
     // Criterion folders with samples that cannot be.
     let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/criterion");

@@ -12,3 +12,69 @@ fn no_file_of_benchscope_imports_one_that_imports_it_back() {
     // The check sees imports at all: what `show` reads comes through `sources`.
     assert!(edges["show"].contains("sources"), "{:?}", edges.get("show"));
 }
+
+/// Files benchscope reads that it did not write in this run are read through one module,
+/// `bench_core::opener` (regular files only, opened without waiting, bounded; walks that follow
+/// no link): code anywhere else in the four workspaces that opens a file for reading fails this
+/// test. The allowed exceptions are test support and build scripts, each with its reason.
+#[test]
+fn reads_go_through_the_opener() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let roots: Vec<_> = [
+        "src",
+        "bench-core/src",
+        "bench-core/build.rs",
+        "harness-sqlx/src",
+        "harness-async-sqlite/src",
+        "harness-sql-middleware-turso/src",
+    ]
+    .iter()
+    .map(|r| root.join(r))
+    .filter(|p| p.is_dir())
+    .collect();
+    let found = bench_core::testing::reads_outside(
+        &roots,
+        &[
+            // The opener itself.
+            "bench-core/src/opener.rs",
+            // Test support: the helpers tests call (folder listings, the source scans).
+            "bench-core/src/testing.rs",
+            "src/testing.rs",
+            "src/docs_check.rs",
+            // Build scripts read the workspace's own Cargo.lock at build time.
+            "bench-core/src/protocol/lockfile.rs",
+        ],
+    );
+    assert!(
+        found.is_empty(),
+        "files opened for reading outside bench_core::opener:\n{}",
+        found.join("\n")
+    );
+}
+
+/// The scan above sees a read: a file that opens one, in any spelling, is found; the same in a
+/// test module, a comment or a string is not.
+#[test]
+fn the_opener_scan_finds_a_read_and_only_a_real_one() {
+    let code = r#"
+use std::fs;
+fn a() { let t = std::fs::read_to_string("x"); }
+fn b() { let f = File::open(p); }
+fn c() { let d = fs::read_dir(dir); }
+fn d() { let f = std::fs::OpenOptions::new()
+    .read(true)
+    .open(p); }
+// File::open in a comment
+fn e() { let s = "fs::read(p)"; }
+#[cfg(test)]
+mod tests {
+    fn t() { let _ = std::fs::read("x"); }
+}
+    #[cfg(test)]
+    fn helper() { let _ = std::fs::read("y"); }
+"#;
+    let (kept, _) = bench_core::testing::non_test_code(code);
+    let hits = bench_core::testing::file_reads(&kept);
+    let lines: Vec<&str> = hits.iter().map(|h| h.split(':').next().unwrap()).collect();
+    assert_eq!(lines, ["3", "4", "5", "7"], "{hits:#?}");
+}

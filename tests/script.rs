@@ -662,13 +662,15 @@ fn hostile_scripts_never_touch_the_database_or_its_folder() {
     assert_eq!(code, Some(0), "{out}");
     let (code, out) = run("count", "SELECT count(*) FROM t;\n");
     assert_eq!(code, Some(0), "{out}");
+    // Each snapshot in a folder of its own (`script-db-<sum>-<mode>/db.sqlite`).
     let snapshots: Vec<PathBuf> = std::fs::read_dir(&cache)
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| {
             let n = p.file_name().unwrap().to_string_lossy();
-            n.starts_with("script-db-") && n.ends_with(".sqlite")
+            n.starts_with("script-db-") && p.is_dir()
         })
+        .map(|p| p.join("db.sqlite"))
         .collect();
     assert!(!snapshots.is_empty());
     for s in snapshots {
@@ -703,7 +705,7 @@ fn what_is_not_a_regular_file_is_refused_before_anything_waits_on_it() {
         .clone();
     let text = String::from_utf8(out).unwrap();
     assert!(
-        text.contains("pipe.db: a FIFO; allowed: a regular file"),
+        text.contains("pipe.db: a FIFO; allowed: a database file (a regular file)"),
         "{text}"
     );
     assert!(started.elapsed() < std::time::Duration::from_secs(30));

@@ -35,7 +35,7 @@ impl<'a> Baselines<'a> {
     pub fn base_of(&self, run: &RunRecord, bench: &str) -> &'a str {
         run.start
             .as_ref()
-            .and_then(|s| crate::workloads::find(&s.target).ok())
+            .and_then(|s| crate::workloads::find(s.target.raw()).ok())
             .and_then(|t| t.spec(bench).ok())
             .and_then(|s| s.vs)
             .unwrap_or(self.bench)
@@ -123,7 +123,7 @@ pub fn comparison(run: &RunRecord, baselines: &Baselines<'_>) -> Vec<ComparisonR
         .iter()
         .filter_map(|b| {
             let s = b.summary.as_ref()?;
-            let base = baselines.base_of(run, &b.name);
+            let base = baselines.base_of(run, b.name.raw());
             let base_memory = (base != b.name)
                 .then(|| run.bench(base)?.summary.as_ref()?.memory)
                 .flatten();
@@ -142,8 +142,8 @@ pub fn comparison(run: &RunRecord, baselines: &Baselines<'_>) -> Vec<ComparisonR
                     .memory
                     .zip(base_memory)
                     .map(|(m, base)| crate::compare::MemoryVsBase::of(&m, &base)),
-                ratio: baselines.ratio(run, &b.name),
-                change: baselines.change(run, &b.name),
+                ratio: baselines.ratio(run, b.name.raw()),
+                change: baselines.change(run, b.name.raw()),
             })
         })
         .collect()

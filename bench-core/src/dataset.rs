@@ -288,12 +288,12 @@ pub(crate) fn remove_stale_builds(path: &Path) {
     let (Some(dir), Some(stem)) = (path.parent(), path.file_stem().and_then(|s| s.to_str())) else {
         return;
     };
-    let Ok(entries) = std::fs::read_dir(dir) else {
+    let Ok(entries) = crate::opener::list(dir) else {
         return;
     };
     let prefix = format!("{stem}.tmp");
-    for e in entries.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
+    for name in entries {
+        let name = name.to_string_lossy().into_owned();
         let Some(rest) = name.strip_prefix(&prefix) else {
             continue;
         };
@@ -303,7 +303,7 @@ pub(crate) fn remove_stale_builds(path: &Path) {
         };
         if !process_running(pid) {
             tracing::warn!(file = %name, "removing what a killed dataset build left behind");
-            let _ = std::fs::remove_file(e.path());
+            let _ = std::fs::remove_file(dir.join(&name));
         }
     }
 }
@@ -324,12 +324,9 @@ pub fn ensure_with(
         .map_err(|e| invalid(format!("cannot create cache folder {}: {e}", dir.display())))?;
     let path = key.path_in(dir);
     let lock_path = path.with_extension("lock");
-    let lock = std::fs::File::create(&lock_path).map_err(|e| {
-        invalid(format!(
-            "cannot create lock file {}: {e}",
-            lock_path.display()
-        ))
-    })?;
+    // Opened without waiting (a FIFO there is refused by what it is, not waited on).
+    let lock = crate::opener::open_lock(&lock_path, "lock file")
+        .map_err(|e| invalid(format!("cannot create {e}")))?;
     lock.lock()
         .map_err(|e| invalid(format!("cannot lock {}: {e}", lock_path.display())))?;
     remove_stale_builds(&path);

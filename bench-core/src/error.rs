@@ -15,9 +15,11 @@ pub enum CatalogError {
         known: String,
     },
     #[error(
-        "--bench {pattern:?} selects nothing in target {target}: {why} (nearest: {near}; every name: `benchscope list {target}`)"
+        "{flag} {pattern:?} selects nothing in target {target}: {why} (nearest: {near}; every name: `benchscope list {target}`)"
     )]
     NoMatch {
+        /// The flag the pattern was given with (`--bench`, `--time-for`).
+        flag: &'static str,
         target: String,
         pattern: String,
         why: String,

@@ -396,7 +396,8 @@ impl fmt::Display for Knobs {
 }
 
 /// Resolves a workload's knobs: defaults, then the environment, then explicit overrides
-/// (flags or explorer edits), each checked against its spec.
+/// (flags or explorer edits), each checked against its spec. A knob an override sets does not
+/// read its variable: the flag wins, whatever the environment holds.
 pub fn resolve(
     specs: &[KnobSpec],
     env: &dyn Fn(&str) -> Option<String>,
@@ -405,6 +406,10 @@ pub fn resolve(
     let mut knobs = Knobs::default();
     for spec in specs {
         let mut value = spec.default_value();
+        if overrides.iter().any(|(name, _)| name == spec.name) {
+            knobs.set(spec.name, value);
+            continue;
+        }
         let from_env = spec
             .env
             .and_then(|var| env(var).map(|v| (var, v)))

@@ -10,7 +10,13 @@
 //! - `settings`: SQLite's own settings as knobs, applied and read back on every connection;
 //! - `backends/`: what is measured (raw rusqlite, the middleware path, turso);
 //! - `profile`: a sampled profile's breakdown by layer (the classification rules);
-//! - `redact`: PostgreSQL passwords found in every form and scrubbed from text;
+//! - `redact`: PostgreSQL passwords found in every form and scrubbed from text; `secret`: a
+//!   PostgreSQL URL as a type that never shows its password;
+//! - `jail`: SQLite's VFS confined to a folder or a file (no SQLite linked here);
+//! - `opener`: the one way a file from outside is read (regular files only, bounded, walks
+//!   that follow no link); `scratch`: the folders of the cache a process owns;
+//! - `vars`: settings of the environment, one parser per setting, a flag over its variable;
+//! - `text`: strings from data as a type whose only ways out are escapes per sink;
 //! - `service/`: the runner service (arguments, plan, the event stream around a harness).
 //!
 //! Everything that links SQLite sits behind the `sqlite` / `middleware` / `turso` features so
@@ -32,6 +38,7 @@ pub mod compare;
 pub mod dataset;
 pub mod error;
 pub mod format;
+pub mod jail;
 pub mod knobs;
 pub mod matrix;
 pub mod measure;
@@ -40,15 +47,20 @@ pub mod mirror;
 pub mod on_rusqlite;
 #[cfg(feature = "crates")]
 pub mod on_sql_middleware;
+pub mod opener;
 pub mod profile;
 pub mod protocol;
 pub mod redact;
+pub mod scratch;
 pub mod script;
+pub mod secret;
 pub mod sections;
 pub mod service;
 pub mod settings;
 pub mod testing;
+pub mod text;
 pub mod units;
+pub mod vars;
 pub mod workload;
 pub mod workloads;
 

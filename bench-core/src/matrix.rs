@@ -23,7 +23,7 @@ pub struct Matrix {
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MatrixCell {
-    pub bench: String,
+    pub bench: crate::text::Text,
     pub median_ns: f64,
     /// Against the bench's own baseline (the same case on the baseline subject).
     pub ratio: Option<Ratio>,
@@ -86,7 +86,7 @@ pub fn matrix(
         let is_base = b.vs == Some(b.name);
         let ratio = if is_base { None } else { ratio(b.name) };
         cells[i][j] = Some(MatrixCell {
-            bench: b.name.to_string(),
+            bench: b.name.into(),
             median_ns: s.median,
             band: if is_base {
                 Some(Band::Baseline)
@@ -141,7 +141,7 @@ impl Matrix {
             about: "Each cell: the median per operation and its ratio against the same row on \
                     the baseline backend."
                 .into(),
-            headers,
+            headers: crate::sections::texts(headers),
             rows: self
                 .rows
                 .iter()
@@ -153,6 +153,7 @@ impl Matrix {
                                 .iter()
                                 .map(|c| c.as_ref().map_or("-".into(), cell_text)),
                         )
+                        .map(crate::text::Text::from)
                         .collect()
                 })
                 .collect(),

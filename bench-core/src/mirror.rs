@@ -19,7 +19,7 @@ pub trait RunParams: Sized {
     /// The SQLite settings asked for.
     fn settings(&self) -> &SqliteSettings;
     /// The PostgreSQL server's URL, where the workload has PostgreSQL benches.
-    fn postgres_url(&self) -> Option<&str> {
+    fn postgres_url(&self) -> Option<&crate::secret::PgUrl> {
         None
     }
     /// Why `bench` cannot run with these parameters (a knob's value or a case its backend
@@ -109,7 +109,7 @@ impl<M: Mirror> Session for MirrorSession<'_, M> {
 }
 
 /// Why a bench on PostgreSQL cannot run: no server named.
-pub fn postgres_skip(subject: Subject, url: Option<&str>) -> Option<String> {
+pub fn postgres_skip(subject: Subject, url: Option<&crate::secret::PgUrl>) -> Option<String> {
     let on_postgres = matches!(
         subject,
         Subject::SqlxPostgres | Subject::Postgres | Subject::Crate(Shipped::SqlMiddlewarePostgres)

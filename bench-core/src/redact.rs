@@ -40,13 +40,7 @@ pub fn secrets(conn: &str) -> Vec<String> {
     }
     let mut all: Vec<String> = Vec::new();
     for s in found.into_iter().filter(|s| !s.is_empty()) {
-        let decoded = percent_decode(&s);
-        // Percent-encoded as in a URL (`%20`), and as in a form (`+`).
-        let encoded =
-            percent_encoding::utf8_percent_encode(&decoded, percent_encoding::NON_ALPHANUMERIC)
-                .to_string();
-        let form: String = url::form_urlencoded::byte_serialize(decoded.as_bytes()).collect();
-        for v in [s, decoded, encoded, form] {
+        for v in spellings(&s) {
             if !v.is_empty() && !all.contains(&v) {
                 all.push(v);
             }
@@ -54,6 +48,17 @@ pub fn secrets(conn: &str) -> Vec<String> {
     }
     all.sort_by_key(|s| std::cmp::Reverse(s.len()));
     all
+}
+
+/// A secret as written, percent-decoded, and percent-encoded as in a URL (`%20`) and as in a
+/// form (`+`): every spelling a driver or a log may echo it in.
+pub fn spellings(s: &str) -> Vec<String> {
+    let decoded = percent_decode(s);
+    let encoded =
+        percent_encoding::utf8_percent_encode(&decoded, percent_encoding::NON_ALPHANUMERIC)
+            .to_string();
+    let form: String = url::form_urlencoded::byte_serialize(decoded.as_bytes()).collect();
+    vec![s.to_string(), decoded, encoded, form]
 }
 
 fn percent_decode(s: &str) -> String {
@@ -185,33 +190,10 @@ pub fn redact(conn: &str) -> String {
     scrub(conn, &secrets(conn))
 }
 
-/// A PostgreSQL error with the connection string redacted and every spelling of its password
-/// scrubbed from the driver's text: what every PostgreSQL bench reports.
-pub fn pg_error(url: &str, e: impl std::fmt::Display) -> crate::BenchError {
-    let secrets = secrets(url);
-    let msg = scrub(&e.to_string(), &secrets);
-    crate::BenchError::Driver(format!("PostgreSQL at {}: {msg}", scrub(url, &secrets)))
-}
-
-/// [`pg_error`] for an error whose own text leaves out its cause (tokio-postgres says `db error`
-/// and keeps the server's message as its source): the text, then each cause's beneath it that
-/// it does not already hold, so the reader sees what the server said.
-pub fn pg_error_chain(url: &str, e: &(dyn std::error::Error + 'static)) -> crate::BenchError {
-    let mut text = e.to_string();
-    let mut cause = e.source();
-    while let Some(c) = cause {
-        let said = c.to_string();
-        if !text.contains(&said) {
-            text = format!("{text}: {said}");
-        }
-        cause = c.source();
-    }
-    pg_error(url, text)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::secret::{PgUrl, pg_error_chain};
 
     /// An error that says only its kind, its cause kept beneath it (as tokio-postgres's).
     #[derive(Debug)]
@@ -229,7 +211,7 @@ mod tests {
 
     #[test]
     fn a_postgres_error_says_its_causes_once_and_no_password() {
-        let url = "postgres://bob:pw-in-url@db:5432/x";
+        let url = &PgUrl::parse("postgres://bob:pw-in-url@db:5432/x");
         let e = Kind(
             "db error",
             Some(Box::new(Kind(

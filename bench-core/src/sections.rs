@@ -7,6 +7,7 @@
 use serde::Serialize;
 
 use crate::protocol::results::RunRecord;
+use crate::text::Text;
 
 /// How heavy an overhead against a bench's own baseline is (the same operation on the
 /// reference backend): the explorer and the text table colour by it, the exports name it.
@@ -34,18 +35,31 @@ impl Band {
     }
 }
 
-/// A table: text in cells, the first `left` columns left-aligned.
+/// A table: text in cells, the first `left` columns left-aligned. Cells are [`Text`]: they hold
+/// names and statements from data beside figures, and each view escapes them for its sink.
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct Table {
     pub title: String,
     /// What the table shows, a sentence (empty when the title says it all).
     pub about: String,
-    pub headers: Vec<String>,
-    pub rows: Vec<Vec<String>>,
+    pub headers: Vec<Text>,
+    pub rows: Vec<Vec<Text>>,
     pub left: usize,
     /// Per row, how heavy its overhead is (terminals colour the row by it); empty when the
     /// rows are not banded.
     pub bands: Vec<Option<Band>>,
+}
+
+/// Rows of text cells as a table's [`Text`] cells.
+pub fn cells(rows: Vec<Vec<String>>) -> Vec<Vec<Text>> {
+    rows.into_iter()
+        .map(|r| r.into_iter().map(Text::from).collect())
+        .collect()
+}
+
+/// Strings as texts (a table's headers, notes).
+pub fn texts(v: Vec<String>) -> Vec<Text> {
+    v.into_iter().map(Text::from).collect()
 }
 
 /// A bar chart of rates: per series a value (per second) at each point, each series on its
@@ -53,8 +67,8 @@ pub struct Table {
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct Bars {
     pub title: String,
-    pub points: Vec<String>,
-    pub series: Vec<(String, Vec<Option<f64>>)>,
+    pub points: Vec<Text>,
+    pub series: Vec<(Text, Vec<Option<f64>>)>,
 }
 
 /// One section of a run's report: tables, bar charts, then notes under a heading of their own.
@@ -64,7 +78,7 @@ pub struct Section {
     pub bars: Vec<Bars>,
     /// What the notes are (a heading), and the notes, one line each.
     pub notes_title: String,
-    pub notes: Vec<String>,
+    pub notes: Vec<Text>,
 }
 
 /// A workload's own views, implemented beside the workload.
@@ -75,7 +89,7 @@ pub trait Sections: Sync + Send {
 
     /// A line on each bench of the run that has one (by bench name), for the explorer's
     /// detail under its figures: made once for the whole run, as the run's analysis is.
-    fn bench_lines(&self, run: &RunRecord) -> std::collections::BTreeMap<String, String>;
+    fn bench_lines(&self, run: &RunRecord) -> std::collections::BTreeMap<Text, Text>;
 
     /// The workload's own figures in the JSON document, under its target's name: as JSON
     /// text, not a tree of values (a script's statements table can hold many thousand rows

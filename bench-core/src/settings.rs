@@ -134,15 +134,21 @@ impl SqliteSettings {
 
     /// The PRAGMA statements that apply these settings to a connection: the locking mode first
     /// (an exclusive connection must say so before it first reads a WAL file), then the
-    /// journal mode.
+    /// journal mode. A read-only connection cannot change its file's journal mode (SQLite
+    /// answers "attempt to write a readonly database"): it is left out, and the connection
+    /// runs in the mode the file was settled in (a script's snapshot is settled in the run's).
     pub fn pragmas(&self) -> Vec<(&'static str, String)> {
-        vec![
+        let mut p = vec![
             ("locking_mode", self.locking_mode.clone()),
             ("journal_mode", self.journal_mode.clone()),
             ("synchronous", self.synchronous.clone()),
             ("cache_size", format!("-{}", self.cache_kib)),
             ("mmap_size", self.mmap_size.to_string()),
-        ]
+        ];
+        if self.read_only {
+            p.retain(|(name, _)| *name != "journal_mode");
+        }
+        p
     }
 
     /// What a connection with these settings reads back, in the form [`normalize`] gives.
@@ -152,6 +158,7 @@ impl SqliteSettings {
             .into_iter()
             .map(|(k, v)| (k.to_string(), v))
             .collect();
+        m.insert("journal_mode".into(), self.journal_mode.clone());
         m.insert("mutex".into(), mutex_name(self.no_mutex).into());
         m
     }

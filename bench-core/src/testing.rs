@@ -473,3 +473,277 @@ impl Drop for Ticker {
         self.task.abort();
     }
 }
+
+// ---- Hostile SQLite files ----
+
+/// Writes a hot rollback journal beside the database at `db` (`db-journal`) that holds no
+/// page but names `super_journal` as its super-journal, byte for byte as SQLite's pager writes
+/// one (pager.c: the journal header, then the super-journal record at the journal's end: page
+/// number, name, its length and checksum, the magic). SQLite, opening `db`, finds the journal
+/// hot; when the super-journal it names exists, it plays the journal back and then deletes the
+/// super-journal unless a journal it lists still names it: with any file of the user's named,
+/// that file is deleted.
+pub fn hot_journal(db: &std::path::Path, page_size: u32, super_journal: &[u8]) {
+    const MAGIC: [u8; 8] = [0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7];
+    const SECTOR: usize = 512;
+    let pages = std::fs::metadata(db).map_or(0, |m| m.len()) / u64::from(page_size);
+    let mut j = Vec::new();
+    j.extend_from_slice(&MAGIC);
+    j.extend_from_slice(&0u32.to_be_bytes()); // no page records
+    j.extend_from_slice(&0x1234_5678u32.to_be_bytes()); // checksum nonce
+    j.extend_from_slice(&u32::try_from(pages).unwrap_or(u32::MAX).to_be_bytes());
+    j.extend_from_slice(&(SECTOR as u32).to_be_bytes());
+    j.extend_from_slice(&page_size.to_be_bytes());
+    j.resize(SECTOR, 0);
+    // The super-journal record: its page number is the lock-byte page's (PAGER_SJ_PGNO).
+    let sj_pgno = 0x4000_0000 / page_size + 1;
+    j.extend_from_slice(&sj_pgno.to_be_bytes());
+    j.extend_from_slice(super_journal);
+    let sum = super_journal
+        .iter()
+        .fold(0u32, |s, &b| s.wrapping_add(b as i8 as i32 as u32));
+    j.extend_from_slice(&u32::try_from(super_journal.len()).unwrap().to_be_bytes());
+    j.extend_from_slice(&sum.to_be_bytes());
+    j.extend_from_slice(&MAGIC);
+    let mut path = db.as_os_str().to_owned();
+    path.push("-journal");
+    std::fs::write(path, j).unwrap();
+}
+
+// ---- Reads outside the opener ----
+
+/// `text` (Rust source) with comments and the insides of string and char literals blanked and
+/// every `#[cfg(test)]` item (a module, a function, an impl; any indentation) blanked, lines
+/// kept where they were (so that a byte's line number is its line in the file). Also the
+/// names of modules declared `#[cfg(test)] mod name;` (their files are test code).
+pub fn non_test_code(text: &str) -> (String, Vec<String>) {
+    let b = text.as_bytes();
+    let mut out: Vec<u8> = b.to_vec();
+    let blank = |out: &mut Vec<u8>, from: usize, to: usize| {
+        for c in &mut out[from..to] {
+            if *c != b'\n' {
+                *c = b' ';
+            }
+        }
+    };
+    // Comments and literals first.
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                let end = b[i..]
+                    .iter()
+                    .position(|&c| c == b'\n')
+                    .map_or(b.len(), |n| i + n);
+                blank(&mut out, i, end);
+                i = end;
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                let mut depth = 0;
+                let start = i;
+                while i < b.len() {
+                    if b[i] == b'/' && b.get(i + 1) == Some(&b'*') {
+                        depth += 1;
+                        i += 2;
+                    } else if b[i] == b'*' && b.get(i + 1) == Some(&b'/') {
+                        depth -= 1;
+                        i += 2;
+                        if depth == 0 {
+                            break;
+                        }
+                    } else {
+                        i += 1;
+                    }
+                }
+                blank(&mut out, start, i);
+            }
+            b'r' if matches!(b.get(i + 1), Some(b'#') | Some(b'"'))
+                && (i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_')) =>
+            {
+                let hashes = b[i + 1..].iter().take_while(|&&c| c == b'#').count();
+                if b.get(i + 1 + hashes) != Some(&b'"') {
+                    i += 1;
+                    continue;
+                }
+                let body = i + 2 + hashes;
+                let close: Vec<u8> = std::iter::once(b'"')
+                    .chain(std::iter::repeat_n(b'#', hashes))
+                    .collect();
+                let end = b[body..]
+                    .windows(close.len())
+                    .position(|w| w == close.as_slice())
+                    .map_or(b.len(), |n| body + n);
+                blank(&mut out, body, end);
+                i = end + close.len();
+            }
+            b'"' => {
+                let start = i + 1;
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+                blank(&mut out, start, i.min(b.len()));
+                i += 1;
+            }
+            b'\'' => {
+                // A char literal ('x', '\n', '\''), not a lifetime ('a).
+                let close = if b.get(i + 1) == Some(&b'\\') {
+                    b[i + 2..]
+                        .iter()
+                        .position(|&c| c == b'\'')
+                        .map(|n| i + 2 + n)
+                } else if b.get(i + 2) == Some(&b'\'') {
+                    Some(i + 2)
+                } else {
+                    None
+                };
+                match close {
+                    Some(end) => {
+                        blank(&mut out, i + 1, end);
+                        i = end + 1;
+                    }
+                    None => i += 1,
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    // Then `#[cfg(test)]` items, on the blanked text (braces in strings are gone).
+    let text = String::from_utf8(out).expect("only ASCII blanked");
+    let mut out = text.clone().into_bytes();
+    let mut test_mods = Vec::new();
+    let mut from = 0;
+    // `#[cfg(test)]`, `#[cfg(all(test, ...))]`: an attribute whose condition names `test`
+    // outside a `not(...)`.
+    let test_attr = |attr: &str| {
+        attr.replace(' ', "")
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .any(|w| w == "test")
+            && !attr.contains("not(")
+    };
+    while let Some(at) = text[from..].find("#[cfg(").map(|n| from + n) {
+        let Some(close) = text[at..].find(")]").map(|n| at + n + 2) else {
+            break;
+        };
+        if !test_attr(&text[at..close]) {
+            from = close;
+            continue;
+        }
+        let rest = &text[at..];
+        let semi = rest.find(';');
+        let brace = rest.find('{');
+        let end = match (semi, brace) {
+            (Some(s), o) if o.is_none_or(|o| s < o) => {
+                let item = &rest[..s];
+                if let Some(m) = item.split_whitespace().skip_while(|w| *w != "mod").nth(1) {
+                    test_mods.push(m.to_string());
+                }
+                at + s + 1
+            }
+            (_, Some(o)) => {
+                let mut depth = 0usize;
+                let mut j = at + o;
+                let tb = text.as_bytes();
+                loop {
+                    match tb.get(j) {
+                        Some(b'{') => depth += 1,
+                        Some(b'}') => {
+                            depth -= 1;
+                            if depth == 0 {
+                                break j + 1;
+                            }
+                        }
+                        None => break tb.len(),
+                        _ => {}
+                    }
+                    j += 1;
+                }
+            }
+            (Some(s), None) => at + s + 1,
+            (None, None) => text.len(),
+        };
+        blank(&mut out, at, end);
+        from = end;
+    }
+    (String::from_utf8(out).expect("ASCII"), test_mods)
+}
+
+/// What opens a file for reading, as code spells it (outside the opener).
+const READS: &[&str] = &[
+    "File::open(",
+    "fs::read(",
+    "fs::read_to_string(",
+    "fs::read_dir(",
+    "read_dir(",
+    "fs::copy(",
+    ".read(true)",
+    "OpenOptions::new().read(",
+];
+
+/// Each place in `code` (from [`non_test_code`]) that opens a file for reading: `line: text`.
+pub fn file_reads(code: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for (n, line) in code.lines().enumerate() {
+        let squeezed: String = line.chars().filter(|c| !c.is_whitespace()).collect();
+        if READS.iter().any(|r| squeezed.contains(r)) {
+            found.push(format!("{}: {}", n + 1, line.trim()));
+        }
+    }
+    found
+}
+
+/// Every place in the `.rs` files under `roots` that opens a file for reading outside the
+/// files `allowed` (paths ending so: the opener itself, test helpers, build scripts), test code
+/// left out: `path:line: text`.
+pub fn reads_outside(roots: &[std::path::PathBuf], allowed: &[&str]) -> Vec<String> {
+    let mut files = Vec::new();
+    let mut stack: Vec<std::path::PathBuf> = roots.to_vec();
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                if p.file_name().is_some_and(|n| n != "target" && n != "tests") {
+                    stack.push(p);
+                }
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    // Files of modules declared `#[cfg(test)]`: `name.rs` or `name/...` beside the declaring file.
+    let mut test_files: Vec<std::path::PathBuf> = Vec::new();
+    let mut found = Vec::new();
+    let parsed: Vec<(std::path::PathBuf, String)> = files
+        .iter()
+        .map(|p| {
+            let (code, mods) = non_test_code(&std::fs::read_to_string(p).unwrap_or_default());
+            let dir = match p.file_stem().and_then(|s| s.to_str()) {
+                Some("mod" | "lib" | "main") => p.parent().unwrap().to_path_buf(),
+                Some(stem) => p.parent().unwrap().join(stem),
+                None => p.parent().unwrap().to_path_buf(),
+            };
+            for m in mods {
+                test_files.push(dir.join(format!("{m}.rs")));
+                test_files.push(dir.join(&m));
+            }
+            (p.clone(), code)
+        })
+        .collect();
+    for (p, code) in parsed {
+        let shown = p.display().to_string();
+        if allowed.iter().any(|a| shown.ends_with(a))
+            || p.file_name().is_some_and(|n| n == "tests.rs")
+            || test_files.iter().any(|t| p.starts_with(t))
+        {
+            continue;
+        }
+        for hit in file_reads(&code) {
+            found.push(format!("{shown}:{hit}"));
+        }
+    }
+    found
+}

@@ -29,7 +29,7 @@ pub struct RunContext<'a> {
     /// Where datasets and scratch files live.
     pub cache_dir: PathBuf,
     /// PostgreSQL, for the benches that need it (they are skipped without one).
-    pub postgres_url: Option<String>,
+    pub postgres_url: Option<crate::secret::PgUrl>,
     /// The SQLite settings every connection of the run opens with.
     pub sqlite: SqliteSettings,
     /// The `script` target's files, variables and database (empty for other targets).
@@ -41,12 +41,11 @@ pub type Ensure<'a> =
     dyn Fn(&Path, &DatasetKey, &mut dyn FnMut(&Path)) -> Result<DatasetReady, BenchError> + 'a;
 
 impl RunContext<'_> {
-    /// The folder scratch databases go in (the cache folder), made if missing.
+    /// The folder this run's scratch databases go in: the runner's own folder in the cache
+    /// (`run-<pid>`, made if missing, removed when the runner's service ends), which is also
+    /// the jail SQLite reaches a user's data through.
     pub fn scratch_dir(&self) -> Result<PathBuf, BenchError> {
-        std::fs::create_dir_all(&self.cache_dir).map_err(|e| {
-            BenchError::Invalid(format!("cannot create {}: {e}", self.cache_dir.display()))
-        })?;
-        Ok(self.cache_dir.clone())
+        crate::scratch::Scratch::run_dir(&self.cache_dir)
     }
 
     /// The target's dataset for `rows` rows, built or reused with `ensure` and reported as

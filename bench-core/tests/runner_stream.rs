@@ -873,7 +873,9 @@ fn crud_overhead_runs_sql_middleware_on_postgres_with_the_models_work() {
     let rt = bench_core::measure::drive::runtime(None).unwrap();
     let left = rt.block_on(async {
         use bench_core::backends::crates::{MiddlewareConn, SqlMiddlewarePg};
-        let pool = SqlMiddlewarePg::open(&url).await.unwrap();
+        let pool = SqlMiddlewarePg::open(&bench_core::secret::PgUrl::parse(&url))
+            .await
+            .unwrap();
         let mut conn = pool.hold(String::new()).await.unwrap();
         conn.rows(
             "SELECT 1 FROM pg_tables WHERE tablename = 'benchscope_crud'",

@@ -52,6 +52,11 @@ static ALLOC: bench_core::measure::memory::Counting = bench_core::measure::memor
 fn main() {
     // Before any connection opens SQLite: its own allocations are counted with the rest.
     bench_core::measure::sqlite_malloc::count(rusqlite::ffi::sqlite3_config);
+    // Then, before any connection opens, the jail: the only VFS this runner's SQLite has.
+    {
+        use rusqlite::ffi;
+        bench_core::service::jail_or_exit(bench_core::sqlite_vfs_api!(ffi));
+    }
     bench_core::service::init_logging();
     let args = RunnerArgs::parse();
     std::process::exit(bench_core::service::serve(&args, ASYNC_SQLITE, &describe));

@@ -15,7 +15,6 @@ use bench_core::script::replay::{AsyncPath, Outcome};
 use bench_core::script::{Kind, Value};
 use bench_core::settings::SqliteSettings;
 use bench_core::workloads::script::harness::{ScriptBinding, ScriptHarness};
-use rusqlite::{Connection, OpenFlags};
 
 use crate::lookup::{SUBJECT, err, open_client};
 use crate::on_rusqlite::script::{classify, exec_statement, rollback};
@@ -42,22 +41,8 @@ impl ScriptBinding for AsyncSqlite {
         crate::judge::judge(path, mix).map_err(|e| BenchError::Invalid(e.to_string()))
     }
 
-    fn copy(
-        &self,
-        _rt: &tokio::runtime::Runtime,
-        original: &Path,
-        to: &Path,
-    ) -> Result<(), BenchError> {
-        // The run's own copy: opened read-write, so that SQLite folds a copied -wal in or
-        // rolls a copied hot journal back.
-        let c = Connection::open_with_flags(
-            original,
-            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
-        .map_err(err)?;
-        c.execute("VACUUM INTO ?1", [to.display().to_string()])
-            .map_err(err)?;
-        Ok(())
+    fn copy(&self, original: &Path, to: &Path, journal_mode: &str) -> Result<(), BenchError> {
+        crate::judge::copy(original, to, journal_mode).map_err(BenchError::Invalid)
     }
 
     fn open(
@@ -71,7 +56,9 @@ impl ScriptBinding for AsyncSqlite {
             let mut opened = Vec::with_capacity(clients);
             let mut read_back = BTreeMap::new();
             for _ in 0..clients.max(1) {
-                let (c, s) = open_client(path, settings).await?;
+                // Through the jail of the run's folder: SQLite reaches nothing outside it.
+                let (c, s) =
+                    open_client(&bench_core::scratch::jailed_uri(path, false)?, settings).await?;
                 opened.push(c);
                 read_back = s;
             }

@@ -38,33 +38,9 @@ impl ScriptBinding for SqlMiddlewareTurso {
         crate::judge::judge(path, mix).map_err(|e| BenchError::Invalid(e.to_string()))
     }
 
-    fn copy(
-        &self,
-        _rt: &tokio::runtime::Runtime,
-        original: &Path,
-        to: &Path,
-    ) -> Result<(), BenchError> {
-        let sqlite = |e: rusqlite::Error| {
-            BenchError::Invalid(format!(
-                "copying {} to {}: {e}",
-                original.display(),
-                to.display()
-            ))
-        };
-        // The run's own copy, opened read-write (a copied -wal folded in, a hot journal
-        // rolled back), written out whole, and the result put in WAL mode for turso.
-        let from = rusqlite::Connection::open_with_flags(
-            original,
-            rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
-        .map_err(sqlite)?;
-        from.execute("VACUUM INTO ?1", [to.display().to_string()])
-            .map_err(sqlite)?;
-        drop(from);
-        let c = rusqlite::Connection::open(to).map_err(sqlite)?;
-        c.pragma_update(None, "journal_mode", "WAL")
-            .map_err(sqlite)?;
-        c.close().map_err(|(_, e)| sqlite(e))
+    fn copy(&self, original: &Path, to: &Path, _journal_mode: &str) -> Result<(), BenchError> {
+        // turso runs in WAL mode only.
+        crate::judge::copy(original, to, "wal").map_err(BenchError::Invalid)
     }
 
     fn open(

@@ -80,7 +80,7 @@ macro_rules! bind_row {
     }};
 }
 
-pub use bench_core::redact::pg_error as pg_err;
+pub use bench_core::secret::pg_error as pg_err;
 
 type Settings = std::collections::BTreeMap<String, String>;
 
@@ -146,7 +146,7 @@ fn postgres(ctx: &Ctx) -> Result<IterFn<'_>, BenchError> {
         .postgres_url
         .clone()
         .ok_or_else(|| BenchError::Invalid(NO_POSTGRES.into()))?;
-    let options: PgConnectOptions = url.parse().map_err(|e| pg_err(&url, e))?;
+    let options: PgConnectOptions = url.expose().parse().map_err(|e| pg_err(&url, e))?;
     let conn = ctx
         .rt
         .block_on(options.connect())

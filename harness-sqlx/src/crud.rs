@@ -66,7 +66,8 @@ impl Mirror for CrudOverhead {
                     .postgres_url
                     .clone()
                     .ok_or_else(|| BenchError::Invalid(NO_POSTGRES.into()))?;
-                let options: PgConnectOptions = url.parse().map_err(|e| pg_err(&url, e))?;
+                let options: PgConnectOptions =
+                    url.expose().parse().map_err(|e| pg_err(&url, e))?;
                 let conn = ctx
                     .rt
                     .block_on(options.connect())
@@ -279,7 +280,7 @@ struct PgCrud {
     conn: Option<sqlx::PgConnection>,
     stmts: Stmts,
     drop: String,
-    url: String,
+    url: bench_core::secret::PgUrl,
     rt: tokio::runtime::Handle,
 }
 

@@ -48,24 +48,8 @@ impl ScriptBinding for Sqlx {
         crate::judge::judge(path, mix).map_err(|e| BenchError::Invalid(e.to_string()))
     }
 
-    fn copy(
-        &self,
-        rt: &tokio::runtime::Runtime,
-        original: &Path,
-        to: &Path,
-    ) -> Result<(), BenchError> {
-        rt.block_on(async {
-            // The run's own copy: opened read-write, so that SQLite folds a copied -wal in
-            // or rolls a copied hot journal back.
-            let p = pool(SqliteConnectOptions::new().filename(original), 1).await?;
-            sqlx::query("VACUUM INTO ?1")
-                .bind(to.display().to_string())
-                .execute(&p)
-                .await
-                .map_err(err)?;
-            p.close().await;
-            Ok(())
-        })
+    fn copy(&self, original: &Path, to: &Path, journal_mode: &str) -> Result<(), BenchError> {
+        crate::judge::copy(original, to, journal_mode).map_err(BenchError::Invalid)
     }
 
     fn open(
@@ -76,8 +60,12 @@ impl ScriptBinding for Sqlx {
         clients: usize,
     ) -> Result<(OnSqlx, BTreeMap<String, String>), BenchError> {
         rt.block_on(async {
-            let options =
-                crate::settings::apply(SqliteConnectOptions::new().filename(path), settings);
+            // Through the jail of the run's folder: SQLite reaches nothing outside it.
+            let jail = bench_core::scratch::jail_for(path)?;
+            let options = crate::settings::apply(
+                SqliteConnectOptions::new().filename(path).vfs(jail.name()),
+                settings,
+            );
             let p = pool(options, clients).await?;
             let mut conn = p.acquire().await.map_err(err)?;
             let read_back = crate::settings::read_back(&mut conn).await?;

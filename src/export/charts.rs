@@ -60,7 +60,7 @@ pub fn charts(report: &Report<'_>) -> Vec<Chart> {
         let points: Vec<String> = sc.points.iter().map(|p| p.values.join(" ")).collect();
         out.push(Chart {
             slug: "scaling".into(),
-            caption: format!("{}: ops/s at each point of the sweep", sc.target),
+            caption: format!("{}: ops/s at each point of the sweep", sc.target.terminal()),
             x_label: sc.knobs.join(" x "),
             y_label: "ops/s".into(),
             x_tics: points,
@@ -75,7 +75,7 @@ pub fn charts(report: &Report<'_>) -> Vec<Chart> {
                         .enumerate()
                         .filter_map(|(x, y)| y.map(|y| (x as f64, y)))
                         .collect();
-                    (bench.clone(), pts)
+                    (bench.terminal().to_string(), pts)
                 })
                 .filter(|(_, p): &(String, Vec<(f64, f64)>)| !p.is_empty())
                 .collect(),
@@ -95,7 +95,9 @@ fn distribution(run: &RunRecord, n: usize) -> Option<Chart> {
             let total = b.samples.len() as f64;
             let hist = super::histogram::buckets(&b.samples, super::histogram::BUCKETS);
             (
-                b.name.clone(),
+                // plotters escapes what it writes as XML; a name's control characters are
+                // shown as escapes, as in a terminal.
+                b.name.terminal().to_string(),
                 hist.into_iter()
                     .map(|(edge, c)| (edge, c as f64 / total))
                     .collect(),
@@ -105,7 +107,10 @@ fn distribution(run: &RunRecord, n: usize) -> Option<Chart> {
     if series.is_empty() {
         return None;
     }
-    let target = run.start.as_ref().map(|s| s.target.as_str()).unwrap_or("?");
+    let target = run
+        .start
+        .as_ref()
+        .map_or("?".to_string(), |s| s.target.terminal().to_string());
     Some(Chart {
         slug: format!("run{n}-distribution"),
         caption: format!(
@@ -128,7 +133,7 @@ fn phases(run: &RunRecord, n: usize) -> Option<Chart> {
         .filter(|b| !b.phases.is_empty())
         .map(|b| {
             (
-                b.name.clone(),
+                b.name.terminal().to_string(),
                 Phase::ALL
                     .iter()
                     .enumerate()

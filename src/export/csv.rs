@@ -4,6 +4,7 @@
 //! intervals say where a repeat of the run lands.
 
 use super::Report;
+use bench_core::text::{Text, csv_cell};
 
 const HEADERS: [&str; 27] = [
     "run",
@@ -45,28 +46,30 @@ pub fn render(report: &Report<'_>) -> String {
         let (target, knobs) = run
             .start
             .as_ref()
-            .map(|s| (s.target.clone(), s.knobs.to_string()))
+            .map(|s| (s.target.csv_cell(), csv_cell(&s.knobs.to_string())))
             .unwrap_or_default();
         for r in report.comparison(i) {
-            let s = run.bench(&r.bench).and_then(|b| b.summary.as_ref());
+            let s = run.bench(r.bench.raw()).and_then(|b| b.summary.as_ref());
             let pick = |f: fn(&bench_core::measure::stats::Summary) -> f64| {
                 s.map(|s| num(f(s))).unwrap_or_default()
             };
-            let base = baselines.base_of(run, &r.bench);
+            let base = baselines.base_of(run, r.bench.raw());
             let (ratio, lo, hi, against) = match &r.ratio {
                 Some(x) if r.bench != base => {
                     let [lo, hi] = x.ci95.unwrap_or([x.value - x.err, x.value + x.err]);
-                    (num(x.value), num(lo), num(hi), base.to_string())
+                    (num(x.value), num(lo), num(hi), csv_cell(base))
                 }
                 _ => Default::default(),
             };
             let (cost, mem) = (r.cost.as_ref(), r.memory.as_ref());
             let record = [
                 report.number(i).to_string(),
+                // Every text from data as a cell a spreadsheet reads as text, never a formula
+                // (the csv crate quotes the rest, RFC 4180).
                 target.clone(),
-                r.bench.clone(),
-                r.backend.clone(),
-                r.strategy.clone().unwrap_or_default(),
+                r.bench.csv_cell(),
+                r.backend.csv_cell(),
+                r.strategy.as_ref().map(Text::csv_cell).unwrap_or_default(),
                 r.samples.to_string(),
                 // The runner processes its figures are across (their intervals the next run's).
                 s.map(|s| s.processes.len().max(1).to_string())

@@ -96,7 +96,7 @@ fn workloads(
             continue;
         };
         if let Some(v) = w.json(run) {
-            out.entry(s.target.clone()).or_default().push(v);
+            out.entry(s.target.raw().to_string()).or_default().push(v);
         }
     }
     out
@@ -125,7 +125,11 @@ pub fn render(report: &Report<'_>) -> String {
             knobs: s.knobs,
             points: s.points.into_iter().map(|p| p.values).collect(),
             cores: s.cores,
-            ops_per_s: s.rows.into_iter().collect(),
+            ops_per_s: s
+                .rows
+                .into_iter()
+                .map(|(name, v)| (name.into_raw(), v))
+                .collect(),
         }),
     };
     let mut s = serde_json::to_string_pretty(&doc).expect("report serializes");

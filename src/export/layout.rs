@@ -6,11 +6,88 @@ use std::fmt::Write;
 
 use bench_core::compare::Band;
 use bench_core::sections::{Bars, Section};
+use bench_core::text::Text;
 
 use crate::format;
 
-/// Left-aligns text columns, right-aligns the rest, two spaces apart.
-pub fn align(headers: &[String], rows: &[Vec<String>], left: usize) -> String {
+/// What a table cell can be: a [`Text`] from data, or text made here (figures, words). Either
+/// way the table escapes it for its sink: no cell reaches a terminal or a markdown table as it is.
+pub trait Cell {
+    fn text(&self) -> &str;
+
+    /// The cell in a markdown table: escaped ([`bench_core::text::md_cell`]).
+    fn md(&self) -> String {
+        bench_core::text::md_cell(self.text())
+    }
+}
+
+/// A markdown table's cell: text (escaped as every cell is), or markdown this code made (a link
+/// to a file it wrote, its destination percent-encoded), put in the table as it is.
+pub enum Md {
+    Text(String),
+    Link { label: &'static str, to: String },
+}
+
+impl Cell for Md {
+    fn text(&self) -> &str {
+        match self {
+            Md::Text(t) => t,
+            Md::Link { to, .. } => to,
+        }
+    }
+
+    fn md(&self) -> String {
+        match self {
+            Md::Text(t) => bench_core::text::md_cell(t),
+            Md::Link { label, to } => format!("[{label}]({})", link_destination(to)),
+        }
+    }
+}
+
+/// A link's destination: what is not a plain path character percent-encoded (no `)`, space or
+/// angle bracket can end it, no scheme can be made of it but a relative path's).
+pub fn link_destination(to: &str) -> String {
+    let mut out = String::new();
+    for b in to.bytes() {
+        if b.is_ascii_alphanumeric() || b"/._-".contains(&b) {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+impl Cell for Text {
+    fn text(&self) -> &str {
+        self.raw()
+    }
+}
+
+impl Cell for String {
+    fn text(&self) -> &str {
+        self
+    }
+}
+
+impl Cell for &str {
+    fn text(&self) -> &str {
+        self
+    }
+}
+
+fn terminal_cell(c: &impl Cell) -> String {
+    bench_core::text::terminal_str(c.text())
+}
+
+/// Left-aligns text columns, right-aligns the rest, two spaces apart: every cell escaped for a
+/// terminal (a name's control characters shown as `\u{..}`, never written).
+pub fn align(headers: &[impl Cell], rows: &[Vec<impl Cell>], left: usize) -> String {
+    let headers: Vec<String> = headers.iter().map(terminal_cell).collect();
+    let rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| r.iter().map(terminal_cell).collect())
+        .collect();
     let width = |i: usize| {
         rows.iter()
             .map(|r| r[i].chars().count())
@@ -33,32 +110,39 @@ pub fn align(headers: &[String], rows: &[Vec<String>], left: usize) -> String {
             .collect();
         parts.join("  ").trim_end().to_string()
     };
-    let mut out = line(headers);
+    let mut out = line(&headers);
     out.push('\n');
-    for r in rows {
+    for r in &rows {
         out.push_str(&line(r));
         out.push('\n');
     }
     out
 }
 
-/// A markdown pipe table: text columns left, the rest right-aligned; `|` in a cell escaped.
-pub fn md_table(out: &mut String, headers: &[String], rows: &[Vec<String>], left: usize) {
-    let _ = writeln!(out, "| {} |", headers.join(" | "));
+/// A markdown pipe table: text columns left, the rest right-aligned; every cell escaped for a
+/// markdown table (a `|` or a line break in a name cannot make another cell or row).
+pub fn md_table(out: &mut String, headers: &[impl Cell], rows: &[Vec<impl Cell>], left: usize) {
+    fn cells(r: &[impl Cell]) -> String {
+        r.iter().map(Cell::md).collect::<Vec<_>>().join(" | ")
+    }
+    let _ = writeln!(out, "| {} |", cells(headers));
     let rule: Vec<&str> = (0..headers.len())
         .map(|i| if i < left { "---" } else { "---:" })
         .collect();
     let _ = writeln!(out, "| {} |", rule.join(" | "));
     for r in rows {
-        let cells: Vec<String> = r.iter().map(|c| c.replace('|', "\\|")).collect();
-        let _ = writeln!(out, "| {} |", cells.join(" | "));
+        let _ = writeln!(out, "| {} |", cells(r));
     }
 }
 
 /// Rates as bars: per series its name, then a bar and the figure at each point; each series
 /// on its own scale (the bars show its shape, the figures compare series).
-pub fn bars(points: &[String], series: &[(String, Vec<Option<f64>>)], width: usize) -> String {
+pub fn bars(points: &[Text], series: &[(Text, Vec<Option<f64>>)], width: usize) -> String {
     let mut out = String::new();
+    // Shown in a terminal, or in a markdown code block: escaped for a terminal, and no
+    // backtick (three would end the block).
+    let shown = |t: &Text| t.terminal().to_string().replace('`', "'");
+    let points: Vec<String> = points.iter().map(shown).collect();
     let label_w = points
         .iter()
         .map(|p| p.chars().count())
@@ -67,7 +151,7 @@ pub fn bars(points: &[String], series: &[(String, Vec<Option<f64>>)], width: usi
         .max(6);
     for (name, cells) in series {
         let max = cells.iter().flatten().fold(0.0f64, |a, b| a.max(*b));
-        let _ = writeln!(out, "{name}");
+        let _ = writeln!(out, "{}", shown(name));
         for (p, v) in points.iter().zip(cells) {
             let bar = match v {
                 Some(v) if max > 0.0 => {
@@ -130,7 +214,7 @@ pub fn section_text(s: &Section, color: bool) -> String {
     if !s.notes.is_empty() {
         let _ = writeln!(out, "\n{}", lower(&s.notes_title));
         for line in &s.notes {
-            let _ = writeln!(out, "  {line}");
+            let _ = writeln!(out, "  {}", line.terminal());
         }
     }
     out
@@ -153,7 +237,7 @@ pub fn section_markdown(s: &Section) -> String {
     if !s.notes.is_empty() {
         let _ = writeln!(out, "\n#### {}\n", s.notes_title);
         for line in &s.notes {
-            let _ = writeln!(out, "- {line}");
+            let _ = writeln!(out, "- {}", line.md_line());
         }
     }
     out

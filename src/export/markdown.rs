@@ -32,7 +32,7 @@ fn phase_table(out: &mut String, run: &RunRecord) {
     let rows: Vec<Vec<String>> = traced
         .iter()
         .map(|b| {
-            let mut r = vec![b.name.clone()];
+            let mut r = vec![b.name.raw().to_string()];
             r.extend(Phase::ALL.iter().map(|p| {
                 b.phases
                     .get(p)
@@ -153,7 +153,7 @@ pub fn render(report: &Report<'_>) -> String {
         .runs
         .iter()
         .find_map(|r| r.start.as_ref())
-        .map(|s| s.target.as_str())
+        .map(|s| s.target.raw())
         .unwrap_or("?");
     let _ = writeln!(out, "## benchscope: {target}\n");
     let processes = report
@@ -237,7 +237,7 @@ pub fn render(report: &Report<'_>) -> String {
         if !problems.is_empty() {
             let _ = writeln!(out);
             for p in problems {
-                let _ = writeln!(out, "- {p}");
+                let _ = writeln!(out, "- {}", p.md_line());
             }
         }
         if let Some(m) = report.matrix(i) {
@@ -289,8 +289,8 @@ fn side_by_side(out: &mut String, report: &Report<'_>) {
     let mut names: Vec<&str> = Vec::new();
     for r in runs {
         for b in &r.benches {
-            if !names.contains(&b.name.as_str()) {
-                names.push(&b.name);
+            if !names.contains(&b.name.raw()) {
+                names.push(b.name.raw());
             }
         }
     }

@@ -133,7 +133,7 @@ impl<'a> Report<'a> {
     /// comparison rows, as a section of one table; `None` for other targets.
     pub fn matrix(&self, index: usize) -> Option<bench_core::sections::Section> {
         let run = self.runs.get(index)?;
-        let target = bench_core::workloads::find(&run.start.as_ref()?.target).ok()?;
+        let target = bench_core::workloads::find(run.start.as_ref()?.target.raw()).ok()?;
         let rows = self.comparison(index);
         let ratio = |bench: &str| rows.iter().find(|r| r.bench == bench)?.ratio;
         let m = bench_core::matrix::matrix(target, run, &ratio)?;
@@ -564,13 +564,17 @@ mod snapshot_tests {
             let overall = o.overall.get(&row.backend);
             let cached = o.cached_vs_select.get(&row.backend);
             if overall.is_none() && cached.is_none() {
-                assert!(!lines.contains_key(&row.bench), "{}", row.bench);
+                assert!(!lines.contains_key(&row.bench), "{:?}", row.bench);
                 continue;
             }
             let line = &lines[&row.bench];
             for r in overall.into_iter().chain(cached) {
                 let shown = bench_core::format::ratio(r);
-                assert!(line.contains(&shown), "{}: {line} lacks {shown}", row.bench);
+                assert!(
+                    line.raw().contains(&shown),
+                    "{:?}: {line:?} lacks {shown}",
+                    row.bench
+                );
             }
             checked += 1;
         }
@@ -606,7 +610,7 @@ mod snapshot_tests {
         let note = |r: &RunRecord| {
             table::notes(r, &bench_core::baselines::Baselines::bench("rusqlite"))
                 .into_iter()
-                .find(|n| n.starts_with("~ hand-offs: "))
+                .find(|n| n.raw().starts_with("~ hand-offs: "))
         };
         // One voluntary switch per 100 operations: no hand-off.
         assert_eq!(note(&r), None);
@@ -636,9 +640,9 @@ mod snapshot_tests {
         assert!(!row(&r, "rusqlite").contains('~'));
         let n = note(&r).expect("the worker hands off");
         assert!(
-            n.starts_with("~ hand-offs: middleware/worker wait for another thread (a context switch or more per operation)")
-                && n.contains("--cpus 0 measures them on one CPU"),
-            "{n}"
+            n.raw().starts_with("~ hand-offs: middleware/worker wait for another thread (a context switch or more per operation)")
+                && n.raw().contains("--cpus 0 measures them on one CPU"),
+            "{n:?}"
         );
         // Confined, the runner's hand-offs wake no other CPU: nothing to say.
         r.start.as_mut().unwrap().env.cpus = Some(vec![0]);

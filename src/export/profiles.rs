@@ -6,13 +6,46 @@ use std::fmt::Write;
 use bench_core::profile::{AllocationProfile, Layer, Profile};
 use bench_core::protocol::results::RunRecord;
 
+use bench_core::text::Text;
+
+use super::layout::Md;
 use crate::format;
 
 /// The profiles of a run's benches, in bench order (none for an unprofiled run).
-fn profiles(run: &RunRecord) -> Vec<(&str, &Profile)> {
+fn profiles(run: &RunRecord) -> Vec<(&Text, &Profile)> {
     run.benches
         .iter()
-        .filter_map(|b| b.profile.as_ref().map(|p| (b.name.as_str(), p)))
+        .filter_map(|b| b.profile.as_ref().map(|p| (&b.name, p)))
+        .collect()
+}
+
+/// A frame's name inside a markdown code span: escaped for a terminal, and no backtick (which
+/// would end the span).
+fn code_span(frame: &str, width: usize) -> String {
+    format!(
+        "`{}`",
+        bench_core::text::terminal_str(&format::fit(frame, width)).replace('`', "'")
+    )
+}
+
+/// Rows of text cells as markdown cells, the last column a link to a flamegraph where `svg` has
+/// one.
+fn with_links(rows: Vec<Vec<String>>, svgs: Vec<Option<String>>) -> Vec<Vec<Md>> {
+    rows.into_iter()
+        .zip(svgs)
+        .map(|(row, svg)| {
+            let last = row.len() - 1;
+            row.into_iter()
+                .enumerate()
+                .map(|(i, c)| match (&svg, i == last) {
+                    (Some(to), true) => Md::Link {
+                        label: "svg",
+                        to: to.clone(),
+                    },
+                    _ => Md::Text(c),
+                })
+                .collect()
+        })
         .collect()
 }
 
@@ -29,7 +62,7 @@ pub fn cells(run: &RunRecord) -> Option<(Vec<String>, Vec<Vec<String>>)> {
     let rows = profiles
         .iter()
         .map(|(bench, p)| {
-            let mut row = vec![bench.to_string()];
+            let mut row = vec![bench.raw().to_string()];
             if let Some(e) = &p.error {
                 row.push("-".into());
                 row.extend(Layer::ALL.iter().map(|_| "-".to_string()));
@@ -46,7 +79,7 @@ pub fn cells(run: &RunRecord) -> Option<(Vec<String>, Vec<Vec<String>>)> {
 }
 
 /// The allocation profiles of a run's benches, in bench order.
-fn allocations(run: &RunRecord) -> Vec<(&str, &AllocationProfile)> {
+fn allocations(run: &RunRecord) -> Vec<(&Text, &AllocationProfile)> {
     profiles(run)
         .into_iter()
         .filter_map(|(b, p)| p.allocations.as_ref().map(|a| (b, a)))
@@ -66,7 +99,7 @@ pub fn allocation_cells(run: &RunRecord) -> Option<(Vec<String>, Vec<Vec<String>
     let rows = all
         .iter()
         .map(|(bench, a)| {
-            let mut row = vec![bench.to_string(), a.allocs.to_string()];
+            let mut row = vec![bench.raw().to_string(), a.allocs.to_string()];
             row.extend(Layer::ALL.iter().map(|l| pct(a.share(*l))));
             row.push(match (&a.flamegraph, &a.error) {
                 (Some(svg), _) => svg.clone(),
@@ -127,7 +160,12 @@ pub fn text(run: &RunRecord) -> String {
     out.push_str(&super::layout::align(&headers, &rows, 1));
     for (bench, p) in profiles(run) {
         if p.error.is_none() {
-            let _ = writeln!(out, "{bench}: top frames {}", top_line(p, 5, 60));
+            let _ = writeln!(
+                out,
+                "{}: top frames {}",
+                bench.terminal(),
+                bench_core::text::terminal_str(&top_line(p, 5, 60))
+            );
         }
     }
     let _ = writeln!(out, "{}", crate::profile::ON_CPU_ONLY);
@@ -135,7 +173,12 @@ pub fn text(run: &RunRecord) -> String {
         let _ = writeln!(out, "\n{ALLOC_TITLE}");
         out.push_str(&super::layout::align(&headers, &rows, 1));
         for (bench, a) in allocations(run) {
-            let _ = writeln!(out, "{bench}: top callers {}", alloc_top_line(a, 5, 60));
+            let _ = writeln!(
+                out,
+                "{}: top callers {}",
+                bench.terminal(),
+                bench_core::text::terminal_str(&alloc_top_line(a, 5, 60))
+            );
         }
     }
     out
@@ -143,15 +186,14 @@ pub fn text(run: &RunRecord) -> String {
 
 /// Markdown: the table (flamegraphs linked) and each bench's top frames.
 pub fn markdown(run: &RunRecord) -> String {
-    let Some((headers, mut rows)) = cells(run) else {
+    let Some((headers, rows)) = cells(run) else {
         return String::new();
     };
-    let last = headers.len() - 1;
-    for (row, (_, p)) in rows.iter_mut().zip(profiles(run)) {
-        if let Some(svg) = &p.flamegraph {
-            row[last] = format!("[svg]({svg})");
-        }
-    }
+    let svgs = profiles(run)
+        .iter()
+        .map(|(_, p)| p.flamegraph.clone())
+        .collect();
+    let rows = with_links(rows, svgs);
     let mut out = format!("\n#### {TITLE}\n\n");
     super::layout::md_table(&mut out, &headers, &rows, 1);
     let _ = writeln!(out);
@@ -159,37 +201,38 @@ pub fn markdown(run: &RunRecord) -> String {
         if p.error.is_none() {
             let _ = writeln!(
                 out,
-                "- {bench}: top frames by self time: {}",
+                "- {}: top frames by self time: {}",
+                bench.md_line(),
                 p.top
                     .iter()
                     .take(TOP)
-                    .map(|(f, ns)| format!("`{}` {}", format::fit(f, 80), pct(p.frame_share(*ns))))
+                    .map(|(f, ns)| format!("{} {}", code_span(f, 80), pct(p.frame_share(*ns))))
                     .collect::<Vec<_>>()
                     .join(", ")
             );
         }
     }
     let _ = writeln!(out, "\n{}.", crate::profile::ON_CPU_ONLY);
-    if let Some((headers, mut rows)) = allocation_cells(run) {
-        let last = headers.len() - 1;
-        for (row, (_, a)) in rows.iter_mut().zip(allocations(run)) {
-            if let Some(svg) = &a.flamegraph {
-                row[last] = format!("[svg]({svg})");
-            }
-        }
+    if let Some((headers, rows)) = allocation_cells(run) {
+        let svgs = allocations(run)
+            .iter()
+            .map(|(_, a)| a.flamegraph.clone())
+            .collect();
+        let rows = with_links(rows, svgs);
         let _ = writeln!(out, "\n#### {ALLOC_TITLE}\n");
         super::layout::md_table(&mut out, &headers, &rows, 1);
         let _ = writeln!(out);
         for (bench, a) in allocations(run) {
             let _ = writeln!(
                 out,
-                "- {bench}: top callers of the allocator: {}",
+                "- {}: top callers of the allocator: {}",
+                bench.md_line(),
                 a.top
                     .iter()
                     .take(TOP)
                     .map(|(f, k)| format!(
-                        "`{}` {}",
-                        format::fit(f, 80),
+                        "{} {}",
+                        code_span(f, 80),
                         pct(*k as f64 / a.allocs.max(1) as f64)
                     ))
                     .collect::<Vec<_>>()

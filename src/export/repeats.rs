@@ -62,8 +62,8 @@ pub fn repeats(runs: &[RunRecord], baselines: &Baselines<'_>) -> Vec<Repeats> {
         let mut names: Vec<&str> = Vec::new();
         for &j in &group {
             for b in &runs[j].benches {
-                if !names.contains(&b.name.as_str()) {
-                    names.push(&b.name);
+                if !names.contains(&b.name.raw()) {
+                    names.push(b.name.raw());
                 }
             }
         }

@@ -20,7 +20,7 @@ pub struct Point {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Scaling {
-    pub target: String,
+    pub target: bench_core::text::Text,
     /// The knobs the columns vary (one or two), across runs that differ in those only.
     pub knobs: Vec<String>,
     /// The columns, in the order the runs were made.
@@ -28,7 +28,7 @@ pub struct Scaling {
     /// Cores of the machine the runs were measured on.
     pub cores: usize,
     /// Per bench: ops/s at each point (None where it did not finish).
-    pub rows: Vec<(String, Vec<Option<f64>>)>,
+    pub rows: Vec<(bench_core::text::Text, Vec<Option<f64>>)>,
 }
 
 /// The sweep among `runs`: the runs of the first run's target (trace setting and build
@@ -101,8 +101,8 @@ pub fn scaling<R: std::borrow::Borrow<RunRecord>>(runs: &[R]) -> Option<Scaling>
     let mut names: Vec<&str> = Vec::new();
     for r in &swept {
         for b in &r.benches {
-            if !names.contains(&b.name.as_str()) {
-                names.push(&b.name);
+            if !names.contains(&b.name.raw()) {
+                names.push(b.name.raw());
             }
         }
     }
@@ -118,7 +118,7 @@ pub fn scaling<R: std::borrow::Borrow<RunRecord>>(runs: &[R]) -> Option<Scaling>
                         .map(|s| 1e9 / s.median)
                 })
                 .collect();
-            (n.to_string(), cells)
+            (bench_core::text::Text::from(*n), cells)
         })
         .collect();
     Some(Scaling {
@@ -164,8 +164,17 @@ impl Scaling {
     /// A markdown table of ops/s plus a bar chart per bench.
     pub fn markdown(&self) -> String {
         let mut out = String::new();
-        let _ = writeln!(out, "\n### Scaling: {} ({})\n", self.title(), self.target);
-        let heads: Vec<String> = self.points.iter().map(|p| self.header(p)).collect();
+        let _ = writeln!(
+            out,
+            "\n### Scaling: {} ({})\n",
+            bench_core::text::md_cell(&self.title()),
+            self.target.md_cell()
+        );
+        let heads: Vec<String> = self
+            .points
+            .iter()
+            .map(|p| bench_core::text::md_cell(&self.header(p)))
+            .collect();
         let _ = writeln!(out, "| bench | {} |", heads.join(" | "));
         let _ = writeln!(out, "| --- |{}", " ---: |".repeat(heads.len()));
         for (name, cells) in &self.rows {
@@ -173,7 +182,7 @@ impl Scaling {
                 .iter()
                 .map(|c| c.map(fmt_ops).unwrap_or_else(|| "-".into()))
                 .collect();
-            let _ = writeln!(out, "| {name} | {} |", cells.join(" | "));
+            let _ = writeln!(out, "| {} | {} |", name.md_cell(), cells.join(" | "));
         }
         if let Some(n) = self.note() {
             let _ = writeln!(out, "\n{n}");
@@ -184,14 +193,18 @@ impl Scaling {
 
     /// Plain text: the same table, aligned, and the chart.
     pub fn text(&self) -> String {
-        let mut out = format!("scaling: {} ({})\n", self.title(), self.target);
+        let mut out = format!(
+            "scaling: {} ({})\n",
+            bench_core::text::terminal_str(&self.title()),
+            self.target.terminal()
+        );
         let mut headers = vec!["bench".to_string()];
         headers.extend(self.points.iter().map(|p| self.header(p)));
         let rows: Vec<Vec<String>> = self
             .rows
             .iter()
             .map(|(name, cells)| {
-                let mut row = vec![name.clone()];
+                let mut row = vec![name.raw().to_string()];
                 row.extend(
                     cells
                         .iter()
@@ -210,7 +223,8 @@ impl Scaling {
 
     /// Throughput at each point, one block of bars per bench.
     pub fn chart(&self, width: usize) -> String {
-        let points: Vec<String> = self.points.iter().map(|p| self.header(p)).collect();
+        let points: Vec<bench_core::text::Text> =
+            self.points.iter().map(|p| self.header(p).into()).collect();
         super::layout::bars(&points, &self.rows, width)
     }
 }

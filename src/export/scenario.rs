@@ -1,6 +1,7 @@
 //! Scenario targets (async_contention): a run's table of what each strategy kept up, and the
 //! matrix over runs whose knobs vary (databases x write delay), in the published study's shape.
 
+use bench_core::text::Text;
 use std::fmt::Write;
 
 use bench_core::measure::scenario::ScenarioStats;
@@ -12,7 +13,7 @@ use crate::format;
 pub fn is_scenario(run: &RunRecord) -> bool {
     run.start
         .as_ref()
-        .and_then(|s| bench_core::workloads::find(&s.target).ok())
+        .and_then(|s| bench_core::workloads::find(s.target.raw()).ok())
         .is_some_and(|t| t.measure == bench_core::catalog::Measure::Scenario)
 }
 
@@ -38,7 +39,7 @@ fn mean(s: &ScenarioStats) -> String {
 }
 
 /// The columns of one scenario run.
-pub fn cells(run: &RunRecord) -> (Vec<String>, Vec<Vec<String>>) {
+pub fn cells(run: &RunRecord) -> (Vec<Text>, Vec<Vec<Text>>) {
     let headers = [
         "strategy",
         "backend",
@@ -55,21 +56,20 @@ pub fn cells(run: &RunRecord) -> (Vec<String>, Vec<Vec<String>>) {
         "CPU/read",
         "measured",
     ]
-    .map(String::from)
+    .map(Text::from)
     .to_vec();
     let rows = run
         .benches
         .iter()
         .filter_map(|b| {
             let s: &ScenarioStats = b.scenario.as_ref()?;
-            let differs = !bench_core::compare::settings_differences(run, &b.name).is_empty();
-            Some(vec![
-                b.name.clone(),
-                if differs {
-                    format!("{} †", b.backend)
-                } else {
-                    b.backend.clone()
-                },
+            let differs = !bench_core::compare::settings_differences(run, b.name.raw()).is_empty();
+            let backend = if differs {
+                bench_core::text!("{} †", b.backend.raw())
+            } else {
+                b.backend.clone()
+            };
+            let figures = vec![
                 format!("{:.0}", s.reads_per_s),
                 mean(s),
                 p(s.read_latency, |l| l.p50),
@@ -86,28 +86,34 @@ pub fn cells(run: &RunRecord) -> (Vec<String>, Vec<Vec<String>>) {
                     "-".into()
                 },
                 format!("{:.1} s", s.elapsed_s),
-            ])
+            ];
+            Some(
+                [b.name.clone(), backend]
+                    .into_iter()
+                    .chain(figures.into_iter().map(Text::from))
+                    .collect(),
+            )
         })
         .collect();
     (headers, rows)
 }
 
 /// A titled table: (title, headers, rows).
-pub type Table = (String, Vec<String>, Vec<Vec<String>>);
+pub type Table = (Text, Vec<Text>, Vec<Vec<Text>>);
 
 /// One row of a matrix section: the row knob's value and each strategy's figures.
-pub type MatrixRow = (String, Vec<(String, ScenarioStats)>);
+pub type MatrixRow = (String, Vec<(Text, ScenarioStats)>);
 
 /// Runs of one scenario target laid out by the knobs that vary between them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Matrix {
-    pub target: String,
+    pub target: Text,
     /// The knob of the rows (e.g. databases) and, if two vary, the knob of the sections.
     pub rows_knob: String,
     pub section_knob: Option<String>,
     /// Per section value: per row value: per strategy, the figures.
     pub sections: Vec<(Option<String>, Vec<MatrixRow>)>,
-    pub strategies: Vec<String>,
+    pub strategies: Vec<Text>,
 }
 
 /// The matrix among `runs`, if two or more scenario runs of one target differ in one or two
@@ -144,7 +150,7 @@ pub fn matrix(runs: &[RunRecord]) -> Option<Matrix> {
     varying.sort_by_key(|k| (std::cmp::Reverse(values(k).len()), k.clone()));
     let rows_knob = varying[0].clone();
     let section_knob = varying.get(1).cloned();
-    let mut strategies: Vec<String> = Vec::new();
+    let mut strategies: Vec<Text> = Vec::new();
     for r in &runs {
         for b in r.benches.iter().filter(|b| b.scenario.is_some()) {
             if !strategies.contains(&b.name) {
@@ -247,12 +253,12 @@ impl Matrix {
                     (Some(k), Some(v)) => format!("{what}, {k}={v}{of}"),
                     _ => format!("{what}{of}"),
                 };
-                let mut headers = vec![self.rows_knob.clone()];
+                let mut headers = vec![Text::from(&self.rows_knob)];
                 headers.extend(self.strategies.iter().cloned());
                 let body = rows
                     .iter()
                     .map(|(rv, cells)| {
-                        let mut r = vec![rv.clone()];
+                        let mut r = vec![Text::from(rv)];
                         r.extend(self.strategies.iter().map(|s| {
                             let mut of: Vec<&ScenarioStats> = cells
                                 .iter()
@@ -262,31 +268,31 @@ impl Matrix {
                             of.sort_by(|a, b| value(a).total_cmp(&value(b)));
                             match of.len() {
                                 0 => "-".into(),
-                                n => figure(of[(n - 1) / 2]),
+                                n => Text::from(figure(of[(n - 1) / 2])),
                             }
                         }));
                         r
                     })
                     .collect();
-                out.push((title, headers, body));
+                out.push((title.into(), headers, body));
             }
         }
         out
     }
 
     pub fn text(&self) -> String {
-        let mut out = format!("\nmatrix ({})\n", self.target);
+        let mut out = format!("\nmatrix ({})\n", self.target.terminal());
         for (title, headers, rows) in self.tables() {
-            let _ = writeln!(out, "{title}");
+            let _ = writeln!(out, "{}", title.terminal());
             out.push_str(&super::layout::align(&headers, &rows, 1));
         }
         out
     }
 
     pub fn markdown(&self) -> String {
-        let mut out = format!("\n### Matrix ({})\n", self.target);
+        let mut out = format!("\n### Matrix ({})\n", self.target.md_cell());
         for (title, headers, rows) in self.tables() {
-            let _ = writeln!(out, "\n**{title}**\n");
+            let _ = writeln!(out, "\n**{}**\n", title.md_cell());
             super::layout::md_table(&mut out, &headers, &rows, 1);
         }
         out

@@ -4,12 +4,15 @@ use bench_core::compare::settings_differences;
 use bench_core::protocol::DEBUG_WARNING;
 use bench_core::protocol::results::RunRecord;
 
+use bench_core::text;
+use bench_core::text::Text;
+
 use super::Report;
 use crate::format;
 
 /// Columns of a comparison, shared by the text and markdown tables. Fan-out targets also
 /// show throughput; with a baseline run, every other run shows its change and verdict.
-pub fn comparison_cells(report: &Report<'_>, index: usize) -> (Vec<String>, Vec<Vec<String>>) {
+pub fn comparison_cells(report: &Report<'_>, index: usize) -> (Vec<Text>, Vec<Vec<Text>>) {
     let run = &report.runs[index];
     let baselines = report.baselines();
     let against = report
@@ -18,7 +21,7 @@ pub fn comparison_cells(report: &Report<'_>, index: usize) -> (Vec<String>, Vec<
     let throughput = run
         .start
         .as_ref()
-        .and_then(|s| bench_core::workloads::find(&s.target).ok())
+        .and_then(|s| bench_core::workloads::find(s.target.raw()).ok())
         .is_some_and(|t| t.is_throughput());
     // Across processes, an interval says where the next run lands: the header names them.
     let unit = match processes(run) {
@@ -74,14 +77,15 @@ pub fn comparison_cells(report: &Report<'_>, index: usize) -> (Vec<String>, Vec<
     let rows = compared
         .into_iter()
         .map(|r| {
-            let ratio = if r.bench == baselines.base_of(run, &r.bench) {
+            let name = r.bench.raw();
+            let ratio = if name == baselines.base_of(run, name) {
                 "baseline".into()
             } else {
                 let mut mark = String::new();
-                if unpaired_in_paired_run(run, &r.bench, &baselines) {
+                if unpaired_in_paired_run(run, name, &baselines) {
                     mark.push_str(" ‡");
                 }
-                if moves_with_hand_offs(run) && run.bench(&r.bench).and_then(hands_off).is_some() {
+                if moves_with_hand_offs(run) && run.bench(name).and_then(hands_off).is_some() {
                     mark.push_str(" ~");
                 }
                 r.ratio
@@ -89,15 +93,9 @@ pub fn comparison_cells(report: &Report<'_>, index: usize) -> (Vec<String>, Vec<
                     .unwrap_or_else(|| "-".into())
             };
             // A bench whose connections could not take the run's SQLite settings is marked.
-            let differs = !settings_differences(run, &r.bench).is_empty();
-            let summary = run.bench(&r.bench).and_then(|b| b.summary.as_ref());
-            let mut row = vec![
-                r.bench.clone(),
-                if differs {
-                    format!("{} †", r.backend)
-                } else {
-                    r.backend.clone()
-                },
+            let differs = !settings_differences(run, name).is_empty();
+            let summary = run.bench(name).and_then(|b| b.summary.as_ref());
+            let mut row: Vec<String> = vec![
                 format::ns(r.median_ns),
                 format::ci(r.ci95_ns),
                 r.p99_ns
@@ -113,8 +111,10 @@ pub fn comparison_cells(report: &Report<'_>, index: usize) -> (Vec<String>, Vec<
                 r.samples.to_string(),
             ];
             if throughput {
-                row.insert(2, format::ops(r.ops_per_s));
+                row.insert(0, format::ops(r.ops_per_s));
             }
+            // The cells are counted from the bench and its backend, made Text below.
+            let (cost_at, memory_at) = (cost_at - 2, memory_at - 2);
             if with_cost {
                 for (i, c) in format::cost_cells(r.cost.as_ref()).into_iter().enumerate() {
                     row.insert(cost_at + i, c);
@@ -126,7 +126,7 @@ pub fn comparison_cells(report: &Report<'_>, index: usize) -> (Vec<String>, Vec<
                 for (i, c) in cells.into_iter().enumerate() {
                     row.insert(memory_at + i, c);
                 }
-                let vs = if r.bench == baselines.base_of(run, &r.bench) && r.memory.is_some() {
+                let vs = if name == baselines.base_of(run, name) && r.memory.is_some() {
                     "baseline".into()
                 } else {
                     r.memory_vs_base
@@ -156,10 +156,18 @@ pub fn comparison_cells(report: &Report<'_>, index: usize) -> (Vec<String>, Vec<
                         .unwrap_or_else(|| "-".into()),
                 );
             }
-            row
+            let backend = if differs {
+                bench_core::text!("{} †", r.backend.raw())
+            } else {
+                r.backend.clone()
+            };
+            [r.bench.clone(), backend]
+                .into_iter()
+                .chain(row.into_iter().map(Text::from))
+                .collect()
         })
         .collect();
-    (headers, rows)
+    (headers.into_iter().map(Text::from).collect(), rows)
 }
 
 /// What ratios are taken against: the baseline bench, or for targets whose benches each name
@@ -169,7 +177,7 @@ pub fn baseline_label(report: &Report<'_>) -> String {
         .runs
         .iter()
         .find_map(|r| r.start.as_ref())
-        .and_then(|s| bench_core::workloads::find(&s.target).ok());
+        .and_then(|s| bench_core::workloads::find(s.target.raw()).ok());
     match target.and_then(|t| t.benches.iter().find_map(|b| b.vs)) {
         Some(vs) => {
             let backend = target
@@ -231,7 +239,7 @@ fn hand_off_note(run: &RunRecord, finished: usize) -> Option<String> {
         .benches
         .iter()
         .filter(|b| hands_off(b).is_some())
-        .map(|b| b.name.as_str())
+        .map(|b| b.name.raw())
         .collect();
     if names.is_empty() {
         return None;
@@ -246,32 +254,33 @@ fn hand_off_note(run: &RunRecord, finished: usize) -> Option<String> {
     ))
 }
 
-pub fn notes(run: &RunRecord, baselines: &bench_core::baselines::Baselines<'_>) -> Vec<String> {
-    let mut out = Vec::new();
+/// Notes on a run, as `name: what` lines: texts (names, errors and warnings from data in them),
+/// escaped by the sink that shows them.
+pub fn notes(run: &RunRecord, baselines: &bench_core::baselines::Baselines<'_>) -> Vec<Text> {
+    let mut out: Vec<Text> = Vec::new();
     if let Some(src) = &run.source {
-        out.push(format!("read from {src}"));
+        out.push(text!("read from {src}"));
     }
     for b in &run.benches {
+        let name = b.name.raw();
         match (&b.error, &b.skipped, &b.summary) {
-            (Some(e), _, _) => out.push(format!("{}: failed: {e}", b.name)),
-            (None, Some(s), _) => out.push(format!("{}: skipped: {s}", b.name)),
-            (None, None, Some(s)) => {
-                out.extend(s.warnings.iter().map(|w| format!("{}: {w}", b.name)))
-            }
+            (Some(e), _, _) => out.push(text!("{name}: failed: {}", e.trim_end())),
+            (None, Some(s), _) => out.push(text!("{name}: skipped: {}", s.trim_end())),
+            (None, None, Some(s)) => out.extend(s.warnings.iter().map(|w| text!("{name}: {w}"))),
             _ => {}
         }
         if let Some(st) = &b.statements {
-            out.push(format!("{}: {}", b.name, st.describe()));
+            out.push(text!("{name}: {}", st.describe()));
         }
-        let differs = settings_differences(run, &b.name);
+        let differs = settings_differences(run, name);
         if !differs.is_empty() {
-            out.push(format!(
-                "{} †: SQLite settings differ: {}",
-                b.name,
+            out.push(text!(
+                "{name} †: SQLite settings differ: {}",
                 differs.join(", ")
             ));
         }
     }
+    let mut more: Vec<String> = Vec::new();
     let pairs: Vec<usize> = run
         .benches
         .iter()
@@ -292,7 +301,7 @@ pub fn notes(run: &RunRecord, baselines: &bench_core::baselines::Baselines<'_>) 
             .and_then(|s| s.paired_group())
             .map(|g| format!(", at most {g} at a time beside the bench their ratio is taken against (--paired-group)"))
             .unwrap_or_default();
-        out.push(match processes(run) {
+        more.push(match processes(run) {
             1 => format!(
                 "paired rounds: the benches took turns sample by sample{groups}; each ratio is the median of {n} per-round ratios, with its 95% interval"
             ),
@@ -303,38 +312,36 @@ pub fn notes(run: &RunRecord, baselines: &bench_core::baselines::Baselines<'_>) 
         if run
             .benches
             .iter()
-            .any(|b| unpaired_in_paired_run(run, &b.name, baselines))
+            .any(|b| unpaired_in_paired_run(run, b.name.raw(), baselines))
         {
-            out.push(
+            more.push(
                 "‡ unpaired: measured in its own harness's runner after the paired rounds, so whatever the machine did in between moves its ratio; its interval is a bootstrap of the two benches' samples".into(),
             );
         }
     } else if finished > 1 && !paired_run && !run.from_criterion() {
-        out.push(
+        more.push(
             "unpaired ratios: the benches ran one after another, so whatever the machine did in between moves a ratio from run to run (more than its interval says on a noisy machine: docs/src/usage.md, \"Paired rounds\", gives how far on one); paired rounds (the default) measure them in turns, --repeat N shows how far they move".into(),
         );
     }
-    if let Some(n) = processes_note(run) {
-        out.push(n);
-    }
-    if let Some(n) = hand_off_note(run, finished) {
-        out.push(n);
-    }
+    more.extend(processes_note(run));
+    more.extend(hand_off_note(run, finished));
     if let Some(e) = &run.error {
-        out.push(format!("run failed: {e}"));
+        more.push(format!("run failed: {e}"));
     }
     let missing = run.missing();
     if !run.done && !missing.is_empty() {
-        out.push(format!(
+        more.push(format!(
             "incomplete: no result for {} (the run did not finish)",
             missing.join(", ")
         ));
     }
-    out.extend(
+    more.extend(
         run.machine_notes()
             .into_iter()
             .map(|w| format!("machine: {w}")),
     );
+    // They name benches and hold runners' words: texts too, escaped where they are shown.
+    out.extend(more.into_iter().map(Text::from));
     out
 }
 
@@ -373,7 +380,7 @@ pub fn processes_note(run: &RunRecord) -> Option<String> {
                 bench_core::measure::processes::one_process_enough(&s.processes) == Some(true)
             })
         })
-        .map(|b| b.name.as_str())
+        .map(|b| b.name.raw())
         .collect();
     let mut note = format!(
         "{p} runner processes, one after another: each median and ratio is the geometric mean of the processes' own, and its 95% interval says where a repeat of this run lands (from how far the processes differ: docs/src/numbers.md, \"Processes\")"
@@ -447,12 +454,12 @@ pub fn render(report: &Report<'_>) -> String {
             if s.from_criterion() {
                 out.push_str(&format!(
                     "{}  (Criterion results: knobs, SQLite and budget not recorded)\n",
-                    s.target
+                    s.target.terminal()
                 ));
             } else {
                 out.push_str(&format!(
                     "{}  {}  (SQLite {sqlite}, {} build{profiled})\n{}\n",
-                    s.target,
+                    s.target.terminal(),
                     s.knobs,
                     s.env.profile,
                     budget_line(&s.budget, processes(run))
@@ -466,7 +473,7 @@ pub fn render(report: &Report<'_>) -> String {
         };
         out.push_str(&super::layout::align(&headers, &rows, 2));
         for line in notes(run, &report.baselines()) {
-            out.push_str(&format!("! {line}\n"));
+            out.push_str(&format!("! {}\n", line.terminal()));
         }
         if let Some(m) = report.matrix(i) {
             out.push_str(&super::layout::section_text(&m, false));

@@ -162,7 +162,8 @@ pub fn report(args: &RunArgs, p: Planned, x: Executed) -> Ended {
         }
     }
     // Last: a store that is slow or unreachable holds up nothing the run wrote itself.
-    let recorder = args.store.recorder();
+    // Checked by the plan before anything ran.
+    let recorder = args.store.recorder().unwrap_or(None);
     if let Some(recorder) = &recorder {
         let live: Vec<&RunRecord> = records[..live].iter().collect();
         match recorder.record(&live) {
@@ -189,7 +190,7 @@ pub fn report(args: &RunArgs, p: Planned, x: Executed) -> Ended {
             records
                 .first()
                 .and_then(|r| r.start.as_ref())
-                .map(|s| s.target.as_str())
+                .map(|s| s.target.raw())
                 .unwrap_or("report")
         );
         match crate::site::write(dir, &title, &plain, series, note) {
@@ -203,7 +204,11 @@ pub fn report(args: &RunArgs, p: Planned, x: Executed) -> Ended {
     for r in &records {
         for b in &r.benches {
             if let Some(e) = &b.error {
-                eprintln!("error: bench {} failed: {e}", b.name);
+                eprintln!(
+                    "error: bench {} failed: {}",
+                    b.name.terminal(),
+                    bench_core::text::terminal_str(e)
+                );
             }
         }
         if let Some(e) = &r.error {
@@ -230,7 +235,11 @@ fn nothing_measured(records: &[RunRecord]) -> Option<String> {
         return None;
     }
     let skipped: Vec<String> = benches()
-        .filter_map(|b| b.skipped.as_ref().map(|why| format!("{} ({why})", b.name)))
+        .filter_map(|b| {
+            b.skipped
+                .as_ref()
+                .map(|why| format!("{} ({why})", b.name.terminal()))
+        })
         .collect();
     Some(if skipped.is_empty() {
         "no bench finished".to_string()

@@ -36,7 +36,8 @@ pub fn execute(args: &RunArgs, p: &mut Planned) -> Result<Executed, Error> {
         .expect("tokio runtime");
     let runner = match ProcessRunner::new() {
         Ok(r) => ProcessRunner {
-            keep_cpus_awake: args.machine.keep_cpus_awake,
+            // Checked by the plan.
+            keep_cpus_awake: args.machine.keep_cpus_awake().unwrap_or(false),
             cpus: args.machine.cpus.clone(),
             ..r
         },

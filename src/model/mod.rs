@@ -384,7 +384,7 @@ impl State {
     pub fn matrix_bench(&self) -> Option<String> {
         let (_, m, _) = self.matrix_view()?;
         let (i, j) = self.matrix_cursor()?;
-        Some(m.cells[i][j].as_ref()?.bench.clone())
+        Some(m.cells[i][j].as_ref()?.bench.raw().to_string())
     }
 
     /// The sweep (or matrix) among the target's runs, as the exports draw it.

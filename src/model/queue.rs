@@ -121,7 +121,7 @@ impl State {
             let Some(target) = record
                 .start
                 .as_ref()
-                .and_then(|s| bench_core::workloads::find(&s.target).ok())
+                .and_then(|s| bench_core::workloads::find(s.target.raw()).ok())
             else {
                 left_out.push(
                     record
@@ -147,7 +147,11 @@ impl State {
                 seq,
                 knobs,
                 trace,
-                benches: record.benches.iter().map(|b| b.name.clone()).collect(),
+                benches: record
+                    .benches
+                    .iter()
+                    .map(|b| b.name.raw().to_string())
+                    .collect(),
                 state: RunState::Finished,
                 started: None,
                 current: None,

@@ -34,16 +34,24 @@ pub(super) async fn run_child(
 ) -> Result<(), ChildEnd> {
     let args = request.args();
     let env = &request.env;
-    let postgres_url = request.settings.postgres_url.as_deref();
+    let postgres_url = request.settings.postgres_url.as_ref();
     let mut guard = guard::Guard::new(&request.benches, &request.settings.budget_args);
     let secrets = postgres_url
-        .map(bench_core::redact::secrets)
+        .map(bench_core::secret::PgUrl::secrets)
         .unwrap_or_default();
     let mut command = Command::new(&program.program);
     match postgres_url {
-        Some(url) => command.env("BENCHSCOPE_POSTGRES_URL", url),
+        Some(url) => command.env("BENCHSCOPE_POSTGRES_URL", url.expose()),
         None => command.env_remove("BENCHSCOPE_POSTGRES_URL"),
     };
+    // What the front end has resolved is passed as flags (or not at all): a runner does not
+    // read it again from the environment it inherits.
+    for var in [
+        bench_core::vars::PROCESSES.name,
+        bench_core::vars::TRACE.name,
+    ] {
+        command.env_remove(var);
+    }
     command.envs(env.iter().map(|(k, v)| (k, v)));
     super::own_group(&mut command, nice);
     if let Some(cpus) = cpus {

@@ -231,11 +231,12 @@ impl Watchdog {
             .filter_map(|w| w[1].rsplit_once('=')?.1.parse::<f64>().ok())
             .fold(0.0, f64::max);
         let budget = flag("--time", 2.0).max(own) + flag("--warmup", 0.3);
-        // BENCHSCOPE_SILENCE_S sets the bound outright (a slow machine, or a test of it).
-        let base = std::env::var("BENCHSCOPE_SILENCE_S")
+        // BENCHSCOPE_SILENCE_S sets the bound outright (a slow machine, or a test of it); its
+        // one parser bounds it (the front ends refused any other value before starting).
+        let base = bench_core::vars::SILENCE_S
+            .read()
             .ok()
-            .and_then(|v| v.parse::<f64>().ok())
-            .filter(|v| *v > 0.0)
+            .flatten()
             .unwrap_or(60.0 + 10.0 * budget);
         Watchdog { base }
     }

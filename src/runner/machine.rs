@@ -28,13 +28,10 @@ pub fn try_lock() -> Result<Option<MeasureLock>, String> {
 }
 
 fn try_lock_at(path: &std::path::Path) -> Result<Option<MeasureLock>, String> {
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(path)
-        .or_else(|_| File::open(path))
-        .map_err(|e| format!("cannot open the measurement lock {}: {e}", path.display()))?;
+    // Opened without waiting (a FIFO or a device there is refused by what it is) and within
+    // a time limit: a run never hangs on the lock's file, only waits its turn for the lock.
+    let file = bench_core::opener::open_lock(path, "the measurement lock")
+        .map_err(|e| format!("cannot open {e}"))?;
     match file.try_lock() {
         Ok(()) => Ok(Some(MeasureLock { _file: file })),
         Err(std::fs::TryLockError::WouldBlock) => Ok(None),
@@ -52,12 +49,9 @@ pub struct MachineArgs {
     /// 0 µs, held through /dev/cpu_dma_latency, which is root's): a bench that hands its query
     /// to another thread then pays no wake-up of a sleeping CPU, as on a machine whose CPUs
     /// are never idle. Reports say which it was; comparisons flag runs made the other way.
-    #[arg(
-        long,
-        env = "BENCHSCOPE_KEEP_CPUS_AWAKE",
-        action = clap::ArgAction::SetTrue,
-        value_parser = clap::builder::BoolishValueParser::new()
-    )]
+    /// BENCHSCOPE_KEEP_CPUS_AWAKE (1, true, yes, on; 0, false, no, off) asks the same when the
+    /// flag is not given.
+    #[arg(long)]
     pub keep_cpus_awake: bool,
     /// Confine the runners (every thread of every bench) to these CPUs, as `taskset -c`
     /// does: `0`, `0,2`, `0-3`. On one CPU a query handed to another thread waits for its
@@ -66,6 +60,20 @@ pub struct MachineArgs {
     /// Reports say it; comparisons flag runs made the other way.
     #[arg(long, value_name = "LIST", value_parser = parse_cpus)]
     pub cpus: Option<CpuSet>,
+}
+
+impl MachineArgs {
+    /// Whether idle CPUs are kept awake: the flag, else BENCHSCOPE_KEEP_CPUS_AWAKE (one parser;
+    /// a value it refuses is refused by the variable's name).
+    pub fn keep_cpus_awake(&self) -> Result<bool, String> {
+        bench_core::vars::KEEP_CPUS_AWAKE
+            .resolve(
+                self.keep_cpus_awake.then_some("1"),
+                &bench_core::vars::process_env,
+            )
+            .map(|v| v.unwrap_or(false))
+            .map_err(|e| e.to_string())
+    }
 }
 
 /// CPUs by number, as the kernel numbers them.
@@ -165,10 +173,9 @@ pub fn keep_cpus_awake(keep_awake: bool) -> (AwakeHold, CpuIdle) {
 }
 
 fn hold_latency_at(path: &Path) -> Result<File, String> {
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .open(path)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+    // Opened without waiting, within a time limit, and only when it is a character device:
+    // a FIFO or a file named by BENCHSCOPE_CPU_LATENCY_DEVICE is refused by what it is.
+    let mut file = bench_core::opener::open_device(path, "").map_err(|e| e.to_string())?;
     // The device takes the limit in microseconds as a binary 32-bit integer.
     file.write_all(&0i32.to_ne_bytes())
         .map_err(|e| format!("{}: {e}", path.display()))?;
@@ -187,7 +194,9 @@ struct CpuTimes {
 }
 
 fn cpu_times() -> Option<CpuTimes> {
-    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let stat =
+        bench_core::opener::read_text(Path::new("/proc/stat"), "", bench_core::opener::Kind::Small)
+            .ok()?;
     let line = stat.lines().find(|l| l.starts_with("cpu "))?;
     let v: Vec<u64> = line
         .split_whitespace()
@@ -204,10 +213,14 @@ fn cpu_times() -> Option<CpuTimes> {
 }
 
 fn load1() -> f64 {
-    std::fs::read_to_string("/proc/loadavg")
-        .ok()
-        .and_then(|s| s.split_whitespace().next()?.parse().ok())
-        .unwrap_or(0.0)
+    bench_core::opener::read_text(
+        Path::new("/proc/loadavg"),
+        "",
+        bench_core::opener::Kind::Small,
+    )
+    .ok()
+    .and_then(|s| s.split_whitespace().next()?.parse().ok())
+    .unwrap_or(0.0)
 }
 
 /// CPU time of this process's waited-for children (runners, perf, cargo), in ns.
@@ -303,12 +316,31 @@ mod tests {
     #[test]
     fn idle_cpus_are_kept_polling_when_asked_and_a_refusal_is_named() {
         let dir = tempfile::tempdir().unwrap();
-        // A file standing for the device: the limit is written as the kernel reads it.
+        // A character device takes the limit (here one that takes any write).
+        let held = hold_latency_at(Path::new("/dev/null")).unwrap();
+        drop(held);
+        // What is not a character device is refused by what it is, at once: a file, a FIFO
+        // (which, opened to write with no reader, would wait for ever).
         let device = dir.path().join("cpu_dma_latency");
         std::fs::write(&device, b"").unwrap();
-        let held = hold_latency_at(&device).unwrap();
-        assert_eq!(std::fs::read(&device).unwrap(), 0i32.to_ne_bytes());
-        drop(held);
+        let e = hold_latency_at(&device).unwrap_err();
+        assert!(
+            e.ends_with("a regular file; allowed: a character device (or a FIFO a process reads)"),
+            "{e}"
+        );
+        assert_eq!(
+            std::fs::read(&device).unwrap(),
+            b"",
+            "nothing written to it"
+        );
+        let fifo = dir.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let e = hold_latency_at(&fifo).unwrap_err();
+        assert!(
+            e.contains("a FIFO no process reads; allowed: a character device"),
+            "{e}"
+        );
         // A device that cannot be opened: the run goes on, and the reason names the device.
         let missing = dir.path().join("none").join("cpu_dma_latency");
         let err = hold_latency_at(&missing).unwrap_err();

@@ -91,21 +91,16 @@ pub const FRONT_END_FIRST: i32 = 19;
 
 /// The explorer's step: `BENCHSCOPE_RUNNER_NICE` when set, else [`FRONT_END_FIRST`].
 pub fn front_end_nice() -> Result<i32, String> {
-    nice_from(std::env::var("BENCHSCOPE_RUNNER_NICE").ok().as_deref())
+    nice_from(&bench_core::vars::process_env)
 }
 
-/// A step of nice as given (0 to 19), or [`FRONT_END_FIRST`] when none is; anything else is
-/// refused with what is allowed.
-fn nice_from(v: Option<&str>) -> Result<i32, String> {
-    match v {
-        None => Ok(FRONT_END_FIRST),
-        Some(v) => match v.trim().parse::<i32>() {
-            Ok(n) if (0..=19).contains(&n) => Ok(n),
-            _ => Err(format!(
-                "BENCHSCOPE_RUNNER_NICE is {v:?} (allowed: a whole number from 0 to 19, the steps of nice below the explorer its runs and builds take)"
-            )),
-        },
-    }
+/// A step of nice as BENCHSCOPE_RUNNER_NICE gives it (0 to 19), or [`FRONT_END_FIRST`] when it
+/// is not set; anything else is refused by the variable's one parser, with what is allowed.
+fn nice_from(env: &dyn Fn(&str) -> Option<String>) -> Result<i32, String> {
+    bench_core::vars::RUNNER_NICE
+        .resolve(None, env)
+        .map(|n| n.unwrap_or(FRONT_END_FIRST))
+        .map_err(|e| e.to_string())
 }
 
 /// Starts `command`'s process in a process group of its own (so that every stop kills it
@@ -750,13 +745,22 @@ mod tests {
 
     #[test]
     fn the_runners_step_of_nice_is_checked() {
-        assert_eq!(nice_from(None), Ok(FRONT_END_FIRST));
-        assert_eq!(nice_from(Some("0")), Ok(0));
-        assert_eq!(nice_from(Some(" 7 ")), Ok(7));
+        let with = |v: Option<&'static str>| {
+            nice_from(&move |k: &str| {
+                (k == "BENCHSCOPE_RUNNER_NICE")
+                    .then(|| v.map(String::from))
+                    .flatten()
+            })
+        };
+        assert_eq!(with(None), Ok(FRONT_END_FIRST));
+        assert_eq!(with(Some("0")), Ok(0));
+        assert_eq!(with(Some(" 7 ")), Ok(7));
         for bad in ["20", "-1", "high", ""] {
-            let e = nice_from(Some(bad)).unwrap_err();
+            let e = with(Some(bad)).unwrap_err();
             assert!(
-                e.contains(&format!("{bad:?}")) && e.contains("0 to 19"),
+                e.contains(&format!("{bad:?}"))
+                    && e.contains("BENCHSCOPE_RUNNER_NICE")
+                    && e.contains("0 to 19"),
                 "{e}"
             );
         }

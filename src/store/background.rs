@@ -85,7 +85,7 @@ mod tests {
             said.starts_with("recorded 1 run in the results store"),
             "{said}"
         );
-        let points = Store::open(&Target::Sqlite(db))
+        let points = Store::read(&Target::Sqlite(db))
             .unwrap()
             .points(&Filter::default())
             .unwrap()

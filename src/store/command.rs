@@ -41,7 +41,7 @@ pub fn run(cmd: StoreCommand) -> i32 {
     match cmd {
         StoreCommand::Info { location } => {
             let target = location.target();
-            match Store::open(&target).and_then(|mut s| s.info()) {
+            match Store::read(&target).and_then(|mut s| s.info()) {
                 Ok(i) => {
                     crate::out::print(&format!(
                         "results store {target}\nschema version {}\n{} runs from {} machine{}, {} bench results\n",
@@ -263,7 +263,7 @@ mod tests {
             again.ends_with("(2 already there), machine lab-2"),
             "{again}"
         );
-        let points = Store::open(&args.location.target())
+        let points = Store::read(&args.location.target())
             .unwrap()
             .points(&Default::default())
             .unwrap()

@@ -15,37 +15,69 @@ mod sqlite;
 use std::path::PathBuf;
 
 use bench_core::protocol::results::{BenchStatus, RunRecord};
+use bench_core::secret::PgUrl;
 
 pub use origin::{Code, Fingerprint, MachineId};
 
 /// Where the store is.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct Location {
-    /// The results store: a SQLite file, or a postgres:// URL that many machines share
-    /// (default: results.sqlite in the data folder).
-    #[arg(long, env = "BENCHSCOPE_STORE", value_name = "PATH|URL")]
+    /// The results store: a SQLite file, or a PostgreSQL server many machines share, as a
+    /// postgres:// URL or libpq's key=value string (default: results.sqlite in the data
+    /// folder). BENCHSCOPE_STORE names it when the flag is not given.
+    #[arg(long, value_name = "PATH|URL", hide_env_values = true)]
     pub store: Option<String>,
 }
 
+/// The variable that names the store when `--store` is not given.
+pub const STORE_VAR: &str = "BENCHSCOPE_STORE";
+
 impl Location {
+    /// The store `--store` names, else BENCHSCOPE_STORE, else the data folder's.
     pub fn target(&self) -> Target {
-        match self
+        let given = self
             .store
-            .as_deref()
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-        {
-            // The scheme in any case: `POSTGRES://...` is a server, not a file path.
-            Some(u)
-                if bench_core::redact::has_scheme(u, "postgres")
-                    || bench_core::redact::has_scheme(u, "postgresql") =>
-            {
-                Target::Postgres(u.to_string())
-            }
+            .clone()
+            .or_else(|| bench_core::vars::process_env(STORE_VAR));
+        match given.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
+            // The scheme in any case (`POSTGRES://...`), or libpq's key=value form
+            // (`host=h dbname=d`): a server, not a file path.
+            Some(u) if is_postgres(u) => Target::Postgres(PgUrl::parse(u)),
             Some(p) => Target::Sqlite(PathBuf::from(p)),
             None => Target::Sqlite(crate::journal::data_dir().join("results.sqlite")),
         }
     }
+}
+
+/// Whether `text` names a PostgreSQL server: a postgres:// or postgresql:// URL (any case), or
+/// a libpq key=value string (its first word is one of libpq's keys followed by `=`).
+pub fn is_postgres(text: &str) -> bool {
+    const KEYS: &[&str] = &[
+        "host",
+        "hostaddr",
+        "port",
+        "dbname",
+        "user",
+        "password",
+        "passfile",
+        "sslmode",
+        "service",
+        "application_name",
+        "connect_timeout",
+        "options",
+    ];
+    let t = text.trim_start();
+    if bench_core::redact::has_scheme(t, "postgres")
+        || bench_core::redact::has_scheme(t, "postgresql")
+    {
+        return true;
+    }
+    let key: String = t
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect();
+    KEYS.contains(&key.to_ascii_lowercase().as_str())
+        && t[key.len()..].trim_start().starts_with('=')
 }
 
 /// How a run front end records its runs.
@@ -53,14 +85,9 @@ impl Location {
 pub struct StoreArgs {
     #[command(flatten)]
     pub location: Location,
-    /// Record nothing in the results store.
-    #[arg(
-        long,
-        env = "BENCHSCOPE_NO_STORE",
-        conflicts_with = "store",
-        action = clap::ArgAction::SetTrue,
-        value_parser = clap::builder::BoolishValueParser::new()
-    )]
+    /// Record nothing in the results store. BENCHSCOPE_NO_STORE (1, true, yes, on; 0, false,
+    /// no, off) asks the same when neither this nor --store is given.
+    #[arg(long, conflicts_with = "store")]
     pub no_store: bool,
     /// The commit the runs measure (default: the git commit of the working directory, with
     /// whether tracked files have changes).
@@ -72,13 +99,25 @@ pub struct StoreArgs {
 }
 
 impl StoreArgs {
+    /// Whether nothing is recorded: `--no-store`; else, unless `--store` names a store,
+    /// BENCHSCOPE_NO_STORE (one parser; a value it refuses is refused by the variable's name).
+    pub fn no_store(&self) -> Result<bool, String> {
+        if self.location.store.is_some() {
+            return Ok(false);
+        }
+        bench_core::vars::NO_STORE
+            .resolve(self.no_store.then_some("1"), &bench_core::vars::process_env)
+            .map(|v| v.unwrap_or(false))
+            .map_err(|e| e.to_string())
+    }
+
     /// Where to record, with what the runs are recorded as; `None` with --no-store.
-    pub fn recorder(&self) -> Option<Recorder> {
-        (!self.no_store).then(|| Recorder {
+    pub fn recorder(&self) -> Result<Option<Recorder>, String> {
+        Ok((!self.no_store()?).then(|| Recorder {
             target: self.location.target(),
             code: origin::code(self.commit.as_deref(), self.label.as_deref()),
             data: crate::journal::data_dir(),
-        })
+        }))
     }
 }
 
@@ -86,15 +125,18 @@ impl StoreArgs {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Target {
     Sqlite(PathBuf),
-    Postgres(String),
+    /// Its Display and Debug never show the password.
+    Postgres(PgUrl),
 }
 
 impl std::fmt::Display for Target {
-    /// Passwords never shown.
+    /// Passwords never shown; a path's control characters escaped.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Target::Sqlite(p) => f.write_str(&bench_core::redact::redact(&p.display().to_string())),
-            Target::Postgres(u) => f.write_str(&bench_core::redact::redact(u)),
+            Target::Sqlite(p) => f.write_str(&bench_core::text::terminal_str(
+                &bench_core::redact::redact(&p.display().to_string()),
+            )),
+            Target::Postgres(u) => write!(f, "{u}"),
         }
     }
 }
@@ -124,7 +166,7 @@ impl NewRun<'_> {
         self.record
             .start
             .as_ref()
-            .map(|s| s.target.clone())
+            .map(|s| s.target.raw().to_string())
             .unwrap_or_else(|| "?".into())
     }
 
@@ -176,7 +218,7 @@ impl NewRun<'_> {
             .benches
             .iter()
             .map(|b| BenchRow {
-                bench: b.name.clone(),
+                bench: b.name.raw().to_string(),
                 status: match b.status() {
                     BenchStatus::Finished => "finished",
                     BenchStatus::Failed => "failed",
@@ -415,32 +457,39 @@ pub struct LatestRow {
 }
 
 impl Store {
-    /// Opens the store, making it and bringing its schema up to date on first use.
+    /// Opens the store to record runs in, making it and bringing its schema up to date on
+    /// first use.
     pub fn open(target: &Target) -> Result<Store, String> {
-        match target {
-            // A URL of another kind is not a file name to make folders of.
-            Target::Sqlite(p) if p.as_os_str().to_string_lossy().contains("://") => Err(
-                "not a file path, and not a PostgreSQL URL (allowed: a SQLite file, or postgres://... or postgresql://... in any case)".to_string(),
-            ),
-            Target::Sqlite(p) => sqlite::Sqlite::open(p).map(|s| Store::Sqlite(Box::new(s))),
-            Target::Postgres(u) => {
-                postgres::Postgres::open(u).map(|p| Store::Postgres(Box::new(p)))
-            }
-        }
-        .map_err(|e| format!("results store {target}: {e}"))
+        Store::open_as(target, sqlite::Access::Write)
     }
 
-    /// Opens a store that runs have been recorded in; reading never makes one.
-    pub fn open_existing(target: &Target) -> Result<Store, String> {
+    /// Opens a store that runs have been recorded in, to read: it must exist and be a
+    /// benchscope store of this benchscope's schema; nothing is made, migrated or written.
+    pub fn read(target: &Target) -> Result<Store, String> {
         if let Target::Sqlite(p) = target
-            && !p.exists()
+            && std::fs::symlink_metadata(p).is_err()
         {
             return Err(format!(
                 "no results store at {}: runs are recorded there as they finish (or give --store)",
                 p.display()
             ));
         }
-        Store::open(target)
+        Store::open_as(target, sqlite::Access::Read)
+    }
+
+    fn open_as(target: &Target, access: sqlite::Access) -> Result<Store, String> {
+        match target {
+            // A URL of another kind is not a file name to make folders of.
+            Target::Sqlite(p) if p.as_os_str().to_string_lossy().contains("://") => Err(
+                "not a file path, and not a PostgreSQL URL (allowed: a SQLite file, or postgres://... or postgresql://... in any case)".to_string(),
+            ),
+            Target::Sqlite(p) => {
+                sqlite::Sqlite::open(p, access).map(|s| Store::Sqlite(Box::new(s)))
+            }
+            Target::Postgres(u) => postgres::Postgres::open(u, access == sqlite::Access::Write)
+                .map(|p| Store::Postgres(Box::new(p))),
+        }
+        .map_err(|e| format!("results store {target}: {e}"))
     }
 
     /// Writes runs, each in a transaction of its own; how many were new (a key already there
@@ -450,7 +499,10 @@ impl Store {
         for r in runs {
             let added = match self {
                 Store::Sqlite(s) => s.record(r),
-                Store::Postgres(p) => p.record(r),
+                Store::Postgres(p) => {
+                    let said = p.record(r);
+                    said.map_err(|e| p.scrub(&e))
+                }
             }
             .map_err(|e| format!("cannot record run {} in the results store: {e}", r.key))?;
             new += usize::from(added);
@@ -463,7 +515,10 @@ impl Store {
     pub fn points(&mut self, f: &Filter) -> Result<Read<Point>, String> {
         let rows = match self {
             Store::Sqlite(s) => s.points(f),
-            Store::Postgres(p) => p.points(f),
+            Store::Postgres(p) => {
+                let said = p.points(f);
+                said.map_err(|e| p.scrub(&e))
+            }
         }
         .map_err(|e| format!("cannot read the results store: {e}"))?;
         Ok(Read::of(
@@ -476,7 +531,10 @@ impl Store {
     pub fn latest(&mut self, f: &Filter) -> Result<Read<RunRecord>, String> {
         let rows = match self {
             Store::Sqlite(s) => s.latest(f),
-            Store::Postgres(p) => p.latest(f),
+            Store::Postgres(p) => {
+                let said = p.latest(f);
+                said.map_err(|e| p.scrub(&e))
+            }
         }
         .map_err(|e| format!("cannot read the results store: {e}"))?;
         let mut seen = std::collections::BTreeSet::new();
@@ -510,7 +568,10 @@ impl Store {
     pub fn info(&mut self) -> Result<Info, String> {
         match self {
             Store::Sqlite(s) => s.info(),
-            Store::Postgres(p) => p.info(),
+            Store::Postgres(p) => {
+                let said = p.info();
+                said.map_err(|e| p.scrub(&e))
+            }
         }
         .map_err(|e| format!("cannot read the results store: {e}"))
     }
@@ -679,7 +740,7 @@ mod tests {
         ] {
             assert_eq!(
                 location(Some(u)).target(),
-                Target::Postgres(u.trim().into()),
+                Target::Postgres(PgUrl::parse(u.trim())),
                 "{u}"
             );
         }
@@ -699,8 +760,10 @@ mod tests {
             "{e}"
         );
         // A store's name never shows its password.
-        let shown =
-            Target::Postgres("postgres://bench:s3cret-pw@db.example/results".into()).to_string();
+        let shown = Target::Postgres(PgUrl::parse(
+            "postgres://bench:s3cret-pw@db.example/results",
+        ))
+        .to_string();
         assert!(
             !shown.contains("s3cret-pw") && shown.contains("db.example/results"),
             "{shown}"
@@ -715,14 +778,31 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(
-            args.recorder().unwrap().target,
+            args.recorder().unwrap().unwrap().target,
             Target::Sqlite("x.sqlite".into())
         );
         let off = StoreArgs {
             no_store: true,
+            location: location(None),
             ..args
         };
-        assert!(off.recorder().is_none());
+        assert!(off.recorder().unwrap().is_none());
+        // libpq's key=value form is a server too, never a file named by its text.
+        for u in [
+            "host=127.0.0.1 port=1 user=u password='p w'",
+            "dbname = bench",
+        ] {
+            assert!(
+                matches!(location(Some(u)).target(), Target::Postgres(_)),
+                "{u}"
+            );
+        }
+        for p in ["hostname.sqlite", "host", "my host=1.sqlite"] {
+            assert!(
+                matches!(location(Some(p)).target(), Target::Sqlite(_)),
+                "{p}"
+            );
+        }
     }
 
     #[test]
@@ -825,10 +905,10 @@ mod tests {
     fn a_recorded_run_reads_back_as_written() {
         let d = tempfile::tempdir().unwrap();
         let target = Target::Sqlite(d.path().join("results.sqlite"));
-        let e = Store::open_existing(&target).err().unwrap();
+        let e = Store::read(&target).err().unwrap();
         assert!(e.starts_with("no results store at "), "{e}");
         reads_back_as_written(&target);
-        assert!(Store::open_existing(&target).is_ok());
+        assert!(Store::read(&target).is_ok());
         // A store's folders are made on first use.
         let deep = Target::Sqlite(d.path().join("a/b/results.sqlite"));
         assert_eq!(Store::open(&deep).unwrap().info().unwrap().runs, 0);
@@ -865,7 +945,7 @@ mod tests {
         sql(format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"));
         sql(format!("CREATE DATABASE {name}"));
         let (base, _) = admin.rsplit_once('/').expect("a URL with a database part");
-        reads_back_as_written(&Target::Postgres(format!("{base}/{name}")));
+        reads_back_as_written(&Target::Postgres(PgUrl::parse(&format!("{base}/{name}"))));
         sql(format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"));
     }
 

@@ -27,9 +27,13 @@ impl Fingerprint {
         Fingerprint {
             cpu: env.cpu,
             cores: env.cores,
-            kernel: std::fs::read_to_string("/proc/sys/kernel/osrelease")
-                .map(|k| format!("Linux {}", k.trim()))
-                .unwrap_or(env.os),
+            kernel: bench_core::opener::read_text(
+                Path::new("/proc/sys/kernel/osrelease"),
+                "",
+                bench_core::opener::Kind::Small,
+            )
+            .map(|k| format!("Linux {}", k.trim()))
+            .unwrap_or(env.os),
         }
     }
 }
@@ -39,15 +43,19 @@ impl Fingerprint {
 /// on one host read apart.
 pub fn machine(data: &Path) -> Result<MachineId, String> {
     let path = data.join("machine.json");
-    if let Ok(text) = std::fs::read_to_string(&path) {
+    if let Ok(text) = bench_core::opener::read_text(&path, "", bench_core::opener::Kind::Small) {
         return serde_json::from_str(&text)
             .map_err(|e| format!("{} is not a machine identity: {e}", path.display()));
     }
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|h| h.trim().to_string())
-        .ok()
-        .filter(|h| !h.is_empty())
-        .unwrap_or_else(|| "host".into());
+    let host = bench_core::opener::read_text(
+        Path::new("/proc/sys/kernel/hostname"),
+        "",
+        bench_core::opener::Kind::Small,
+    )
+    .map(|h| h.trim().to_string())
+    .ok()
+    .filter(|h| !h.is_empty())
+    .unwrap_or_else(|| "host".into());
     let id = fresh_id(&path);
     let m = MachineId {
         name: format!("{host}-{}", &id[..6]),
@@ -57,7 +65,7 @@ pub fn machine(data: &Path) -> Result<MachineId, String> {
     let text = serde_json::to_string_pretty(&m).expect("a machine identity serializes");
     crate::files::write_atomic(&path, &text)?;
     // Two processes making it at once: whichever rename came last is the identity.
-    std::fs::read_to_string(&path)
+    bench_core::opener::read_text(&path, "", bench_core::opener::Kind::Small)
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok())
         .ok_or_else(|| format!("cannot read back {}", path.display()))

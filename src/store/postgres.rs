@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use tokio_postgres::{Client, NoTls, Row};
 
+use bench_core::secret::PgUrl;
+
 use super::{Filter, Info, NewRun, Point};
 
 mod embedded {
@@ -18,12 +20,35 @@ const MIGRATION_LOCK: i64 = 0x62_656e_6368_7363;
 pub struct Postgres {
     rt: tokio::runtime::Runtime,
     client: Client,
+    /// For scrubbing its password from what the driver says.
+    url: PgUrl,
+}
+
+/// The store's schema version; no history table yet (a new store) reads as none.
+async fn schema_version(client: &Client) -> Option<i64> {
+    client
+        .query_opt(
+            "SELECT MAX(version)::BIGINT FROM refinery_schema_history",
+            &[],
+        )
+        .await
+        .ok()
+        .flatten()
+        .and_then(|r| r.get::<_, Option<i64>>(0))
 }
 
 impl Postgres {
-    /// Connects (10 s at most) and migrates. Blocks: called off any async runtime.
-    pub fn open(url: &str) -> Result<Postgres, String> {
+    /// Connects (10 s at most); to write, brings the schema up to date under the advisory
+    /// lock; to read, checks that the database holds a store of this benchscope's schema and
+    /// changes nothing. Blocks: called off any async runtime.
+    pub fn open(url: &PgUrl, write: bool) -> Result<Postgres, String> {
+        // Every error built from the URL's parse or the driver's words, its password scrubbed.
+        Postgres::connect(url, write).map_err(|e| url.scrub(&e))
+    }
+
+    fn connect(url: &PgUrl, write: bool) -> Result<Postgres, String> {
         let mut config: tokio_postgres::Config = url
+            .expose()
             .parse()
             .map_err(|e| format!("not a PostgreSQL URL: {e}"))?;
         config.connect_timeout(Duration::from_secs(10));
@@ -37,10 +62,6 @@ impl Postgres {
             tokio::spawn(async move {
                 let _ = conn.await;
             });
-            client
-                .execute("SELECT pg_advisory_lock($1)", &[&MIGRATION_LOCK])
-                .await
-                .map_err(|e| e.to_string())?;
             let runner = embedded::migrations::runner();
             let known = runner
                 .get_migrations()
@@ -48,17 +69,24 @@ impl Postgres {
                 .map(|m| i64::from(m.version()))
                 .max()
                 .unwrap_or(0);
-            // No history table yet (a new store) reads as no version.
-            let found: Option<i64> = client
-                .query_opt(
-                    "SELECT MAX(version)::BIGINT FROM refinery_schema_history",
-                    &[],
-                )
+            if !write {
+                let found = schema_version(&client).await;
+                super::check_schema(found, known)?;
+                return match found {
+                    Some(v) if v == known => Ok(client),
+                    Some(v) => Err(format!(
+                        "its schema is version {v}, older than this benchscope's {known}: a run recorded in it (or `benchscope store import`) brings it up to date; reading never changes it"
+                    )),
+                    None => Err(
+                        "no benchscope results store in this database (runs are recorded there as they finish)".to_string(),
+                    ),
+                };
+            }
+            client
+                .execute("SELECT pg_advisory_lock($1)", &[&MIGRATION_LOCK])
                 .await
-                .ok()
-                .flatten()
-                .and_then(|r| r.get(0));
-            let migrated = match super::check_schema(found, known) {
+                .map_err(|e| e.to_string())?;
+            let migrated = match super::check_schema(schema_version(&client).await, known) {
                 Ok(()) => runner
                     .run_async(&mut client)
                     .await
@@ -72,7 +100,16 @@ impl Postgres {
                 .map_err(|e| e.to_string())?;
             migrated.map(|()| client)
         })?;
-        Ok(Postgres { rt, client })
+        Ok(Postgres {
+            rt,
+            client,
+            url: url.clone(),
+        })
+    }
+
+    /// `text` (what the driver said) with this store's password scrubbed.
+    pub fn scrub(&self, text: &str) -> String {
+        self.url.scrub(text)
     }
 
     pub fn record(&mut self, r: &NewRun<'_>) -> Result<bool, String> {

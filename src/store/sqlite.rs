@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 
 use super::{Filter, Info, NewRun, Point};
 
@@ -18,25 +18,97 @@ pub struct Sqlite {
     path: PathBuf,
 }
 
+/// Whether a store is opened to write runs (made and migrated as needed) or only to read them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    Write,
+    Read,
+}
+
+/// What is at a store's path before SQLite opens it (read as a file, by the opener: a FIFO,
+/// a folder or a device is refused by what it is, and SQLite never opens one).
+fn found(path: &Path, access: Access) -> Result<bool, String> {
+    if std::fs::symlink_metadata(path).is_err() {
+        return match access {
+            Access::Write => Ok(false),
+            Access::Read => Err(format!(
+                "no results store at {}: runs are recorded there as they finish (or give --store)",
+                path.display()
+            )),
+        };
+    }
+    let mut o = bench_core::opener::open(path, "", bench_core::opener::Kind::Database)
+        .map_err(|e| e.to_string())?;
+    let mut head = Vec::with_capacity(16);
+    std::io::Read::read_to_end(&mut std::io::Read::take(&mut o.file, 16), &mut head)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    if head.is_empty() && access == Access::Write {
+        // An empty file is no database yet: the store is made in it.
+        return Ok(false);
+    }
+    if head != b"SQLite format 3\0" {
+        return Err(format!(
+            "{} is not a SQLite database (allowed: a benchscope results store, or a path where none exists yet)",
+            path.display()
+        ));
+    }
+    Ok(true)
+}
+
+/// The tables of an open database other than SQLite's own.
+fn tables(conn: &Connection) -> Result<Vec<String>, String> {
+    let mut st = conn
+        .prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
+        .map_err(|e| e.to_string())?;
+    st.query_map([], |r| r.get(0))
+        .and_then(|rows| rows.collect())
+        .map_err(|e| e.to_string())
+}
+
+/// Refuses a database that holds tables but is not a benchscope store (another application's
+/// file): benchscope neither reads its tables as runs nor adds its own beside them.
+fn check_is_store(path: &Path, tables: &[String]) -> Result<(), String> {
+    let has = |t: &str| tables.iter().any(|n| n == t);
+    if tables.is_empty() || (has("refinery_schema_history") && has("runs") && has("bench_results"))
+    {
+        return Ok(());
+    }
+    let mut shown: Vec<&str> = tables.iter().take(5).map(String::as_str).collect();
+    if tables.len() > 5 {
+        shown.push("...");
+    }
+    Err(format!(
+        "{} is a SQLite database but not a benchscope results store (its tables: {}); allowed: a store benchscope recorded runs in, or a path where none exists yet",
+        path.display(),
+        bench_core::format::fit(&shown.join(", "), 200)
+    ))
+}
+
 impl Sqlite {
-    pub fn open(path: &Path) -> Result<Sqlite, String> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+    /// Opens the store at `path`, SQLite jailed to the file and its own journals. To write,
+    /// the store is made (folders and file) and its schema brought up to date; to read, it
+    /// must exist, be a benchscope store and have this benchscope's schema, and nothing is
+    /// written.
+    pub fn open(path: &Path, access: Access) -> Result<Sqlite, String> {
+        let exists = found(path, access)?;
+        if access == Access::Write
+            && let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+        {
             std::fs::create_dir_all(dir)
                 .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         }
-        let mut conn = Connection::open(path).map_err(|e| e.to_string())?;
+        let jail = bench_core::jail::file(path).map_err(|e| e.to_string())?;
+        let flags = match access {
+            Access::Write => OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE,
+            Access::Read => OpenFlags::SQLITE_OPEN_READ_ONLY,
+        } | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let mut conn = Connection::open_with_flags_and_vfs(path, flags, jail.name())
+            .map_err(|e| e.to_string())?;
         conn.busy_timeout(Duration::from_secs(30))
             .map_err(|e| e.to_string())?;
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(|e| e.to_string())?;
-        conn.pragma_update(None, "foreign_keys", "ON")
-            .map_err(|e| e.to_string())?;
-        // Two processes making the schema at once would both apply version 1: the first to
-        // take this lock migrates, the other then finds nothing to do. (SQLite's own locks
-        // are fcntl locks, which flock does not touch.)
-        let lock = std::fs::File::open(path).map_err(|e| e.to_string())?;
-        lock.lock()
-            .map_err(|e| format!("cannot lock {}: {e}", path.display()))?;
+        if exists {
+            check_is_store(path, &tables(&conn)?)?;
+        }
         let runner = embedded::migrations::runner();
         let known = runner
             .get_migrations()
@@ -44,14 +116,44 @@ impl Sqlite {
             .map(|m| i64::from(m.version()))
             .max()
             .unwrap_or(0);
-        let found: Option<i64> = conn
-            .query_row(
+        let version = |conn: &Connection| -> Option<i64> {
+            conn.query_row(
                 "SELECT MAX(version) FROM refinery_schema_history",
                 [],
                 |r| r.get(0),
             )
-            .unwrap_or(None);
-        super::check_schema(found, known)?;
+            .unwrap_or(None)
+        };
+        if access == Access::Read {
+            let found = version(&conn);
+            super::check_schema(found, known)?;
+            return match found {
+                Some(v) if v == known => Ok(Sqlite {
+                    conn,
+                    path: path.to_path_buf(),
+                }),
+                Some(v) => Err(format!(
+                    "its schema is version {v}, older than this benchscope's {known}: a run recorded in it (or `benchscope store import`) brings it up to date; reading never changes it"
+                )),
+                None => Err(format!(
+                    "{} holds no runs yet (an empty database; runs are recorded there as they finish)",
+                    path.display()
+                )),
+            };
+        }
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(|e| e.to_string())?;
+        conn.pragma_update(None, "foreign_keys", "ON")
+            .map_err(|e| e.to_string())?;
+        // Two processes making the schema at once would both apply version 1: the first to
+        // take this lock migrates, the other then finds nothing to do. (SQLite's own locks
+        // are fcntl locks, which flock does not touch.)
+        let lock = bench_core::opener::open(path, "", bench_core::opener::Kind::Database)
+            .map_err(|e| e.to_string())?
+            .file;
+        lock.lock()
+            .map_err(|e| format!("cannot lock {}: {e}", path.display()))?;
+        super::check_schema(version(&conn), known)?;
         runner
             .run(&mut conn)
             .map_err(|e| format!("cannot bring its schema up to date: {e}"))?;
@@ -232,7 +334,13 @@ mod tests {
             )
             .unwrap();
         }
-        let mut s = Sqlite::open(&path).unwrap();
+        // Reading leaves it as it is, and says how it is brought up to date.
+        let e = Sqlite::open(&path, Access::Read).err().unwrap();
+        assert!(
+            e.contains("its schema is version 1, older than this benchscope's 3"),
+            "{e}"
+        );
+        let mut s = Sqlite::open(&path, Access::Write).unwrap();
         assert_eq!(s.info().unwrap().schema_version, 3);
         let points = s.points(&Filter::default()).unwrap();
         assert_eq!(points.len(), 1);

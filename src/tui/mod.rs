@@ -96,6 +96,17 @@ pub fn run(args: TuiArgs, open: Option<&std::path::Path>) -> i32 {
         eprintln!("error: {e}");
         return 2;
     }
+    // Settings of the environment, each through its one parser, before the terminal is taken.
+    let settings = bench_core::vars::check_environment()
+        .map_err(|e| e.to_string())
+        .and_then(|()| Ok((args.store.recorder()?, args.machine.keep_cpus_awake()?)));
+    let (recorder, keep_cpus_awake) = match settings {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return 2;
+        }
+    };
     // Saved results to show beside new runs, read before the terminal is taken.
     let opened = match open.map(crate::show::load) {
         Some(Ok(saved)) => Some(saved),
@@ -109,7 +120,7 @@ pub fn run(args: TuiArgs, open: Option<&std::path::Path>) -> i32 {
     let first_target = opened
         .as_ref()
         .and_then(|s| s.runs.iter().find_map(|r| r.start.as_ref()))
-        .map(|s| s.target.clone())
+        .map(|s| s.target.raw().to_string())
         .filter(|t| bench_core::workloads::find(t).is_ok());
     // Script files open the script target, checked before the terminal is taken.
     let script = &args.session.script;
@@ -180,7 +191,13 @@ pub fn run(args: TuiArgs, open: Option<&std::path::Path>) -> i32 {
     let mut state = State::new(
         target,
         knobs,
-        args.session.trace(),
+        match args.session.trace() {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return 2;
+            }
+        },
         RunSettings::from_session(&args.session),
     );
     state.script = script_view;
@@ -224,7 +241,7 @@ pub fn run(args: TuiArgs, open: Option<&std::path::Path>) -> i32 {
     runner.overlap_build = true;
     // Keys first: runs and builds yield the cores to the explorer when it has work.
     runner.nice = nice;
-    runner.keep_cpus_awake = args.machine.keep_cpus_awake;
+    runner.keep_cpus_awake = keep_cpus_awake;
     runner.cpus = args.machine.cpus.clone();
     for l in runner.locators_mut() {
         l.nice = nice;
@@ -266,7 +283,7 @@ pub fn run(args: TuiArgs, open: Option<&std::path::Path>) -> i32 {
         });
         // Finished runs go to the results store from a thread of its own; what it cannot
         // record is said on the status line.
-        let recorder = args.store.recorder();
+        let recorder = recorder;
         let store_target = recorder.as_ref().map(|r| r.target.clone());
         let store = recorder.map(|rec| {
             let tx = harness_tx.clone();

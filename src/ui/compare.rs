@@ -454,7 +454,7 @@ fn draw_detail(
         lines.extend(profile_lines(p, theme, area.width as usize));
     }
     if let Some(line) = cell.and_then(|c| c.workload.as_ref()) {
-        lines.push(Line::raw(line.clone()));
+        lines.push(Line::raw(line.terminal().to_string()));
     }
     let mut notes: Vec<String> = Vec::new();
     if let Some(s) = result.and_then(|r| r.summary.as_ref()) {

@@ -163,7 +163,11 @@ pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
                 (_, Some(r)) => format!("{} ({})", format::ratio(&r), format::overhead_pct(&r)),
                 (_, None) => "no ratio".into(),
             };
-            format!("{} · {} · {vs}", c.bench, format::ns(c.median_ns))
+            format!(
+                "{} · {} · {vs}",
+                c.bench.terminal(),
+                format::ns(c.median_ns)
+            )
         }
         None => "nothing finished in this cell".into(),
     };

@@ -327,15 +327,15 @@ fn crud_overhead_in_the_comparison() {
     let now = s.now;
     let run = testing::crud_run();
     for b in &run.benches {
-        let name = t.spec(&b.name).unwrap().name;
+        let name = t.spec(b.name.raw()).unwrap().name;
         s.catalog.marked.insert(name);
     }
     keys(&mut s, &[Key::Enter], now);
     ev(&mut s, "t-1", Event::Start(run.start.clone().unwrap()), now);
     for b in &run.benches {
         for e in testing::bench_events(
-            &b.name,
-            &b.backend,
+            b.name.raw(),
+            b.backend.raw(),
             b.ops,
             &b.samples,
             b.summary.as_ref().unwrap().latency.map(|_| 1.3),

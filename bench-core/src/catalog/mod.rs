@@ -402,15 +402,31 @@ impl Target {
     /// pattern that is no regular expression, or matches nothing, is an error naming the
     /// nearest names.
     pub fn select(&self, pattern: &str) -> Result<Vec<&BenchSpec>, CatalogError> {
+        self.select_for("--bench", pattern)
+    }
+
+    /// [`Target::select`] for a pattern given with `flag`, which its errors name. An empty
+    /// pattern selects nothing (as a regular expression it would select every bench).
+    pub fn select_for(
+        &self,
+        flag: &'static str,
+        pattern: &str,
+    ) -> Result<Vec<&BenchSpec>, CatalogError> {
         if let Some(b) = self.benches.iter().find(|b| b.name == pattern) {
             return Ok(vec![b]);
         }
         let none = |why: String| CatalogError::NoMatch {
+            flag,
             target: self.name.to_string(),
             pattern: pattern.to_string(),
             why,
             near: self.near(pattern),
         };
+        if pattern.trim().is_empty() {
+            return Err(none(
+                "an empty pattern (allowed: a bench's name, or a regular expression; `.` selects every bench)".into(),
+            ));
+        }
         let re = regex::Regex::new(pattern).map_err(|e| {
             none(format!(
                 "it is neither a bench name nor a regular expression ({})",

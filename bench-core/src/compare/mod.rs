@@ -72,10 +72,10 @@ pub fn ratio_of(num: &BenchResult, den: &BenchResult) -> Option<Ratio> {
 /// baseline run is given, its change against that run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ComparisonRow {
-    pub bench: String,
-    pub backend: String,
+    pub bench: crate::text::Text,
+    pub backend: crate::text::Text,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub strategy: Option<String>,
+    pub strategy: Option<crate::text::Text>,
     pub median_ns: f64,
     pub ci95_ns: [f64; 2],
     /// Operations per second at the median (1e9 / median ns).

@@ -84,7 +84,7 @@ pub fn run_differences(a: &RunRecord, b: &RunRecord) -> Vec<String> {
         (Some(x), Some(y)) => {
             let mut d = Vec::new();
             if x.target != y.target {
-                d.push(format!("target {} vs {}", x.target, y.target));
+                d.push(format!("target {} vs {}", x.target.raw(), y.target.raw()));
             }
             if x.trace != y.trace {
                 d.push(format!("trace {} vs {}", x.trace, y.trace));

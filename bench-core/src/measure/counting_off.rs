@@ -3,9 +3,11 @@
 
 /// The environment variable that turns counting off in a runner (`off`), to measure what
 /// counting itself costs.
-pub const OFF_VAR: &str = "BENCHSCOPE_COUNT_ALLOCS";
+pub const OFF_VAR: &str = crate::vars::COUNT_ALLOCS.name;
 
-/// Whether [`OFF_VAR`] turns counting off (`off` or `0`).
+/// Whether [`OFF_VAR`] turns counting off (`off`, `0`, `no`, `false`), read by its one parser
+/// ([`crate::vars::COUNT_ALLOCS`]; the front ends refuse any other value before a runner starts).
 pub fn turned_off() -> bool {
-    std::env::var(OFF_VAR).is_ok_and(|v| v.eq_ignore_ascii_case("off") || v == "0")
+    // The variable read as before (one allocation, which the counting tests count).
+    std::env::var(OFF_VAR).is_ok_and(|v| (crate::vars::COUNT_ALLOCS.parse)(&v) == Ok(false))
 }

@@ -353,7 +353,12 @@ struct ExeSymbols {
 impl ExeSymbols {
     fn load() -> Option<ExeSymbols> {
         use object::{Object, ObjectSymbol, SymbolKind};
-        let data = std::fs::read("/proc/self/exe").ok()?;
+        let data = crate::opener::read(
+            std::path::Path::new("/proc/self/exe"),
+            "",
+            crate::opener::Kind::Executable,
+        )
+        .ok()?;
         let file = object::File::parse(&*data).ok()?;
         let mut functions: Vec<(u64, u64, String)> = file
             .symbols()

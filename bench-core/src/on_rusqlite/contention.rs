@@ -287,7 +287,12 @@ impl<'a, R: Reach> Prepared<'a, R> {
                     .0
                     .join(format!("{}-{i}.sqlite", bench.replace('/', "_")));
                 bench_core::dataset::remove_db_files(&path);
-                std::fs::copy(setup.template(), &path)?;
+                bench_core::opener::copy(
+                    &setup.template(),
+                    &path,
+                    "",
+                    bench_core::opener::Kind::Database,
+                )?;
                 (path, None)
             };
             let mw = open_db(&Open {
@@ -338,7 +343,12 @@ fn calibrate(setup: &Setup) -> Result<Duration, BenchError> {
         c
     } else {
         bench_core::dataset::remove_db_files(&path);
-        std::fs::copy(setup.template(), &path)?;
+        bench_core::opener::copy(
+            &setup.template(),
+            &path,
+            "",
+            bench_core::opener::Kind::Database,
+        )?;
         open(&path, &setup.settings)?
     };
     let mut times: Vec<Duration> = (0..3)

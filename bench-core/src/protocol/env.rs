@@ -15,15 +15,19 @@ pub fn profile() -> &'static str {
 }
 
 fn cpu_model() -> String {
-    std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|t| {
-            t.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split_once(':'))
-                .map(|(_, m)| m.trim().to_string())
-        })
-        .unwrap_or_else(|| std::env::consts::ARCH.to_string())
+    crate::opener::read_text(
+        std::path::Path::new("/proc/cpuinfo"),
+        "",
+        crate::opener::Kind::Small,
+    )
+    .ok()
+    .and_then(|t| {
+        t.lines()
+            .find(|l| l.starts_with("model name"))
+            .and_then(|l| l.split_once(':'))
+            .map(|(_, m)| m.trim().to_string())
+    })
+    .unwrap_or_else(|| std::env::consts::ARCH.to_string())
 }
 
 /// The CPUs this process may run on (its affinity), by number.

@@ -118,7 +118,7 @@ impl Budget {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Start {
     pub run: String,
-    pub target: String,
+    pub target: crate::text::Text,
     /// The benches this run will measure, in order.
     pub benches: Vec<String>,
     /// Which harness produced the stream ("core" or "sqlx").

@@ -8,13 +8,14 @@ use serde::{Deserialize, Serialize};
 use super::{DatasetStatus, Event, Start, WorkCheck};
 use crate::measure::stats::Summary;
 use crate::measure::trace::Phase;
+use crate::text::Text;
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct BenchResult {
-    pub name: String,
-    pub backend: String,
+    pub name: Text,
+    pub backend: Text,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub strategy: Option<String>,
+    pub strategy: Option<Text>,
     /// Operations per pass (a sample is one or more passes).
     pub ops: u64,
     /// Operations in each sample (passes x `ops`), as the last sample reported.
@@ -139,9 +140,18 @@ pub fn plausible_ns(v: f64) -> bool {
 
 impl RunRecord {
     /// The first figure of the run that cannot be a time per operation (a sample, a median,
-    /// a mean, an interval's end, a minimum or maximum), named with its bench and value: what
-    /// every run read from a file, an import or a store is checked against before it is used.
+    /// a mean, an interval's end, a minimum or maximum), named with its bench and value, or a
+    /// bench named twice (lookups by name would mix their figures): what every run read from a
+    /// file, an import or a store is checked against before it is used.
     pub fn check_figures(&self) -> Result<(), String> {
+        let mut names: Vec<&Text> = self.benches.iter().map(|b| &b.name).collect();
+        names.sort();
+        if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
+            return Err(format!(
+                "bench {:?} is named twice (allowed: each bench once in a run)",
+                w[0]
+            ));
+        }
         let allowed = format!("allowed: a finite time in ns above 0 and at most {MAX_NS:e}");
         for b in &self.benches {
             let bad = |what: String, v: f64| {
@@ -186,7 +196,7 @@ impl RunRecord {
             return &mut self.benches[i];
         }
         self.benches.push(BenchResult {
-            name: name.to_string(),
+            name: name.into(),
             ..Default::default()
         });
         self.benches.last_mut().expect("just pushed")
@@ -223,8 +233,8 @@ impl RunRecord {
                 sqlite,
             } => {
                 let b = self.bench_mut(&bench);
-                b.backend = backend;
-                b.strategy = strategy;
+                b.backend = backend.into();
+                b.strategy = strategy.map(Text::from);
                 b.ops = ops;
                 b.work = work;
                 b.sqlite = sqlite;
@@ -378,6 +388,13 @@ mod tests {
             bench: "a".into(),
             stats,
         });
+        let mut twice = r.clone();
+        twice.benches.push(twice.benches[0].clone());
+        let e = twice.check_figures().unwrap_err();
+        assert!(
+            e.ends_with("is named twice (allowed: each bench once in a run)"),
+            "{e}"
+        );
         assert_eq!(r.check_figures(), Ok(()));
         // As a file from elsewhere could say it: a count below 0.
         let text = serde_json::to_string(&r)

@@ -12,6 +12,7 @@ use rusqlite::Connection;
 
 use crate::dataset::remove_db_files;
 use crate::error::BenchError;
+use crate::scratch::{SNAPSHOT, Scratch, place, refusal_words};
 
 use super::original::{self, Found};
 
@@ -57,9 +58,16 @@ pub fn check_is_sqlite(path: &Path) -> Result<(), BenchError> {
     }
 }
 
-/// The user's database copied into `cache_dir` in `mode` (reused while the original's
-/// checksum is the same and nothing beside it is pending); returns the copy's path and the
-/// original's checksum.
+/// The folder a snapshot of the database whose checksum is `sum` lives in, in `mode`.
+fn home(cache_dir: &Path, sum: &str, mode: SnapshotMode) -> PathBuf {
+    cache_dir.join(format!("script-db-{}-{}", &sum[..16], mode.name()))
+}
+
+/// The user's database copied into a folder of its own in `cache_dir` (`script-db-<sum>-<mode>/
+/// db.sqlite`) in `mode` (reused while the original's checksum is the same and nothing beside
+/// it is pending); returns the copy's path and the original's checksum. SQLite settles the copy
+/// in a build folder of this process's, jailed there ([`crate::jail`]): whatever the copied
+/// journal names, it reaches nothing outside that folder.
 pub fn snapshot(
     original: &Path,
     cache_dir: &Path,
@@ -67,91 +75,76 @@ pub fn snapshot(
 ) -> Result<(PathBuf, String), BenchError> {
     check_is_sqlite(original)?;
     let sum = original::sha256(original, "--db")?;
-    std::fs::create_dir_all(cache_dir)
-        .map_err(|e| BenchError::Invalid(format!("cannot create {}: {e}", cache_dir.display())))?;
-    let copy = cache_dir.join(format!("script-db-{}-{}.sqlite", &sum[..16], mode.name()));
+    let copy = home(cache_dir, &sum, mode).join(SNAPSHOT);
     // The -wal's and -journal's pages are not in the checksum: with either beside the
     // original it is copied anew.
     let pending = ["-wal", "-journal"]
         .iter()
         .any(|s| std::fs::symlink_metadata(original::with_suffix(original, s)).is_ok());
-    if copy.exists() && !pending {
+    if copy.is_file() && !pending {
         return Ok((copy, sum));
     }
-    // Built beside the copy under this process's id, as datasets are; what a killed run left
-    // there goes first.
-    crate::dataset::remove_stale_builds(&copy);
-    let tmp = copy.with_extension(format!("tmp{}", std::process::id()));
-    let built = (|| {
-        let sum = original::copy_stable(original, &tmp)?;
-        settle(&tmp, mode).map_err(|e| {
-            BenchError::Invalid(format!(
-                "--db {}: SQLite cannot read its copy: {e}",
-                original.display()
-            ))
-        })?;
-        Ok::<_, BenchError>(sum)
-    })();
-    let sum = match built {
-        Ok(s) => s,
-        Err(e) => {
-            original::remove_copy(&tmp);
-            return Err(e);
-        }
-    };
-    let copy = cache_dir.join(format!("script-db-{}-{}.sqlite", &sum[..16], mode.name()));
+    // Built in a folder of this process's own (what a killed run left goes first).
+    let build = Scratch::new(cache_dir, "script-db-build")?;
+    let tmp = build.path().join(SNAPSHOT);
+    let sum = original::copy_stable(original, &tmp)?;
+    settle(&tmp, mode).map_err(|e| {
+        BenchError::Invalid(format!(
+            "--db {}: SQLite cannot read its copy: {e}",
+            original.display()
+        ))
+    })?;
+    let dir = home(cache_dir, &sum, mode);
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| BenchError::Invalid(format!("cannot create {}: {e}", dir.display())))?;
+    let copy = dir.join(SNAPSHOT);
     std::fs::rename(&tmp, &copy).map_err(|e| {
         BenchError::Invalid(format!("cannot move the copy to {}: {e}", copy.display()))
     })?;
-    original::remove_copy(&tmp);
     Ok((copy, sum))
 }
 
-/// Opens the byte copy at `path` (ours) read-write: SQLite folds a copied -wal in, or rolls a
-/// copied hot journal back; then the file is put in `mode`, checked, and closed with nothing
-/// left beside it.
-fn settle(path: &Path, mode: SnapshotMode) -> rusqlite::Result<()> {
-    let c = Connection::open_with_flags(
-        path,
-        rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )?;
-    c.pragma_update(None, "journal_mode", "DELETE")?;
-    let ok: String = c.query_row("PRAGMA quick_check", [], |r| r.get(0))?;
-    if ok != "ok" {
-        return Err(rusqlite::Error::SqliteFailure(
-            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CORRUPT),
-            Some(format!("quick_check: {ok}")),
-        ));
-    }
-    if mode == SnapshotMode::Wal {
-        c.pragma_update(None, "journal_mode", "WAL")?;
-    }
-    c.close().map_err(|(_, e)| e)
-}
-
-/// A `file:` URI naming `path` read-only, for backends that open by a name (the path
-/// percent-encoded where a URI would read it otherwise).
-pub fn read_only_uri(path: &Path) -> PathBuf {
-    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-    let mut s = String::from("file:");
-    for b in abs.as_os_str().as_encoded_bytes() {
-        match b {
-            b'%' | b'?' | b'#' => s.push_str(&format!("%{b:02X}")),
-            _ => s.push(*b as char),
+/// Opens the byte copy at `path` (ours, alone in a folder of ours) read-write, jailed in that
+/// folder: SQLite folds a copied -wal in, or rolls a copied hot journal back; then the file is
+/// put in `mode`, checked, and closed with nothing left beside it. A journal that names a file
+/// outside the folder (a super-journal) is refused by the jail, and the copy with it: SQLite
+/// would have played it back only if that file existed.
+fn settle(path: &Path, mode: SnapshotMode) -> Result<(), String> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let jail = crate::jail::folder(dir).map_err(|e| e.to_string())?;
+    let settled = (|| {
+        let c = Connection::open_with_flags_and_vfs(
+            path,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            jail.name(),
+        )?;
+        c.pragma_update(None, "journal_mode", "DELETE")?;
+        let ok: String = c.query_row("PRAGMA quick_check", [], |r| r.get(0))?;
+        if ok != "ok" {
+            return Err(rusqlite::Error::SqliteFailure(
+                rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CORRUPT),
+                Some(format!("quick_check: {ok}")),
+            ));
         }
+        if mode == SnapshotMode::Wal {
+            c.pragma_update(None, "journal_mode", "WAL")?;
+        }
+        c.close().map_err(|(_, e)| e)
+    })();
+    if let Some(r) = jail.refusals().first() {
+        return Err(refusal_words(r));
     }
-    s.push_str("?mode=ro");
-    PathBuf::from(s)
+    settled.map_err(|e| e.to_string())
 }
 
 /// Working copies in `dir` whose runner is gone (killed before it could remove them):
 /// `script-work-<bench>-<pid>.sqlite` with no process `<pid>` left.
 pub fn remove_orphans(dir: &Path) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
+    let Ok(entries) = crate::opener::list(dir) else {
         return;
     };
-    for e in entries.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
+    for name in entries {
+        let name = name.to_string_lossy().into_owned();
         let Some(stem) = name
             .strip_prefix("script-work-")
             .and_then(|n| n.strip_suffix(".sqlite"))
@@ -160,7 +153,7 @@ pub fn remove_orphans(dir: &Path) {
         };
         let pid = stem.rsplit('-').next().and_then(|p| p.parse::<u32>().ok());
         if pid.is_some_and(|pid| !crate::dataset::process_running(pid)) {
-            remove_db_files(&e.path());
+            remove_db_files(&dir.join(&name));
         }
     }
 }
@@ -168,7 +161,7 @@ pub fn remove_orphans(dir: &Path) {
 /// A fresh working copy of `snapshot` at `to` (for a script that writes).
 pub fn working_copy(snapshot: &Path, to: &Path) -> Result<(), BenchError> {
     remove_db_files(to);
-    std::fs::copy(snapshot, to).map_err(|e| {
+    crate::opener::copy(snapshot, to, "", crate::opener::Kind::Database).map_err(|e| {
         BenchError::Invalid(format!(
             "cannot copy {} to {}: {e}",
             snapshot.display(),
@@ -178,27 +171,19 @@ pub fn working_copy(snapshot: &Path, to: &Path) -> Result<(), BenchError> {
     Ok(())
 }
 
-/// Builds a database at `path` from the SQL in `init` (`--init FILE`), atomically: in a
-/// temporary file beside it, moved in place when whole (over an empty file there, which is
-/// not a database). Its statements are judged as they run (see `judge::run_init`).
-pub fn init(path: &Path, init_file: &Path) -> Result<(), BenchError> {
+/// Builds a database at `path` from the SQL in `init` (`--init FILE`): in a folder of this
+/// process's in `cache_dir`, SQLite jailed there and each statement judged as it runs (see
+/// `judge::run_init`); refused when it makes no table; then moved in place whole (over an empty
+/// file there, which is not a database). Nothing is left beside `path` when it fails or is
+/// interrupted: the database is built away from it and arrives by one rename (or, across file
+/// systems, as a copy into a hidden temporary file beside it, renamed).
+pub fn init(path: &Path, init_file: &Path, cache_dir: &Path) -> Result<(), BenchError> {
     let sql = original::read_text(init_file, "--init")?;
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(format!(".{}.tmp", std::process::id()));
-    let tmp = PathBuf::from(tmp);
-    remove_db_files(&tmp);
-    let built = super::judge::build(&tmp, &sql)
-        .map_err(|e| BenchError::Invalid(format!("--init {}: {e}", init_file.display())));
-    if let Err(e) = built {
-        remove_db_files(&tmp);
-        return Err(e);
-    }
-    std::fs::rename(&tmp, path).map_err(|e| {
-        BenchError::Invalid(format!(
-            "cannot move the new database to {}: {e}",
-            path.display()
-        ))
-    })
+    let build = Scratch::new(cache_dir, "init-build")?;
+    let tmp = build.path().join(SNAPSHOT);
+    super::judge::build(&tmp, &sql)
+        .map_err(|e| BenchError::Invalid(format!("--init {}: {e}", init_file.display())))?;
+    place(&tmp, path)
 }
 
 #[cfg(test)]
@@ -249,13 +234,13 @@ mod tests {
             assert!(
                 copy.display()
                     .to_string()
-                    .ends_with(&format!("-{}.sqlite", mode.name()))
+                    .ends_with(&format!("-{}/db.sqlite", mode.name()))
             );
             // Reused while the original is the same.
             let (again, _) = snapshot(&db, &cache, mode).unwrap();
             assert_eq!(again, copy);
             // Opened read-only by name, it reads and cannot be written.
-            let ro = Connection::open(read_only_uri(&copy)).unwrap();
+            let ro = Connection::open(crate::scratch::jailed_uri(&copy, true).unwrap()).unwrap();
             let n: i64 = ro
                 .query_row("SELECT count(*) FROM t", [], |r| r.get(0))
                 .unwrap();
@@ -333,6 +318,39 @@ mod tests {
         assert_eq!(crate::testing::folder_listing(&mine), before);
     }
 
+    /// A copied journal that names a user's file as its super-journal: SQLite, jailed in the
+    /// build's folder, is not let reach it; the copy is refused with what it named, the file is
+    /// as it was, and nothing is left in the cache.
+    #[test]
+    fn a_journal_naming_a_file_outside_the_copy_is_refused_and_the_file_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let mine = dir.path().join("mine");
+        std::fs::create_dir(&mine).unwrap();
+        let victim = mine.join("thesis.tex");
+        std::fs::write(&victim, "years of work").unwrap();
+        let db = mine.join("app.db");
+        drop(make(&db, false));
+        let page: u32 = Connection::open(&db)
+            .unwrap()
+            .query_row("PRAGMA page_size", [], |r| r.get(0))
+            .unwrap();
+        crate::testing::hot_journal(&db, page, victim.as_os_str().as_encoded_bytes());
+        let before = crate::testing::folder_listing(&mine);
+        let cache = dir.path().join("cache");
+        for mode in [SnapshotMode::Rollback, SnapshotMode::Wal] {
+            let e = snapshot(&db, &cache, mode).unwrap_err().to_string();
+            assert!(
+                e.contains(&format!(
+                    "its journal names {} (a super-journal)",
+                    victim.display()
+                )),
+                "{e}"
+            );
+            assert_eq!(crate::testing::folder_listing(&mine), before);
+        }
+        assert_eq!(std::fs::read_dir(&cache).unwrap().count(), 0);
+    }
+
     /// A killed runner's working copies go the next time a run opens; a live one's stay.
     #[test]
     fn orphaned_working_copies_are_removed() {
@@ -394,17 +412,26 @@ mod tests {
         )
         .unwrap();
         let db = dir.path().join("new.db");
-        init(&db, &sql).unwrap();
+        let cache = tempfile::tempdir().unwrap();
+        let cache = cache.path();
+        init(&db, &sql, cache).unwrap();
         assert_eq!(count(&db), 1);
         std::fs::write(&sql, "CREATE TABLE u(x); INSERT INTO nowhere VALUES (1);").unwrap();
         let bad = dir.path().join("bad.db");
-        let e = init(&bad, &sql).unwrap_err().to_string();
+        let e = init(&bad, &sql, cache).unwrap_err().to_string();
         assert!(
             e.contains("statement 2") && e.contains("no such table: nowhere"),
             "{e}"
         );
         assert!(!bad.exists());
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+        // Nothing is left in the cache either: the build's folder goes with it.
+        assert_eq!(std::fs::read_dir(cache).unwrap().count(), 0);
+        // An init that makes no table is refused, and nothing is written at --db.
+        std::fs::write(&sql, "PRAGMA user_version = 3;").unwrap();
+        let e = init(&bad, &sql, cache).unwrap_err().to_string();
+        assert!(e.contains("it makes no table"), "{e}");
+        assert!(!bad.exists());
         // An init file builds a database; it cannot reach another file, load code or
         // write one elsewhere, whatever hides the words from a reader.
         let mine = dir.path().join("mine");
@@ -428,7 +455,9 @@ mod tests {
             ),
         ] {
             std::fs::write(sql_path(dir.path()), &sql).unwrap();
-            let e = init(&bad, &sql_path(dir.path())).unwrap_err().to_string();
+            let e = init(&bad, &sql_path(dir.path()), cache)
+                .unwrap_err()
+                .to_string();
             assert!(e.contains(why), "{sql}: {e}");
             assert_eq!(crate::testing::folder_listing(&mine), listing, "{sql}");
         }
@@ -440,8 +469,9 @@ mod tests {
             "CREATE TABLE t(id INTEGER PRIMARY KEY); INSERT INTO t VALUES (7);",
         )
         .unwrap();
-        init(&empty, &sql).unwrap();
+        init(&empty, &sql, cache).unwrap();
         assert_eq!(count(&empty), 1);
+        assert_eq!(std::fs::read_dir(cache).unwrap().count(), 0);
     }
 
     fn sql_path(dir: &Path) -> PathBuf {

@@ -274,25 +274,83 @@ fn run_batch(conn: &Connection, sql: &str, guard: &Guard) -> Result<(), String> 
         guard
             .verdict(Ok(stmt.readonly()))
             .map_err(|why| format!("statement {n} (`{shown}`): {why}"))?;
-        stmt.raw_execute()
-            .map_err(|e| format!("statement {n} (`{shown}`): {e}"))?;
+        // Stepped to its end: a statement that returns rows (a SELECT in an init file) runs
+        // as any other, its rows read and left.
+        let mut rows = stmt.raw_query();
+        while rows
+            .next()
+            .map_err(|e| format!("statement {n} (`{shown}`): {e}"))?
+            .is_some()
+        {}
     }
     Ok(())
 }
 
-/// Makes a new database at `path` from the SQL of an `--init` file ([`run_init`]).
+/// The jail of `path`'s folder, by name: every connection here opens a file of the run's own,
+/// and SQLite reaches nothing outside its folder.
+fn jail_of(path: &Path) -> Result<bench_core::jail::Jail, String> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    bench_core::jail::folder(dir).map_err(|e| e.to_string())
+}
+
+/// Makes a new database at `path` (in a folder of the run's own) from the SQL of an `--init`
+/// file ([`run_init`]); refused when it makes no table, since the scripts need one.
 pub fn build(path: &Path, sql: &str) -> Result<(), String> {
-    let mut c =
-        Connection::open(path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+    let mut c = Connection::open_with_flags_and_vfs(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        jail_of(path)?.name(),
+    )
+    .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
     run_init(&mut c, sql)?;
+    let tables: i64 = c
+        .query_row(
+            "SELECT count(*) FROM sqlite_schema WHERE type = 'table'",
+            [],
+            |r| r.get(0),
+        )
+        .map_err(|e| e.to_string())?;
+    if tables == 0 {
+        return Err(
+            "it makes no table; allowed: SQL that creates the tables the scripts use (CREATE TABLE ...)"
+                .into(),
+        );
+    }
     c.close().map_err(|(_, e)| e.to_string())
+}
+
+/// Copies the database at `original` (a file of the run's own, alone in a folder of the run's:
+/// a byte copy of the user's file with its -wal or -journal, or a base made from it) to `to`,
+/// in the same folder: opened read-write through the folder's jail, so that SQLite folds a
+/// copied -wal in or rolls a copied hot journal back and reaches nothing outside the folder,
+/// written out whole (`VACUUM INTO`), and the copy put in `journal_mode` (a read-only
+/// connection cannot change a file's mode later).
+pub fn copy(original: &Path, to: &Path, journal_mode: &str) -> Result<(), String> {
+    let say =
+        |e: rusqlite::Error| format!("copying {} to {}: {e}", original.display(), to.display());
+    let jail = jail_of(original)?;
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let from = Connection::open_with_flags_and_vfs(original, flags, jail.name()).map_err(say)?;
+    from.execute("VACUUM INTO ?1", [to.display().to_string()])
+        .map_err(say)?;
+    from.close().map_err(|(_, e)| say(e))?;
+    let c = Connection::open_with_flags_and_vfs(to, flags, jail_of(to)?.name()).map_err(say)?;
+    c.pragma_update(None, "journal_mode", journal_mode)
+        .map_err(say)?;
+    c.close().map_err(|(_, e)| say(e))
 }
 
 /// A read-only connection to `path`, for judging (no file is created or written).
 pub fn open(path: &Path) -> Result<Connection, String> {
-    Connection::open_with_flags(
+    Connection::open_with_flags_and_vfs(
         path,
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        jail_of(path)?.name(),
     )
     .map_err(|e| format!("cannot open {} to check the scripts: {e}", path.display()))
 }

@@ -224,6 +224,14 @@ pub struct Mix {
 /// micro-bench of the catalog.
 pub const MAX_STATEMENTS: usize = 20_000;
 
+/// The longest statement a script may hold, in bytes of its text: every statement travels in
+/// its bench's report, one line of the runner's event stream (at most 16 MiB, where a text's
+/// characters may take up to six bytes each once escaped for JSON).
+pub const MAX_STATEMENT_BYTES: usize = 1 << 20;
+
+/// The most statement text all the scripts of a mix may hold together, for the same reason.
+pub const MAX_MIX_BYTES: usize = 2 << 20;
+
 /// The variables every client has without a `\set`.
 pub const BUILTINS: &[&str] = &["client_id"];
 
@@ -269,6 +277,26 @@ impl Mix {
                 weight: *weight,
                 commands,
             });
+        }
+        let mut total = 0usize;
+        for script in &scripts {
+            for s in script.statements() {
+                total += s.text.len();
+                if total > MAX_MIX_BYTES {
+                    return Err(ScriptError::new(
+                        &script.path,
+                        s.at,
+                        format!(
+                            "statements of more than {} MiB in all, up to this one",
+                            MAX_MIX_BYTES >> 20
+                        ),
+                        &format!(
+                            "at most {} MiB of statements across the scripts (each statement travels in its bench's report, one line of the runner's event stream)",
+                            MAX_MIX_BYTES >> 20
+                        ),
+                    ));
+                }
+            }
         }
         if index > MAX_STATEMENTS {
             return Err(ScriptError::new(

@@ -10,19 +10,20 @@
 
 use std::fs::File;
 use std::io::{Read, Write};
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 
 use crate::error::BenchError;
+use crate::opener::{self, Kind};
 
 /// The files SQLite keeps beside a database: what a copy must carry.
 pub const COMPANIONS: [&str; 3] = ["", "-wal", "-journal"];
 
 /// The largest script or init file read (a script is text a person writes).
 pub const MAX_TEXT: u64 = 64 << 20;
+const _: () = assert!(matches!(Kind::Text.bound(), Some(MAX_TEXT)));
 
 /// `path` with `suffix` after its name (`db` + `-wal`).
 pub fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
@@ -31,65 +32,15 @@ pub fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
     PathBuf::from(s)
 }
 
-fn kind_of(t: std::fs::FileType) -> &'static str {
-    if t.is_dir() {
-        "a folder"
-    } else if t.is_fifo() {
-        "a FIFO"
-    } else if t.is_socket() {
-        "a socket"
-    } else if t.is_char_device() || t.is_block_device() {
-        "a device"
-    } else {
-        "not a regular file"
-    }
-}
-
 /// Opens `path` for reading if it is a regular file, without waiting on what is not one (a
 /// FIFO opens at once and is refused); `what` names the flag in errors (`--db`).
 pub fn open_regular(path: &Path, what: &str) -> Result<File, BenchError> {
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(path)
-        .map_err(|e| {
-            BenchError::Invalid(format!("{what} {}: cannot open it: {e}", path.display()))
-        })?;
-    let meta = f.metadata().map_err(|e| {
-        BenchError::Invalid(format!("{what} {}: cannot read it: {e}", path.display()))
-    })?;
-    if !meta.file_type().is_file() {
-        return Err(BenchError::Invalid(format!(
-            "{what} {}: {}; allowed: a regular file",
-            path.display(),
-            kind_of(meta.file_type())
-        )));
-    }
-    Ok(f)
+    Ok(opener::open(path, what, Kind::Database)?.file)
 }
 
 /// The text of a regular file of at most [`MAX_TEXT`] bytes, in UTF-8.
 pub fn read_text(path: &Path, what: &str) -> Result<String, BenchError> {
-    let f = open_regular(path, what)?;
-    let mut bytes = Vec::new();
-    f.take(MAX_TEXT + 1).read_to_end(&mut bytes).map_err(|e| {
-        BenchError::Invalid(format!("{what} {}: cannot read it: {e}", path.display()))
-    })?;
-    if bytes.len() as u64 > MAX_TEXT {
-        return Err(BenchError::Invalid(format!(
-            "{what} {}: larger than {} MiB; allowed: a file of at most {} MiB",
-            path.display(),
-            MAX_TEXT >> 20,
-            MAX_TEXT >> 20
-        )));
-    }
-    String::from_utf8(bytes).map_err(|e| {
-        BenchError::Invalid(format!(
-            "{what} {}: not UTF-8 text (byte {}); allowed: a UTF-8 text file",
-            path.display(),
-            e.utf8_error().valid_up_to()
-        ))
-    })
+    Ok(opener::read_text(path, what, Kind::Text)?)
 }
 
 fn hex(d: &[u8]) -> String {
@@ -224,7 +175,7 @@ mod tests {
         // Opened for reading with nobody writing, a FIFO would wait forever.
         let e = check_database(&fifo).unwrap_err().to_string();
         assert!(
-            e.contains("pipe.db: a FIFO; allowed: a regular file"),
+            e.contains("pipe.db: a FIFO; allowed: a database file (a regular file)"),
             "{e}"
         );
         let e = read_text(&fifo, "--script").unwrap_err().to_string();

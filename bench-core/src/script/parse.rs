@@ -418,6 +418,16 @@ impl<'a> Parser<'a> {
         if text.is_empty() {
             return Ok(None);
         }
+        if text.len() > super::MAX_STATEMENT_BYTES {
+            return Err(self.error(
+                at,
+                format!("a statement of {} bytes", text.len()),
+                &format!(
+                    "a statement of at most {} MiB (it travels in its bench's report, one line of the runner's event stream)",
+                    super::MAX_STATEMENT_BYTES >> 20
+                ),
+            ));
+        }
         // Provisional: transaction control by its first word (the script's structure), every
         // other statement a write until SQLite judges it (see `judge`).
         let kind = match first_word(&text).to_ascii_uppercase().as_str() {

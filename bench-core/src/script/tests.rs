@@ -349,6 +349,16 @@ fn init_files_take_pragmas_and_savepoints_but_no_other_file() {
             .unwrap(),
     );
     assert_eq!((v, n), (7, 1));
+    // A statement that returns rows runs too (pgbench's init scripts hold SELECTs).
+    run_init(
+        &mut c,
+        "SELECT count(*) FROM x; INSERT INTO x SELECT a + 1 FROM x;",
+    )
+    .unwrap();
+    let n: i64 = c
+        .query_row("SELECT count(*) FROM x", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(n, 2);
     let e = run_init(&mut c, "CREATE TABLE y(a);\nATTACH 'other.db' AS o;").unwrap_err();
     assert!(e.starts_with("statement 2: ATTACH of \"other.db\""), "{e}");
     let e = run_init(&mut c, "VACUUM INTO lower('/tmp/X.db')").unwrap_err();
@@ -827,4 +837,27 @@ fn a_parameter_is_a_colon_and_a_name() {
         .map(|s| s.text.as_str())
         .collect();
     assert_eq!(texts, ["SELECT 1 AS [a]]", "SELECT 2"]);
+}
+
+/// A statement longer than a runner's event line can carry is refused when the script is read,
+/// at its `file:line`, not measured and lost when its report cannot be sent; so is a mix whose
+/// statements together are too long.
+#[test]
+fn a_statement_too_long_for_the_runner_s_report_is_refused_where_it_is() {
+    let long = format!("SELECT 1;\nSELECT '{}';\n", "x".repeat(MAX_STATEMENT_BYTES));
+    let e = one(&long).unwrap_err().to_string();
+    assert!(e.starts_with("t.sql:2:1: "), "{e}");
+    assert!(
+        e.contains("a statement of 1048585 bytes") && e.contains("at most 1 MiB"),
+        "{e}"
+    );
+    // Just within: read.
+    let fits = format!("SELECT '{}';", "x".repeat(MAX_STATEMENT_BYTES - 11));
+    assert!(one(&fits).is_ok());
+    let half = format!("SELECT '{}';\n", "y".repeat(MAX_STATEMENT_BYTES - 100));
+    let e = one(&format!("{half}{half}{half}")).unwrap_err().to_string();
+    assert!(
+        e.starts_with("t.sql:3:1: ") && e.contains("more than 2 MiB in all"),
+        "{e}"
+    );
 }

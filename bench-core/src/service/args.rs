@@ -79,12 +79,8 @@ pub struct BudgetArgs {
     /// By default, when after two processes every bench's processes agreed within their own
     /// intervals, the rest are not run; a count given here is run whole.
     /// Default 4; 1 with --quick, profiled (--flamegraph), for async_contention's scenario and in each round of --interleave (a round is a fresh process already).
-    #[arg(
-        long,
-        value_name = "N",
-        env = "BENCHSCOPE_PROCESSES",
-        allow_hyphen_values = true
-    )]
+    /// BENCHSCOPE_PROCESSES sets the same when the flag is not given.
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
     pub processes: Option<String>,
     /// A time of its own for the benches a pattern selects (an exact name, else a regular
     /// expression, as --bench selects), as Criterion's `measurement_time` per group:
@@ -100,7 +96,7 @@ pub struct BudgetArgs {
 pub const DEFAULT_PROCESSES: usize = 4;
 
 /// The most `--processes` takes.
-pub const MAX_PROCESSES: usize = 50;
+pub const MAX_PROCESSES: usize = crate::vars::MAX_PROCESSES;
 
 /// The least warm-up a process of several gets, in seconds (unless the whole is less).
 const PROCESS_WARMUP_S: f64 = 0.1;
@@ -223,11 +219,23 @@ impl BudgetArgs {
     /// The runner processes asked for: `--processes`, else 1 with `--quick` and
     /// [`DEFAULT_PROCESSES`] without.
     pub fn processes(&self) -> Result<usize, BenchError> {
-        match &self.processes {
-            Some(p) => parse_count("processes", p, 1, MAX_PROCESSES),
-            None if self.quick => Ok(1),
-            None => Ok(DEFAULT_PROCESSES),
-        }
+        // `--processes`, else BENCHSCOPE_PROCESSES, through one parser.
+        let asked = crate::vars::PROCESSES
+            .resolve(self.processes.as_deref(), &crate::vars::process_env)
+            .map_err(|e| BenchError::Invalid(e.to_string()))?;
+        Ok(match asked {
+            Some(n) => n,
+            None if self.quick => 1,
+            None => DEFAULT_PROCESSES,
+        })
+    }
+
+    /// Whether a count of processes was asked for (`--processes` or BENCHSCOPE_PROCESSES): a
+    /// count given is run whole.
+    pub fn processes_given(&self) -> bool {
+        crate::vars::PROCESSES
+            .resolve(self.processes.as_deref(), &crate::vars::process_env)
+            .is_ok_and(|p| p.is_some())
     }
 
     /// The same settings as command-line arguments, to pass on to a child runner.
@@ -506,7 +514,7 @@ pub struct SessionArgs {
         env = "BENCHSCOPE_POSTGRES_URL",
         hide_env_values = true
     )]
-    pub postgres_url: Option<String>,
+    pub postgres_url: Option<crate::secret::PgUrl>,
     /// Set the target up as its source suite's own bench is (bulk_insert: 10 rows, as INSERT
     /// text; single_row_lookup: 1000 lookups a checkout; `list` names each target's), each
     /// knob that a flag, `--knob` or its environment variable sets keeping its value.
@@ -561,13 +569,17 @@ impl SessionArgs {
     }
 
     /// The PostgreSQL URL, if one is given and not empty.
-    pub fn postgres_url(&self) -> Option<String> {
-        self.postgres_url.clone().filter(|u| !u.trim().is_empty())
+    pub fn postgres_url(&self) -> Option<crate::secret::PgUrl> {
+        self.postgres_url.clone().filter(|u| !u.is_empty())
     }
 
-    /// Tracing asked for by flag or by BENCH_TRACE.
-    pub fn trace(&self) -> bool {
-        self.trace || trace_from_env()
+    /// Tracing asked for by `--trace`, else by BENCH_TRACE (one parser: a value neither
+    /// reads as is refused, naming the variable).
+    pub fn trace(&self) -> Result<bool, BenchError> {
+        crate::vars::TRACE
+            .resolve(self.trace.then_some("1"), &crate::vars::process_env)
+            .map(|t| t.unwrap_or(false))
+            .map_err(|e| BenchError::Invalid(e.to_string()))
     }
 
     /// The dataset cache folder.
@@ -777,16 +789,4 @@ pub struct RunnerArgs {
     /// asks for it (where the allocations come from).
     #[arg(long, value_name = "FILE", hide = true)]
     pub alloc_stacks: Option<std::path::PathBuf>,
-}
-
-/// BENCH_TRACE=1 (or true/yes/on) turns tracing on.
-pub fn trace_from_env() -> bool {
-    std::env::var("BENCH_TRACE")
-        .map(|v| {
-            matches!(
-                v.trim().to_ascii_lowercase().as_str(),
-                "1" | "true" | "yes" | "on"
-            )
-        })
-        .unwrap_or(false)
 }

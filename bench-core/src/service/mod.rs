@@ -72,7 +72,7 @@ impl RunnerArgs {
         // --time-for: the benches of this plan each pattern selects take its seconds.
         let mut budget = self.session.budget.resolve()?;
         for (pattern, seconds) in self.session.budget.time_for()? {
-            for b in target.select(&pattern)? {
+            for b in target.select_for("--time-for", &pattern)? {
                 if benches.iter().any(|p| p.name == b.name) {
                     budget.times.insert(b.name.to_string(), seconds);
                 }
@@ -83,7 +83,7 @@ impl RunnerArgs {
             benches,
             knobs,
             budget,
-            trace: self.session.trace(),
+            trace: self.session.trace()?,
         })
     }
 }
@@ -165,7 +165,7 @@ pub fn serve(args: &RunnerArgs, registry: Registry, env: &DescribeEnv<'_>) -> i3
             .run_id
             .clone()
             .unwrap_or_else(|| format!("{}-{}", plan.target.name, std::process::id())),
-        target: plan.target.name.to_string(),
+        target: plan.target.name.into(),
         benches: plan.benches.iter().map(|b| b.name.to_string()).collect(),
         harness: registry.harness.name().to_string(),
         knobs: plan.knobs.clone(),
@@ -181,9 +181,17 @@ pub fn serve(args: &RunnerArgs, registry: Registry, env: &DescribeEnv<'_>) -> i3
         sqlite: crate::settings::SqliteSettings::from_knobs(&plan.knobs),
         script: args.session.script.clone(),
     };
+    // The runner's SQLite reaches the cache folder by default (datasets, the run's folder);
+    // a user's data only through the jail of its own folder (`crate::scratch`).
+    if crate::jail::process().is_some()
+        && let Err(e) = crate::jail::allow(&run.cache_dir)
+    {
+        return fail(&mut emit, BenchError::Invalid(e.to_string()), 2);
+    }
     let result = workload
         .open(&run, &mut emit)
         .map(|session| run_benches(&plan, session.as_ref(), &mut emit));
+    crate::scratch::remove_run_dir(&run.cache_dir);
     let _ = std::io::stderr().flush();
     if let Some(path) = &args.alloc_stacks
         && counting
@@ -461,6 +469,17 @@ pub fn paired_groups(baselines: &[Option<usize>], size: usize) -> Vec<PairedGrou
         .collect()
 }
 
+/// Puts this process's SQLite in its jail ([`crate::jail::install`]: the jail is the only VFS,
+/// reaching what the service allows) or ends the process saying why: a runner never opens a
+/// database unjailed. Called by every runner's `main` after `sqlite3_config`, with its own
+/// binding's functions.
+pub fn jail_or_exit(api: crate::jail::Api) {
+    if let Err(e) = crate::jail::install(api) {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
+}
+
 /// Logs go to stderr, filtered by RUST_LOG (default: warnings).
 pub fn init_logging() {
     let _ = tracing_subscriber::fmt()
@@ -476,6 +495,10 @@ pub fn init_logging() {
 pub fn core_main(args: args::RunnerArgs) -> i32 {
     // Before any connection opens SQLite: its own allocations are counted with the rest.
     crate::measure::sqlite_malloc::count(rusqlite::ffi::sqlite3_config);
+    {
+        use rusqlite::ffi;
+        jail_or_exit(crate::sqlite_vfs_api!(ffi));
+    }
     let env = |timer_ns: f64, plan: &crate::workload::Plan| {
         let mut env =
             crate::protocol::env::collect(crate::backends::raw::sqlite_version(), timer_ns);

@@ -68,7 +68,7 @@ pub const CORE: crate::workload::Registry = crate::workload::Registry {
 pub fn sections_of(
     run: &crate::protocol::results::RunRecord,
 ) -> Option<&'static dyn crate::sections::Sections> {
-    let target = run.start.as_ref()?.target.as_str();
+    let target = run.start.as_ref()?.target.raw();
     find(target).ok()?.sections.0
 }
 

@@ -6,20 +6,21 @@ use crate::error::BenchError;
 /// server `url` names; errors carry the URL with its password redacted.
 pub struct SqlMiddlewarePg {
     cap: sql_middleware::ConfigAndPool,
-    url: String,
+    url: PgUrl,
 }
 
-use crate::redact::pg_error as pg_err;
-use crate::redact::pg_error_chain;
+use crate::secret::PgUrl;
+use crate::secret::pg_error as pg_err;
+use crate::secret::pg_error_chain;
 
 /// How long sql-middleware's PostgreSQL pool may take to make its first connection.
 const PG_CONNECT_WITHIN: std::time::Duration = std::time::Duration::from_secs(5);
 
 impl SqlMiddlewarePg {
-    pub async fn open(url: &str) -> Result<Self, BenchError> {
+    pub async fn open(url: &PgUrl) -> Result<Self, BenchError> {
         // sql-middleware takes the parts, not a connection string: a URL's, its query
         // parameters (`?user=..&password=..`) included.
-        let u = url::Url::parse(url)
+        let u = url::Url::parse(url.expose())
             .ok()
             .filter(|u| matches!(u.scheme(), "postgres" | "postgresql"))
             .ok_or_else(|| {
@@ -59,7 +60,7 @@ impl SqlMiddlewarePg {
             .map_err(|e| pg_error_chain(url, &e))?;
         let p = SqlMiddlewarePg {
             cap,
-            url: url.to_string(),
+            url: url.clone(),
         };
         // The first connection now, so that a server that cannot be had fails the bench
         // before its first sample.
@@ -205,7 +206,7 @@ pub struct SqlMiddlewarePgHeld {
     /// Said by the task once its last SQL has run and the connection is back in the pool.
     ended: Option<tokio::sync::oneshot::Receiver<()>>,
     rt: tokio::runtime::Handle,
-    url: String,
+    url: PgUrl,
 }
 
 impl SqlMiddlewarePg {
@@ -248,7 +249,7 @@ impl Drop for SqlMiddlewarePgHeld {
 async fn serve_pg(
     mut conn: sql_middleware::MiddlewarePoolConnection,
     mut jobs: tokio::sync::mpsc::UnboundedReceiver<(PgJob, PgReply)>,
-    url: &str,
+    url: &PgUrl,
     at_end: &str,
 ) {
     let e = |e: sql_middleware::SqlMiddlewareDbError| pg_error_chain(url, &e);
@@ -304,7 +305,7 @@ async fn serve_pg(
 async fn in_transaction(
     tx: sql_middleware::postgres::Tx<'_>,
     jobs: &mut tokio::sync::mpsc::UnboundedReceiver<(PgJob, PgReply)>,
-    url: &str,
+    url: &PgUrl,
 ) {
     let e = |e: sql_middleware::SqlMiddlewareDbError| pg_error_chain(url, &e);
     let mut prepared: std::collections::HashMap<String, sql_middleware::postgres::Prepared> =
@@ -351,7 +352,7 @@ async fn statement<'p>(
     tx: &sql_middleware::postgres::Tx<'_>,
     prepared: &'p mut std::collections::HashMap<String, sql_middleware::postgres::Prepared>,
     sql: String,
-    url: &str,
+    url: &PgUrl,
 ) -> Result<&'p sql_middleware::postgres::Prepared, BenchError> {
     use std::collections::hash_map::Entry;
     match prepared.entry(sql) {

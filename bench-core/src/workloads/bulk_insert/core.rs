@@ -53,7 +53,7 @@ impl Session for Ctx {
     }
 
     fn skip(&self, bench: &BenchSpec) -> Option<String> {
-        crate::mirror::postgres_skip(bench.subject, self.p.postgres_url.as_deref()).or_else(|| {
+        crate::mirror::postgres_skip(bench.subject, self.p.postgres_url.as_ref()).or_else(|| {
             crate::settings::skip_reason(bench.subject, self.concurrency, &self.p.settings)
         })
     }

@@ -46,7 +46,7 @@ pub struct Params {
     pub dir: std::path::PathBuf,
     pub rows: std::sync::Arc<Vec<rows::BulkRow>>,
     pub settings: crate::settings::SqliteSettings,
-    pub postgres_url: Option<String>,
+    pub postgres_url: Option<crate::secret::PgUrl>,
     pub method: Method,
     /// The rows as SQLite's INSERT text (`method=batch_text`; empty otherwise), made once; the
     /// PostgreSQL benches make theirs with [`rows::batch_text_postgres`].
@@ -85,8 +85,8 @@ impl crate::mirror::RunParams for Params {
     fn settings(&self) -> &crate::settings::SqliteSettings {
         &self.settings
     }
-    fn postgres_url(&self) -> Option<&str> {
-        self.postgres_url.as_deref()
+    fn postgres_url(&self) -> Option<&crate::secret::PgUrl> {
+        self.postgres_url.as_ref()
     }
 }
 

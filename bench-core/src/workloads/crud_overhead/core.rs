@@ -58,7 +58,7 @@ impl Session for Ctx {
     }
 
     fn skip(&self, bench: &BenchSpec) -> Option<String> {
-        crate::mirror::postgres_skip(bench.subject, self.shared.postgres_url.as_deref())
+        crate::mirror::postgres_skip(bench.subject, self.shared.postgres_url.as_ref())
             .or_else(|| super::first_skip(bench))
             .or_else(|| {
                 crate::settings::skip_reason(bench.subject, self.concurrency, &self.shared.settings)

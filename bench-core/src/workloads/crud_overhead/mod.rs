@@ -65,7 +65,7 @@ pub struct Shared {
     pub memory: bool,
     pub settings: SqliteSettings,
     pub dir: std::path::PathBuf,
-    pub postgres_url: Option<String>,
+    pub postgres_url: Option<crate::secret::PgUrl>,
 }
 
 impl crate::mirror::RunParams for Shared {
@@ -78,8 +78,8 @@ impl crate::mirror::RunParams for Shared {
     fn settings(&self) -> &SqliteSettings {
         &self.settings
     }
-    fn postgres_url(&self) -> Option<&str> {
-        self.postgres_url.as_deref()
+    fn postgres_url(&self) -> Option<&crate::secret::PgUrl> {
+        self.postgres_url.as_ref()
     }
     fn skip(&self, bench: &BenchSpec) -> Option<String> {
         first_skip(bench)

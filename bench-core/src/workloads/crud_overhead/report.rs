@@ -11,11 +11,12 @@ pub use crate::compare::Band;
 use crate::compare::{Ratio, ratio_of};
 use crate::format;
 use crate::protocol::results::{BenchResult, RunRecord};
+use crate::text::Text;
 
 /// One operation on one backend.
 #[derive(Debug, Clone, Serialize)]
 pub struct OpRow {
-    pub bench: String,
+    pub bench: crate::text::Text,
     pub op: &'static str,
     pub backend: String,
     /// Operations of this kind in one pass.
@@ -85,7 +86,7 @@ fn overview_by(
     run: &RunRecord,
     op_ratio: fn(&BenchResult, &BenchResult) -> Option<Ratio>,
 ) -> Option<Overview> {
-    let target = run.start.as_ref().map(|s| s.target.as_str())?;
+    let target = run.start.as_ref().map(|s| s.target.raw())?;
     if target != super::NAME {
         return None;
     }
@@ -252,8 +253,8 @@ impl crate::sections::Sections for CrudSections {
                 about: "Each operation of the seeded mix, timed alone on every backend, against \
                         the same operation on rusqlite (bands: under 2x, 2-5x, 5x and over)."
                     .into(),
-                headers,
-                rows,
+                headers: crate::sections::texts(headers),
+                rows: crate::sections::cells(rows),
                 left: 2,
                 bands,
             });
@@ -261,8 +262,8 @@ impl crate::sections::Sections for CrudSections {
             if !rows.is_empty() {
                 tables.push(crate::sections::Table {
                     title: "Overall".into(),
-                    headers,
-                    rows,
+                    headers: crate::sections::texts(headers),
+                    rows: crate::sections::cells(rows),
                     left: 1,
                     ..Default::default()
                 });
@@ -276,13 +277,13 @@ impl crate::sections::Sections for CrudSections {
         })
     }
 
-    fn bench_lines(&self, run: &RunRecord) -> std::collections::BTreeMap<String, String> {
+    fn bench_lines(&self, run: &RunRecord) -> BTreeMap<Text, Text> {
         let Some(o) = overview_by(run, cheap_ratio) else {
             return Default::default();
         };
         run.benches
             .iter()
-            .filter_map(|b| Some((b.name.clone(), bench_line(&o, &b.name)?)))
+            .filter_map(|b| Some((b.name.clone(), bench_line(&o, &b.name)?.into())))
             .collect()
     }
 
@@ -293,8 +294,8 @@ impl crate::sections::Sections for CrudSections {
 
 /// For one bench: its backend's overall overhead on the mix and its SELECT cached against
 /// SELECT.
-fn bench_line(o: &Overview, bench: &str) -> Option<String> {
-    let backend = &o.ops.iter().find(|r| r.bench == bench)?.backend;
+fn bench_line(o: &Overview, bench: &Text) -> Option<String> {
+    let backend = &o.ops.iter().find(|r| &r.bench == bench)?.backend;
     let mut parts = Vec::new();
     if let Some(r) = o.overall.get(backend) {
         parts.push(format!(
@@ -410,7 +411,7 @@ fn sweep_grids(o: &Overview) -> Vec<crate::sections::Table> {
         |title: String, f: &dyn Fn(&SweepRow) -> Vec<Option<f64>>, show: fn(f64) -> String| {
             crate::sections::Table {
                 title: format!("Batch-insert sweep: {title}"),
-                headers: headers.clone(),
+                headers: crate::sections::texts(headers.clone()),
                 rows: o
                     .sweep
                     .iter()
@@ -418,7 +419,9 @@ fn sweep_grids(o: &Overview) -> Vec<crate::sections::Table> {
                         let cells = f(r)
                             .into_iter()
                             .map(|v| v.map(show).unwrap_or_else(|| "-".into()));
-                        std::iter::once(r.backend.clone()).chain(cells).collect()
+                        std::iter::once(r.backend.clone().into())
+                            .chain(cells.map(Text::from))
+                            .collect()
                     })
                     .collect(),
                 left: 1,
@@ -447,11 +450,16 @@ fn sweep_bars(o: &Overview) -> Option<crate::sections::Bars> {
     }
     Some(crate::sections::Bars {
         title: "Batch-insert sweep: rows/s by rows per INSERT statement".into(),
-        points: BATCHES.iter().map(|b| b.to_string()).collect(),
+        points: BATCHES.iter().map(|b| b.to_string().into()).collect(),
         series: o
             .sweep
             .iter()
-            .map(|r| (r.backend.clone(), r.rows_per_s[..BATCHES.len()].to_vec()))
+            .map(|r| {
+                (
+                    r.backend.clone().into(),
+                    r.rows_per_s[..BATCHES.len()].to_vec(),
+                )
+            })
             .collect(),
     })
 }

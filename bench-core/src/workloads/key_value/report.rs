@@ -9,7 +9,7 @@ use crate::protocol::results::{BenchResult, RunRecord};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Row {
-    pub bench: String,
+    pub bench: crate::text::Text,
     pub case: String,
     pub backend: String,
     pub median_ns: f64,
@@ -180,8 +180,8 @@ impl crate::sections::Sections for KvSections {
                 let (headers, rows) = group_cells(g);
                 crate::sections::Table {
                     title: g.group.to_string(),
-                    headers,
-                    rows,
+                    headers: crate::sections::texts(headers),
+                    rows: crate::sections::cells(rows),
                     left: 2,
                     ..Default::default()
                 }
@@ -190,18 +190,21 @@ impl crate::sections::Sections for KvSections {
         Some(crate::sections::Section {
             tables,
             notes_title: "Suite targets".into(),
-            notes: summary(&o),
+            notes: crate::sections::texts(summary(&o)),
             ..Default::default()
         })
     }
 
-    fn bench_lines(&self, run: &RunRecord) -> std::collections::BTreeMap<String, String> {
+    fn bench_lines(
+        &self,
+        run: &RunRecord,
+    ) -> std::collections::BTreeMap<crate::text::Text, crate::text::Text> {
         let Some(o) = overview(run) else {
             return Default::default();
         };
         run.benches
             .iter()
-            .filter_map(|b| Some((b.name.clone(), bench_line(&o, &b.name)?)))
+            .filter_map(|b| Some((b.name.clone(), bench_line(&o, b.name.raw())?.into())))
             .collect()
     }
 

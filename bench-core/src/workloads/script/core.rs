@@ -46,7 +46,6 @@ impl Workload for Core {
         let mut mix = super::check_inputs(&run.script)?;
         let db = run.script.db.clone().expect("checked");
         let dir = run.scratch_dir()?;
-        crate::script::db::remove_orphans(&dir);
         if super::needs_init(&db)? {
             let init = run.script.init.as_ref().expect("checked");
             emit(Event::Dataset {
@@ -55,11 +54,11 @@ impl Workload for Core {
                 path: db.display().to_string(),
                 build_ms: None,
             });
-            crate::script::db::init(&db, init)?;
+            crate::script::db::init(&db, init, &run.cache_dir)?;
         }
         let started = Instant::now();
         let mode = crate::script::db::SnapshotMode::for_journal(&run.sqlite.journal_mode);
-        let (snapshot, sha256) = crate::script::db::snapshot(&db, &dir, mode)?;
+        let (snapshot, sha256) = crate::script::db::snapshot(&db, &run.cache_dir, mode)?;
         // SQLite judges every statement on the snapshot before anything runs.
         crate::script::judge::judge(&snapshot, &mut mix)
             .map_err(|e| BenchError::Invalid(e.to_string()))?;
@@ -72,8 +71,11 @@ impl Workload for Core {
         let k = &run.plan.knobs;
         let mut settings = run.sqlite.clone();
         // Scripts that only read share the snapshot, which every backend opens read-only: a
-        // statement judged wrongly fails instead of changing what later runs read.
-        settings.read_only = mix.read_only();
+        // statement judged wrongly fails instead of changing what later runs read. In exclusive
+        // locking mode a read-only connection cannot read a WAL file (SQLite keeps its index
+        // in the connection's memory, which it must write): there each bench runs on a copy of
+        // its own, as for a script that writes.
+        settings.read_only = mix.read_only() && settings.locking_mode != "exclusive";
         Ok(Box::new(Ctx {
             replay: super::replay_for(run, mix)?,
             pool: k.word(&POOL).to_string(),
@@ -96,7 +98,7 @@ struct Ctx {
     /// The `pool` knob: the pool under the middleware path.
     pool: String,
     /// The PostgreSQL server's URL, for the tokio-postgres bench.
-    postgres_url: Option<String>,
+    postgres_url: Option<crate::secret::PgUrl>,
     /// The schemas made on it for this run's benches, dropped when it ends.
     pg_schemas: RefCell<Vec<String>>,
     snapshot: PathBuf,
@@ -168,13 +170,19 @@ fn client_sync(
 }
 
 impl Ctx {
-    /// The file a bench runs on: the snapshot itself when the scripts only read, else a
-    /// fresh copy of it.
-    fn database_for(&self, bench: &str, own: bool) -> Result<PathBuf, BenchError> {
-        if self.settings.read_only && !own {
-            // As a read-only URI, for the backends that open by name with their own flags.
-            return Ok(crate::script::db::read_only_uri(&self.snapshot));
+    /// The database a bench's SQLite connections open, named through the jail of its folder
+    /// (a `file:` URI, which every binding here opens by name): the snapshot itself, read-only,
+    /// when the scripts only read, else a fresh copy of it in the run's folder.
+    fn database_for(&self, bench: &str) -> Result<PathBuf, BenchError> {
+        if self.settings.read_only {
+            return crate::scratch::jailed_uri(&self.snapshot, true);
         }
+        crate::scratch::jailed_uri(&self.own_copy(bench)?, false)
+    }
+
+    /// A fresh copy of the snapshot in the run's folder, for `bench` alone (by plain path:
+    /// turso, which is no SQLite, opens it by its own means).
+    fn own_copy(&self, bench: &str) -> Result<PathBuf, BenchError> {
         let name = format!(
             "script-work-{}-{}.sqlite",
             bench.replace('/', "-"),
@@ -203,8 +211,14 @@ impl Ctx {
                 "{name}: no such statement in the scripts"
             )));
         };
-        let path = self.database_for(name, kind == Kind::Write)?;
-        let conn = crate::backends::raw::open(&path, &self.settings)?;
+        let path = if kind == Kind::Write {
+            crate::scratch::jailed_uri(&self.own_copy(name)?, false)?
+        } else {
+            self.database_for(name)?
+        };
+        let mut settings = self.settings.clone();
+        settings.read_only &= kind != Kind::Write;
+        let conn = crate::backends::raw::open(&path, &settings)?;
         let settings = crate::backends::raw::read_back(&conn);
         let mut client = Client::new(exec.mix.clone(), self.replay.seed, 0);
         let n = self.replay.per_pass;
@@ -254,7 +268,7 @@ impl Ctx {
     }
 
     fn rusqlite_bench(&self, name: &str) -> Result<Bench<'_>, BenchError> {
-        let path = self.database_for(name, false)?;
+        let path = self.database_for(name)?;
         let mut conns = (0..self.replay.clients)
             .map(|_| crate::backends::raw::open(&path, &self.settings))
             .collect::<Result<Vec<_>, _>>()?;
@@ -311,7 +325,7 @@ impl Ctx {
     ) -> Result<Bench<'_>, BenchError> {
         let pool = Pool::chosen(&self.pool, strategy);
         let mw = Middleware::on_pool(
-            self.database_for(name, false)?,
+            self.database_for(name)?,
             strategy,
             pool,
             self.replay.clients,
@@ -329,7 +343,7 @@ impl Ctx {
     #[cfg(feature = "crates")]
     fn tokio_rusqlite_bench(&self, name: &str) -> Result<Bench<'_>, BenchError> {
         use crate::backends::crates::TokioRusqlite;
-        let path = self.database_for(name, false)?;
+        let path = self.database_for(name)?;
         let crate_path = self.rt.block_on(TokioRusqlite::open(
             &path,
             &self.settings,
@@ -347,7 +361,7 @@ impl Ctx {
         krate: crate::catalog::Shipped,
     ) -> Result<Bench<'_>, BenchError> {
         use crate::backends::crates as c;
-        let path = self.database_for(name, false)?;
+        let path = self.database_for(name)?;
         let pool = c::R2d2::open(&path, &self.settings, self.replay.clients, c::hop(krate))?;
         let settings = pool.read_back()?;
         self.replay
@@ -357,9 +371,19 @@ impl Ctx {
     #[cfg(feature = "crates")]
     fn sql_middleware_bench(&self, name: &str) -> Result<Bench<'_>, BenchError> {
         use crate::backends::crates::SqlMiddleware;
-        let path = self.database_for(name, false)?;
+        // sql-middleware as shipped puts every database it opens in WAL mode (its pool runs
+        // `PRAGMA journal_mode = WAL` on its first connection), which a read-only connection
+        // cannot do outside WAL mode: there it runs on a copy of its own, opened read-write,
+        // and the settings it reads back say what it did to it.
+        let mut settings = self.settings.clone();
+        let path = if settings.read_only && !settings.wal() {
+            settings.read_only = false;
+            crate::scratch::jailed_uri(&self.own_copy(name)?, false)?
+        } else {
+            self.database_for(name)?
+        };
         let (mw, settings) = self.rt.block_on(async {
-            let mw = SqlMiddleware::open(&path, &self.settings).await?;
+            let mw = SqlMiddleware::open(&path, &settings).await?;
             let settings = mw.read_back().await?;
             Ok::<_, BenchError>((mw, settings))
         })?;
@@ -426,7 +450,7 @@ impl Ctx {
     #[cfg(feature = "turso")]
     fn turso_bench(&self, name: &str) -> Result<Bench<'_>, BenchError> {
         use crate::backends::turso as t;
-        let path = self.database_for(name, true)?;
+        let path = self.own_copy(name)?;
         let (db, conns, settings) = self.rt.block_on(async {
             let db = t::open(&path).await?;
             let mut conns = Vec::with_capacity(self.replay.clients);
@@ -447,8 +471,7 @@ impl Session for Ctx {
     }
 
     fn skip(&self, bench: &BenchSpec) -> Option<String> {
-        if let Some(why) = crate::mirror::postgres_skip(bench.subject, self.postgres_url.as_deref())
-        {
+        if let Some(why) = crate::mirror::postgres_skip(bench.subject, self.postgres_url.as_ref()) {
             return Some(why);
         }
         if let Subject::Middleware(s) = bench.subject {

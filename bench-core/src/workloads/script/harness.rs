@@ -25,14 +25,10 @@ pub trait ScriptBinding: Sync {
     /// Runs `sql` (the `--init` file) on a new database at `path`.
     fn init(&self, rt: &tokio::runtime::Runtime, path: &Path, sql: &str) -> Result<(), BenchError>;
     /// Copies the database at `original` (a file of this run's own: the byte copy of the
-    /// user's file with its -wal or -journal, or the base made from it) to `to`, a plain
-    /// database with nothing beside it: `VACUUM INTO`, say.
-    fn copy(
-        &self,
-        rt: &tokio::runtime::Runtime,
-        original: &Path,
-        to: &Path,
-    ) -> Result<(), BenchError>;
+    /// user's file with its -wal or -journal, or the base made from it) to `to`, in the same
+    /// folder, a plain database in `journal_mode` with nothing beside it: `judge::copy`
+    /// compiled against the harness's rusqlite (SQLite jailed in that folder).
+    fn copy(&self, original: &Path, to: &Path, journal_mode: &str) -> Result<(), BenchError>;
     /// SQLite's verdict on every statement of `mix`, taken on the database at `path` (opened
     /// read-only): `judge::judge` compiled against the harness's rusqlite.
     fn judge(&self, path: &Path, mix: &mut crate::script::Mix) -> Result<(), BenchError>;
@@ -71,15 +67,27 @@ impl<B: ScriptBinding> Workload for ScriptHarness<B> {
                 path: db.display().to_string(),
                 build_ms: None,
             });
-            build(&self.0, &rt, &db, init)?;
+            build(&self.0, &rt, &db, init, &run.cache_dir)?;
         }
         let dir = run.scratch_dir()?;
         let raw = dir.join(format!("script-raw-{}.sqlite", std::process::id()));
         let base = dir.join(format!("script-base-{}.sqlite", std::process::id()));
+        let jail = crate::scratch::jail_of(&dir)?;
+        let refused = jail.refusals().len();
         let sha256 = crate::script::original::copy_stable(&db, &raw);
         let made = sha256.and_then(|sum| {
             crate::dataset::remove_db_files(&base);
-            self.0.copy(&rt, &raw, &base).map_err(|e| {
+            let copied = self.0.copy(&raw, &base, &run.sqlite.journal_mode);
+            // The copy's own journal may name a file outside the run's folder: the jail
+            // refuses it, and the copy with it.
+            if let Some(r) = jail.refusals().get(refused) {
+                return Err(BenchError::Invalid(format!(
+                    "--db {}: SQLite cannot read its copy: {}",
+                    db.display(),
+                    crate::scratch::refusal_words(r)
+                )));
+            }
+            copied.map_err(|e| {
                 BenchError::Invalid(format!(
                     "--db {}: SQLite cannot read its copy: {e}",
                     db.display()
@@ -91,7 +99,9 @@ impl<B: ScriptBinding> Workload for ScriptHarness<B> {
         crate::script::original::remove_copy(&raw);
         let sha256 = made.inspect_err(|_| crate::dataset::remove_db_files(&base))?;
         let mut settings = run.sqlite.clone();
-        settings.read_only = mix.read_only();
+        // In exclusive locking mode a read-only connection cannot read a WAL file: each bench
+        // has its own copy anyway, opened read-write there.
+        settings.read_only = mix.read_only() && settings.locking_mode != "exclusive";
         Ok(Box::new(HarnessSession {
             binding: &self.0,
             replay: super::replay_for(run, mix)?,
@@ -106,29 +116,22 @@ impl<B: ScriptBinding> Workload for ScriptHarness<B> {
     }
 }
 
-/// Builds the database at `path` from `init`: into a temporary file, moved in place when it
-/// is whole (a failed init leaves nothing).
+/// Builds the database at `path` from `init` in a folder of this process's in the cache (the
+/// binding's SQLite jailed there), moved in place when it is whole: a failed or interrupted init
+/// leaves nothing beside `path`.
 fn build<B: ScriptBinding>(
     b: &B,
     rt: &tokio::runtime::Runtime,
     path: &Path,
     init: &Path,
+    cache_dir: &Path,
 ) -> Result<(), BenchError> {
     let sql = crate::script::original::read_text(init, "--init")?;
-    let tmp = PathBuf::from(format!("{}.{}.tmp", path.display(), std::process::id()));
-    if let Err(e) = b.init(rt, &tmp, &sql) {
-        crate::dataset::remove_db_files(&tmp);
-        return Err(BenchError::Invalid(format!(
-            "--init {}: {e}",
-            init.display()
-        )));
-    }
-    std::fs::rename(&tmp, path).map_err(|e| {
-        BenchError::Invalid(format!(
-            "cannot move the new database to {}: {e}",
-            path.display()
-        ))
-    })
+    let scratch = crate::scratch::Scratch::new(cache_dir, "init-build")?;
+    let tmp = scratch.path().join(crate::scratch::SNAPSHOT);
+    b.init(rt, &tmp, &sql)
+        .map_err(|e| BenchError::Invalid(format!("--init {}: {e}", init.display())))?;
+    crate::scratch::place(&tmp, path)
 }
 
 struct HarnessSession<'a, B: ScriptBinding> {
@@ -181,7 +184,7 @@ impl<B: ScriptBinding> Session for HarnessSession<'_, B> {
         crate::dataset::remove_db_files(&path);
         self.working.borrow_mut().push(path.clone());
         self.binding
-            .copy(&self.rt, &self.base, &path)
+            .copy(&self.base, &path, &self.settings.journal_mode)
             .map_err(|e| {
                 BenchError::Invalid(format!("copying {}: {e}", self.original.display()))
             })?;

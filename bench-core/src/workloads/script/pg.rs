@@ -4,6 +4,7 @@
 //! cannot prepare is skipped there, with the server's reason; the schema is dropped when the
 //! run ends.
 
+use crate::secret::PgUrl;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -190,12 +191,17 @@ pub async fn statement(
 /// A connection to `url`, its driver task on the current runtime, with `schema` first on its
 /// search path.
 pub async fn connect(
-    url: &str,
+    url: &PgUrl,
     schema: Option<&str>,
 ) -> Result<tokio_postgres::Client, BenchError> {
-    let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+    let (client, conn) = tokio_postgres::connect(url.expose(), tokio_postgres::NoTls)
         .await
-        .map_err(|e| BenchError::Other(format!("connecting to PostgreSQL: {}", message(&e))))?;
+        .map_err(|e| {
+            BenchError::Other(format!(
+                "connecting to PostgreSQL at {url}: {}",
+                url.scrub(&message(&e))
+            ))
+        })?;
     tokio::spawn(conn);
     if let Some(s) = schema {
         client
@@ -249,8 +255,10 @@ struct Copy {
 /// (FTS5 and the like) and their shadow tables are left out, and named in the notes.
 fn read_sqlite(path: &Path) -> Result<Copy, BenchError> {
     use rusqlite::types::ValueRef;
-    let c =
-        rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+    let c = rusqlite::Connection::open_with_flags(
+        crate::scratch::jailed_uri(path, true)?,
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_URI,
+    )?;
     let mut listed = c.prepare(
         "SELECT name, sql FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY rowid",
     )?;
@@ -345,7 +353,7 @@ fn read_sqlite(path: &Path) -> Result<Copy, BenchError> {
 /// table with its columns typed as [`pg_type`] says and its primary key, its rows in
 /// batches, then its indexes. Returns what was not copied, with why.
 pub async fn copy_database(
-    url: &str,
+    url: &PgUrl,
     path: &Path,
     schema: &str,
 ) -> Result<Vec<String>, BenchError> {
@@ -436,7 +444,7 @@ pub async fn copy_database(
 
 /// Drops the schemas a run made (best effort: a run that cannot reach the server any more
 /// says so on stderr).
-pub async fn drop_schemas(url: &str, schemas: &[String]) {
+pub async fn drop_schemas(url: &PgUrl, schemas: &[String]) {
     let r = async {
         let c = connect(url, None).await?;
         for s in schemas {
@@ -464,7 +472,7 @@ pub struct Prepared {
 /// `n` connections on `schema`, each with `statements` (PostgreSQL's text, `$n` placeholders;
 /// BEGIN, COMMIT and ROLLBACK run as text, not prepared) prepared.
 pub async fn prepare(
-    url: &str,
+    url: &PgUrl,
     schema: &str,
     n: usize,
     statements: &[(Arc<str>, Kind)],

@@ -2,6 +2,7 @@
 //! errors, rows compared), every statement's mean latency per bench (pgbench's `-r` table),
 //! and the database the run copied, with its checksum.
 
+use crate::text::Text;
 use std::collections::BTreeMap;
 
 use crate::format::ops;
@@ -22,8 +23,7 @@ fn reports(run: &RunRecord) -> Vec<(&BenchResult, ScriptReport)> {
         .iter()
         .filter_map(|b| Some((b, b.script.as_ref()?)))
         .collect();
-    let named: Vec<(&str, &ScriptReport)> =
-        found.iter().map(|(b, r)| (b.name.as_str(), *r)).collect();
+    let named: Vec<(&str, &ScriptReport)> = found.iter().map(|(b, r)| (b.name.raw(), *r)).collect();
     let checks = crate::script::report::cross_check(&named);
     found
         .into_iter()
@@ -79,7 +79,7 @@ fn transactions_table(rs: &[(&BenchResult, ScriptReport)]) -> Table {
                 lat.map_or("-".into(), |l| ns(f(l) as f64))
             };
             vec![
-                b.name.clone(),
+                b.name.raw().to_string(),
                 r.clients.to_string(),
                 // What got through: a sample's rate counts given-up transactions too.
                 s.map_or("-".into(), |s| {
@@ -117,9 +117,9 @@ fn transactions_table(rs: &[(&BenchResult, ScriptReport)]) -> Table {
             "allocs/tx",
             "allocs/stmt",
         ]
-        .map(String::from)
+        .map(Text::from)
         .to_vec(),
-        rows,
+        rows: crate::sections::cells(rows),
         left: 1,
         ..Default::default()
     }
@@ -128,7 +128,7 @@ fn transactions_table(rs: &[(&BenchResult, ScriptReport)]) -> Table {
 /// pgbench's `-r`: each statement's mean latency, one column per bench.
 fn statements_table(rs: &[(&BenchResult, ScriptReport)]) -> Option<Table> {
     let (_, first) = rs.first()?;
-    let mut headers = vec!["statement".to_string(), "sql".to_string()];
+    let mut headers = vec![Text::from("statement"), Text::from("sql")];
     headers.extend(rs.iter().map(|(b, _)| b.name.clone()));
     let rows = first
         .statements
@@ -162,34 +162,36 @@ fn statements_table(rs: &[(&BenchResult, ScriptReport)]) -> Option<Table> {
         title: "Statements".into(),
         about: "mean latency of each statement as the client saw it (the dispatch included), over every transaction that got through; outside: a transaction's mean latency less its statements'".into(),
         headers,
-        rows,
+        rows: crate::sections::cells(rows),
         left: 2,
         ..Default::default()
     })
 }
 
-fn notes(rs: &[(&BenchResult, ScriptReport)]) -> Vec<String> {
+fn notes(rs: &[(&BenchResult, ScriptReport)]) -> Vec<Text> {
     let mut out = Vec::new();
     if let Some((_, r)) = rs.first() {
-        out.push(format!(
+        out.push(crate::text!(
             "database {} (sha256 {}): the run used a copy; the original was not written",
-            r.db, r.db_sha256
+            r.db,
+            r.db_sha256
         ));
     }
     for (b, r) in rs {
         if r.failed > 0 {
-            out.push(format!(
+            out.push(crate::text!(
                 "{}: {} of {} transactions given up after SQLITE_BUSY (on_busy=fail); its rate in the comparison counts them, the tx/s above does not",
-                b.name,
+                b.name.raw(),
                 r.failed,
                 r.transactions + r.failed
             ));
         }
         match &r.rows {
-            RowsCheck::Differ { first, .. } => out.push(format!("{}: {first}", b.name)),
-            RowsCheck::NotCompared { reason } => {
-                out.push(format!("{}: rows not compared: {reason}", b.name))
-            }
+            RowsCheck::Differ { first, .. } => out.push(crate::text!("{}: {first}", b.name.raw())),
+            RowsCheck::NotCompared { reason } => out.push(crate::text!(
+                "{}: rows not compared: {reason}",
+                b.name.raw()
+            )),
             _ => {}
         }
     }
@@ -212,13 +214,13 @@ impl Sections for ScriptSections {
         })
     }
 
-    fn bench_lines(&self, run: &RunRecord) -> BTreeMap<String, String> {
+    fn bench_lines(&self, run: &RunRecord) -> BTreeMap<Text, Text> {
         reports(run)
             .into_iter()
             .map(|(b, r)| {
                 (
                     b.name.clone(),
-                    format!(
+                    crate::text!(
                         "{} transactions, {} busy ({} retried, {} given up); rows {}",
                         r.transactions,
                         r.busy,
@@ -236,8 +238,7 @@ impl Sections for ScriptSections {
         if rs.is_empty() {
             return None;
         }
-        let m: BTreeMap<&str, &ScriptReport> =
-            rs.iter().map(|(b, r)| (b.name.as_str(), r)).collect();
+        let m: BTreeMap<&str, &ScriptReport> = rs.iter().map(|(b, r)| (b.name.raw(), r)).collect();
         serde_json::value::to_raw_value(&m).ok()
     }
 }

@@ -1,0 +1,369 @@
+//! A PostgreSQL connection string as a type whose `Display` and `Debug` never show its password:
+//! [`PgUrl`]. The text the user gave is kept private and reached only through
+//! [`PgUrl::expose`], for the driver; everything benchscope says about the URL (its store's
+//! name, its errors) is built from what was parsed out of it, value by value, where only what is
+//! known not to be secret is shown: the scheme, user, host, port, database and the query's or
+//! the key=value string's known settings. A part the parse cannot read is not shown at all. A
+//! driver's error text is scrubbed of every spelling of the password ([`PgUrl::scrub`]) before it
+//! is shown, in case the driver echoed it.
+
+use std::fmt;
+
+/// Keys whose values are shown (libpq's names): everything else (the password, a key this list
+/// does not know, which might be one misspelt) is shown as `***`.
+const SHOWN_KEYS: &[&str] = &[
+    "host",
+    "hostaddr",
+    "port",
+    "dbname",
+    "user",
+    "sslmode",
+    "application_name",
+    "connect_timeout",
+    "target_session_attrs",
+    "channel_binding",
+    "keepalives",
+    "load_balance_hosts",
+];
+
+/// A PostgreSQL URL (`postgres://...`, `postgresql://...`, any case) or libpq key=value string.
+#[derive(Clone, PartialEq, Eq)]
+pub struct PgUrl {
+    raw: String,
+    shown: String,
+}
+
+impl PgUrl {
+    /// Reads `text` (never fails: what cannot be read is kept for the driver, which says what is
+    /// wrong with it, and shown as unreadable).
+    pub fn parse(text: &str) -> PgUrl {
+        PgUrl {
+            raw: text.to_string(),
+            shown: shown(text),
+        }
+    }
+
+    /// The text as given, for the driver alone.
+    pub fn expose(&self) -> &str {
+        &self.raw
+    }
+
+    /// Whether nothing was given.
+    pub fn is_empty(&self) -> bool {
+        self.raw.trim().is_empty()
+    }
+
+    /// `text` (a driver's error, say) with every spelling of this URL's password replaced.
+    pub fn scrub(&self, text: &str) -> String {
+        crate::redact::scrub(text, &self.secrets())
+    }
+
+    /// The password in every spelling it might be echoed in (as written, percent-decoded or
+    /// encoded), longest first.
+    pub fn secrets(&self) -> Vec<String> {
+        let mut s = crate::redact::secrets(&self.raw);
+        for p in password_candidates(&self.raw) {
+            for v in crate::redact::spellings(&p) {
+                if !v.is_empty() && !s.contains(&v) {
+                    s.push(v);
+                }
+            }
+        }
+        s.sort_by_key(|x| std::cmp::Reverse(x.len()));
+        s
+    }
+}
+
+impl fmt::Display for PgUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.shown)
+    }
+}
+
+impl fmt::Debug for PgUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "PgUrl({})", self.shown)
+    }
+}
+
+impl std::str::FromStr for PgUrl {
+    type Err = std::convert::Infallible;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(PgUrl::parse(s))
+    }
+}
+
+/// Shown text: printable ASCII as is, anything else as an escape (a URL shown must not move the
+/// terminal's cursor).
+fn visible(s: &str) -> String {
+    s.chars()
+        .flat_map(|c| {
+            if c.is_ascii_graphic() || c == ' ' {
+                vec![c]
+            } else {
+                c.escape_default().collect()
+            }
+        })
+        .collect()
+}
+
+fn pct_decode(s: &str) -> String {
+    percent_encoding::percent_decode_str(s)
+        .decode_utf8_lossy()
+        .into_owned()
+}
+
+/// Whether `text` is a URL (a scheme before `://`), else a key=value string.
+fn is_url(text: &str) -> bool {
+    let t = text.trim_start();
+    t.find("://").is_some_and(|i| {
+        i > 0
+            && t[..i]
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+    })
+}
+
+/// The parts of a URL: scheme, userinfo (user and whether a password follows), the rest
+/// (host, port, path), and the query.
+struct UrlParts<'a> {
+    scheme: &'a str,
+    user: Option<&'a str>,
+    has_password: bool,
+    host_path: &'a str,
+    query: Option<&'a str>,
+}
+
+/// Splits a URL by its shape alone: the userinfo runs to the *last* `@` of the text (a password
+/// may hold `@`, `/`, `?`, spaces: whatever comes before the last `@` is never shown as host or
+/// path), the query starts at the first `?` after it.
+fn url_parts(text: &str) -> UrlParts<'_> {
+    let t = text.trim();
+    let i = t.find("://").expect("a URL");
+    let (scheme, rest) = (&t[..i], &t[i + 3..]);
+    let (userinfo, after) = match rest.rfind('@') {
+        Some(at) => (Some(&rest[..at]), &rest[at + 1..]),
+        None => (None, rest),
+    };
+    let (user, has_password) = match userinfo {
+        Some(u) => match u.split_once(':') {
+            Some((user, _)) => (Some(user), true),
+            None => (Some(u), false),
+        },
+        None => (None, false),
+    };
+    let (host_path, query) = match after.split_once('?') {
+        Some((h, q)) => (h, Some(q)),
+        None => (after, None),
+    };
+    UrlParts {
+        scheme,
+        user,
+        has_password,
+        host_path,
+        query,
+    }
+}
+
+/// `key=value` pairs of a query, values of unknown keys hidden; what follows a password in the
+/// query is hidden whole (a password with an `&` in it, not encoded, runs on past it).
+fn shown_query(q: &str) -> String {
+    let mut out: Vec<String> = Vec::new();
+    for pair in q.split('&').filter(|p| !p.is_empty()) {
+        match pair.split_once('=') {
+            Some((k, v)) => {
+                let key = pct_decode(k).to_ascii_lowercase();
+                if SHOWN_KEYS.contains(&key.as_str()) {
+                    out.push(format!("{}={}", visible(k), visible(v)));
+                } else {
+                    out.push(format!("{}=***", visible(k)));
+                    if key == "password" {
+                        if pair.len() < q.len() && !q.ends_with(pair) {
+                            out.push("***".into());
+                        }
+                        break;
+                    }
+                }
+            }
+            None => out.push("***".into()),
+        }
+    }
+    out.join("&")
+}
+
+fn shown(text: &str) -> String {
+    if text.trim().is_empty() {
+        return String::new();
+    }
+    if is_url(text) {
+        let p = url_parts(text);
+        let mut s = format!("{}://", visible(p.scheme));
+        if let Some(u) = p.user {
+            s.push_str(&visible(u));
+            if p.has_password {
+                s.push_str(":***");
+            }
+            s.push('@');
+        }
+        s.push_str(&visible(p.host_path));
+        if let Some(q) = p.query {
+            s.push('?');
+            s.push_str(&shown_query(q));
+        }
+        return s;
+    }
+    match keyword_pairs(text) {
+        Some(pairs) => pairs
+            .iter()
+            .map(|(k, v)| {
+                if SHOWN_KEYS.contains(&k.to_ascii_lowercase().as_str()) {
+                    let v = if v.is_empty() || v.contains(char::is_whitespace) {
+                        format!("'{}'", visible(v))
+                    } else {
+                        visible(v)
+                    };
+                    format!("{}={v}", visible(k))
+                } else {
+                    format!("{}=***", visible(k))
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" "),
+        None => "(a connection string that does not read as key=value pairs)".to_string(),
+    }
+}
+
+/// A libpq key=value string's pairs (values unquoted, `\` escapes taken), or `None` when it does
+/// not read as one (an unterminated quote, a key without `=`).
+fn keyword_pairs(text: &str) -> Option<Vec<(String, String)>> {
+    let mut out = Vec::new();
+    let mut chars = text.chars().peekable();
+    loop {
+        while chars.peek().is_some_and(|c| c.is_whitespace()) {
+            chars.next();
+        }
+        if chars.peek().is_none() {
+            return Some(out);
+        }
+        let mut key = String::new();
+        while let Some(&c) = chars.peek() {
+            if c == '=' || c.is_whitespace() {
+                break;
+            }
+            key.push(c);
+            chars.next();
+        }
+        while chars.peek().is_some_and(|c| c.is_whitespace()) {
+            chars.next();
+        }
+        if chars.next() != Some('=') || key.is_empty() {
+            return None;
+        }
+        while chars.peek().is_some_and(|c| c.is_whitespace()) {
+            chars.next();
+        }
+        let mut value = String::new();
+        if chars.peek() == Some(&'\'') {
+            chars.next();
+            loop {
+                match chars.next()? {
+                    '\\' => value.push(chars.next()?),
+                    '\'' => break,
+                    c => value.push(c),
+                }
+            }
+        } else {
+            while let Some(&c) = chars.peek() {
+                if c.is_whitespace() {
+                    break;
+                }
+                chars.next();
+                if c == '\\' {
+                    value.push(chars.next()?);
+                } else {
+                    value.push(c);
+                }
+            }
+        }
+        out.push((key, value));
+    }
+}
+
+/// Every value the text may use as its password: a URL's userinfo after the first `:` (up to
+/// the last `@`), each `password=` of its query, each `password` pair of a key=value string
+/// (and, where that string does not read, whatever follows a `password` key to the end).
+fn password_candidates(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    if is_url(text) {
+        let t = text.trim();
+        let rest = &t[t.find("://").expect("a URL") + 3..];
+        if let Some(at) = rest.rfind('@')
+            && let Some((_, pw)) = rest[..at].split_once(':')
+        {
+            out.push(pw.to_string());
+        }
+        if let Some((_, q)) = rest.split_once('?') {
+            let mut at = 0;
+            for pair in q.split('&') {
+                if let Some((k, v)) = pair.split_once('=')
+                    && pct_decode(k).eq_ignore_ascii_case("password")
+                {
+                    out.push(v.to_string());
+                    // Read on to the end: a password holding `&`, not encoded.
+                    out.push(q[at + k.len() + 1..].to_string());
+                }
+                at += pair.len() + 1;
+            }
+        }
+    } else {
+        match keyword_pairs(text) {
+            Some(pairs) => out.extend(
+                pairs
+                    .into_iter()
+                    .filter(|(k, _)| !SHOWN_KEYS.contains(&k.to_ascii_lowercase().as_str()))
+                    .map(|(_, v)| v),
+            ),
+            None => {
+                if let Some(i) = text.to_ascii_lowercase().find("password") {
+                    let v = text[i + "password".len()..]
+                        .trim_start()
+                        .trim_start_matches('=')
+                        .trim();
+                    out.push(v.to_string());
+                    out.push(v.trim_matches('\'').to_string());
+                }
+            }
+        }
+    }
+    out.retain(|s| !s.is_empty());
+    out
+}
+
+/// A PostgreSQL error named by the URL as it shows ([`PgUrl`]'s Display: no password) and the
+/// driver's text with every spelling of the password scrubbed: what every PostgreSQL bench
+/// reports.
+pub fn pg_error(url: &PgUrl, e: impl std::fmt::Display) -> crate::BenchError {
+    crate::BenchError::Driver(format!(
+        "PostgreSQL at {url}: {}",
+        url.scrub(&e.to_string())
+    ))
+}
+
+/// [`pg_error`] for an error whose own text leaves out its cause (tokio-postgres says `db error`
+/// and keeps the server's message as its source): the text, then each cause's beneath it that
+/// it does not already hold, so the reader sees what the server said.
+pub fn pg_error_chain(url: &PgUrl, e: &(dyn std::error::Error + 'static)) -> crate::BenchError {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let said = c.to_string();
+        if !text.contains(&said) {
+            text = format!("{text}: {said}");
+        }
+        cause = c.source();
+    }
+    pg_error(url, text)
+}
+
+#[cfg(test)]
+mod tests;

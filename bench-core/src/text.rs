@@ -1,0 +1,267 @@
+//! Text that came from data (a bench's name, a label, a commit, a machine's name, a Criterion
+//! id, a store row, an error a runner or a driver wrote) as a type of its own: [`Text`] has no
+//! `Display`, so it cannot be printed as it is; its ways out are an escape per sink:
+//!
+//! - [`Text::terminal`]: control characters (C0, DEL, C1) and the characters that reorder or
+//!   hide text (bidirectional overrides, zero-width marks) shown as `\u{..}` escapes, so a
+//!   name cannot move the cursor, clear the screen, set a title or hide what follows;
+//! - [`Text::md_cell`]: the same, then what a markdown table cell must not hold (`|`, which
+//!   ends the cell, a `\` before it), and what markdown would render as something else (links,
+//!   emphasis, raw HTML, code spans) backslash-escaped: a name is read as the text it is;
+//! - [`Text::csv_cell`]: a cell a spreadsheet reads as text, not a formula (a leading `=`, `+`,
+//!   `-`, `@`, tab or carriage return is quoted with `'`); the csv crate quotes the rest
+//!   (RFC 4180), and control characters are escaped as for a terminal;
+//! - [`Text::html`] and [`Text::svg`]: entities for `&<>"'`; for SVG, control characters
+//!   (which XML 1.0 forbids) escaped.
+//!
+//! [`Text::raw`] gives the text itself for what compares, orders, matches or looks it up, and
+//! for JSON (serde writes every string escaped); `tests/layers.rs` fails when `.raw()` feeds a
+//! formatting macro.
+
+/// A [`Text`] made by `format!` from parts: other texts by [`Text::raw`], figures, words. The
+/// one place a text's raw form may meet a formatting macro (`tests/layers.rs` checks): what it
+/// makes is a `Text` again, escaped at its sink.
+#[macro_export]
+macro_rules! text {
+    ($($arg:tt)*) => {
+        $crate::text::Text::new(format!($($arg)*))
+    };
+}
+
+use std::borrow::Borrow;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// A string from data. See the module's documentation.
+#[derive(Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Text(String);
+
+/// Whether a character may not reach a terminal as it is.
+pub fn hidden(c: char) -> bool {
+    c.is_control()
+        || matches!(c,
+            // Bidirectional embeddings, overrides and isolates; marks that reorder.
+            '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{061C}'
+            // Zero-width characters that hide what is there.
+            | '\u{200B}'..='\u{200D}' | '\u{2060}' | '\u{FEFF}'
+            // Line and paragraph separators.
+            | '\u{2028}' | '\u{2029}')
+}
+
+/// `s` with every [`hidden`] character shown as a `\u{..}` escape and `\` as `\\` (so that an
+/// escape in the text cannot pass for one of these).
+pub fn terminal_str(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if hidden(c) {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        } else if c == '\\' {
+            out.push_str("\\\\");
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// [`Text::terminal`]'s output.
+pub struct Terminal<'a>(&'a str);
+
+impl fmt::Display for Terminal<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0.chars().any(|c| hidden(c) || c == '\\') {
+            f.pad(&terminal_str(self.0))
+        } else {
+            f.pad(self.0)
+        }
+    }
+}
+
+impl Text {
+    pub fn new(s: impl Into<String>) -> Text {
+        Text(s.into())
+    }
+
+    /// The text itself: to compare, order, match or look up, never to print.
+    pub fn raw(&self) -> &str {
+        &self.0
+    }
+
+    pub fn into_raw(self) -> String {
+        self.0
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// For a terminal: hidden characters escaped. Pads as `{:<20}` asks.
+    pub fn terminal(&self) -> Terminal<'_> {
+        Terminal(&self.0)
+    }
+
+    /// For a markdown table cell.
+    pub fn md_cell(&self) -> String {
+        md_cell(&self.0)
+    }
+
+    /// For a line of markdown text (a note, a list item).
+    pub fn md_line(&self) -> String {
+        md_line(&self.0)
+    }
+
+    /// For a CSV cell.
+    pub fn csv_cell(&self) -> String {
+        csv_cell(&self.0)
+    }
+
+    /// For HTML text or an attribute's value.
+    pub fn html(&self) -> String {
+        html(&self.0)
+    }
+
+    /// For SVG text (XML).
+    pub fn svg(&self) -> String {
+        html(&terminal_str(&self.0))
+    }
+}
+
+/// [`Text::md_cell`] of any string: inline text of a table cell. Escaped: what ends a cell or a
+/// row (`|`, line breaks, shown as for a terminal), what markdown would render as something
+/// else inline (`` ` `` code, `*` and `~` emphasis, `_` emphasis where it does not stand inside
+/// a word, `<` HTML and autolinks, `](` and `![` links and images), and `\` itself; a figure
+/// such as `3.43x [3.36–3.53]` or `+12%` reads as it is.
+pub fn md_cell(s: &str) -> String {
+    let t = terminal_str(s);
+    let mut out = String::with_capacity(t.len());
+    let chars: Vec<char> = t.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        let word = |j: Option<&char>| j.is_some_and(|c| c.is_alphanumeric());
+        let next = chars.get(i + 1).copied();
+        match c {
+            '|' | '\\' | '`' | '*' | '~' => {
+                out.push('\\');
+                out.push(c);
+            }
+            // HTML and autolinks: `<` before a letter, `/`, `!` or `?` (`< 2x` reads as it is).
+            '<' if next.is_some_and(|n| n.is_ascii_alphabetic() || "/!?".contains(n)) => {
+                out.push_str("\\<");
+            }
+            ']' if next == Some('(') => out.push_str("\\]"),
+            '[' if i > 0 && chars[i - 1] == '!' => out.push_str("\\["),
+            // Emphasis by underscore only where it does not stand inside a word
+            // (`spawn_blocking` reads as it is).
+            '_' if !(i > 0 && word(chars.get(i - 1)) && word(chars.get(i + 1))) => {
+                out.push_str("\\_");
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// A line of markdown text (a list item's, a paragraph's): [`md_cell`], and what would begin a
+/// block at a line's start (a heading, a list item, a quote, a rule, a numbered item) escaped.
+pub fn md_line(s: &str) -> String {
+    let cell = md_cell(s);
+    let starts_block = cell.starts_with(['#', '+', '-', '=', '>'])
+        || cell
+            .split_once(['.', ')'])
+            .is_some_and(|(n, _)| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()));
+    if starts_block {
+        format!("\\{cell}")
+    } else {
+        cell
+    }
+}
+
+/// [`Text::csv_cell`] of any string.
+pub fn csv_cell(s: &str) -> String {
+    let t = terminal_str(s);
+    match t.chars().next() {
+        Some('=' | '+' | '-' | '@' | '\t' | '\r') => format!("'{t}"),
+        _ => t,
+    }
+}
+
+/// HTML entities for `&<>"'`.
+pub fn html(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+impl fmt::Debug for Text {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Debug quotes and escapes control characters itself.
+        fmt::Debug::fmt(&self.0, f)
+    }
+}
+
+impl From<&str> for Text {
+    fn from(s: &str) -> Text {
+        Text(s.to_string())
+    }
+}
+
+impl From<String> for Text {
+    fn from(s: String) -> Text {
+        Text(s)
+    }
+}
+
+impl From<&String> for Text {
+    fn from(s: &String) -> Text {
+        Text(s.clone())
+    }
+}
+
+impl Borrow<str> for Text {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl PartialEq<str> for Text {
+    fn eq(&self, other: &str) -> bool {
+        self.0 == other
+    }
+}
+
+impl PartialEq<&str> for Text {
+    fn eq(&self, other: &&str) -> bool {
+        self.0 == *other
+    }
+}
+
+impl PartialEq<String> for Text {
+    fn eq(&self, other: &String) -> bool {
+        &self.0 == other
+    }
+}
+
+impl PartialEq<Text> for str {
+    fn eq(&self, other: &Text) -> bool {
+        self == other.0
+    }
+}
+
+impl PartialEq<Text> for &str {
+    fn eq(&self, other: &Text) -> bool {
+        *self == other.0
+    }
+}
+
+#[cfg(test)]
+mod tests;
