@@ -81,9 +81,9 @@ pub fn series(points: &[Point], noise: f64, settings: &Settings) -> Vec<Series> 
                 .partition(|s| s.change.abs() > noise);
             let alloc_steps = alloc_steps(&points);
             Series {
-                target,
-                bench,
-                machine,
+                target: target.into(),
+                bench: bench.into(),
+                machine: machine.into(),
                 machine_id: ps[0].machine_id.clone(),
                 build_profile,
                 points,
@@ -231,15 +231,18 @@ fn commits(ps: &[&Point]) -> Vec<Commit> {
         }
         before = Some(last);
         out.push(Commit {
-            name,
+            name: name.into(),
             commit: first.commit.clone(),
             label: first.label.clone(),
             at: first.recorded_at.clone(),
             runs: all.len(),
             median,
             ci: [lo, hi],
-            cpu: first.cpu.clone(),
-            notes,
+            cpu: first.cpu.clone().into(),
+            notes: notes
+                .into_iter()
+                .map(bench_core::text::Text::from)
+                .collect(),
             disturbed: left_out == all.len(),
             allocs: {
                 let counted: Vec<f64> = g.iter().filter_map(|p| p.allocs).collect();
@@ -337,17 +340,21 @@ pub fn table(all: &[Series]) -> String {
     }
     let mut cpus: BTreeMap<(&str, &str), Vec<(&str, &str)>> = BTreeMap::new();
     for s in all {
-        cpus.entry((&s.target, &s.bench)).or_default().push((
-            &s.machine,
-            s.points.last().map(|p| p.cpu.as_str()).unwrap_or(""),
-        ));
+        cpus.entry((s.target.raw(), s.bench.raw()))
+            .or_default()
+            .push((
+                s.machine.raw(),
+                s.points.last().map(|p| p.cpu.raw()).unwrap_or(""),
+            ));
     }
+    // Names from the store (labels, commits, machines) escaped for a terminal.
+    let shown = |t: &bench_core::text::Text| t.terminal().to_string();
     for s in all {
-        out.push_str(&format!("{}\n", s.title()));
+        out.push_str(&format!("{}\n", s.title().terminal()));
         let width = s
             .points
             .iter()
-            .map(|p| p.name.len())
+            .map(|p| shown(&p.name).chars().count())
             .max()
             .unwrap_or(0)
             .max(13);
@@ -378,8 +385,8 @@ pub fn table(all: &[Series]) -> String {
             out.push_str(&format!(
                 "  {:>3}  {:<width$}  {:<19}  {:>4}  {:>10}{}  {}{}{}\n",
                 i + 1,
-                p.name,
-                p.at.get(..19).unwrap_or(&p.at).replace('T', " "),
+                shown(&p.name),
+                bench_core::text::terminal_str(p.at.get(..19).unwrap_or(&p.at)).replace('T', " "),
                 p.runs,
                 ns(p.median),
                 allocs(p),
@@ -391,7 +398,7 @@ pub fn table(all: &[Series]) -> String {
                     .unwrap_or_default()
             ));
             for n in &p.notes {
-                out.push_str(&format!("       ↳ {n}\n"));
+                out.push_str(&format!("       ↳ {}\n", n.terminal()));
             }
         }
         if s.steps.is_empty() {
@@ -402,13 +409,13 @@ pub fn table(all: &[Series]) -> String {
             ));
         }
         for line in s.change_lines() {
-            out.push_str(&format!("  {line}\n"));
+            out.push_str(&format!("  {}\n", line.terminal()));
         }
-        if let Some(ms) = cpus.get(&(s.target.as_str(), s.bench.as_str())) {
+        if let Some(ms) = cpus.get(&(s.target.raw(), s.bench.raw())) {
             let mut distinct: Vec<&str> = ms.iter().map(|m| m.1).collect();
             distinct.sort();
             distinct.dedup();
-            if ms.len() > 1 && ms.last().map(|m| m.0) == Some(s.machine.as_str()) {
+            if ms.len() > 1 && ms.last().map(|m| m.0) == Some(s.machine.raw()) {
                 out.push_str(&format!(
                     "  {} machines measured this bench{}: each has a series of its own\n",
                     ms.len(),
@@ -569,7 +576,7 @@ mod tests {
         assert_eq!(a.points.len(), 30);
         assert_eq!(a.steps.len(), 1, "{:?}", a.steps);
         let st = &a.steps[0];
-        assert_eq!((st.after.as_str(), st.at.as_str()), ("c14", "c15"));
+        assert_eq!((st.after.raw(), st.at.raw()), ("c14", "c15"));
         assert!((st.change - 0.05).abs() < 0.01, "{}", st.change);
         assert!(st.regression && a.regressed());
         assert_eq!(

@@ -3,6 +3,7 @@
 //! with the words every view of it uses (the command's table, the HTML report, the explorer's
 //! overlay); how it is found from the store is `history`'s.
 
+use bench_core::text::Text;
 use serde::Serialize;
 
 /// One point of a series: the runs of one commit (or label, or a run of neither).
@@ -10,7 +11,7 @@ use serde::Serialize;
 pub struct Commit {
     /// What the point is called: the label, else the commit's first 12 characters (with
     /// `+changes` when the tree had changes), else the run's time.
-    pub name: String,
+    pub name: Text,
     pub commit: Option<String>,
     pub label: Option<String>,
     /// When its first run was recorded.
@@ -20,10 +21,10 @@ pub struct Commit {
     pub median: f64,
     /// The lowest and highest bound of its runs' 95% intervals of the median.
     pub ci: [f64; 2],
-    pub cpu: String,
+    pub cpu: Text,
     /// What changed here from the point before: the machine's CPU or kernel, the knobs; runs
     /// left out as disturbed.
-    pub notes: Vec<String>,
+    pub notes: Vec<Text>,
     /// Every run of it was disturbed: it takes no part in the step search.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub disturbed: bool,
@@ -39,8 +40,8 @@ pub struct AllocStep {
     /// The first point after the change.
     pub index: usize,
     /// The point before (the last that counted) and this one: the commit range.
-    pub after: String,
-    pub at: String,
+    pub after: Text,
+    pub at: Text,
     pub before_count: f64,
     pub count: f64,
 }
@@ -58,8 +59,8 @@ pub struct Step {
     /// The first point after the step.
     pub index: usize,
     /// The last point before it and the first after: the commit range the step is in.
-    pub after: String,
-    pub at: String,
+    pub after: Text,
+    pub at: Text,
     /// Median of the segment after over the segment before, less 1 (0.05: 5% slower).
     pub change: f64,
     pub p_value: f64,
@@ -69,9 +70,9 @@ pub struct Step {
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Series {
-    pub target: String,
-    pub bench: String,
-    pub machine: String,
+    pub target: Text,
+    pub bench: Text,
+    pub machine: Text,
     pub machine_id: String,
     pub build_profile: String,
     pub points: Vec<Commit>,
@@ -101,13 +102,14 @@ impl Commit {
 
 impl Series {
     /// `single_row_lookup / rusqlite on vm-1 (AMD EPYC)`, saying when the build is not release.
-    pub fn title(&self) -> String {
-        let cpu = self.points.last().map(|p| p.cpu.as_str()).unwrap_or("?");
-        format!(
+    /// What the series is, a text of names from the store (escaped where it is shown).
+    pub fn title(&self) -> Text {
+        let cpu = self.points.last().map(|p| p.cpu.raw()).unwrap_or("?");
+        bench_core::text!(
             "{} / {} on {} ({cpu}){}",
-            self.target,
-            self.bench,
-            self.machine,
+            self.target.raw(),
+            self.bench.raw(),
+            self.machine.raw(),
             if self.build_profile == "release" {
                 String::new()
             } else {
@@ -118,13 +120,13 @@ impl Series {
 
     /// A line per change point, steps first: its size, commits either side, p-value, and
     /// what it is.
-    pub fn change_lines(&self) -> Vec<String> {
+    pub fn change_lines(&self) -> Vec<Text> {
         let line = |kind: &str, st: &Step, what: String| {
-            format!(
+            bench_core::text!(
                 "{kind} {:+.1}% between {} and {} (p = {:.3}): {what}",
                 st.change * 100.0,
-                st.after,
-                st.at,
+                st.after.raw(),
+                st.at.raw(),
                 st.p_value
             )
         };
@@ -147,12 +149,12 @@ impl Series {
                 )
             }))
             .chain(self.alloc_steps.iter().map(|a| {
-                format!(
+                bench_core::text!(
                     "allocations per operation {} → {} between {} and {}: {}",
                     bench_core::format::count(a.before_count),
                     bench_core::format::count(a.count),
-                    a.after,
-                    a.at,
+                    a.after.raw(),
+                    a.at.raw(),
                     if a.more() { "more" } else { "fewer" }
                 )
             }))

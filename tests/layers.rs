@@ -78,3 +78,21 @@ mod tests {
     let lines: Vec<&str> = hits.iter().map(|h| h.split(':').next().unwrap()).collect();
     assert_eq!(lines, ["3", "4", "5", "7"], "{hits:#?}");
 }
+
+/// A string from data is a `bench_core::text::Text`, which has no `Display`: printed, it goes
+/// through its sink's escape (`.terminal()`, `.md_cell()`, ...). Its raw form (`.raw()`) is for
+/// comparing, matching and composing another text (`bench_core::text!`), and never handed to a
+/// printing macro: code that does fails this test.
+#[test]
+fn no_text_from_data_is_printed_raw() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let roots: Vec<_> = ["src", "bench-core/src"]
+        .iter()
+        .map(|r| root.join(r))
+        .collect();
+    let found = bench_core::testing::raw_prints_in(&roots);
+    assert!(found.is_empty(), "raw text printed:\n{}", found.join("\n"));
+    // The scan sees one.
+    let code = "fn a(t: &Text) {\n    println!(\n        \"{}\",\n        t.raw()\n    );\n}\nfn b(t: &Text) { eprintln!(\"{}\", t.terminal()); }\n";
+    assert_eq!(bench_core::testing::raw_prints(code), ["2: println!("]);
+}

@@ -324,6 +324,18 @@ unsafe extern "C" fn x_delete(vfs: *mut RawVfs, name: *const c_char, sync_dir: c
     }
 }
 
+thread_local! {
+    /// The last path this thread's jail let SQLite probe, and the jail's: in rollback-journal
+    /// mode SQLite probes a database's `-journal` at every read transaction, and the answer
+    /// does not change (a jail's reach only grows). A probe only says whether a file exists:
+    /// opening or deleting what it names is judged again, every time.
+    static PROBED: std::cell::RefCell<Vec<(usize, Vec<u8>)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The paths a thread remembers as probed (a database's `-journal` and `-wal`, for a few
+/// databases).
+const PROBED_KEPT: usize = 8;
+
 unsafe extern "C" fn x_access(
     vfs: *mut RawVfs,
     name: *const c_char,
@@ -334,10 +346,21 @@ unsafe extern "C" fn x_access(
     unsafe {
         let s = state(vfs);
         let path = bytes(name).unwrap_or_default();
-        if !s.permits(path) {
-            s.refuse("access", path);
-            *out = 0;
-            return SQLITE_OK;
+        let key = std::ptr::from_ref(s) as usize;
+        let seen = PROBED.with(|p| p.borrow().iter().any(|(k, q)| *k == key && q == path));
+        if !seen {
+            if !s.permits(path) {
+                s.refuse("access", path);
+                *out = 0;
+                return SQLITE_OK;
+            }
+            PROBED.with(|p| {
+                let mut p = p.borrow_mut();
+                if p.len() == PROBED_KEPT {
+                    p.remove(0);
+                }
+                p.push((key, path.to_vec()));
+            });
         }
         ((*s.base).x_access.expect("a VFS probes"))(s.base, name, flags, out)
     }

@@ -747,3 +747,79 @@ pub fn reads_outside(roots: &[std::path::PathBuf], allowed: &[&str]) -> Vec<Stri
     }
     found
 }
+
+/// Each place in `code` (from [`non_test_code`]) where a printing macro (`println!`, `print!`,
+/// `eprintln!`, `eprint!`, `write!`, `writeln!`) is handed a [`crate::text::Text`]'s raw form:
+/// `line: text`. A text from data reaches a sink through its escape for that sink, never raw.
+pub fn raw_prints(code: &str) -> Vec<String> {
+    const MACROS: &[&str] = &[
+        "println!(",
+        "print!(",
+        "eprintln!(",
+        "eprint!(",
+        "write!(",
+        "writeln!(",
+    ];
+    let b = code.as_bytes();
+    let mut found = Vec::new();
+    for m in MACROS {
+        let mut from = 0;
+        while let Some(at) = code[from..].find(m).map(|n| from + n) {
+            from = at + m.len();
+            // Not the end of a longer name (`eprintln!` holds `println!`).
+            if at > 0 && (b[at - 1].is_ascii_alphanumeric() || b[at - 1] == b'_') {
+                continue;
+            }
+            let mut depth = 0usize;
+            let mut end = at + m.len() - 1;
+            while end < b.len() {
+                match b[end] {
+                    b'(' => depth += 1,
+                    b')' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+                end += 1;
+            }
+            if code[at..end.min(b.len())].contains(".raw()") {
+                let line = code[..at].matches('\n').count() + 1;
+                found.push(format!(
+                    "{line}: {}",
+                    code.lines().nth(line - 1).unwrap_or("").trim()
+                ));
+            }
+        }
+    }
+    found
+}
+
+/// [`raw_prints`] over every `.rs` file under `roots`, test code left out: `path:line: text`.
+pub fn raw_prints_in(roots: &[std::path::PathBuf]) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut stack: Vec<std::path::PathBuf> = roots.to_vec();
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                if p.file_name().is_some_and(|n| n != "target" && n != "tests") {
+                    stack.push(p);
+                }
+            } else if p.extension().is_some_and(|x| x == "rs")
+                && p.file_name().is_some_and(|n| n != "tests.rs")
+            {
+                let (code, _) = non_test_code(&std::fs::read_to_string(&p).unwrap_or_default());
+                for hit in raw_prints(&code) {
+                    found.push(format!("{}:{hit}", p.display()));
+                }
+            }
+        }
+    }
+    found
+}

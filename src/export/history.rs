@@ -5,11 +5,15 @@ use std::fmt::Write;
 
 use bench_core::units::ns;
 
+use bench_core::text;
+use bench_core::text::Text;
+
 use super::charts::Chart;
 use crate::series::Series;
 
-fn cell(s: &str) -> String {
-    s.replace('|', "\\|")
+/// Text from the store in a markdown table's cell, escaped ([`bench_core::text::md_cell`]).
+fn cell(s: &Text) -> String {
+    s.md_cell()
 }
 
 /// A chart per series of at least two points.
@@ -30,18 +34,27 @@ pub fn charts(all: &[Series]) -> Vec<Chart> {
             for st in &s.steps {
                 let x = st.index as f64 - 0.5;
                 series.push((
-                    format!("step {:+.1}% at {}", st.change * 100.0, st.at),
+                    format!("step {:+.1}% at {}", st.change * 100.0, st.at.terminal()),
                     vec![(x, lo), (x, hi)],
                 ));
             }
             Chart {
-                slug: format!("history-{}-{}-{}", s.target, s.bench, s.machine),
-                caption: format!("History: {}", s.title()),
+                // The chart's file name keeps only safe characters of these (charts::slug).
+                slug: format!(
+                    "history-{}-{}-{}",
+                    s.target.raw(),
+                    s.bench.raw(),
+                    s.machine.raw()
+                ),
+                caption: format!("History: {}", s.title().terminal()),
                 x_label: "commit or label, oldest first".into(),
                 y_label: "median, ns per operation".into(),
                 // Names under the axis while they fit.
                 x_tics: if s.points.len() <= 24 {
-                    s.points.iter().map(|p| p.name.clone()).collect()
+                    s.points
+                        .iter()
+                        .map(|p| p.name.terminal().to_string())
+                        .collect()
                 } else {
                     Vec::new()
                 },
@@ -66,26 +79,36 @@ pub fn markdown(all: &[Series], drawn: &[(String, String)], note: Option<&str>) 
     for s in all {
         let t = s.title();
         let _ = writeln!(out, "### {}\n", cell(&t));
-        if let Some((caption, file)) = drawn.iter().find(|(c, _)| *c == format!("History: {t}")) {
-            let _ = writeln!(out, "![{caption}]({file})\n");
+        let caption = format!("History: {}", t.terminal());
+        if let Some((caption, file)) = drawn.iter().find(|(c, _)| *c == caption) {
+            let _ = writeln!(
+                out,
+                "![{}]({})\n",
+                bench_core::text::md_cell(caption),
+                super::layout::link_destination(file)
+            );
         }
         out.push_str("| # | commit/label | recorded | runs | median | 95% CI | notes |\n");
         out.push_str("|---:|---|---|---:|---:|---|---|\n");
         for (i, p) in s.points.iter().enumerate() {
             let mut notes = p.notes.clone();
             if let Some(st) = s.steps.iter().find(|st| st.index == i) {
-                notes.insert(0, format!("◆ step {:+.1}%", st.change * 100.0));
+                notes.insert(0, text!("◆ step {:+.1}%", st.change * 100.0));
             }
             let _ = writeln!(
                 out,
                 "| {} | {} | {} | {} | {} | {} | {} |",
                 i + 1,
                 cell(&p.name),
-                p.at,
+                bench_core::text::md_cell(&p.at),
                 p.runs,
                 ns(p.median),
                 p.ci_text(),
-                cell(&notes.join("; "))
+                notes
+                    .iter()
+                    .map(Text::md_cell)
+                    .collect::<Vec<_>>()
+                    .join("; ")
             );
         }
         out.push('\n');
@@ -111,7 +134,7 @@ pub fn text(all: &[Series], live: Option<f64>, width: usize) -> String {
         out.push_str("no run of this bench is recorded in the results store yet\n");
     }
     for s in all {
-        let _ = writeln!(out, "{}", s.title());
+        let _ = writeln!(out, "{}", s.title().terminal());
         let from = s.points.len().saturating_sub(width.max(4));
         let shown = &s.points[from..];
         let (lo, hi) = shown.iter().fold((f64::INFINITY, 0.0f64), |(l, h), p| {
@@ -154,11 +177,20 @@ pub fn text(all: &[Series], live: Option<f64>, width: usize) -> String {
             let _ = writeln!(out, "  {}", marks.trim_end());
         }
         for line in s.change_lines() {
-            let mark = if line.starts_with("step") { "◆ " } else { "" };
-            let _ = writeln!(out, "  {mark}{line}");
+            let mark = if line.raw().starts_with("step") {
+                "◆ "
+            } else {
+                ""
+            };
+            let _ = writeln!(out, "  {mark}{}", line.terminal());
         }
         if let Some(newest) = s.points.last() {
-            let _ = write!(out, "  newest {}: {}", newest.name, ns(newest.median));
+            let _ = write!(
+                out,
+                "  newest {}: {}",
+                newest.name.terminal(),
+                ns(newest.median)
+            );
             if let Some(v) = live {
                 let _ = write!(
                     out,
@@ -181,7 +213,7 @@ mod tests {
     fn series() -> Series {
         let points = (0..6)
             .map(|i| Commit {
-                name: format!("c{i}"),
+                name: format!("c{i}").into(),
                 commit: None,
                 label: Some(format!("c{i}")),
                 at: format!("2026-11-25T10:00:0{i}Z"),

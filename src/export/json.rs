@@ -31,6 +31,12 @@ pub fn read(text: &str) -> Result<Saved, String> {
     crate::files::check_version(&v, "benchscope.report", SCHEMA_VERSION)?;
     let runs: Vec<RunRecord> = serde_json::from_value(v["runs"].clone())
         .map_err(|e| format!("its runs do not read: {e}"))?;
+    // Every run read from a file is checked as any other is: figures that can be times, each
+    // bench named once.
+    for (i, r) in runs.iter().enumerate() {
+        r.check_figures()
+            .map_err(|e| format!("run {}: {e}", i + 1))?;
+    }
     Ok(Saved {
         runs,
         baseline: v["baseline"].as_str().unwrap_or("rusqlite").to_string(),

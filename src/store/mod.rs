@@ -111,6 +111,33 @@ impl StoreArgs {
             .map_err(|e| e.to_string())
     }
 
+    /// Whether a store can be made where runs would be recorded, checked before a run measures:
+    /// a SQLite store's folder must be a folder, or a path where one can be made.
+    pub fn check_location(&self) -> Result<(), String> {
+        let Some(rec) = self.recorder()? else {
+            return Ok(());
+        };
+        if let Target::Sqlite(p) = &rec.target
+            && let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty())
+        {
+            let mut up = Some(dir);
+            while let Some(d) = up {
+                if let Ok(m) = std::fs::metadata(d) {
+                    if !m.is_dir() {
+                        return Err(format!(
+                            "the results store {} cannot be made: {} is not a folder (from --store, BENCHSCOPE_STORE or BENCHSCOPE_DATA_DIR; allowed: a path whose folders are folders, or --no-store)",
+                            bench_core::text::terminal_str(&p.display().to_string()),
+                            bench_core::text::terminal_str(&d.display().to_string())
+                        ));
+                    }
+                    break;
+                }
+                up = d.parent();
+            }
+        }
+        Ok(())
+    }
+
     /// Where to record, with what the runs are recorded as; `None` with --no-store.
     pub fn recorder(&self) -> Result<Option<Recorder>, String> {
         Ok((!self.no_store()?).then(|| Recorder {

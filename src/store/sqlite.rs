@@ -52,6 +52,16 @@ fn found(path: &Path, access: Access) -> Result<bool, String> {
             path.display()
         ));
     }
+    // A journal beside it: a write cut short, which a read-only connection cannot roll back.
+    let mut journal = path.as_os_str().to_owned();
+    journal.push("-journal");
+    let journal = PathBuf::from(journal);
+    if access == Access::Read && std::fs::symlink_metadata(&journal).is_ok_and(|m| m.len() > 0) {
+        return Err(format!(
+            "{} lies beside it: a write to the store was cut short; recording a run in it (or `benchscope store import`) finishes or rolls that write back, and reading never writes",
+            journal.display()
+        ));
+    }
     Ok(true)
 }
 
