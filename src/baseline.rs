@@ -101,7 +101,7 @@ pub fn run(args: CompareArgs) -> i32 {
     let settings = match args.verdicts.settings() {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("error: {e}");
+            crate::out::say!("error: {e}");
             return 2;
         }
     };
@@ -114,15 +114,16 @@ pub fn run(args: CompareArgs) -> i32 {
     let (base, (cur, changes)) = match (load(&dir, &args.baseline), current) {
         (Ok(b), Ok(c)) => (b, c),
         (Err(e), _) | (_, Err(e)) => {
-            eprintln!("error: {e}");
+            crate::out::say!("error: {e}");
             return 2;
         }
     };
     let rows = compare(&base.runs, &cur.runs, &settings);
     if rows.is_empty() {
-        eprintln!(
+        crate::out::say!(
             "error: nothing to compare: {} and {} have no bench of a target in common",
-            base.name, cur.name
+            base.name,
+            cur.name
         );
         return 2;
     }
@@ -238,7 +239,8 @@ fn load_with_changes(dir: &Path, what: &str) -> Result<(Baseline, Vec<String>), 
         return Ok((b, read.changes));
     }
     let as_file = Path::new(what);
-    let p = if what.ends_with(".json") && as_file.is_file() {
+    let named = what.ends_with(".json") && as_file.is_file();
+    let p = if named {
         as_file.to_path_buf()
     } else {
         check_name(what)?;
@@ -258,7 +260,12 @@ fn load_with_changes(dir: &Path, what: &str) -> Result<(Baseline, Vec<String>), 
         }
         p
     };
-    let (text, v) = crate::files::read_document(&p)?;
+    // A file the user named is read through its links; one found in the baselines folder is not.
+    let (text, v) = if named {
+        crate::files::read_document(&p)?
+    } else {
+        crate::files::read_found_document(&p)?
+    };
     let read = read_baseline(&p, &text, v)?;
     for (i, r) in read.runs.iter().enumerate() {
         r.check_figures()

@@ -49,8 +49,21 @@ pub fn check_writable(p: &Path) -> Result<(), String> {
 /// file only (a FIFO, folder or device refused by what it is), at most 64 MiB, and JSON; each
 /// refusal names the path and what is allowed.
 pub fn read_document(path: &Path) -> Result<(String, serde_json::Value), String> {
-    use bench_core::opener::{self, Kind, Why};
-    let text = opener::read_text(path, "", Kind::Document).map_err(|e| match e.why {
+    document(path, bench_core::opener::read_text)
+}
+
+/// [`read_document`] of a file found in a folder (a Criterion tree's, a saved baseline): a
+/// link there is refused ([`bench_core::opener::read_text_found`]).
+pub fn read_found_document(path: &Path) -> Result<(String, serde_json::Value), String> {
+    document(path, bench_core::opener::read_text_found)
+}
+
+type ReadText =
+    fn(&Path, &str, bench_core::opener::Kind) -> Result<String, bench_core::opener::OpenError>;
+
+fn document(path: &Path, read: ReadText) -> Result<(String, serde_json::Value), String> {
+    use bench_core::opener::{Kind, Why};
+    let text = read(path, "", Kind::Document).map_err(|e| match e.why {
         Why::NotRegular("a folder") => format!(
             "cannot read {}: it is a folder (allowed here: a JSON file)",
             path.display()
@@ -132,18 +145,20 @@ pub fn free_stem(dir: &Path, stem: &str, exts: &[&str]) -> String {
 }
 
 /// Writes `contents` to `path` through a synced temp file beside it renamed into place: a
-/// reader sees the old file or the new one, never half of it. A path that is a device, a pipe
-/// or a socket (`/dev/stdout`, `/dev/full`, a FIFO) is written in place, never replaced.
-pub fn write_atomic(path: &Path, contents: &str) -> Result<(), String> {
+/// reader sees the old file or the new one, never half of it. A path that is a device or a
+/// pipe (`/dev/stdout`, `/dev/full`, a FIFO a process reads) is written in place, never
+/// replaced, and opened without waiting ([`bench_core::opener::open_device`]: a FIFO no
+/// process reads is refused at once, a socket by what it is).
+pub fn write_atomic(path: &Path, contents: impl AsRef<[u8]>) -> Result<(), String> {
+    let contents = contents.as_ref();
     if let Ok(meta) = std::fs::metadata(path) {
         if meta.is_dir() {
             return Err(format!("cannot write {}: it is a folder", path.display()));
         }
         if !meta.is_file() {
-            return std::fs::OpenOptions::new()
-                .write(true)
-                .open(path)
-                .and_then(|mut f| f.write_all(contents.as_bytes()).and_then(|()| f.flush()))
+            return bench_core::opener::open_device(path, "")
+                .map_err(|e| e.to_string())?
+                .write_all(contents)
                 .map_err(|e| format!("cannot write {}: {e}", path.display()));
         }
     }
@@ -160,8 +175,8 @@ pub fn write_atomic(path: &Path, contents: &str) -> Result<(), String> {
         std::process::id()
     ));
     let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(contents.as_bytes())?;
+        let mut f = fresh(&tmp)?;
+        f.write_all(contents)?;
         f.sync_all()?;
         std::fs::rename(&tmp, path)
     })();
@@ -171,12 +186,24 @@ pub fn write_atomic(path: &Path, contents: &str) -> Result<(), String> {
     result.map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
+/// A temp file made new at `tmp`: one left there by a crashed write is removed first, and
+/// whatever else is there (a link planted to a file elsewhere) is never opened through.
+fn fresh(tmp: &Path) -> std::io::Result<std::fs::File> {
+    if std::fs::symlink_metadata(tmp).is_ok_and(|m| m.is_file()) {
+        let _ = std::fs::remove_file(tmp);
+    }
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(tmp)
+}
+
 /// Writes a temp file, syncs it, and hard-links it to `path`, which fails if `path` exists.
 /// Returns Ok(false) when `path` already exists.
 fn write_no_clobber(path: &Path, contents: &str) -> Result<bool, String> {
     let tmp = path.with_extension(format!("tmp{}", std::process::id()));
     let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
+        let mut f = fresh(&tmp)?;
         f.write_all(contents.as_bytes())?;
         f.sync_all()?;
         std::fs::hard_link(&tmp, path)

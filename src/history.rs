@@ -366,9 +366,9 @@ pub fn table(all: &[Series]) -> String {
             (true, None) => format!("  {:>9}", "-"),
         };
         out.push_str(&format!(
-            "  {:>3}  {:<width$}  {:<19}  {:>4}  {:>10}{}  {}\n",
+            "  {:>3}  {}  {:<19}  {:>4}  {:>10}{}  {}\n",
             "#",
-            "commit/label",
+            bench_core::format::pad("commit/label", width, true),
             "recorded",
             "runs",
             "median",
@@ -383,9 +383,9 @@ pub fn table(all: &[Series]) -> String {
             let step = s.steps.iter().find(|st| st.index == i);
             let alloc_step = s.alloc_steps.iter().find(|a| a.index == i);
             out.push_str(&format!(
-                "  {:>3}  {:<width$}  {:<19}  {:>4}  {:>10}{}  {}{}{}\n",
+                "  {:>3}  {}  {:<19}  {:>4}  {:>10}{}  {}{}{}\n",
                 i + 1,
-                shown(&p.name),
+                bench_core::format::pad(&shown(&p.name), width, true),
                 bench_core::text::terminal_str(p.at.get(..19).unwrap_or(&p.at)).replace('T', " "),
                 p.runs,
                 ns(p.median),
@@ -476,7 +476,7 @@ pub fn run(args: HistoryArgs) -> i32 {
     let (noise, since) = match checked {
         Ok(n) => n,
         Err(e) => {
-            eprintln!("error: {e}");
+            crate::out::say!("error: {e}");
             return 2;
         }
     };
@@ -490,12 +490,12 @@ pub fn run(args: HistoryArgs) -> i32 {
     let points = match Store::read(&target).and_then(|mut s| s.points(&filter)) {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("error: {e}");
+            crate::out::say!("error: {e}");
             return 1;
         }
     };
     if let Some(n) = points.note() {
-        eprintln!("warning: {n}");
+        crate::out::say!("warning: {n}");
     }
     let all = series(&points.rows, noise, &Settings::default());
     match args.format {

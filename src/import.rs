@@ -67,7 +67,7 @@ pub struct Imported {
 }
 
 fn read_json<T: serde::de::DeserializeOwned>(p: &Path) -> Result<T, String> {
-    let (_, v) = crate::files::read_document(p)?;
+    let (_, v) = crate::files::read_found_document(p)?;
     serde_json::from_value(v).map_err(|e| format!("{} does not read: {e}", p.display()))
 }
 

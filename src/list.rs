@@ -106,7 +106,7 @@ fn columns(out: &mut String, indent: &str, rows: &[Vec<String>]) {
         let line: Vec<String> = r
             .iter()
             .enumerate()
-            .map(|(i, c)| format!("{c:<w$}", w = widths[i]))
+            .map(|(i, c)| bench_core::format::pad(c, widths[i], true))
             .collect();
         let _ = writeln!(out, "{indent}{}", line.join("  ").trim_end());
     }

@@ -111,7 +111,7 @@ fn main() {
                 0
             }
             Err(e) => {
-                eprintln!("error: {e}");
+                crate::out::say!("error: {e}");
                 2
             }
         },

@@ -47,3 +47,19 @@ pub fn exit(code: i32) -> ! {
     }
     std::process::exit(code)
 }
+
+/// Writes a line to stderr, its text through [`bench_core::text::terminal_lines`]: an error or
+/// a note quoting a name from data (a Criterion set, a baseline folder, a label, a driver's
+/// error) cannot move the cursor or hide what follows. Every line benchscope writes to stderr
+/// goes through here (`tests/layers.rs` checks).
+pub fn say_line(text: &str) {
+    bench_core::text::say(text);
+}
+
+/// [`say_line`] of a formatted message: `say!("error: {e}")`.
+macro_rules! say {
+    ($($arg:tt)*) => {
+        $crate::out::say_line(&format!($($arg)*))
+    };
+}
+pub(crate) use say;

@@ -175,7 +175,7 @@ pub fn finish_allocations(stem: &Path, title: &str) -> Option<AllocationProfile>
     let svg_path = stem.with_extension("alloc.svg");
     match inferno::flamegraph::from_lines(&mut options, folded.lines(), &mut svg)
         .map_err(|e| format!("cannot draw the allocation flamegraph: {e}"))
-        .and_then(|()| write_atomically(&svg_path, &svg))
+        .and_then(|()| crate::files::write_atomic(&svg_path, &svg))
     {
         Ok(()) => a.flamegraph = Some(svg_path.display().to_string()),
         Err(e) => a.error = Some(e),
@@ -202,24 +202,14 @@ fn finish_cpu(stem: &Path, title: &str) -> Profile {
         }
         let mut profile = breakdown(&folded, TOP_FRAMES);
         let svg = flamegraph(&folded, title)?;
-        write_atomically(&stem.with_extension("folded"), folded.as_bytes())?;
+        crate::files::write_atomic(&stem.with_extension("folded"), folded.as_bytes())?;
         let svg_path = stem.with_extension("svg");
-        write_atomically(&svg_path, &svg)?;
+        crate::files::write_atomic(&svg_path, &svg)?;
         profile.flamegraph = Some(svg_path.display().to_string());
         Ok(profile)
     })();
     let _ = std::fs::remove_file(&data);
     result.unwrap_or_else(Profile::failed)
-}
-
-fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
-    let tmp = path.with_extension(format!(
-        "{}.tmp",
-        path.extension().and_then(|e| e.to_str()).unwrap_or("")
-    ));
-    std::fs::write(&tmp, bytes)
-        .and_then(|_| std::fs::rename(&tmp, path))
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
 #[cfg(test)]

@@ -65,7 +65,7 @@ pub fn run(args: ShowArgs) -> i32 {
     let saved = match load(&args.file) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("error: {e}");
+            crate::out::say!("error: {e}");
             return 2;
         }
     };

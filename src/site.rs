@@ -139,7 +139,7 @@ pub fn run(args: ReportArgs) -> i32 {
     let (runs, points) = match read {
         Ok(x) => x,
         Err(e) => {
-            eprintln!("error: {e}");
+            crate::out::say!("error: {e}");
             return 1;
         }
     };
@@ -157,7 +157,7 @@ pub fn run(args: ReportArgs) -> i32 {
     }
     .note();
     if let Some(n) = &note {
-        eprintln!("warning: {n}");
+        crate::out::say!("warning: {n}");
     }
     let runs = runs.rows;
     let at = crate::format::now_rfc3339();
@@ -177,11 +177,11 @@ pub fn run(args: ReportArgs) -> i32 {
         note.as_deref(),
     ) {
         Ok(p) => {
-            eprintln!("wrote {}", p.display());
+            crate::out::say!("wrote {}", p.display());
             0
         }
         Err(e) => {
-            eprintln!("error: {e}");
+            crate::out::say!("error: {e}");
             1
         }
     }

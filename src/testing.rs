@@ -33,13 +33,13 @@ pub fn start(knobs: &Knobs, trace: bool, debug: bool, budget: Budget) -> Event {
         env: RunEnv {
             profile: if debug { "debug" } else { "release" }.into(),
             sqlite: "3.53.2".into(),
-            crates: [("rusqlite".to_string(), "0.40.2".to_string())].into(),
+            crates: [("rusqlite".into(), "0.40.2".into())].into(),
             cpu: "Test CPU".into(),
             cpus: None,
             cores: 2,
             os: "linux x86_64".into(),
             timer_ns: 19.5,
-            settings: [("pool".to_string(), "max_size=8".to_string())].into(),
+            settings: [("pool".into(), "max_size=8".into())].into(),
         },
     })
 }

@@ -79,6 +79,49 @@ mod tests {
     assert_eq!(lines, ["3", "4", "5", "7"], "{hits:#?}");
 }
 
+/// Every line to stderr goes through one sink, `bench_core::text::say` (benchscope's
+/// `out::say!`), which escapes what would move the cursor: no `eprintln!` or `eprint!` in code
+/// that is not a test's.
+#[test]
+fn stderr_lines_go_through_one_sink() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut found = Vec::new();
+    let mut stack: Vec<_> = [
+        "src",
+        "bench-core/src",
+        "harness-sqlx/src",
+        "harness-async-sqlite/src",
+        "harness-sql-middleware-turso/src",
+    ]
+    .iter()
+    .map(|r| root.join(r))
+    .collect();
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "rs")
+                && !p.ends_with("tests.rs")
+                && !p.ends_with("testing.rs")
+            {
+                let (code, _) =
+                    bench_core::testing::non_test_code(&std::fs::read_to_string(&p).unwrap());
+                for (n, line) in code.lines().enumerate() {
+                    if line.contains("eprintln!(") || line.contains("eprint!(") {
+                        found.push(format!("{}:{}", p.display(), n + 1));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "stderr written past the sink:\n{}",
+        found.join("\n")
+    );
+}
+
 /// A string from data is a `bench_core::text::Text`, which has no `Display`: printed, it goes
 /// through its sink's escape (`.terminal()`, `.md_cell()`, ...). Its raw form (`.raw()`) is for
 /// comparing, matching and composing another text (`bench_core::text!`), and never handed to a

@@ -153,6 +153,18 @@ pub fn prefix(s: &str, n: usize) -> &str {
     }
 }
 
+/// `s` padded with spaces to `width` characters, on the right (`left` aligned) or the left. The
+/// formatter's own `{:<w$}` takes a width below 65536 and panics past it: a name read from data
+/// may be longer.
+pub fn pad(s: &str, width: usize, left: bool) -> String {
+    let fill = " ".repeat(width.saturating_sub(s.chars().count()));
+    if left {
+        format!("{s}{fill}")
+    } else {
+        format!("{fill}{s}")
+    }
+}
+
 /// The first `width` characters of `s`, with an ellipsis if cut.
 pub fn fit(s: &str, width: usize) -> String {
     if s.chars().count() <= width {

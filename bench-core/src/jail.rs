@@ -28,6 +28,7 @@
 
 use std::ffi::{CStr, CString, OsStr, c_char, c_int, c_void};
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock, RwLock};
 
@@ -131,6 +132,10 @@ const SQLITE_CANTOPEN: c_int = 14;
 const SQLITE_IOERR_DELETE: c_int = 10 | (10 << 8);
 const SQLITE_OPEN_DELETEONCLOSE: c_int = 0x0000_0008;
 const SQLITE_OPEN_NOFOLLOW: c_int = 0x0100_0000;
+const SQLITE_OPEN_MAIN_DB: c_int = 0x0000_0100;
+
+/// What SQLite keeps beside a database, named after it.
+const BESIDE: [&[u8]; 3] = [b"-journal", b"-wal", b"-shm"];
 
 /// Room for a temporary file's name after the file object of the VFS underneath.
 const NAME_ROOM: usize = 512;
@@ -218,14 +223,40 @@ impl State {
                 }
             }
             Reach::File { dir, name: file } => {
-                let ours = [&b""[..], b"-journal", b"-wal", b"-shm"]
-                    .iter()
+                let ours = std::iter::once(&b""[..])
+                    .chain(BESIDE)
                     .any(|s| name.strip_prefix(&file[..]) == Some(s));
                 ours && (dir.as_os_str().as_bytes() == parent
                     || canonical(parent).is_some_and(|p| &p == dir))
             }
         }
     }
+}
+
+/// The first file at `path` (or, for a database, beside it: its journal, its WAL, its shared
+/// memory, which the VFS underneath opens without asking this one) that SQLite must not open:
+/// anything but a regular file (a FIFO a read would wait on for ever, a device, a socket; a
+/// link is refused by `NOFOLLOW` on open, but the shared memory is opened without it), or a
+/// journal, WAL or shared memory with another name elsewhere (a hard link: what SQLite
+/// writes there would land in that other file).
+fn unfit(path: &[u8], database: bool) -> Option<Vec<u8>> {
+    let bad = |p: &[u8], journal: bool| {
+        std::fs::symlink_metadata(OsStr::from_bytes(p))
+            .is_ok_and(|m| !m.is_file() || (journal && m.nlink() > 1))
+    };
+    let journal = BESIDE.iter().any(|s| path.ends_with(s));
+    if bad(path, journal) {
+        return Some(path.to_vec());
+    }
+    if database {
+        for s in BESIDE {
+            let p = [path, s].concat();
+            if bad(&p, true) {
+                return Some(p);
+            }
+        }
+    }
+    None
 }
 
 /// `parent` with every link resolved, if it is a folder that exists.
@@ -266,6 +297,10 @@ unsafe extern "C" fn x_open(
             Some(path) => {
                 if !s.permits(path) {
                     s.refuse("open", path);
+                    return SQLITE_CANTOPEN;
+                }
+                if let Some(bad) = unfit(path, flags & SQLITE_OPEN_MAIN_DB != 0) {
+                    s.refuse("open", &bad);
                     return SQLITE_CANTOPEN;
                 }
                 open(base, name, file, flags | SQLITE_OPEN_NOFOLLOW, out_flags)

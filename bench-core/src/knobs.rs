@@ -46,12 +46,59 @@ pub struct KnobSpec {
     pub help: &'static str,
 }
 
-/// A knob's value: a count or a word.
+/// A knob's value: a count or a word. A word read back (a store's row, a report) is a
+/// [`is_token`] or refused, as a knob's name is: the catalog's own are, and a knob's value is
+/// printed in tables, headings and file names as it is.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(untagged)]
+#[serde(untagged, try_from = "ReadValue")]
 pub enum KnobValue {
     Count(u64),
     Word(String),
+}
+
+/// A string read back that must be an [`is_token`] (a knob's word, a run's id, a harness's
+/// name), for serde's `deserialize_with`.
+pub fn token<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    let s = String::deserialize(d)?;
+    if is_token(&s) {
+        Ok(s)
+    } else {
+        Err(serde::de::Error::custom(format!(
+            "{} is not 1 to 64 letters, digits, `_`, `-`, `.`, `+` or `:`",
+            crate::text::Text::new(s).terminal()
+        )))
+    }
+}
+
+/// A knob's value as read, before its word is checked.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum ReadValue {
+    Count(u64),
+    Word(String),
+}
+
+impl TryFrom<ReadValue> for KnobValue {
+    type Error = String;
+    fn try_from(v: ReadValue) -> Result<Self, String> {
+        match v {
+            ReadValue::Count(n) => Ok(KnobValue::Count(n)),
+            ReadValue::Word(w) if is_token(&w) => Ok(KnobValue::Word(w)),
+            ReadValue::Word(w) => Err(format!(
+                "knob word {} is not 1 to 64 letters, digits, `_`, `-`, `.`, `+` or `:`",
+                crate::text::Text::new(w).terminal()
+            )),
+        }
+    }
+}
+
+/// Whether `s` may be a knob's name or word: 1 to 64 ASCII letters, digits, `_`, `-`, `.`, `+`,
+/// `:` (a script's `-D` values are recorded as `:NAME` knobs, their numbers as words when
+/// negative or decimal).
+pub fn is_token(s: &str) -> bool {
+    (1..=64).contains(&s.len())
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_-.+:".contains(&b))
 }
 
 impl fmt::Display for KnobValue {
@@ -325,9 +372,24 @@ impl KnobError {
     }
 }
 
-/// Resolved knob values of one run, by knob name.
+/// Resolved knob values of one run, by knob name (each name an [`is_token`], checked when read
+/// back).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "BTreeMap<String, KnobValue>")]
 pub struct Knobs(pub BTreeMap<String, KnobValue>);
+
+impl TryFrom<BTreeMap<String, KnobValue>> for Knobs {
+    type Error = String;
+    fn try_from(m: BTreeMap<String, KnobValue>) -> Result<Self, String> {
+        match m.keys().find(|k| !is_token(k)) {
+            Some(k) => Err(format!(
+                "knob name {} is not 1 to 64 letters, digits, `_`, `-`, `.`, `+` or `:`",
+                crate::text::Text::new(k.as_str()).terminal()
+            )),
+            None => Ok(Knobs(m)),
+        }
+    }
+}
 
 impl Knobs {
     pub fn get(&self, name: &str) -> Option<&KnobValue> {
@@ -410,10 +472,22 @@ pub fn resolve(
             knobs.set(spec.name, value);
             continue;
         }
+        // A fallback variable whose own knob a flag sets is not read either (`--rows 200`
+        // with a bad BENCH_ROWS: lookups takes its default, never the bad value).
+        let fallback_overridden = |var: &str| {
+            specs
+                .iter()
+                .find(|s| s.env == Some(var))
+                .is_some_and(|s| overrides.iter().any(|(n, _)| n == s.name))
+        };
         let from_env = spec
             .env
             .and_then(|var| env(var).map(|v| (var, v)))
-            .or_else(|| spec.env_fallback.and_then(|var| env(var).map(|v| (var, v))));
+            .or_else(|| {
+                spec.env_fallback
+                    .filter(|var| !fallback_overridden(var))
+                    .and_then(|var| env(var).map(|v| (var, v)))
+            });
         if let Some((var, text)) = from_env {
             value = spec.parse(&text).map_err(|e| KnobError::Env {
                 var: var.to_string(),
@@ -442,14 +516,53 @@ pub fn find<'a>(specs: &'a [KnobSpec], name: &str) -> Result<&'a KnobSpec, KnobE
         })
 }
 
-/// Reads the process environment.
+/// Reads the process environment (a value that is not UTF-8 read lossily, so refused by the
+/// knob's parser by name, never taken for unset).
 pub fn process_env(var: &str) -> Option<String> {
-    std::env::var(var).ok()
+    crate::vars::process_env(var)
+}
+
+/// Checks every knob variable of every target of the catalog in this process's environment:
+/// the explorer, which switches between targets, refuses a bad value before it starts rather
+/// than take a default for it silently.
+pub fn check_process_env() -> Result<(), KnobError> {
+    for t in crate::workloads::targets() {
+        resolve(&t.knobs, &process_env, &[])?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_catalog_knob_name_and_word_is_a_token_and_nothing_else_reads_back() {
+        for t in crate::workloads::targets() {
+            for k in t.knobs.iter() {
+                assert!(is_token(k.name), "{}", k.name);
+                if let KnobKind::Choice { choices, default } = k.kind {
+                    assert!(is_token(default), "{default}");
+                    for c in choices {
+                        assert!(is_token(c), "{} of {}", c, k.name);
+                    }
+                }
+            }
+        }
+        let ok: Knobs =
+            serde_json::from_str(r#"{"rows":1000,"journal_mode":"wal",":d":"-1.5"}"#).unwrap();
+        assert_eq!(ok.to_string(), ":d=-1.5 journal_mode=wal rows=1000");
+        for bad in [
+            r#"{"rows":1000,"journal_mode":"wal\n## fake heading"}"#,
+            r#"{"rows":1000,"journal_mode":"a|b"}"#,
+            r#"{"rows\u001b[2J":1000}"#,
+            r#"{"rows":1000,"journal_mode":""}"#,
+        ] {
+            let e = serde_json::from_str::<Knobs>(bad).unwrap_err().to_string();
+            assert!(e.contains("is not 1 to 64 letters"), "{bad}: {e}");
+            assert!(!e.contains('\u{1b}') && !e.contains('\n'), "{e:?}");
+        }
+    }
 
     const ROWS: KnobSpec = KnobSpec::count("rows", Some("BENCH_ROWS"), 1000, 1, 50_000_000, "");
     const LOOKUPS: KnobSpec =
@@ -500,7 +613,22 @@ mod tests {
             &[("rows".into(), "64".into())],
         )
         .unwrap();
-        assert_eq!(counts(&k), (64, 20000));
+        // --rows overrides BENCH_ROWS, for lookups' fallback too.
+        assert_eq!(counts(&k), (64, 1000));
+        // A flag wins over its variable, which is then not read at all: a bad value there does
+        // not stop the run, nor reach a knob that falls back to it.
+        let k = resolve(
+            &specs,
+            &env_of(&[("BENCH_ROWS", "abc")]),
+            &[("rows".into(), "64".into())],
+        )
+        .unwrap();
+        assert_eq!(counts(&k), (64, 1000));
+        let e = resolve(&specs, &env_of(&[("BENCH_ROWS", "abc")]), &[]).unwrap_err();
+        assert!(
+            e.to_string().contains("environment variable BENCH_ROWS"),
+            "{e}"
+        );
     }
 
     #[test]

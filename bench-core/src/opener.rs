@@ -94,6 +94,13 @@ pub struct OpenError {
     pub why: Why,
 }
 
+impl OpenError {
+    /// Whether nothing is at the path: the one failure a reader may take for "not made yet".
+    pub fn is_missing(&self) -> bool {
+        matches!(&self.why, Why::Open(e) if e.kind() == std::io::ErrorKind::NotFound)
+    }
+}
+
 fn mib(n: u64) -> String {
     if n >= 1 << 30 && n.is_multiple_of(1 << 30) {
         format!("{} GiB", n >> 30)
@@ -200,11 +207,20 @@ pub struct Opened {
 /// Opens `path` for reading if it is a regular file, without waiting on what is not one, and
 /// refuses it when it is larger than `kind` allows. `label` names it in errors (`--db`).
 pub fn open(path: &Path, label: &str, kind: Kind) -> Result<Opened, OpenError> {
+    open_flags(path, label, kind, 0)
+}
+
+fn open_flags(path: &Path, label: &str, kind: Kind, flags: i32) -> Result<Opened, OpenError> {
     let file = std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | flags)
         .open(path)
-        .map_err(|e| open_failed(label, path, kind, e, false))?;
+        .map_err(|e| match std::fs::symlink_metadata(path) {
+            Ok(m) if flags & libc::O_NOFOLLOW != 0 && m.file_type().is_symlink() => {
+                err(label, path, kind, Why::NotRegular("a link"))
+            }
+            _ => open_failed(label, path, kind, e, false),
+        })?;
     let meta = file
         .metadata()
         .map_err(|e| err(label, path, kind, Why::Read(e)))?;
@@ -229,7 +245,17 @@ pub fn open(path: &Path, label: &str, kind: Kind) -> Result<Opened, OpenError> {
 
 /// The bytes of a regular file of `kind` (within its bound).
 pub fn read(path: &Path, label: &str, kind: Kind) -> Result<Vec<u8>, OpenError> {
-    let o = open(path, label, kind)?;
+    read_opened(open(path, label, kind)?, path, label, kind)
+}
+
+/// [`read_text`] of a file found in a folder (a Criterion tree's, a baselines folder's) rather
+/// than named by the user: a link there is refused, never followed out of the folder.
+pub fn read_text_found(path: &Path, label: &str, kind: Kind) -> Result<String, OpenError> {
+    let o = open_flags(path, label, kind, libc::O_NOFOLLOW)?;
+    utf8(read_opened(o, path, label, kind)?, path, label, kind)
+}
+
+fn read_opened(o: Opened, path: &Path, label: &str, kind: Kind) -> Result<Vec<u8>, OpenError> {
     let bound = kind.bound().unwrap_or(u64::MAX);
     let mut bytes = Vec::with_capacity(usize::try_from(o.len.min(bound)).unwrap_or(0));
     o.file
@@ -249,7 +275,10 @@ pub fn read(path: &Path, label: &str, kind: Kind) -> Result<Vec<u8>, OpenError> 
 
 /// The text of a regular file of `kind` (within its bound), in UTF-8.
 pub fn read_text(path: &Path, label: &str, kind: Kind) -> Result<String, OpenError> {
-    let bytes = read(path, label, kind)?;
+    utf8(read(path, label, kind)?, path, label, kind)
+}
+
+fn utf8(bytes: Vec<u8>, path: &Path, label: &str, kind: Kind) -> Result<String, OpenError> {
     String::from_utf8(bytes).map_err(|e| {
         err(
             label,
@@ -375,7 +404,7 @@ pub fn open_lock(path: &Path, label: &str) -> Result<File, OpenError> {
             .create(true)
             .truncate(false)
             .write(true)
-            .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+            .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_NOFOLLOW)
             .mode(0o644)
             .open(&p)
     })
@@ -402,7 +431,7 @@ pub fn open_append(path: &Path, label: &str) -> Result<File, OpenError> {
         .create(true)
         .append(true)
         .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_NOFOLLOW)
         .mode(0o644)
         .open(path)
         .map_err(|e| open_failed(label, path, Kind::Journal, e, false))?;
@@ -445,7 +474,21 @@ pub fn open_device(path: &Path, label: &str) -> Result<File, OpenError> {
             Why::NotDevice(type_name(meta.file_type())),
         ));
     }
+    blocking(&opened).map_err(|e| err(label, path, Kind::Small, Why::Read(e)))?;
     Ok(opened)
+}
+
+/// Clears `O_NONBLOCK` on an opened file: opening must not wait, writing to a pipe must (a
+/// report larger than the pipe's buffer, written to a pager).
+fn blocking(f: &File) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let fd = f.as_raw_fd();
+    // SAFETY: fcntl on a descriptor this File owns, with flags it read from it.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 /// Copies the regular file at `from` (opened as [`open`] does) to a new file at `to`; returns

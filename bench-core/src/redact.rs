@@ -96,9 +96,12 @@ pub fn shaped(text: &str) -> Vec<String> {
         rest = after;
     }
     for (i, _) in text.match_indices('=') {
+        // The character's own length: a space may be more than a byte (U+00A0).
         let key_start = text[..i]
-            .rfind(|c: char| matches!(c, '?' | '&' | ';') || c.is_whitespace())
-            .map_or(0, |k| k + 1);
+            .char_indices()
+            .rev()
+            .find(|(_, c)| matches!(c, '?' | '&' | ';') || c.is_whitespace())
+            .map_or(0, |(k, c)| k + c.len_utf8());
         if !percent_decode(&text[key_start..i]).eq_ignore_ascii_case("password") {
             continue;
         }

@@ -74,6 +74,79 @@ impl PgUrl {
     }
 }
 
+/// libpq's connection keywords: a key=value text using any of them names a server.
+const LIBPQ_KEYS: &[&str] = &[
+    "host",
+    "hostaddr",
+    "port",
+    "dbname",
+    "user",
+    "password",
+    "passfile",
+    "require_auth",
+    "channel_binding",
+    "connect_timeout",
+    "client_encoding",
+    "options",
+    "application_name",
+    "fallback_application_name",
+    "keepalives",
+    "keepalives_idle",
+    "keepalives_interval",
+    "keepalives_count",
+    "tcp_user_timeout",
+    "replication",
+    "gssencmode",
+    "sslmode",
+    "sslnegotiation",
+    "requiressl",
+    "sslcompression",
+    "sslcert",
+    "sslkey",
+    "sslpassword",
+    "sslcertmode",
+    "sslrootcert",
+    "sslcrl",
+    "sslcrldir",
+    "sslsni",
+    "requirepeer",
+    "ssl_min_protocol_version",
+    "ssl_max_protocol_version",
+    "min_protocol_version",
+    "max_protocol_version",
+    "krbsrvname",
+    "gsslib",
+    "gssdelegation",
+    "service",
+    "target_session_attrs",
+    "load_balance_hosts",
+];
+
+/// Whether `text` names a PostgreSQL server rather than a file: a URL whose scheme starts with
+/// `postgres` in any case (`postgres`, `postgresql`, `postgresql+driver`), or a key=value text
+/// with any libpq keyword or any key holding `password`. (A URL of another scheme is neither:
+/// the store refuses it by its `://`, never making a file of it.)
+pub fn names_a_server(text: &str) -> bool {
+    if is_url(text) {
+        let t = text.trim_start();
+        return t
+            .get(..8)
+            .is_some_and(|s| s.eq_ignore_ascii_case("postgres"));
+    }
+    keyword_pairs(text).is_some_and(|pairs| {
+        pairs.iter().any(|(k, _)| {
+            let k = k.to_ascii_lowercase();
+            LIBPQ_KEYS.contains(&k.as_str()) || k.contains("password")
+        })
+    })
+}
+
+/// Whether a value of a shown key is shown: not one that holds a URL or an `@` (a host given
+/// as `postgres://u:pw@h`, a user as `u:pw@h`), which may carry a password.
+fn value_shown(v: &str) -> bool {
+    !v.contains("://") && !v.contains('@')
+}
+
 impl fmt::Display for PgUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.shown)
@@ -173,7 +246,7 @@ fn shown_query(q: &str) -> String {
         match pair.split_once('=') {
             Some((k, v)) => {
                 let key = pct_decode(k).to_ascii_lowercase();
-                if SHOWN_KEYS.contains(&key.as_str()) {
+                if SHOWN_KEYS.contains(&key.as_str()) && value_shown(&pct_decode(v)) {
                     out.push(format!("{}={}", visible(k), visible(v)));
                 } else {
                     out.push(format!("{}=***", visible(k)));
@@ -196,27 +269,28 @@ fn shown(text: &str) -> String {
         return String::new();
     }
     if is_url(text) {
-        let p = url_parts(text);
-        let mut s = format!("{}://", visible(p.scheme));
-        if let Some(u) = p.user {
-            s.push_str(&visible(u));
-            if p.has_password {
-                s.push_str(":***");
+        // A `password` key anywhere (a query's, in any case, percent-encoded or not): what
+        // follows its `=` is hidden to the end, whatever it holds (an `@`, an `&`), and the
+        // rest is read without it.
+        let t = text.trim();
+        return match password_key_end(t) {
+            Some(cut) => {
+                let head = shown_url(&t[..cut]);
+                // A query's password key is shown `password=***` already.
+                if head.ends_with("=***") {
+                    head
+                } else {
+                    format!("{head}***")
+                }
             }
-            s.push('@');
-        }
-        s.push_str(&visible(p.host_path));
-        if let Some(q) = p.query {
-            s.push('?');
-            s.push_str(&shown_query(q));
-        }
-        return s;
+            None => shown_url(t),
+        };
     }
     match keyword_pairs(text) {
         Some(pairs) => pairs
             .iter()
             .map(|(k, v)| {
-                if SHOWN_KEYS.contains(&k.to_ascii_lowercase().as_str()) {
+                if SHOWN_KEYS.contains(&k.to_ascii_lowercase().as_str()) && value_shown(v) {
                     let v = if v.is_empty() || v.contains(char::is_whitespace) {
                         format!("'{}'", visible(v))
                     } else {
@@ -231,6 +305,44 @@ fn shown(text: &str) -> String {
             .join(" "),
         None => "(a connection string that does not read as key=value pairs)".to_string(),
     }
+}
+
+/// Where the value of the first `password` key of a URL's text starts (the byte after its `=`):
+/// a key is what stands between `?`, `&`, `;` or a space and an `=`, percent-decoded, in any
+/// case.
+fn password_key_end(t: &str) -> Option<usize> {
+    let start = t.find("://")? + 3;
+    for (i, _) in t.match_indices('=').filter(|(i, _)| *i >= start) {
+        // The character's own length: a space may be more than a byte (U+00A0).
+        let key_start = t[..i]
+            .char_indices()
+            .rev()
+            .find(|(_, c)| matches!(c, '?' | '&' | ';') || c.is_whitespace())
+            .map_or(start, |(k, c)| (k + c.len_utf8()).max(start));
+        if pct_decode(&t[key_start..i]).eq_ignore_ascii_case("password") {
+            return Some(i + 1);
+        }
+    }
+    None
+}
+
+/// A URL's text shown ([`password_key_end`] cut any password key's value off first).
+fn shown_url(text: &str) -> String {
+    let p = url_parts(text);
+    let mut s = format!("{}://", visible(p.scheme));
+    if let Some(u) = p.user {
+        s.push_str(&visible(u));
+        if p.has_password {
+            s.push_str(":***");
+        }
+        s.push('@');
+    }
+    s.push_str(&visible(p.host_path));
+    if let Some(q) = p.query {
+        s.push('?');
+        s.push_str(&shown_query(q));
+    }
+    s
 }
 
 /// A libpq key=value string's pairs (values unquoted, `\` escapes taken), or `None` when it does
@@ -295,7 +407,8 @@ fn keyword_pairs(text: &str) -> Option<Vec<(String, String)>> {
 fn password_candidates(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     if is_url(text) {
-        let t = text.trim();
+        // Not trimmed at the end: a password may end in (or be) whitespace.
+        let t = text.trim_start();
         let rest = &t[t.find("://").expect("a URL") + 3..];
         if let Some(at) = rest.rfind('@')
             && let Some((_, pw)) = rest[..at].split_once(':')
@@ -320,7 +433,9 @@ fn password_candidates(text: &str) -> Vec<String> {
             Some(pairs) => out.extend(
                 pairs
                     .into_iter()
-                    .filter(|(k, _)| !SHOWN_KEYS.contains(&k.to_ascii_lowercase().as_str()))
+                    .filter(|(k, v)| {
+                        !SHOWN_KEYS.contains(&k.to_ascii_lowercase().as_str()) || !value_shown(v)
+                    })
                     .map(|(_, v)| v),
             ),
             None => {

@@ -236,11 +236,11 @@ pub fn skip_reason(subject: Subject, pool: usize, s: &SqliteSettings) -> Option<
 pub fn differences(
     asked: &BTreeMap<String, String>,
     got: &BTreeMap<String, String>,
-) -> Vec<String> {
+) -> Vec<crate::text::Text> {
     got.iter()
         .filter_map(|(k, v)| {
             let want = asked.get(k)?;
-            (want != v && v != NOT_APPLICABLE).then(|| format!("{k}: {v} (asked {want})"))
+            (want != v && v != NOT_APPLICABLE).then(|| crate::text!("{k}: {v} (asked {want})"))
         })
         .collect()
 }

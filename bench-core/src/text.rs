@@ -44,10 +44,39 @@ pub fn hidden(c: char) -> bool {
         || matches!(c,
             // Bidirectional embeddings, overrides and isolates; marks that reorder.
             '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{061C}'
-            // Zero-width characters that hide what is there.
-            | '\u{200B}'..='\u{200D}' | '\u{2060}' | '\u{FEFF}'
+            // Zero-width and invisible characters that hide what is there (or pass for a
+            // space): soft hyphen, combining grapheme joiner, Hangul and Mongolian fillers and
+            // selectors, word joiner and invisible operators, variation selectors, halfwidth
+            // filler, specials, musical formatting, shorthand format controls, tags.
+            | '\u{200B}'..='\u{200D}' | '\u{2060}'..='\u{206F}' | '\u{FEFF}'
+            | '\u{00AD}' | '\u{034F}' | '\u{115F}'..='\u{1160}' | '\u{17B4}'..='\u{17B5}'
+            | '\u{180B}'..='\u{180F}' | '\u{3164}' | '\u{FE00}'..='\u{FE0F}' | '\u{FFA0}'
+            | '\u{FFF0}'..='\u{FFFB}' | '\u{1D173}'..='\u{1D17A}' | '\u{1BCA0}'..='\u{1BCA3}'
+            | '\u{E0000}'..='\u{E0FFF}'
             // Line and paragraph separators.
             | '\u{2028}' | '\u{2029}')
+}
+
+/// A message for a terminal's line-by-line output (an error, a note on stderr), whatever it
+/// quotes: every [`hidden`] character but the line breaks it is made of shown as a `\u{..}`
+/// escape (a name in an error cannot move the cursor, clear the screen or hide what follows).
+pub fn terminal_lines(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if c != '\n' && hidden(c) {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Writes `line` to stderr through [`terminal_lines`]: the one way a line reaches stderr
+/// (`tests/layers.rs` checks).
+pub fn say(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{}", terminal_lines(line));
 }
 
 /// `s` with every [`hidden`] character shown as a `\u{..}` escape and `\` as `\\` (so that an
@@ -130,8 +159,9 @@ impl Text {
 
 /// [`Text::md_cell`] of any string: inline text of a table cell. Escaped: what ends a cell or a
 /// row (`|`, line breaks, shown as for a terminal), what markdown would render as something
-/// else inline (`` ` `` code, `*` and `~` emphasis, `_` emphasis where it does not stand inside
-/// a word, `<` HTML and autolinks, `](` and `![` links and images), and `\` itself; a figure
+/// else inline (`` ` `` code, `*` and `~` emphasis, `&` entities, `_` emphasis where it does not stand inside
+/// a word, `<` before anything but a space: HTML, autolinks, e-mail autolinks; `](` and `![`
+/// links and images), and `\` itself; a figure
 /// such as `3.43x [3.36–3.53]` or `+12%` reads as it is.
 pub fn md_cell(s: &str) -> String {
     let t = terminal_str(s);
@@ -141,12 +171,14 @@ pub fn md_cell(s: &str) -> String {
         let word = |j: Option<&char>| j.is_some_and(|c| c.is_alphanumeric());
         let next = chars.get(i + 1).copied();
         match c {
-            '|' | '\\' | '`' | '*' | '~' => {
+            // `&` too: an entity (`&#x202E;`, `&lt;`) would render as another character.
+            '|' | '\\' | '`' | '*' | '~' | '&' => {
                 out.push('\\');
                 out.push(c);
             }
-            // HTML and autolinks: `<` before a letter, `/`, `!` or `?` (`< 2x` reads as it is).
-            '<' if next.is_some_and(|n| n.is_ascii_alphabetic() || "/!?".contains(n)) => {
+            // HTML, autolinks and e-mail autolinks (`<.a@b>`): `<` before anything but a space
+            // (`< 2x` reads as it is).
+            '<' if next.is_some_and(|n| !n.is_whitespace()) => {
                 out.push_str("\\<");
             }
             ']' if next == Some('(') => out.push_str("\\]"),

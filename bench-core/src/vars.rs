@@ -166,12 +166,27 @@ pub const COUNT_ALLOCS: Var<bool> = Var {
     parse: boolish,
 };
 
+/// Where the explorer appends each key's timings (`tests/soak/explorer-*.sh` read it): a
+/// regular file, made if missing, opened without waiting.
+pub const KEY_LOG: Var<std::path::PathBuf> = Var {
+    name: "BENCHSCOPE_KEY_LOG",
+    flag: None,
+    parse: |v| {
+        if v.is_empty() {
+            Err("allowed: the path of a file the explorer appends to".into())
+        } else {
+            Ok(std::path::PathBuf::from(v))
+        }
+    },
+};
+
 /// Checks the settings that have no flag (a flag's own is checked where the flag is read):
 /// the first refused, by name. A front end calls it before it starts anything.
 pub fn check_environment() -> Result<(), VarError> {
     SILENCE_S.read()?;
     RUNNER_NICE.read()?;
     COUNT_ALLOCS.read()?;
+    KEY_LOG.read()?;
     Ok(())
 }
 

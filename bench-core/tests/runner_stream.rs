@@ -58,7 +58,11 @@ fn every_bench_streams_a_valid_sequence() {
             "release"
         }
     );
-    assert!(start.env.sqlite.starts_with('3'), "{}", start.env.sqlite);
+    assert!(
+        start.env.sqlite.raw().starts_with('3'),
+        "{:?}",
+        start.env.sqlite
+    );
     assert!(start.env.timer_ns > 0.0);
     assert!(start.trace);
     let all: Vec<&str> = bench_core::testing::benches_of(single_row_lookup::spec(), Harness::Core);
@@ -1125,7 +1129,12 @@ fn the_runner_counts_memory_per_operation_and_says_when_it_does_not() {
             .unwrap_or_else(|| panic!("no summary of {bench}: {events:?}"))
     };
     let said = |events: &[Event]| match &events[0] {
-        Event::Start(s) => s.env.settings.get("memory").cloned().unwrap_or_default(),
+        Event::Start(s) => s
+            .env
+            .settings
+            .get("memory")
+            .map(|t| t.raw().to_string())
+            .unwrap_or_default(),
         e => panic!("{e:?}"),
     };
     let mut counts = Vec::new();

@@ -65,19 +65,19 @@ fn main() {
 fn describe(timer_ns: f64, plan: &Plan) -> RunEnv {
     let mut env = bench_core::protocol::env::collect(rusqlite::version(), timer_ns);
     // This workspace's versions (async-sqlite's rusqlite), not the core workspace's.
-    env.crates = CRATE_VERSIONS
-        .iter()
-        .map(|(n, v)| (n.to_string(), v.to_string()))
-        .collect();
+    env.crates = bench_core::protocol::env::crates(CRATE_VERSIONS);
     let k = &plan.knobs;
     env.settings.insert(
         "sqlite settings".into(),
-        bench_core::settings::SqliteSettings::from_knobs(k).describe(),
+        bench_core::settings::SqliteSettings::from_knobs(k)
+            .describe()
+            .into(),
     );
     let conns = match k.count_if(&CONCURRENCY) {
         Some(c) => format!("num_conns={c}"),
         None => "one Client per bench".into(),
     };
-    env.settings.insert("async-sqlite pool".into(), conns);
+    env.settings
+        .insert("async-sqlite pool".into(), conns.into());
     env
 }

@@ -47,16 +47,20 @@ fn every_lookup_bench_streams_a_valid_sequence_on_the_rows_of_the_spec() {
     assert!(
         crates
             .get("async-sqlite")
-            .is_some_and(|v| v.starts_with("0.7")),
+            .is_some_and(|v| v.raw().starts_with("0.7")),
         "{crates:?}"
     );
     assert!(
         crates
             .get("rusqlite")
-            .is_some_and(|v| v.starts_with("0.41")),
+            .is_some_and(|v| v.raw().starts_with("0.41")),
         "{crates:?}"
     );
-    assert!(start.env.sqlite.starts_with('3'), "{}", start.env.sqlite);
+    assert!(
+        start.env.sqlite.raw().starts_with('3'),
+        "{:?}",
+        start.env.sqlite
+    );
     assert_eq!(start.env.settings["async-sqlite pool"], "num_conns=2");
     assert!(matches!(
         events[1],

@@ -71,20 +71,20 @@ fn describe(timer_ns: f64, plan: &Plan) -> RunEnv {
         .map_or("?", |(_, v)| *v);
     let mut env = bench_core::protocol::env::collect(&format!("turso {turso}"), timer_ns);
     // This workspace's versions (sql-middleware's turso), not the core workspace's.
-    env.crates = CRATE_VERSIONS
-        .iter()
-        .map(|(n, v)| (n.to_string(), v.to_string()))
-        .collect();
+    env.crates = bench_core::protocol::env::crates(CRATE_VERSIONS);
     env.settings.insert(
         "sqlite settings".into(),
-        bench_core::settings::SqliteSettings::from_knobs(&plan.knobs).describe(),
+        bench_core::settings::SqliteSettings::from_knobs(&plan.knobs)
+            .describe()
+            .into(),
     );
     env.settings.insert(
         "sql-middleware pool".into(),
         format!(
             "bb8 over turso, at most {} connections (its default), checked on checkout; mimalloc as the allocator (turso's default features)",
             pool::POOL
-        ),
+        )
+        .into(),
     );
     env
 }

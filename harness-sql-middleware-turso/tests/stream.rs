@@ -73,16 +73,18 @@ fn every_lookup_bench_streams_a_valid_sequence_on_the_rows_of_the_spec() {
     assert!(
         crates
             .get("sql-middleware")
-            .is_some_and(|v| v.starts_with("0.9")),
+            .is_some_and(|v| v.raw().starts_with("0.9")),
         "{crates:?}"
     );
     assert!(
-        crates.get("turso").is_some_and(|v| v.starts_with("0.6")),
+        crates
+            .get("turso")
+            .is_some_and(|v| v.raw().starts_with("0.6")),
         "{crates:?}"
     );
     assert!(
-        start.env.sqlite.starts_with("turso 0.6"),
-        "{}",
+        start.env.sqlite.raw().starts_with("turso 0.6"),
+        "{:?}",
         start.env.sqlite
     );
     // The dataset built through turso, then found valid by turso.
@@ -122,7 +124,7 @@ fn every_lookup_bench_streams_a_valid_sequence_on_the_rows_of_the_spec() {
     // the run says so, and the decode micro-bench reads the one String a row's decode makes,
     // as the same bench does on every other driver.
     let said = &start.env.settings["memory"];
-    assert!(said.contains("through mimalloc"), "{said}");
+    assert!(said.raw().contains("through mimalloc"), "{said:?}");
     let memory = |bench: &str| {
         events
             .iter()

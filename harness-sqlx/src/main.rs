@@ -64,20 +64,19 @@ fn describe(timer_ns: f64, plan: &Plan) -> RunEnv {
         .unwrap_or_else(|e| format!("unknown ({e})"));
     let mut env = bench_core::protocol::env::collect(&sqlite, timer_ns);
     // This workspace's versions (sqlx's), not the core workspace's bench-core was built with.
-    env.crates = CRATE_VERSIONS
-        .iter()
-        .map(|(n, v)| (n.to_string(), v.to_string()))
-        .collect();
+    env.crates = bench_core::protocol::env::crates(CRATE_VERSIONS);
     let k = &plan.knobs;
     env.settings.insert(
         "sqlite settings".into(),
-        bench_core::settings::SqliteSettings::from_knobs(k).describe(),
+        bench_core::settings::SqliteSettings::from_knobs(k)
+            .describe()
+            .into(),
     );
     match (k.count_if(&CONCURRENCY), k.count_if(&SQLX_STATEMENT_CACHE)) {
         (Some(c), Some(cache)) => {
             env.settings.insert(
                 "sqlx pool".into(),
-                format!("max_connections={c} statement_cache_capacity={cache}"),
+                format!("max_connections={c} statement_cache_capacity={cache}").into(),
             );
         }
         _ => {

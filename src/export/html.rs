@@ -173,6 +173,62 @@ mod tests {
         }
     }
 
+    /// The markdown's blocks and inline structure: headings, table rows, list items, quotes,
+    /// rules, links, images, HTML, code.
+    fn structure(md: &str) -> Vec<String> {
+        Parser::new_ext(md, Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH)
+            .filter_map(|e| match e {
+                Event::Start(t) => Some(format!("{t:?}").chars().take(12).collect()),
+                Event::Html(_) | Event::InlineHtml(_) => Some("html".into()),
+                Event::Code(_) => Some("code".into()),
+                Event::Rule => Some("rule".into()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(
+            std::env::var("BENCHSCOPE_PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(256)
+        ))]
+        /// Whatever a run read back holds in its environment's words (CPU, OS, SQLite, build,
+        /// crates, settings) and its target, the markdown report has the structure of a report
+        /// of plain words: no heading, row, list item, link or emphasis of their making.
+        #[test]
+        fn hostile_environment_words_leave_the_report_as_it_is(
+            words in proptest::collection::vec(hostile(), 7),
+        ) {
+            let plain = crate::testing::finished_record(
+                "single_row_lookup",
+                &[("rusqlite", 1400.0), ("sqlx", 2900.0)],
+            );
+            let mut run = plain.clone();
+            let s = run.start.as_mut().unwrap();
+            s.env.cpu = words[0].as_str().into();
+            s.env.os = words[1].as_str().into();
+            s.env.sqlite = words[2].as_str().into();
+            s.env.profile = words[3].as_str().into();
+            s.env.crates.insert(words[4].as_str().into(), words[5].as_str().into());
+            s.env.settings.insert(words[5].as_str().into(), words[6].as_str().into());
+            s.target = words[6].as_str().into();
+            let mut tame = plain.clone();
+            let t = tame.start.as_mut().unwrap();
+            t.env.profile = "debug".into();
+            t.env.crates.insert("x".into(), "y".into());
+            t.env.settings.insert("x".into(), "y".into());
+            // A build other than "release" is a debug build: compare with one.
+            if words[3] == "release" {
+                t.env.profile = "release".into();
+            }
+            let render = |r: bench_core::protocol::results::RunRecord| {
+                let runs = [r];
+                crate::export::markdown::render(&crate::export::Report::new(&runs, "rusqlite", "now"))
+            };
+            let (got, want) = (render(run), render(tame));
+            prop_assert_eq!(structure(&got), structure(&want), "{}", &got);
+        }
+    }
+
     #[test]
     fn markdown_tables_images_and_links_become_html_and_text_is_escaped() {
         let md =

@@ -100,13 +100,7 @@ pub fn align(headers: &[impl Cell], rows: &[Vec<impl Cell>], left: usize) -> Str
         let parts: Vec<String> = cells
             .iter()
             .enumerate()
-            .map(|(i, c)| {
-                if i < left {
-                    format!("{c:<w$}", w = widths[i])
-                } else {
-                    format!("{c:>w$}", w = widths[i])
-                }
-            })
+            .map(|(i, c)| format::pad(c, widths[i], i < left))
             .collect();
         parts.join("  ").trim_end().to_string()
     };
@@ -160,7 +154,7 @@ pub fn bars(points: &[Text], series: &[(Text, Vec<Option<f64>>)], width: usize) 
                 _ => String::new(),
             };
             let figure = v.map(format::ops).unwrap_or_else(|| "-".into());
-            let _ = writeln!(out, "  {p:>label_w$} {bar} {figure}");
+            let _ = writeln!(out, "  {} {bar} {figure}", format::pad(p, label_w, false));
         }
     }
     out

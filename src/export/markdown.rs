@@ -107,17 +107,27 @@ fn environment_of(out: &mut String, s: &bench_core::protocol::Start, several: bo
     let _ = writeln!(
         out,
         "- build profile: {}{}",
-        e.profile,
+        e.profile.md_cell(),
         if e.is_debug() {
             format!(" (**{DEBUG_WARNING}**)")
         } else {
             String::new()
         }
     );
-    let _ = writeln!(out, "- SQLite {}", e.sqlite);
-    let crates: Vec<String> = e.crates.iter().map(|(k, v)| format!("{k} {v}")).collect();
+    let _ = writeln!(out, "- SQLite {}", e.sqlite.md_cell());
+    let crates: Vec<String> = e
+        .crates
+        .iter()
+        .map(|(k, v)| format!("{} {}", k.md_cell(), v.md_cell()))
+        .collect();
     let _ = writeln!(out, "- crates: {}", crates.join(", "));
-    let _ = writeln!(out, "- CPU: {} ({} cores), {}", e.cpu, e.cores, e.os);
+    let _ = writeln!(
+        out,
+        "- CPU: {} ({} cores), {}",
+        e.cpu.md_cell(),
+        e.cores,
+        e.os.md_cell()
+    );
     if let Some(c) = &e.cpus {
         let _ = writeln!(
             out,
@@ -127,7 +137,7 @@ fn environment_of(out: &mut String, s: &bench_core::protocol::Start, several: bo
     }
     let _ = writeln!(out, "- timer read: {:.1} ns", e.timer_ns);
     for (k, v) in &e.settings {
-        let _ = writeln!(out, "- {k}: {v}");
+        let _ = writeln!(out, "- {}: {}", k.md_line(), v.md_cell());
     }
     let _ = writeln!(
         out,
@@ -153,8 +163,8 @@ pub fn render(report: &Report<'_>) -> String {
         .runs
         .iter()
         .find_map(|r| r.start.as_ref())
-        .map(|s| s.target.raw())
-        .unwrap_or("?");
+        .map(|s| s.target.md_cell())
+        .unwrap_or_else(|| "?".into());
     let _ = writeln!(out, "## benchscope: {target}\n");
     let processes = report
         .runs
@@ -165,16 +175,16 @@ pub fn render(report: &Report<'_>) -> String {
     if processes > 1 {
         let _ = writeln!(
             out,
-            "Generated {}. Medians per operation and ratios to `{}`, each the geometric mean over {processes} runner processes, with the 95% interval of where a repeat of the run lands.",
+            "Generated {}. Medians per operation and ratios to {}, each the geometric mean over {processes} runner processes, with the 95% interval of where a repeat of the run lands.",
             report.generated_at,
-            super::table::baseline_label(report)
+            super::table::baseline_label(report).md_cell()
         );
     } else {
         let _ = writeln!(
             out,
-            "Generated {}. Medians per operation with bootstrap 95% CIs; ratios to `{}` with bootstrap 95% intervals.",
+            "Generated {}. Medians per operation with bootstrap 95% CIs; ratios to {} with bootstrap 95% intervals.",
             report.generated_at,
-            super::table::baseline_label(report)
+            super::table::baseline_label(report).md_cell()
         );
     }
     let with_cost = report.runs.iter().any(|r| {

@@ -36,7 +36,7 @@ pub fn comparison_cells(report: &Report<'_>, index: usize) -> (Vec<Text>, Vec<Ve
         "p99/op",
         "mean ± sd",
         "min … max",
-        &format!("vs {} (95% CI{unit})", baseline_label(report)),
+        &format!("vs {} (95% CI{unit})", baseline_label(report).raw()),
         "samples",
     ]
     .map(String::from)
@@ -71,7 +71,7 @@ pub fn comparison_cells(report: &Report<'_>, index: usize) -> (Vec<Text>, Vec<Ve
         }
         headers.insert(
             memory_at + format::MEMORY_HEADERS.len(),
-            format!("allocs vs {}", baseline_label(report)),
+            format!("allocs vs {}", baseline_label(report).raw()),
         );
     }
     let rows = compared
@@ -172,7 +172,7 @@ pub fn comparison_cells(report: &Report<'_>, index: usize) -> (Vec<Text>, Vec<Ve
 
 /// What ratios are taken against: the baseline bench, or for targets whose benches each name
 /// their own (crud_overhead), the baseline backend on the same operation.
-pub fn baseline_label(report: &Report<'_>) -> String {
+pub fn baseline_label(report: &Report<'_>) -> Text {
     let target = report
         .runs
         .iter()
@@ -184,9 +184,9 @@ pub fn baseline_label(report: &Report<'_>) -> String {
                 .and_then(|t| t.spec(vs).ok())
                 .map(|b| b.backend())
                 .unwrap_or(vs);
-            format!("{backend}, same op")
+            bench_core::text!("{backend}, same op")
         }
-        None => report.baseline.to_string(),
+        None => report.baseline.into(),
     }
 }
 
@@ -436,7 +436,7 @@ pub fn render(report: &Report<'_>) -> String {
             // Each harness links its own SQLite: name them all when there are several.
             let mut each: Vec<String> = Vec::new();
             for h in run.starts() {
-                let named = format!("{} {}", h.env.sqlite, h.harness);
+                let named = format!("{} {}", h.env.sqlite.terminal(), h.harness);
                 if !each.contains(&named) {
                     each.push(named);
                 }
@@ -444,7 +444,7 @@ pub fn render(report: &Report<'_>) -> String {
             let sqlite = if each.len() > 1 {
                 each.join(", ")
             } else {
-                s.env.sqlite.clone()
+                s.env.sqlite.terminal().to_string()
             };
             let profiled = if run.profiled {
                 ", PROFILED: timings include perf"
@@ -461,7 +461,7 @@ pub fn render(report: &Report<'_>) -> String {
                     "{}  {}  (SQLite {sqlite}, {} build{profiled})\n{}\n",
                     s.target.terminal(),
                     s.knobs,
-                    s.env.profile,
+                    s.env.profile.terminal(),
                     budget_line(&s.budget, processes(run))
                 ));
             }

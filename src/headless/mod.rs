@@ -153,7 +153,7 @@ pub fn run(args: RunArgs) -> i32 {
     });
     match ended {
         Err(e) => {
-            eprintln!("error: {e}");
+            crate::out::say!("error: {e}");
             match e {
                 Error::Input(_) => 2,
                 Error::Start(_) => 1,

@@ -60,7 +60,7 @@ pub fn report(args: &RunArgs, p: Planned, x: Executed) -> Ended {
                 let rows = crate::baseline::compare(&b.runs, &records[..live], &verdict_settings);
                 regressed = crate::baseline::any_regressed(&rows);
                 if rows.is_empty() && interrupted.is_none() && nothing.is_none() {
-                    eprintln!(
+                    crate::out::say!(
                         "error: nothing compared: baseline {} has no bench of this run's target in common with it (a gate on it would have judged nothing)",
                         b.name
                     );
@@ -96,12 +96,12 @@ pub fn report(args: &RunArgs, p: Planned, x: Executed) -> Ended {
         if args.format == Format::Table && args.output.is_none() {
             crate::out::print(&format!("\n{text}"));
         } else {
-            eprint!("{text}");
+            crate::out::say_line(text.trim_end_matches('\n'));
         }
     }
     if let Some(name) = &args.save_baseline {
         if interrupted.is_some() || failed {
-            eprintln!("baseline {name} not saved: the run did not complete");
+            crate::out::say!("baseline {name} not saved: the run did not complete");
         } else {
             // With interleaved rounds, the runs of this run's set-up (not the baseline's).
             // Runs read from elsewhere (after the live ones) are never saved.
@@ -112,14 +112,14 @@ pub fn report(args: &RunArgs, p: Planned, x: Executed) -> Ended {
                 .map(|(r, _)| r.clone())
                 .collect();
             match crate::baseline::save(&baselines_dir, name, &mine, &generated_at) {
-                Ok(p) => eprintln!(
+                Ok(p) => crate::out::say!(
                     "saved baseline {name} ({} run{}) to {}",
                     mine.len(),
                     if mine.len() == 1 { "" } else { "s" },
                     p.display()
                 ),
                 Err(e) => {
-                    eprintln!("error: {e}");
+                    crate::out::say!("error: {e}");
                     write_failed = true;
                 }
             }
@@ -144,19 +144,19 @@ pub fn report(args: &RunArgs, p: Planned, x: Executed) -> Ended {
             let charts = export::charts::write_all(&plain, dir, &stem);
             match &charts {
                 Ok(c) if !c.is_empty() => {
-                    eprintln!("wrote {} SVG charts beside {}", c.len(), path.display())
+                    crate::out::say!("wrote {} SVG charts beside {}", c.len(), path.display())
                 }
                 Ok(_) => {}
-                Err(e) => eprintln!("{e}"),
+                Err(e) => crate::out::say!("{e}"),
             }
             render(format, &plain.with_charts(charts))
         } else {
             render(format, &plain)
         };
         match crate::files::write_atomic(path, &text) {
-            Ok(()) => eprintln!("wrote {}", path.display()),
+            Ok(()) => crate::out::say!("wrote {}", path.display()),
             Err(e) => {
-                eprintln!("error: {e}");
+                crate::out::say!("error: {e}");
                 write_failed = true;
             }
         }
@@ -168,9 +168,9 @@ pub fn report(args: &RunArgs, p: Planned, x: Executed) -> Ended {
         let live: Vec<&RunRecord> = records[..live].iter().collect();
         match recorder.record(&live) {
             Ok(line) if line.is_empty() => {}
-            Ok(line) => eprintln!("{line}"),
+            Ok(line) => crate::out::say!("{line}"),
             Err(e) => {
-                eprintln!("error: {e}");
+                crate::out::say!("error: {e}");
                 write_failed = true;
             }
         }
@@ -194,9 +194,9 @@ pub fn report(args: &RunArgs, p: Planned, x: Executed) -> Ended {
                 .unwrap_or("report")
         );
         match crate::site::write(dir, &title, &plain, series, note) {
-            Ok(p) => eprintln!("wrote {}", p.display()),
+            Ok(p) => crate::out::say!("wrote {}", p.display()),
             Err(e) => {
-                eprintln!("error: {e}");
+                crate::out::say!("error: {e}");
                 write_failed = true;
             }
         }
@@ -204,7 +204,7 @@ pub fn report(args: &RunArgs, p: Planned, x: Executed) -> Ended {
     for r in &records {
         for b in &r.benches {
             if let Some(e) = &b.error {
-                eprintln!(
+                crate::out::say!(
                     "error: bench {} failed: {}",
                     b.name.terminal(),
                     bench_core::text::terminal_str(e)
@@ -212,11 +212,11 @@ pub fn report(args: &RunArgs, p: Planned, x: Executed) -> Ended {
             }
         }
         if let Some(e) = &r.error {
-            eprintln!("error: {e}");
+            crate::out::say!("error: {e}");
         }
     }
     if let (Some(why), None) = (&nothing, interrupted) {
-        eprintln!("error: nothing was measured: {why}");
+        crate::out::say!("error: nothing was measured: {why}");
         failed = true;
     }
     Ended {

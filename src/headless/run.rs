@@ -27,7 +27,7 @@ pub struct Executed {
 /// Runs every planned run, one after the other, until a signal comes.
 pub fn execute(args: &RunArgs, p: &mut Planned) -> Result<Executed, Error> {
     if let Some(line) = &p.selected {
-        eprintln!("{line}");
+        crate::out::say!("{line}");
     }
     let (sweep, repeat, interleave) = (&p.sweep, p.repeat, &p.interleave);
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -61,12 +61,12 @@ pub fn execute(args: &RunArgs, p: &mut Planned) -> Result<Executed, Error> {
     for (plan, request, r, side) in std::mem::take(&mut p.runs) {
         match (&interleave, side) {
             (Some((rounds, _)), Side::Baseline) => {
-                eprintln!("round {}/{rounds}: the baseline's set-up", r + 1)
+                crate::out::say!("round {}/{rounds}: the baseline's set-up", r + 1)
             }
             (Some((rounds, _)), Side::Current) => {
-                eprintln!("round {}/{rounds}: this run's set-up", r + 1)
+                crate::out::say!("round {}/{rounds}: this run's set-up", r + 1)
             }
-            (None, _) if repeat > 1 => eprintln!("repeat {}/{repeat}", r + 1),
+            (None, _) if repeat > 1 => crate::out::say!("repeat {}/{repeat}", r + 1),
             (None, _) => {}
         }
         if !sweep.knobs.is_empty() && r == 0 {
@@ -84,7 +84,7 @@ pub fn execute(args: &RunArgs, p: &mut Planned) -> Result<Executed, Error> {
                 }
                 _ => String::new(),
             };
-            eprintln!("sweep: {}{over}", values.join(" "));
+            crate::out::say!("sweep: {}{over}", values.join(" "));
         }
         let total = request.benches.len();
         let (record, signal) = rt.block_on(collect(
@@ -375,14 +375,17 @@ impl Progress {
             } else {
                 format!("{}  {}", self.bench, self.status)
             };
-            self.bar.set_message(format!("{what}{eta}"));
+            self.bar
+                .set_message(bench_core::text::terminal_lines(&format!("{what}{eta}")));
             self.bar.tick();
         } else if self.printed_bench != self.index {
             self.printed_bench = self.index;
             let elapsed = self.start.elapsed().as_secs_f64();
-            eprintln!(
+            crate::out::say!(
                 "[{elapsed:5.1}s] {}/{} {}{eta}",
-                self.index, self.benches, self.bench
+                self.index,
+                self.benches,
+                self.bench
             );
         }
     }
@@ -395,9 +398,9 @@ impl Progress {
 
     fn print(&self, text: &str) {
         if self.tty {
-            self.bar.suspend(|| eprintln!("{text}"));
+            self.bar.suspend(|| crate::out::say!("{text}"));
         } else {
-            eprintln!("{text}");
+            crate::out::say!("{text}");
         }
     }
 

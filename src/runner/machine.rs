@@ -9,10 +9,23 @@ use std::time::{Duration, Instant};
 
 use bench_core::protocol::{CpuIdle, Machine};
 
+const LOCK_VAR: &str = "BENCHSCOPE_MEASURE_LOCK";
+const LATENCY_VAR: &str = "BENCHSCOPE_CPU_LATENCY_DEVICE";
+
+/// `what`, and the variable that named its path when one did (an error then says where the
+/// path came from).
+fn named(what: &str, var: &str) -> String {
+    if std::env::var_os(var).is_some() {
+        format!("{what} ({var})")
+    } else {
+        what.to_string()
+    }
+}
+
 /// The lock file every benchscope on this machine takes while it measures
 /// (BENCHSCOPE_MEASURE_LOCK overrides where it is).
 pub fn lock_path() -> PathBuf {
-    std::env::var_os("BENCHSCOPE_MEASURE_LOCK")
+    std::env::var_os(LOCK_VAR)
         .map(PathBuf::from)
         .unwrap_or_else(|| std::env::temp_dir().join("benchscope-measure.lock"))
 }
@@ -30,7 +43,7 @@ pub fn try_lock() -> Result<Option<MeasureLock>, String> {
 fn try_lock_at(path: &std::path::Path) -> Result<Option<MeasureLock>, String> {
     // Opened without waiting (a FIFO or a device there is refused by what it is) and within
     // a time limit: a run never hangs on the lock's file, only waits its turn for the lock.
-    let file = bench_core::opener::open_lock(path, "the measurement lock")
+    let file = bench_core::opener::open_lock(path, &named("the measurement lock", LOCK_VAR))
         .map_err(|e| format!("cannot open {e}"))?;
     match file.try_lock() {
         Ok(()) => Ok(Some(MeasureLock { _file: file })),
@@ -151,7 +164,7 @@ pub(crate) fn confine(command: &mut tokio::process::Command, cpus: &CpuSet) {
 /// writing a limit, no CPU enters an idle state slower to leave than that.
 /// BENCHSCOPE_CPU_LATENCY_DEVICE names another file.
 pub fn latency_device() -> PathBuf {
-    std::env::var_os("BENCHSCOPE_CPU_LATENCY_DEVICE")
+    std::env::var_os(LATENCY_VAR)
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("/dev/cpu_dma_latency"))
 }
@@ -175,7 +188,9 @@ pub fn keep_cpus_awake(keep_awake: bool) -> (AwakeHold, CpuIdle) {
 fn hold_latency_at(path: &Path) -> Result<File, String> {
     // Opened without waiting, within a time limit, and only when it is a character device:
     // a FIFO or a file named by BENCHSCOPE_CPU_LATENCY_DEVICE is refused by what it is.
-    let mut file = bench_core::opener::open_device(path, "").map_err(|e| e.to_string())?;
+    let mut file =
+        bench_core::opener::open_device(path, &named("the CPU latency device", LATENCY_VAR))
+            .map_err(|e| e.to_string())?;
     // The device takes the limit in microseconds as a binary 32-bit integer.
     file.write_all(&0i32.to_ne_bytes())
         .map_err(|e| format!("{}: {e}", path.display()))?;
@@ -344,7 +359,7 @@ mod tests {
         // A device that cannot be opened: the run goes on, and the reason names the device.
         let missing = dir.path().join("none").join("cpu_dma_latency");
         let err = hold_latency_at(&missing).unwrap_err();
-        assert!(err.starts_with(&missing.display().to_string()), "{err}");
+        assert!(err.contains(&missing.display().to_string()), "{err}");
         assert!(err.contains("No such file"), "{err}");
         // Not asked, nothing is opened.
         let (hold, state) = keep_cpus_awake(false);

@@ -54,7 +54,7 @@ pub fn run(cmd: StoreCommand) -> i32 {
                     0
                 }
                 Err(e) => {
-                    eprintln!("error: {e}");
+                    crate::out::say!("error: {e}");
                     1
                 }
             }
@@ -83,11 +83,11 @@ fn modified(path: &std::path::Path) -> String {
 fn import(args: ImportArgs) -> i32 {
     match import_runs(&args) {
         Ok(said) => {
-            eprintln!("{said}");
+            crate::out::say!("{said}");
             0
         }
         Err((status, e)) => {
-            eprintln!("error: {e}");
+            crate::out::say!("error: {e}");
             status
         }
     }
@@ -139,7 +139,7 @@ fn import_runs(args: &ImportArgs) -> Result<String, (i32, String)> {
             .iter()
             .map(|r| match &r.start {
                 Some(s) if !s.env.cpu.is_empty() => Fingerprint {
-                    cpu: s.env.cpu.clone(),
+                    cpu: s.env.cpu.raw().to_string(),
                     cores: s.env.cores,
                     kernel: if args.machine.is_some() {
                         "unknown".into()
@@ -226,7 +226,7 @@ mod tests {
         let finished =
             crate::testing::finished_record("single_row_lookup", &[("rusqlite", 1400.0)]);
         let mut no_cpu = crate::testing::finished_record("bulk_insert", &[("rusqlite", 9000.0)]);
-        no_cpu.start.as_mut().unwrap().env.cpu = String::new();
+        no_cpu.start.as_mut().unwrap().env.cpu = Default::default();
         let mut unfinished = crate::testing::finished_record("key_value", &[("rusqlite", 500.0)]);
         unfinished.benches[0].error = Some("stopped".into());
         let saved = crate::baseline::save(

@@ -40,44 +40,35 @@ impl Location {
             .clone()
             .or_else(|| bench_core::vars::process_env(STORE_VAR));
         match given.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
-            // The scheme in any case (`POSTGRES://...`), or libpq's key=value form
-            // (`host=h dbname=d`): a server, not a file path.
-            Some(u) if is_postgres(u) => Target::Postgres(PgUrl::parse(u)),
+            // Any URL (`POSTGRES://...`, `postgresql+psycopg://...`), or libpq's key=value
+            // form with any of its keys (`sslrootcert=x password=y`): a server, never a file
+            // named after the text.
+            Some(u) if bench_core::secret::names_a_server(u) => Target::Postgres(PgUrl::parse(u)),
             Some(p) => Target::Sqlite(PathBuf::from(p)),
             None => Target::Sqlite(crate::journal::data_dir().join("results.sqlite")),
         }
     }
 }
 
-/// Whether `text` names a PostgreSQL server: a postgres:// or postgresql:// URL (any case), or
-/// a libpq key=value string (its first word is one of libpq's keys followed by `=`).
-pub fn is_postgres(text: &str) -> bool {
-    const KEYS: &[&str] = &[
-        "host",
-        "hostaddr",
-        "port",
-        "dbname",
-        "user",
-        "password",
-        "passfile",
-        "sslmode",
-        "service",
-        "application_name",
-        "connect_timeout",
-        "options",
-    ];
-    let t = text.trim_start();
-    if bench_core::redact::has_scheme(t, "postgres")
-        || bench_core::redact::has_scheme(t, "postgresql")
-    {
-        return true;
+/// The most characters of a `--label` or `--commit`.
+pub const SHORT_TEXT: usize = 200;
+
+/// A `--label` or `--commit`: at most [`SHORT_TEXT`] characters, none of them a control
+/// character (what the store keeps is printed in every history).
+fn short_text(s: &str) -> Result<String, String> {
+    let n = s.chars().count();
+    if n > SHORT_TEXT {
+        return Err(format!(
+            "{n} characters (allowed: 1 to {SHORT_TEXT}, no control characters)"
+        ));
     }
-    let key: String = t
-        .chars()
-        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-        .collect();
-    KEYS.contains(&key.to_ascii_lowercase().as_str())
-        && t[key.len()..].trim_start().starts_with('=')
+    if s.trim().is_empty() || s.chars().any(bench_core::text::hidden) {
+        return Err(format!(
+            "{} (allowed: 1 to {SHORT_TEXT} characters, no control characters)",
+            bench_core::text::Text::new(s).terminal()
+        ));
+    }
+    Ok(s.to_string())
 }
 
 /// How a run front end records its runs.
@@ -91,10 +82,10 @@ pub struct StoreArgs {
     pub no_store: bool,
     /// The commit the runs measure (default: the git commit of the working directory, with
     /// whether tracked files have changes).
-    #[arg(long, value_name = "SHA")]
+    #[arg(long, value_name = "SHA", value_parser = short_text)]
     pub commit: Option<String>,
     /// A label for the runs (a change being tried, say): history names and orders points by it.
-    #[arg(long, value_name = "TEXT")]
+    #[arg(long, value_name = "TEXT", value_parser = short_text)]
     pub label: Option<String>,
 }
 
@@ -231,7 +222,7 @@ impl NewRun<'_> {
         self.record
             .start
             .as_ref()
-            .map(|s| s.env.profile.clone())
+            .map(|s| s.env.profile.raw().to_string())
             .unwrap_or_default()
     }
 

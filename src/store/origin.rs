@@ -25,7 +25,7 @@ impl Fingerprint {
     pub fn here() -> Fingerprint {
         let env = bench_core::protocol::env::collect("", 0.0);
         Fingerprint {
-            cpu: env.cpu,
+            cpu: env.cpu.into_raw(),
             cores: env.cores,
             kernel: bench_core::opener::read_text(
                 Path::new("/proc/sys/kernel/osrelease"),
@@ -33,7 +33,7 @@ impl Fingerprint {
                 bench_core::opener::Kind::Small,
             )
             .map(|k| format!("Linux {}", k.trim()))
-            .unwrap_or(env.os),
+            .unwrap_or(env.os.into_raw()),
         }
     }
 }
@@ -43,9 +43,15 @@ impl Fingerprint {
 /// on one host read apart.
 pub fn machine(data: &Path) -> Result<MachineId, String> {
     let path = data.join("machine.json");
-    if let Ok(text) = bench_core::opener::read_text(&path, "", bench_core::opener::Kind::Small) {
-        return serde_json::from_str(&text)
-            .map_err(|e| format!("{} is not a machine identity: {e}", path.display()));
+    // Made on first use: anything at the path but nothing (a FIFO, a folder, a file too large)
+    // is named, never written over.
+    match bench_core::opener::read_text(&path, "", bench_core::opener::Kind::Small) {
+        Ok(text) => {
+            return serde_json::from_str(&text)
+                .map_err(|e| format!("{} is not a machine identity: {e}", path.display()));
+        }
+        Err(e) if !e.is_missing() => return Err(e.to_string()),
+        Err(_) => {}
     }
     let host = bench_core::opener::read_text(
         Path::new("/proc/sys/kernel/hostname"),

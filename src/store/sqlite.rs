@@ -53,9 +53,7 @@ fn found(path: &Path, access: Access) -> Result<bool, String> {
         ));
     }
     // A journal beside it: a write cut short, which a read-only connection cannot roll back.
-    let mut journal = path.as_os_str().to_owned();
-    journal.push("-journal");
-    let journal = PathBuf::from(journal);
+    let journal = beside(path, "-journal");
     if access == Access::Read && std::fs::symlink_metadata(&journal).is_ok_and(|m| m.len() > 0) {
         return Err(format!(
             "{} lies beside it: a write to the store was cut short; recording a run in it (or `benchscope store import`) finishes or rolls that write back, and reading never writes",
@@ -63,6 +61,13 @@ fn found(path: &Path, access: Access) -> Result<bool, String> {
         ));
     }
     Ok(true)
+}
+
+/// The file SQLite keeps beside the store's (`-journal`, `-wal`).
+fn beside(path: &Path, suffix: &str) -> PathBuf {
+    let mut p = path.as_os_str().to_owned();
+    p.push(suffix);
+    PathBuf::from(p)
 }
 
 /// The tables of an open database other than SQLite's own.
@@ -108,17 +113,43 @@ impl Sqlite {
                 .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         }
         let jail = bench_core::jail::file(path).map_err(|e| e.to_string())?;
-        let flags = match access {
-            Access::Write => OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE,
-            Access::Read => OpenFlags::SQLITE_OPEN_READ_ONLY,
-        } | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let mut conn = Connection::open_with_flags_and_vfs(path, flags, jail.name())
-            .map_err(|e| e.to_string())?;
+        // Another application's database is named before anything of it is touched: its
+        // tables are read through an immutable connection, which takes no lock, rolls no
+        // journal back, and makes no file beside it.
+        let immutable = |path: &Path| {
+            let uri = format!("{}&immutable=1", jail.uri(path, true));
+            Connection::open_with_flags(
+                uri,
+                OpenFlags::SQLITE_OPEN_READ_ONLY
+                    | OpenFlags::SQLITE_OPEN_URI
+                    | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            )
+            .map_err(|e| e.to_string())
+        };
+        if exists {
+            check_is_store(path, &tables(&immutable(path)?)?)?;
+        }
+        let mut conn = match access {
+            Access::Write => Connection::open_with_flags_and_vfs(
+                path,
+                OpenFlags::SQLITE_OPEN_READ_WRITE
+                    | OpenFlags::SQLITE_OPEN_CREATE
+                    | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+                jail.name(),
+            )
+            .map_err(|e| e.to_string())?,
+            // A read makes nothing beside the store: while no run writes it (no WAL beside
+            // it) it is read immutable; while one does, as every reader of a WAL does.
+            Access::Read if !beside(path, "-wal").exists() => immutable(path)?,
+            Access::Read => Connection::open_with_flags_and_vfs(
+                path,
+                OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+                jail.name(),
+            )
+            .map_err(|e| e.to_string())?,
+        };
         conn.busy_timeout(Duration::from_secs(30))
             .map_err(|e| e.to_string())?;
-        if exists {
-            check_is_store(path, &tables(&conn)?)?;
-        }
         let runner = embedded::migrations::runner();
         let known = runner
             .get_migrations()
@@ -359,5 +390,64 @@ mod tests {
             (p.bench.as_str(), p.median, p.cpus, p.cpu_idle, p.allocs),
             ("rusqlite", 1400.0, None, None, None)
         );
+    }
+
+    fn listing(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// Reading a store makes nothing beside it (no `-wal`, no `-shm` left behind, owned by
+    /// whoever read), and reads what was recorded.
+    #[test]
+    fn a_read_makes_no_file_beside_the_store() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("results.sqlite");
+        drop(Sqlite::open(&path, Access::Write).unwrap());
+        let before = listing(dir.path());
+        assert_eq!(before, ["results.sqlite"], "a closed store leaves no WAL");
+        let mut s = Sqlite::open(&path, Access::Read).unwrap();
+        assert_eq!(s.info().unwrap().runs, 0);
+        assert_eq!(listing(dir.path()), before);
+        drop(s);
+        assert_eq!(listing(dir.path()), before);
+    }
+
+    /// Another application's database, with a write of its own cut short (a hot journal), is
+    /// refused by name before SQLite touches it: its journal is not rolled back, no WAL or
+    /// shared memory is made beside it, its bytes stay as they were, to write as to read.
+    #[test]
+    fn a_foreign_database_is_refused_before_anything_of_it_is_touched() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("app.db");
+        let c = Connection::open(&path).unwrap();
+        c.execute_batch(
+            "PRAGMA journal_mode=DELETE; CREATE TABLE accounts(x); INSERT INTO accounts VALUES (1);",
+        )
+        .unwrap();
+        let page: u32 = c.query_row("PRAGMA page_size", [], |r| r.get(0)).unwrap();
+        drop(c);
+        bench_core::testing::hot_journal(&path, page, b"");
+        let bytes = |p: &Path| std::fs::read(p).unwrap();
+        let journal = beside(&path, "-journal");
+        let (db_before, journal_before) = (bytes(&path), bytes(&journal));
+        for access in [Access::Write, Access::Read] {
+            let e = Sqlite::open(&path, access).err().unwrap();
+            assert!(
+                e.contains("not a benchscope results store") || e.contains("was cut short"),
+                "{access:?}: {e}"
+            );
+            assert_eq!(bytes(&path), db_before, "{access:?}");
+            assert_eq!(bytes(&journal), journal_before, "{access:?}");
+            assert_eq!(
+                listing(dir.path()),
+                ["app.db", "app.db-journal"],
+                "{access:?}"
+            );
+        }
     }
 }

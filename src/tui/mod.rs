@@ -87,23 +87,40 @@ fn key_of(k: KeyEvent) -> Option<Key> {
 
 pub fn run(args: TuiArgs, open: Option<&std::path::Path>) -> i32 {
     if std::env::var_os("TERM").is_some_and(|t| t == "dumb") {
-        eprintln!(
+        crate::out::say!(
             "error: TERM=dumb: the explorer draws with cursor movement, which a dumb terminal has not (allowed: any other TERM, e.g. xterm-256color); `benchscope run TARGET` works anywhere"
         );
         return 2;
     }
     if let Err(e) = bench_core::dataset::ensure_cache_dir(&args.session.cache_dir()) {
-        eprintln!("error: {e}");
+        crate::out::say!("error: {e}");
         return 2;
     }
     // Settings of the environment, each through its one parser, before the terminal is taken.
     let settings = bench_core::vars::check_environment()
         .map_err(|e| e.to_string())
-        .and_then(|()| Ok((args.store.recorder()?, args.machine.keep_cpus_awake()?)));
-    let (recorder, keep_cpus_awake) = match settings {
+        .and_then(|()| bench_core::knobs::check_process_env().map_err(|e| e.to_string()))
+        .and_then(|()| {
+            let key_log = match bench_core::vars::KEY_LOG
+                .read()
+                .map_err(|e| e.to_string())?
+            {
+                Some(p) => Some(
+                    bench_core::opener::open_append(&p, bench_core::vars::KEY_LOG.name)
+                        .map_err(|e| e.to_string())?,
+                ),
+                None => None,
+            };
+            Ok((
+                args.store.recorder()?,
+                args.machine.keep_cpus_awake()?,
+                key_log,
+            ))
+        });
+    let (recorder, keep_cpus_awake, key_log) = match settings {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("error: {e}");
+            crate::out::say!("error: {e}");
             return 2;
         }
     };
@@ -111,7 +128,7 @@ pub fn run(args: TuiArgs, open: Option<&std::path::Path>) -> i32 {
     let opened = match open.map(crate::show::load) {
         Some(Ok(saved)) => Some(saved),
         Some(Err(e)) => {
-            eprintln!("error: {e}");
+            crate::out::say!("error: {e}");
             return 2;
         }
         None => None,
@@ -141,11 +158,11 @@ pub fn run(args: TuiArgs, open: Option<&std::path::Path>) -> i32 {
                 &defines,
             )),
             (Err(e), _) => {
-                eprintln!("error: {e}");
+                crate::out::say!("error: {e}");
                 return 2;
             }
             (_, Err(e)) => {
-                eprintln!("error: {e}");
+                crate::out::say!("error: {e}");
                 return 2;
             }
         }
@@ -163,7 +180,7 @@ pub fn run(args: TuiArgs, open: Option<&std::path::Path>) -> i32 {
         }
         Ok(t) => t,
         Err(e) => {
-            eprintln!("error: {e}");
+            crate::out::say!("error: {e}");
             return 2;
         }
     };
@@ -176,14 +193,14 @@ pub fn run(args: TuiArgs, open: Option<&std::path::Path>) -> i32 {
     let (varied, variants) = match (variants, args.session.budget.resolve()) {
         (Ok(v), Ok(_)) => v,
         (Err(e), _) | (_, Err(e)) => {
-            eprintln!("error: {e}");
+            crate::out::say!("error: {e}");
             return 2;
         }
     };
     let nice = match crate::runner::front_end_nice() {
         Ok(n) => n,
         Err(e) => {
-            eprintln!("error: {e}");
+            crate::out::say!("error: {e}");
             return 2;
         }
     };
@@ -194,7 +211,7 @@ pub fn run(args: TuiArgs, open: Option<&std::path::Path>) -> i32 {
         match args.session.trace() {
             Ok(t) => t,
             Err(e) => {
-                eprintln!("error: {e}");
+                crate::out::say!("error: {e}");
                 return 2;
             }
         },
@@ -213,7 +230,7 @@ pub fn run(args: TuiArgs, open: Option<&std::path::Path>) -> i32 {
     let offer = crate::journal::latest(&dir).and_then(|last| match crate::journal::load(&last) {
         Ok(s) => s.worth_offering().then_some(s),
         Err(e) => {
-            eprintln!("warning: {e}");
+            crate::out::say!("warning: {e}");
             None
         }
     });
@@ -232,7 +249,7 @@ pub fn run(args: TuiArgs, open: Option<&std::path::Path>) -> i32 {
     let mut runner = match ProcessRunner::new() {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("error: cannot find the benchscope executable to start runs: {e}");
+            crate::out::say!("error: cannot find the benchscope executable to start runs: {e}");
             return 1;
         }
     };
@@ -254,7 +271,9 @@ pub fn run(args: TuiArgs, open: Option<&std::path::Path>) -> i32 {
         Ok(t) => t,
         Err(e) => {
             ratatui::restore();
-            eprintln!("error: cannot open the terminal: {e} (for scripts use `benchscope run`)");
+            crate::out::say!(
+                "error: cannot open the terminal: {e} (for scripts use `benchscope run`)"
+            );
             return 1;
         }
     };
@@ -305,6 +324,7 @@ pub fn run(args: TuiArgs, open: Option<&std::path::Path>) -> i32 {
                 target: store_target,
                 actions: harness_tx.clone(),
             },
+            key_log,
         )
         .await
         .map(|()| store)
@@ -314,12 +334,12 @@ pub fn run(args: TuiArgs, open: Option<&std::path::Path>) -> i32 {
         if let Some(s) = store
             && !s.finish(Duration::from_secs(15))
         {
-            eprintln!("the results store did not answer within 15 s: the last runs may not be recorded there (they are in the session journal)");
+            crate::out::say!("the results store did not answer within 15 s: the last runs may not be recorded there (they are in the session journal)");
         }
     });
     let left = state.unexported();
     if let Some(p) = state.session.journal.as_ref().filter(|_| left > 0) {
-        eprintln!(
+        crate::out::say!(
             "{left} {} with results no export holds {} kept in {}; benchscope offers to reopen {} at its next start",
             if left == 1 { "run" } else { "runs" },
             if left == 1 { "is" } else { "are" },
@@ -330,7 +350,7 @@ pub fn run(args: TuiArgs, open: Option<&std::path::Path>) -> i32 {
     match result {
         Ok(()) => 0,
         Err(e) => {
-            eprintln!("error: {e}");
+            crate::out::say!("error: {e}");
             1
         }
     }
@@ -344,6 +364,7 @@ async fn event_loop(
     journal: Option<crate::journal::Writer>,
     snapshot_dir: &std::path::Path,
     store: effects::StoreLink<'_>,
+    key_log: Option<std::fs::File>,
 ) -> std::io::Result<()> {
     let (tx, mut rx) = mpsc::unbounded_channel();
     let mut lp = Loop {
@@ -373,13 +394,7 @@ async fn event_loop(
     // core), then the frame's end as Unix time in microseconds (so that a script which noted
     // when it pressed the key also counts the wait before the key reached the loop): what
     // tests/soak/explorer-cpu.sh and explorer-keys.sh read.
-    let mut key_log = std::env::var_os("BENCHSCOPE_KEY_LOG").and_then(|p| {
-        std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(p)
-            .ok()
-    });
+    let mut key_log = key_log;
     let mut draw = |state: &State| -> std::io::Result<Instant> {
         let at = Instant::now();
         terminal.draw(|f| crate::ui::render(state, f))?;

@@ -446,9 +446,9 @@ fn draw_detail(
         .record
         .starts()
         .find_map(|s| s.env.settings.get("memory"))
-        .filter(|w| w.starts_with("not counted"))
+        .filter(|w| w.raw().starts_with("not counted"))
     {
-        lines.push(Line::raw(format!("memory: {why}")));
+        lines.push(Line::raw(format!("memory: {}", why.terminal())));
     }
     if let Some(p) = result.and_then(|r| r.profile.as_ref()) {
         lines.extend(profile_lines(p, theme, area.width as usize));

@@ -97,7 +97,7 @@ pub struct Change {
     /// What differs between the runs compared (knobs, trace, build, SQLite, CPU): flagged
     /// beside the verdict, never silently compared.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub differs: Vec<String>,
+    pub differs: Vec<crate::text::Text>,
     /// Allocations per operation either side, where both were counted (runs from protocol
     /// 1.13 on): a count, judged on its own ([`AllocChange`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -141,6 +141,57 @@ fn a_file_jail_reaches_its_file_and_journals_alone() {
     assert_eq!(file(&store).unwrap().name(), jail.name());
 }
 
+/// What sits beside a database is what SQLite opens next (its journal, its WAL, its shared
+/// memory, the last without asking the VFS): a FIFO there (a read would wait for ever), a
+/// folder, or a hard link to a file elsewhere (SQLite would write into it) refuses the
+/// database at once, by the path that is wrong.
+#[test]
+fn a_fifo_or_a_hard_link_beside_a_database_refuses_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let victims = decoys(&home);
+    let run = dir.path().join("run");
+    std::fs::create_dir(&run).unwrap();
+    let jail = folder(&run).unwrap();
+    for (i, suffix) in ["-journal", "-wal", "-shm"].iter().enumerate() {
+        for how in ["fifo", "link", "folder"] {
+            let db = run.join(format!("{how}{i}.db"));
+            make_db(&db);
+            let beside = PathBuf::from(format!("{}{suffix}", db.display()));
+            match how {
+                "fifo" => {
+                    let c = CString::new(beside.as_os_str().as_bytes()).unwrap();
+                    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+                }
+                "link" => std::fs::hard_link(&victims[i], &beside).unwrap(),
+                _ => std::fs::create_dir(&beside).unwrap(),
+            }
+            let t = std::time::Instant::now();
+            let opened = Connection::open_with_flags_and_vfs(
+                &db,
+                OpenFlags::SQLITE_OPEN_READ_WRITE,
+                jail.name(),
+            )
+            .and_then(|c| count(&c));
+            assert!(opened.is_err(), "{how} {suffix}: {opened:?}");
+            assert!(t.elapsed() < std::time::Duration::from_secs(5), "waited");
+            assert!(
+                jail.refusals()
+                    .iter()
+                    .any(|r| r.op == "open" && r.path == beside),
+                "{how} {suffix}: {:?}",
+                jail.refusals()
+            );
+        }
+    }
+    for (i, v) in victims.iter().enumerate() {
+        assert_eq!(
+            std::fs::read_to_string(v).unwrap(),
+            format!("the user's file {i}\n")
+        );
+    }
+}
+
 #[test]
 fn a_jail_of_what_is_not_a_folder_is_refused_by_name() {
     let dir = tempfile::tempdir().unwrap();

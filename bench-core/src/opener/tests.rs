@@ -248,3 +248,51 @@ proptest! {
         }
     }
 }
+
+/// A file found in a folder is read where it is: a link there (to a file outside the folder)
+/// is refused by what it is, never followed; a file the user names is read through its link.
+#[test]
+fn a_link_found_in_a_folder_is_not_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    let outside = dir.path().join("secret.json");
+    std::fs::write(&outside, "{\"a\": 1}").unwrap();
+    let tree = dir.path().join("tree");
+    std::fs::create_dir(&tree).unwrap();
+    std::os::unix::fs::symlink(&outside, tree.join("sample.json")).unwrap();
+    std::fs::write(tree.join("real.json"), "{}").unwrap();
+    let e = read_text_found(&tree.join("sample.json"), "", Kind::Document).unwrap_err();
+    assert!(e.to_string().contains("a link"), "{e}");
+    assert_eq!(
+        read_text_found(&tree.join("real.json"), "", Kind::Document).unwrap(),
+        "{}"
+    );
+    assert_eq!(
+        read_text(&tree.join("sample.json"), "", Kind::Document).unwrap(),
+        "{\"a\": 1}"
+    );
+}
+
+/// A FIFO written to (a report sent to `-o fifo`) is opened without waiting: refused at once
+/// when no process reads it; written, blocking as a pipe does, when one does.
+#[test]
+fn a_fifo_no_process_reads_is_refused_at_once_for_writing() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("out");
+    fifo(&p);
+    let q = p.clone();
+    let e = promptly("open_device", move || open_device(&q, "").map(|_| ()));
+    assert!(e.unwrap_err().to_string().contains("FIFO"), "refused");
+    let q = p.clone();
+    let reader = std::thread::spawn(move || std::fs::read(&q).unwrap().len());
+    // The reader opens the FIFO; then a large write (beyond a pipe's buffer) blocks until read.
+    let f = loop {
+        if let Ok(f) = open_device(&p, "") {
+            break f;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let mut f = f;
+    std::io::Write::write_all(&mut f, &vec![b'x'; 1 << 20]).unwrap();
+    drop(f);
+    assert_eq!(reader.join().unwrap(), 1 << 20);
+}

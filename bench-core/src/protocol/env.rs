@@ -51,21 +51,28 @@ fn confined_to() -> Option<Vec<usize>> {
     (!cpus.is_empty() && online > 0 && cpus.len() < online as usize).then_some(cpus)
 }
 
+/// A build's crate versions (its `CRATE_VERSIONS`) as a run records them.
+pub fn crates(
+    versions: &[(&str, &str)],
+) -> std::collections::BTreeMap<crate::text::Text, crate::text::Text> {
+    versions
+        .iter()
+        .map(|(n, v)| ((*n).into(), (*v).into()))
+        .collect()
+}
+
 /// The environment of this process. `sqlite` is the linked library's version, if any.
 pub fn collect(sqlite: &str, timer_ns: f64) -> RunEnv {
     RunEnv {
-        profile: profile().to_string(),
-        sqlite: sqlite.to_string(),
-        crates: CRATE_VERSIONS
-            .iter()
-            .map(|(n, v)| (n.to_string(), v.to_string()))
-            .collect(),
-        cpu: cpu_model(),
+        profile: profile().into(),
+        sqlite: sqlite.into(),
+        crates: crates(CRATE_VERSIONS),
+        cpu: cpu_model().into(),
         cpus: confined_to(),
         cores: std::thread::available_parallelism()
             .map(|n| n.get())
             .unwrap_or(1),
-        os: format!("{} {}", std::env::consts::OS, std::env::consts::ARCH),
+        os: format!("{} {}", std::env::consts::OS, std::env::consts::ARCH).into(),
         timer_ns,
         settings: Default::default(),
     }
@@ -89,7 +96,7 @@ mod tests {
         assert!(
             env.crates
                 .get("rusqlite")
-                .is_some_and(|v| v.starts_with("0.40")),
+                .is_some_and(|v| v.raw().starts_with("0.40")),
             "{:?}",
             env.crates
         );

@@ -17,19 +17,20 @@ use crate::measure::trace::Phase;
 /// Major version of the protocol. A reader refuses any other major version.
 pub const VERSION: u32 = 1;
 
-/// The environment a run was measured in.
+/// The environment a run was measured in. Its words are [`Text`](crate::text::Text): a run read
+/// back from a store or a report may hold anything there, and every sink escapes them.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct RunEnv {
     /// "release" or "debug"; a debug build's numbers are not representative.
-    pub profile: String,
+    pub profile: crate::text::Text,
     /// Version of the SQLite library linked into the runner.
     #[serde(default)]
-    pub sqlite: String,
+    pub sqlite: crate::text::Text,
     /// Versions of the crates that matter for the measurement.
     #[serde(default)]
-    pub crates: BTreeMap<String, String>,
+    pub crates: BTreeMap<crate::text::Text, crate::text::Text>,
     #[serde(default)]
-    pub cpu: String,
+    pub cpu: crate::text::Text,
     /// The CPUs this runner may run on (its threads' affinity), where they are fewer than
     /// the machine's (`--cpus`; since 1.8). `cores` counts them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -37,18 +38,18 @@ pub struct RunEnv {
     #[serde(default)]
     pub cores: usize,
     #[serde(default)]
-    pub os: String,
+    pub os: crate::text::Text,
     /// Cost of one timer read in ns, calibrated at start.
     #[serde(default)]
     pub timer_ns: f64,
     /// Harness-specific settings worth recording (pool sizes, statement caches...).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub settings: BTreeMap<String, String>,
+    pub settings: BTreeMap<crate::text::Text, crate::text::Text>,
 }
 
 impl RunEnv {
     pub fn is_debug(&self) -> bool {
-        self.profile != "release"
+        self.profile.raw() != "release"
     }
 
     /// What a report says of a runner confined to some of the machine's CPUs.
@@ -117,11 +118,13 @@ impl Budget {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Start {
+    /// The run's id (never printed: a Criterion import's holds its folder's names).
     pub run: String,
     pub target: crate::text::Text,
     /// The benches this run will measure, in order.
     pub benches: Vec<String>,
-    /// Which harness produced the stream ("core" or "sqlx").
+    /// Which harness produced the stream ("core" or "sqlx"; a word, checked when read back).
+    #[serde(deserialize_with = "crate::knobs::token")]
     pub harness: String,
     pub knobs: Knobs,
     pub seed: u64,

@@ -140,7 +140,7 @@ pub fn serve(args: &RunnerArgs, registry: Registry, env: &DescribeEnv<'_>) -> i3
     // A run that cannot go on: an error event, the same on stderr, and the exit code.
     let fail = |emit: &mut dyn FnMut(Event), e: BenchError, code: i32| {
         let message = e.to_string();
-        eprintln!("error: {message}");
+        crate::text::say(&format!("error: {message}"));
         emit(Event::Error {
             bench: None,
             message,
@@ -154,9 +154,10 @@ pub fn serve(args: &RunnerArgs, registry: Registry, env: &DescribeEnv<'_>) -> i3
     let timer_ns = crate::measure::trace::calibrate_timer();
     crate::measure::trace::set_timer_cost(timer_ns);
     let mut run_env = env(timer_ns, &plan);
-    run_env
-        .settings
-        .insert("memory".into(), crate::measure::memory_setting(counting));
+    run_env.settings.insert(
+        "memory".into(),
+        crate::measure::memory_setting(counting).into(),
+    );
     if run_env.is_debug() {
         tracing::warn!("{}", crate::protocol::DEBUG_WARNING);
     }
@@ -475,7 +476,7 @@ pub fn paired_groups(baselines: &[Option<usize>], size: usize) -> Vec<PairedGrou
 /// binding's functions.
 pub fn jail_or_exit(api: crate::jail::Api) {
     if let Err(e) = crate::jail::install(api) {
-        eprintln!("error: {e}");
+        crate::text::say(&format!("error: {e}"));
         std::process::exit(1);
     }
 }
@@ -503,11 +504,14 @@ pub fn core_main(args: args::RunnerArgs) -> i32 {
         let mut env =
             crate::protocol::env::collect(crate::backends::raw::sqlite_version(), timer_ns);
         if let Some(c) = plan.knobs.count_if(&crate::catalog::CONCURRENCY) {
-            env.settings.insert("pool".into(), format!("max_size={c}"));
+            env.settings
+                .insert("pool".into(), format!("max_size={c}").into());
         }
         env.settings.insert(
             "sqlite settings".into(),
-            crate::settings::SqliteSettings::from_knobs(&plan.knobs).describe(),
+            crate::settings::SqliteSettings::from_knobs(&plan.knobs)
+                .describe()
+                .into(),
         );
         env
     };

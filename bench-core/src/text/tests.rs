@@ -43,6 +43,9 @@ fn what_would_break_a_sink_is_escaped() {
         Text::from("3.43x [3.36–3.53]").md_cell(),
         "3.43x [3.36–3.53]"
     );
+    // An e-mail autolink may start with punctuation (found by the `text` fuzz target).
+    assert_eq!(Text::from("<.@vr6>").md_cell(), "\\<.@vr6>");
+    assert_eq!(Text::from("< 2x").md_cell(), "< 2x");
     assert_eq!(Text::from("# heading").md_line(), "\\# heading");
     assert_eq!(Text::from("1. item").md_line(), "\\1. item");
     assert_eq!(

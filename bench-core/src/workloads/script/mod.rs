@@ -259,7 +259,8 @@ pub fn check_inputs(args: &crate::script::ScriptArgs) -> Result<Mix, BenchError>
             db.display()
         ))),
         (Found::Missing | Found::Empty, Some(init)) => {
-            crate::script::original::open_regular(init, "--init")?;
+            // An SQL file: a FIFO or a folder there is named as what it is, not a database.
+            crate::script::original::read_text(init, "--init")?;
             Ok(mix)
         }
     }

@@ -455,7 +455,9 @@ pub async fn drop_schemas(url: &PgUrl, schemas: &[String]) {
         Ok::<_, BenchError>(())
     };
     if let Err(e) = r.await {
-        eprintln!("benchscope: the script's PostgreSQL schemas {schemas:?} were not dropped: {e}");
+        crate::text::say(&format!(
+            "benchscope: the script's PostgreSQL schemas {schemas:?} were not dropped: {e}"
+        ));
     }
 }
 
