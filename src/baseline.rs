@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use bench_core::compare::{Settings, Verdict, groups, judge, judge_rounds, setup_differences};
 use bench_core::protocol::results::{BenchResult, RunRecord};
+use bench_core::text::Text;
 use serde::{Deserialize, Serialize};
 
 use crate::format;
@@ -18,7 +19,7 @@ pub const SCHEMA_VERSION: u32 = 1;
 pub struct Baseline {
     pub schema: String,
     pub schema_version: u32,
-    pub name: String,
+    pub name: bench_core::text::Text,
     pub saved_at: String,
     pub runs: Vec<RunRecord>,
 }
@@ -122,8 +123,8 @@ pub fn run(args: CompareArgs) -> i32 {
     if rows.is_empty() {
         crate::out::say!(
             "error: nothing to compare: {} and {} have no bench of a target in common",
-            base.name,
-            cur.name
+            base.name.terminal(),
+            cur.name.terminal()
         );
         return 2;
     }
@@ -134,12 +135,16 @@ pub fn run(args: CompareArgs) -> i32 {
 /// What `compare` prints: the verdicts against the baseline, then Criterion's own reading of
 /// the change, beside benchscope's, when the current side is a Criterion folder's latest
 /// results.
-fn report(base: &str, rows: &[Row], changes: &[String], settings: &Settings) -> String {
-    let mut out = text(&format!("against baseline {base}"), rows, settings);
+fn report(base: &Text, rows: &[Row], changes: &[Text], settings: &Settings) -> String {
+    let mut out = text(
+        &format!("against baseline {}", base.terminal()),
+        rows,
+        settings,
+    );
     if !changes.is_empty() {
         out.push_str("\nCriterion's own change, from its folder:\n");
         for l in changes {
-            out.push_str(&format!("  {l}\n"));
+            out.push_str(&format!("  {}\n", l.terminal()));
         }
     }
     out
@@ -185,7 +190,7 @@ pub fn save(dir: &Path, name: &str, runs: &[RunRecord], saved_at: &str) -> Resul
         runs: runs.to_vec(),
     };
     let p = path(dir, name);
-    let text = serde_json::to_string_pretty(&b).expect("a baseline serializes");
+    let text = bench_core::text::json::pretty(&b);
     crate::files::write_atomic(&p, &text)?;
     Ok(p)
 }
@@ -215,7 +220,7 @@ pub fn load(dir: &Path, what: &str) -> Result<Baseline, String> {
 
 /// [`load`], and for a Criterion folder's latest results Criterion's own change of each
 /// benchmark, in words (none otherwise).
-fn load_with_changes(dir: &Path, what: &str) -> Result<(Baseline, Vec<String>), String> {
+fn load_with_changes(dir: &Path, what: &str) -> Result<(Baseline, Vec<Text>), String> {
     // A Criterion folder: its latest results, or `FOLDER@SET` for one of its result sets
     // (`base`, a baseline saved with --save-baseline NAME).
     let criterion = match what.rsplit_once('@') {
@@ -232,14 +237,16 @@ fn load_with_changes(dir: &Path, what: &str) -> Result<(Baseline, Vec<String>), 
         let b = Baseline {
             schema: SCHEMA.into(),
             schema_version: SCHEMA_VERSION,
-            name: what.to_string(),
+            name: what.into(),
             saved_at: String::new(),
             runs: read.runs,
         };
         return Ok((b, read.changes));
     }
     let as_file = Path::new(what);
-    let named = what.ends_with(".json") && as_file.is_file();
+    // Whatever is at a `.json` path the user named (a FIFO, a link to a device, a loop) is read
+    // as that file, and refused as what it is, never looked up as a saved baseline's name.
+    let named = what.ends_with(".json") && std::fs::symlink_metadata(as_file).is_ok();
     let p = if named {
         as_file.to_path_buf()
     } else {
@@ -266,12 +273,23 @@ fn load_with_changes(dir: &Path, what: &str) -> Result<(Baseline, Vec<String>), 
     } else {
         crate::files::read_found_document(&p)?
     };
-    let read = read_baseline(&p, &text, v)?;
+    Ok((checked(&p, &text, v)?, Vec::new()))
+}
+
+/// The baseline or report document at `p`, a file the user named (whatever its name ends in:
+/// read as that file, refused as what it is).
+pub fn load_file(p: &Path) -> Result<Baseline, String> {
+    let (text, v) = crate::files::read_document(p)?;
+    checked(p, &text, v)
+}
+
+fn checked(p: &Path, text: &str, v: serde_json::Value) -> Result<Baseline, String> {
+    let read = read_baseline(p, text, v)?;
     for (i, r) in read.runs.iter().enumerate() {
         r.check_figures()
             .map_err(|e| format!("{}: run {}: {e}", p.display(), i + 1))?;
     }
-    Ok((read, Vec::new()))
+    Ok(read)
 }
 
 /// A baseline or report document, as a baseline.
@@ -289,7 +307,7 @@ fn read_baseline(p: &Path, text: &str, v: serde_json::Value) -> Result<Baseline,
             Ok(Baseline {
                 schema: SCHEMA.into(),
                 schema_version: SCHEMA_VERSION,
-                name: p.display().to_string(),
+                name: p.display().to_string().into(),
                 saved_at: saved.generated_at,
                 runs: saved.runs,
             })
@@ -462,11 +480,11 @@ pub fn setup_of(
         }
         [] => Err(format!(
             "baseline {} has no measured run of {target} to measure again",
-            baseline.name
+            baseline.name.terminal()
         )),
         [a, b, ..] => Err(format!(
             "baseline {} holds {} set-ups of {target} ({}): --interleave measures one again; save each as its own baseline",
-            baseline.name,
+            baseline.name.terminal(),
             setups.len(),
             setup_differences(a, b).join(", ")
         )),
@@ -705,7 +723,7 @@ mod tests {
         let p = save(dir.path(), "main", &runs, "2026-11-23T10:00:00Z").unwrap();
         assert_eq!(p, dir.path().join("main.json"));
         let b = load(dir.path(), "main").unwrap();
-        assert_eq!((b.name.as_str(), b.runs.len()), ("main", 1));
+        assert_eq!((b.name.raw(), b.runs.len()), ("main", 1));
         assert_eq!(b.runs[0].bench("rusqlite").unwrap().samples.len(), 30);
         let e = load(dir.path(), "other").unwrap_err();
         assert!(
@@ -794,11 +812,11 @@ mod tests {
         let cur = [run(&[], &[("rusqlite", 1410.0)])];
         let s = Settings::default();
         let rows = compare(&base, &cur, &s);
-        let plain = report("main", &rows, &[], &s);
+        let plain = report(&"main".into(), &rows, &[], &s);
         assert_eq!(plain, text("against baseline main", &rows, &s));
         assert!(!plain.contains("Criterion"), "{plain}");
-        let changes = ["g a: Criterion's change against its baseline: median +20.0%".to_string()];
-        let with = report("main", &rows, &changes, &s);
+        let changes = ["g a: Criterion's change against its baseline: median +20.0%".into()];
+        let with = report(&"main".into(), &rows, &changes, &s);
         assert_eq!(
             with,
             format!(

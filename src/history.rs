@@ -500,10 +500,7 @@ pub fn run(args: HistoryArgs) -> i32 {
     let all = series(&points.rows, noise, &Settings::default());
     match args.format {
         Format::Table => crate::out::print(&table(&all)),
-        Format::Json => crate::out::print(&format!(
-            "{}\n",
-            serde_json::to_string_pretty(&all).expect("series serialize")
-        )),
+        Format::Json => crate::out::print(&format!("{}\n", bench_core::text::json::pretty(&all))),
     }
     if all.iter().any(Series::regressed) {
         3

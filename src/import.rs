@@ -280,7 +280,7 @@ pub struct CriterionRead {
     pub runs: Vec<RunRecord>,
     /// Criterion's own change of each benchmark of the latest results that has one (its
     /// `change/`), in words, after its group and parameter: also in its run's source.
-    pub changes: Vec<String>,
+    pub changes: Vec<bench_core::text::Text>,
 }
 
 /// One result set of a Criterion folder (`new`, `base`, a baseline's name), or an error naming
@@ -337,7 +337,7 @@ fn criterion_sets(root: &Path, only: Option<&str>) -> Result<CriterionRead, Stri
                 .as_deref()
                 .map(|p| format!("/{p}"))
                 .unwrap_or_default();
-            changes.push(format!("{}{at} {words}", b.group));
+            changes.push(bench_core::text!("{}{at} {words}", b.group));
         }
         groups
             .entry((b.group.clone(), b.param.clone(), rank(&set), set))
@@ -607,6 +607,7 @@ mod tests {
         assert_eq!(new.changes.len(), 1, "{:?}", new.changes);
         assert!(
             new.changes[0]
+                .raw()
                 .starts_with("g a: Criterion's change against its baseline: median +20.0%"),
             "{:?}",
             new.changes

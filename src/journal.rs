@@ -246,7 +246,7 @@ impl Writer {
 
     /// Appends one entry; the first failure is returned (and later ones are silent).
     pub fn append(&mut self, entry: &Entry) -> Result<(), String> {
-        let mut line = serde_json::to_string(entry).expect("journal entries serialize");
+        let mut line = bench_core::text::json::line(entry);
         line.push('\n');
         self.append_line(line)
     }

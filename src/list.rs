@@ -78,10 +78,7 @@ pub fn render(args: &ListArgs) -> Result<String, String> {
                     "strategies": strategies(),
                 })
             };
-            format!(
-                "{}\n",
-                serde_json::to_string_pretty(&doc).expect("catalog serializes")
-            )
+            format!("{}\n", bench_core::text::json::pretty(&doc))
         }
         ListFormat::Text => text(&chosen, benches, knobs, args.target.is_none()),
     })

@@ -9,7 +9,8 @@ use bench_core::protocol::results::RunRecord;
 /// Runs from any file or folder benchscope reads: a Criterion folder, a session journal, a
 /// baseline or a report. Each run is marked with where it came from.
 pub fn open(path: &Path) -> Result<Vec<RunRecord>, String> {
-    if !path.exists() {
+    // A link that leads nowhere or to itself is there: opened, it is refused by what it is.
+    if std::fs::symlink_metadata(path).is_err() {
         return Err(format!(
             "cannot read {}: no such file or folder",
             path.display()
@@ -43,7 +44,7 @@ pub fn open(path: &Path) -> Result<Vec<RunRecord>, String> {
         }
         s.runs.into_iter().map(|r| r.record).collect()
     } else {
-        crate::baseline::load(Path::new("."), &path.display().to_string())?.runs
+        crate::baseline::load_file(path)?.runs
     };
     for (i, r) in runs.iter_mut().enumerate() {
         r.check_figures()

@@ -673,7 +673,7 @@ fn idle_cpus_are_kept_polling_when_asked_or_the_output_says_why_not() {
     assert_eq!(
         state(&refused.get_output().stdout)["why"],
         format!(
-            "{}: a regular file; allowed: a character device (or a FIFO a process reads)",
+            "the CPU latency device (BENCHSCOPE_CPU_LATENCY_DEVICE) {}: a regular file; allowed: a character device (or a FIFO a process reads)",
             plain.display()
         )
     );
@@ -688,7 +688,7 @@ fn idle_cpus_are_kept_polling_when_asked_or_the_output_says_why_not() {
     let text = String::from_utf8_lossy(&table.get_output().stdout).into_owned();
     assert!(
         text.contains(&format!(
-            "machine: idle CPUs could not be kept polling as asked ({}: cannot open it: No such file or directory",
+            "machine: idle CPUs could not be kept polling as asked (the CPU latency device (BENCHSCOPE_CPU_LATENCY_DEVICE) {}: cannot open it: No such file or directory",
             missing.display()
         )),
         "{text}"

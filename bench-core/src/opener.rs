@@ -114,7 +114,13 @@ impl std::fmt::Display for OpenError {
         if !self.label.is_empty() {
             write!(f, "{} ", self.label)?;
         }
-        write!(f, "{}: ", self.path.display())?;
+        // A path from data (a folder walked, a name in a report) may hold a line break or an
+        // escape: it cannot start a line of its own in the message.
+        write!(
+            f,
+            "{}: ",
+            crate::text::terminal_str(&self.path.display().to_string())
+        )?;
         match &self.why {
             Why::Open(e) => write!(f, "cannot open it: {e}"),
             Why::NotRegular(what) => {

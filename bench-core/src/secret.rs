@@ -123,22 +123,47 @@ const LIBPQ_KEYS: &[&str] = &[
 ];
 
 /// Whether `text` names a PostgreSQL server rather than a file: a URL whose scheme starts with
-/// `postgres` in any case (`postgres`, `postgresql`, `postgresql+driver`), or a key=value text
-/// with any libpq keyword or any key holding `password`. (A URL of another scheme is neither:
-/// the store refuses it by its `://`, never making a file of it.)
+/// `postgres` in any case (`postgres`, `postgresql`, `postgresql+driver`, or the scheme with a
+/// slash missing, `postgres:/u:pw@h`), or a key=value text, read leniently (a quote left open,
+/// a word without `=`), whose first key is one of libpq's or with any key holding `password`
+/// (a file is never named after a password). (A URL of another
+/// scheme is neither: the store refuses it by its `://`, never making a file of it.)
 pub fn names_a_server(text: &str) -> bool {
-    if is_url(text) {
-        let t = text.trim_start();
-        return t
-            .get(..8)
-            .is_some_and(|s| s.eq_ignore_ascii_case("postgres"));
+    let t = text.trim_start();
+    if t.get(..9)
+        .is_some_and(|s| s.eq_ignore_ascii_case("postgres:"))
+        || t.get(..11)
+            .is_some_and(|s| s.eq_ignore_ascii_case("postgresql:"))
+        || t.get(..9)
+            .is_some_and(|s| s.eq_ignore_ascii_case("postgres+"))
+        || t.get(..11)
+            .is_some_and(|s| s.eq_ignore_ascii_case("postgresql+"))
+    {
+        return true;
     }
-    keyword_pairs(text).is_some_and(|pairs| {
-        pairs.iter().any(|(k, _)| {
-            let k = k.to_ascii_lowercase();
-            LIBPQ_KEYS.contains(&k.as_str()) || k.contains("password")
-        })
-    })
+    if is_url(t) {
+        return false;
+    }
+    // Spaces around `=` taken out (`dbname = bench`), then the words read as `key=value`.
+    let mut joined = String::with_capacity(t.len());
+    for part in t.split('=') {
+        if !joined.is_empty() {
+            joined.truncate(joined.trim_end().len());
+            joined.push('=');
+            joined.push_str(part.trim_start());
+        } else {
+            joined.push_str(part);
+        }
+    }
+    let key = |w: &str| w.split_once('=').map(|(k, _)| k.to_ascii_lowercase());
+    joined
+        .split_whitespace()
+        .next()
+        .and_then(key)
+        .is_some_and(|k| LIBPQ_KEYS.contains(&k.as_str()))
+        || joined
+            .split_whitespace()
+            .any(|w| key(w).is_some_and(|k| k.contains("password")))
 }
 
 /// Whether a value of a shown key is shown: not one that holds a URL or an `@` (a host given
@@ -274,6 +299,13 @@ fn shown(text: &str) -> String {
         // rest is read without it.
         let t = text.trim();
         return match password_key_end(t) {
+            // An `@` after a password key: the key may stand inside the userinfo's password
+            // (`bob:x?password=y@host`) as well as the `@` inside the query's: which part is
+            // which cannot be told, so no part is shown.
+            Some(cut) if t[cut..].contains('@') => {
+                let scheme = &t[..t.find("://").expect("a URL")];
+                format!("{}://***", visible(scheme))
+            }
             Some(cut) => {
                 let head = shown_url(&t[..cut]);
                 // A query's password key is shown `password=***` already.

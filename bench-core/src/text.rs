@@ -15,7 +15,8 @@
 //!   (which XML 1.0 forbids) escaped.
 //!
 //! [`Text::raw`] gives the text itself for what compares, orders, matches or looks it up, and
-//! for JSON (serde writes every string escaped); `tests/layers.rs` fails when `.raw()` feeds a
+//! for JSON (written by [`json`], which escapes every hidden character in a string as serde does
+//! the controls below U+0020); `tests/layers.rs` fails when `.raw()` feeds a
 //! formatting macro.
 
 /// A [`Text`] made by `format!` from parts: other texts by [`Text::raw`], figures, words. The
@@ -27,6 +28,8 @@ macro_rules! text {
         $crate::text::Text::new(format!($($arg)*))
     };
 }
+
+pub mod json;
 
 use std::borrow::Borrow;
 use std::fmt;
@@ -164,6 +167,16 @@ impl Text {
 /// links and images), and `\` itself; a figure
 /// such as `3.43x [3.36–3.53]` or `+12%` reads as it is.
 pub fn md_cell(s: &str) -> String {
+    md_escape(s, false)
+}
+
+/// An image's text (`![...](file)`) or a link's: [`md_cell`], and every `[` and `]` escaped, so
+/// that the text cannot end early and start a link or an image of its own.
+pub fn md_alt(s: &str) -> String {
+    md_escape(s, true)
+}
+
+fn md_escape(s: &str, alt: bool) -> String {
     let t = terminal_str(s);
     let mut out = String::with_capacity(t.len());
     let chars: Vec<char> = t.chars().collect();
@@ -180,6 +193,10 @@ pub fn md_cell(s: &str) -> String {
             // (`< 2x` reads as it is).
             '<' if next.is_some_and(|n| !n.is_whitespace()) => {
                 out.push_str("\\<");
+            }
+            '[' | ']' if alt => {
+                out.push('\\');
+                out.push(c);
             }
             ']' if next == Some('(') => out.push_str("\\]"),
             '[' if i > 0 && chars[i - 1] == '!' => out.push_str("\\["),

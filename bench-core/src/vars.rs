@@ -89,9 +89,9 @@ pub fn boolish(v: &str) -> Result<bool, String> {
 
 /// Seconds, a finite number above 0 and at most a day.
 pub fn silence_seconds(v: &str) -> Result<f64, String> {
-    let allowed = "(allowed: seconds above 0 and at most 86400)";
+    let allowed = "(allowed: seconds from 0.1 to 86400)";
     match v.trim().parse::<f64>() {
-        Ok(s) if s.is_finite() && s > 0.0 && s <= 86_400.0 => Ok(s),
+        Ok(s) if (0.1..=86_400.0).contains(&s) => Ok(s),
         Ok(_) => Err(format!("out of range {allowed}")),
         Err(_) => Err(format!("not a number {allowed}")),
     }

@@ -28,8 +28,11 @@ pub struct Chart {
     pub series: Vec<(String, Vec<(f64, f64)>)>,
 }
 
+/// Part of a file name made of `s`: safe characters alone, and at most 120 of them (a name
+/// from a store may be thousands long; a longer one keeps its first 100 and a hash of all).
 fn slug(s: &str) -> String {
-    s.chars()
+    let safe: String = s
+        .chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '-' {
                 c
@@ -37,7 +40,14 @@ fn slug(s: &str) -> String {
                 '_'
             }
         })
-        .collect()
+        .collect();
+    if safe.len() <= 120 {
+        return safe;
+    }
+    use std::hash::{Hash, Hasher};
+    let mut h = std::hash::DefaultHasher::new();
+    s.hash(&mut h);
+    format!("{}-{:016x}", &safe[..100], h.finish())
 }
 
 /// Text as a chart shows it: control characters (which no XML file may hold, and which a

@@ -138,7 +138,7 @@ pub fn render(report: &Report<'_>) -> String {
                 .collect(),
         }),
     };
-    let mut s = serde_json::to_string_pretty(&doc).expect("report serializes");
+    let mut s = bench_core::text::json::pretty(&doc);
     s.push('\n');
     s
 }

@@ -151,7 +151,7 @@ fn environment_of(out: &mut String, s: &bench_core::protocol::Start, several: bo
         "- budget per bench: {} s warm-up, {} s{}, {}..{} samples",
         b.warmup_s,
         b.time_s,
-        super::table::own_times(b),
+        super::table::own_times(b).md_cell(),
         b.min_samples,
         b.max_samples
     );
@@ -176,14 +176,14 @@ pub fn render(report: &Report<'_>) -> String {
         let _ = writeln!(
             out,
             "Generated {}. Medians per operation and ratios to {}, each the geometric mean over {processes} runner processes, with the 95% interval of where a repeat of the run lands.",
-            report.generated_at,
+            bench_core::text::md_cell(report.generated_at),
             super::table::baseline_label(report).md_cell()
         );
     } else {
         let _ = writeln!(
             out,
             "Generated {}. Medians per operation with bootstrap 95% CIs; ratios to {} with bootstrap 95% intervals.",
-            report.generated_at,
+            bench_core::text::md_cell(report.generated_at),
             super::table::baseline_label(report).md_cell()
         );
     }
@@ -276,7 +276,12 @@ pub fn render(report: &Report<'_>) -> String {
         Some(Ok(charts)) if !charts.is_empty() => {
             let _ = writeln!(out, "\n### Charts\n");
             for (caption, file) in charts {
-                let _ = writeln!(out, "![{caption}]({file})\n");
+                let _ = writeln!(
+                    out,
+                    "![{}]({})\n",
+                    bench_core::text::md_alt(caption),
+                    super::layout::link_destination(file)
+                );
             }
         }
         Some(Err(why)) => {

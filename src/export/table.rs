@@ -405,7 +405,7 @@ pub fn budget_line(b: &bench_core::protocol::Budget, processes: usize) -> String
         "each bench{each}: {} s warm-up, then samples for {} s{} (at least {}, at most {}); per-op figures are per sample",
         b.warmup_s,
         b.time_s,
-        own_times(b),
+        own_times(b).terminal(),
         b.min_samples,
         b.max_samples
     )
@@ -413,17 +413,19 @@ pub fn budget_line(b: &bench_core::protocol::Budget, processes: usize) -> String
 
 /// The benches with a time of their own (`--time-for`), grouped by time: `", 10 s for
 /// bulk_get, bulk_put"`; empty when every bench takes the budget's.
-pub fn own_times(b: &bench_core::protocol::Budget) -> String {
+pub fn own_times(b: &bench_core::protocol::Budget) -> Text {
     let mut by: Vec<(f64, Vec<&str>)> = Vec::new();
     for (bench, s) in &b.times {
         match by.iter_mut().find(|(t, _)| t == s) {
-            Some((_, names)) => names.push(bench),
-            None => by.push((*s, vec![bench])),
+            Some((_, names)) => names.push(bench.raw()),
+            None => by.push((*s, vec![bench.raw()])),
         }
     }
-    by.iter()
-        .map(|(s, names)| format!(", {s} s for {}", names.join(", ")))
-        .collect()
+    Text::new(
+        by.iter()
+            .map(|(s, names)| format!(", {s} s for {}", names.join(", ")))
+            .collect::<String>(),
+    )
 }
 
 pub fn render(report: &Report<'_>) -> String {

@@ -62,12 +62,12 @@ pub fn report(args: &RunArgs, p: Planned, x: Executed) -> Ended {
                 if rows.is_empty() && interrupted.is_none() && nothing.is_none() {
                     crate::out::say!(
                         "error: nothing compared: baseline {} has no bench of this run's target in common with it (a gate on it would have judged nothing)",
-                        b.name
+                        b.name.terminal()
                     );
                     failed = true;
                 }
                 crate::baseline::text(
-                    &format!("against baseline {}", b.name),
+                    &format!("against baseline {}", b.name.terminal()),
                     &rows,
                     &verdict_settings,
                 )
@@ -79,7 +79,7 @@ pub fn report(args: &RunArgs, p: Planned, x: Executed) -> Ended {
                 let mut text = crate::baseline::text(
                     &format!(
                         "against baseline {}, its set-up measured again in {} interleaved rounds",
-                        b.name,
+                        b.name.terminal(),
                         rounds.len()
                     ),
                     &rows,

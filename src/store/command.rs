@@ -25,13 +25,13 @@ pub struct ImportArgs {
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
     /// The machine the results were measured on, when not this data folder's.
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", value_parser = super::short_text)]
     pub machine: Option<String>,
     /// The commit they measured (default: none known).
-    #[arg(long, value_name = "SHA")]
+    #[arg(long, value_name = "SHA", value_parser = super::short_text)]
     pub commit: Option<String>,
     /// A label for them.
-    #[arg(long, value_name = "TEXT")]
+    #[arg(long, value_name = "TEXT", value_parser = super::short_text)]
     pub label: Option<String>,
     #[command(flatten)]
     pub location: Location,

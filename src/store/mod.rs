@@ -12,7 +12,7 @@ pub mod origin;
 mod postgres;
 mod sqlite;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use bench_core::protocol::results::{BenchStatus, RunRecord};
 use bench_core::secret::PgUrl;
@@ -35,6 +35,14 @@ pub const STORE_VAR: &str = "BENCHSCOPE_STORE";
 impl Location {
     /// The store `--store` names, else BENCHSCOPE_STORE, else the data folder's.
     pub fn target(&self) -> Target {
+        // A variable that is not UTF-8 names a file by its bytes (a path may be any bytes; a
+        // URL is text), never a path read lossily.
+        if self.store.is_none()
+            && let Some(os) = std::env::var_os(STORE_VAR)
+            && os.to_str().is_none()
+        {
+            return Target::Sqlite(PathBuf::from(os));
+        }
         let given = self
             .store
             .clone()
@@ -50,12 +58,17 @@ impl Location {
     }
 }
 
+/// Whether a store's path is a URL's text (`mysql://...`): never a file to make.
+fn is_url_like(p: &Path) -> bool {
+    p.as_os_str().to_string_lossy().contains("://")
+}
+
 /// The most characters of a `--label` or `--commit`.
 pub const SHORT_TEXT: usize = 200;
 
-/// A `--label` or `--commit`: at most [`SHORT_TEXT`] characters, none of them a control
+/// A `--label`, `--commit` or `--machine`: at most [`SHORT_TEXT`] characters, none of them a control
 /// character (what the store keeps is printed in every history).
-fn short_text(s: &str) -> Result<String, String> {
+pub(crate) fn short_text(s: &str) -> Result<String, String> {
     let n = s.chars().count();
     if n > SHORT_TEXT {
         return Err(format!(
@@ -485,11 +498,11 @@ impl Store {
     /// benchscope store of this benchscope's schema; nothing is made, migrated or written.
     pub fn read(target: &Target) -> Result<Store, String> {
         if let Target::Sqlite(p) = target
+            && !is_url_like(p)
             && std::fs::symlink_metadata(p).is_err()
         {
             return Err(format!(
-                "no results store at {}: runs are recorded there as they finish (or give --store)",
-                p.display()
+                "no results store at {target}: runs are recorded there as they finish (or give --store)"
             ));
         }
         Store::open_as(target, sqlite::Access::Read)
@@ -498,7 +511,7 @@ impl Store {
     fn open_as(target: &Target, access: sqlite::Access) -> Result<Store, String> {
         match target {
             // A URL of another kind is not a file name to make folders of.
-            Target::Sqlite(p) if p.as_os_str().to_string_lossy().contains("://") => Err(
+            Target::Sqlite(p) if is_url_like(p) => Err(
                 "not a file path, and not a PostgreSQL URL (allowed: a SQLite file, or postgres://... or postgresql://... in any case)".to_string(),
             ),
             Target::Sqlite(p) => {

@@ -47,8 +47,12 @@ pub fn machine(data: &Path) -> Result<MachineId, String> {
     // is named, never written over.
     match bench_core::opener::read_text(&path, "", bench_core::opener::Kind::Small) {
         Ok(text) => {
-            return serde_json::from_str(&text)
-                .map_err(|e| format!("{} is not a machine identity: {e}", path.display()));
+            let m: MachineId = serde_json::from_str(&text)
+                .map_err(|e| format!("{} is not a machine identity: {e}", path.display()))?;
+            // The name is printed with every run recorded and stored in every row.
+            super::short_text(&m.name)
+                .map_err(|e| format!("{}: its name is {e}", path.display()))?;
+            return Ok(m);
         }
         Err(e) if !e.is_missing() => return Err(e.to_string()),
         Err(_) => {}
@@ -68,7 +72,7 @@ pub fn machine(data: &Path) -> Result<MachineId, String> {
         id,
     };
     std::fs::create_dir_all(data).map_err(|e| format!("cannot create {}: {e}", data.display()))?;
-    let text = serde_json::to_string_pretty(&m).expect("a machine identity serializes");
+    let text = bench_core::text::json::pretty(&m);
     crate::files::write_atomic(&path, &text)?;
     // Two processes making it at once: whichever rename came last is the identity.
     bench_core::opener::read_text(&path, "", bench_core::opener::Kind::Small)
@@ -113,8 +117,13 @@ pub fn code(commit: Option<&str>, label: Option<&str>) -> Code {
 
 /// The commit of the repository at `dir`, unless given.
 fn code_in(dir: &Path, commit: Option<&str>, label: Option<&str>) -> Code {
+    // git runs what a repository's own config names (core.fsmonitor is a command `status`
+    // starts): turned off here, as benchscope only reads which commit is checked out and
+    // whether tracked files changed. A repository another user owns git refuses by itself
+    // (safe.directory).
     let git = |args: &[&str]| {
         std::process::Command::new("git")
+            .args(["-c", "core.fsmonitor=false"])
             .args(args)
             .current_dir(dir)
             .stderr(std::process::Stdio::null())
@@ -143,6 +152,37 @@ fn code_in(dir: &Path, commit: Option<&str>, label: Option<&str>) -> Code {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A repository whose config names a command for git to run (`core.fsmonitor`, which
+    /// `git status` starts): the commit and whether files changed are read, the command never
+    /// run.
+    #[test]
+    fn a_repository_s_own_commands_are_not_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("repo");
+        std::fs::create_dir(&repo).unwrap();
+        let pwned = dir.path().join("PWNED");
+        let git = |args: &[&str]| {
+            let ok = std::process::Command::new("git")
+                .args(["-c", "user.name=a", "-c", "user.email=a@a"])
+                .args(args)
+                .current_dir(&repo)
+                .output()
+                .is_ok_and(|o| o.status.success());
+            assert!(ok, "git {args:?}");
+        };
+        git(&["init", "-q"]);
+        std::fs::write(repo.join("f"), "x").unwrap();
+        git(&["add", "f"]);
+        git(&["commit", "-q", "-m", "x"]);
+        let cmd = format!("touch {}; false", pwned.display());
+        git(&["config", "core.fsmonitor", &cmd]);
+        std::fs::write(repo.join("f"), "changed").unwrap();
+        let code = code_in(&repo, None, None);
+        assert_eq!(code.commit.map(|c| c.len()), Some(40));
+        assert_eq!(code.dirty, Some(true));
+        assert!(!pwned.exists(), "git ran the repository's fsmonitor");
+    }
 
     #[test]
     fn a_data_folder_keeps_its_machine_and_two_folders_are_two_machines() {

@@ -113,6 +113,14 @@ impl Sqlite {
                 .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         }
         let jail = bench_core::jail::file(path).map_err(|e| e.to_string())?;
+        // What SQLite was refused names the file at fault, where SQLite's own words name none.
+        let seen = jail.refusals().len();
+        let sqlite_error = |e: rusqlite::Error| match jail.refusals().get(seen) {
+            Some(r) => format!(
+                "{r}: beside a store SQLite opens only regular files of its own (not a link, a FIFO, a folder, or a file with a second name elsewhere)"
+            ),
+            None => e.to_string(),
+        };
         // Another application's database is named before anything of it is touched: its
         // tables are read through an immutable connection, which takes no lock, rolls no
         // journal back, and makes no file beside it.
@@ -124,7 +132,7 @@ impl Sqlite {
                     | OpenFlags::SQLITE_OPEN_URI
                     | OpenFlags::SQLITE_OPEN_NO_MUTEX,
             )
-            .map_err(|e| e.to_string())
+            .map_err(sqlite_error)
         };
         if exists {
             check_is_store(path, &tables(&immutable(path)?)?)?;
@@ -137,7 +145,7 @@ impl Sqlite {
                     | OpenFlags::SQLITE_OPEN_NO_MUTEX,
                 jail.name(),
             )
-            .map_err(|e| e.to_string())?,
+            .map_err(sqlite_error)?,
             // A read makes nothing beside the store: while no run writes it (no WAL beside
             // it) it is read immutable; while one does, as every reader of a WAL does.
             Access::Read if !beside(path, "-wal").exists() => immutable(path)?,
@@ -146,7 +154,7 @@ impl Sqlite {
                 OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
                 jail.name(),
             )
-            .map_err(|e| e.to_string())?,
+            .map_err(sqlite_error)?,
         };
         conn.busy_timeout(Duration::from_secs(30))
             .map_err(|e| e.to_string())?;
@@ -447,6 +455,24 @@ mod tests {
                 listing(dir.path()),
                 ["app.db", "app.db-journal"],
                 "{access:?}"
+            );
+        }
+    }
+
+    /// A FIFO where the store's WAL goes: refused at once, by that path, to read as to write.
+    #[test]
+    fn a_fifo_beside_the_store_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("results.sqlite");
+        drop(Sqlite::open(&path, Access::Write).unwrap());
+        let wal = beside(&path, "-wal");
+        let c = std::ffi::CString::new(wal.as_os_str().as_encoded_bytes()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        for access in [Access::Read, Access::Write] {
+            let e = Sqlite::open(&path, access).err().unwrap();
+            assert!(
+                e.contains(&wal.display().to_string()) && e.contains("only regular files"),
+                "{access:?}: {e}"
             );
         }
     }

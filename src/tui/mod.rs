@@ -317,14 +317,13 @@ pub fn run(args: TuiArgs, open: Option<&std::path::Path>) -> i32 {
             &mut state,
             &runner,
             harness,
-            journal,
+            Logs { journal, key_log },
             &args.snapshot_dir,
             effects::StoreLink {
                 background: store.as_ref(),
                 target: store_target,
                 actions: harness_tx.clone(),
             },
-            key_log,
         )
         .await
         .map(|()| store)
@@ -356,16 +355,23 @@ pub fn run(args: TuiArgs, open: Option<&std::path::Path>) -> i32 {
     }
 }
 
+/// What the explorer's loop writes beside the screen: the session journal and, with
+/// BENCHSCOPE_KEY_LOG, each key's timings.
+struct Logs {
+    journal: Option<crate::journal::Writer>,
+    key_log: Option<std::fs::File>,
+}
+
 async fn event_loop(
     mut terminal: ratatui::DefaultTerminal,
     state: &mut State,
     runner: &dyn Runner,
     mut harness: mpsc::UnboundedReceiver<Action>,
-    journal: Option<crate::journal::Writer>,
+    logs: Logs,
     snapshot_dir: &std::path::Path,
     store: effects::StoreLink<'_>,
-    key_log: Option<std::fs::File>,
 ) -> std::io::Result<()> {
+    let Logs { journal, key_log } = logs;
     let (tx, mut rx) = mpsc::unbounded_channel();
     let mut lp = Loop {
         runner,

@@ -463,7 +463,7 @@ impl Target {
         if scored.len() > near.len() {
             near.push("...");
         }
-        near.join(", ")
+        crate::text::terminal_str(&near.join(", "))
     }
 
     pub fn is_throughput(&self) -> bool {

@@ -101,7 +101,7 @@ pub struct Budget {
     /// samples of each, in place of `time_s`. In paired rounds a group's benches take turns
     /// for the sum of their times.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub times: BTreeMap<String, f64>,
+    pub times: BTreeMap<crate::text::Text, f64>,
 }
 
 impl Budget {
@@ -413,7 +413,7 @@ struct InLine {
 
 /// Encodes one event as a line (without the newline).
 pub fn encode(event: &Event) -> String {
-    serde_json::to_string(&OutLine { v: VERSION, event }).expect("events always serialize")
+    crate::text::json::line(&OutLine { v: VERSION, event })
 }
 
 #[derive(Debug, thiserror::Error)]

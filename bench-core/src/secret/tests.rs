@@ -22,10 +22,16 @@ fn each_spelling_is_shown_without_its_password() {
             "postgres://h/db?%70assword=***",
         ),
         ("postgres://u:a@b@c/db", "postgres://u:***@c/db"),
-        // An `@` in a password in the query (found by the `secret` fuzz target).
+        // An `@` in a password in the query (found by the `secret` fuzz target): which `@`
+        // ends a userinfo cannot be told, nothing after the scheme is shown.
         (
             "postgres://db.example/bench?sslmode=disable&PassWord=@=r='.",
-            "postgres://db.example/bench?sslmode=disable&PassWord=***",
+            "postgres://***",
+        ),
+        // A password key inside the userinfo's password (found by the same).
+        (
+            "postgres://bob:zz?PassWord=***@db.example:5432/bench",
+            "postgres://***",
         ),
         (
             "host=127.0.0.1 port=1 user=u password='p w' dbname=d",
@@ -160,6 +166,13 @@ fn any_url_or_libpq_key_names_a_server_never_a_file() {
         "channel_binding=require user=u",
         "load_balance_hosts=random host=h",
         "mypassword=secret",
+        "dbname = bench",
+        "my file password=x",
+        // Texts that do not read as key=value pairs, and a scheme with a slash missing (found
+        // by an attack: each became a file named after the password).
+        "host=127.0.0.1 port=1 user=u password=my secret",
+        "host=h user=u password='hunter2",
+        "postgres:/u:hunter2@127.0.0.1:1/db",
     ] {
         assert!(names_a_server(t), "{t}");
     }
@@ -167,6 +180,7 @@ fn any_url_or_libpq_key_names_a_server_never_a_file() {
         "results.sqlite",
         "/tmp/a b/results.sqlite",
         "runs=1.sqlite",
+        "my host=1.sqlite",
         "./postgres",
         "mysql://u:secret@h/db",
         "",

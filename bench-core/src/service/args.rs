@@ -506,14 +506,9 @@ pub struct SessionArgs {
     /// else ~/.cache/benchscope).
     #[arg(long, value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
-    /// PostgreSQL for the benches that need it (skipped without one). Passed to runners
-    /// through the environment, never on a command line.
-    #[arg(
-        long,
-        value_name = "URL",
-        env = "BENCHSCOPE_POSTGRES_URL",
-        hide_env_values = true
-    )]
+    /// PostgreSQL for the benches that need it (skipped without one); BENCHSCOPE_POSTGRES_URL
+    /// when not given. Passed to runners through the environment, never on a command line.
+    #[arg(long, value_name = "URL")]
     pub postgres_url: Option<crate::secret::PgUrl>,
     /// Set the target up as its source suite's own bench is (bulk_insert: 10 rows, as INSERT
     /// text; single_row_lookup: 1000 lookups a checkout; `list` names each target's), each
@@ -521,6 +516,9 @@ pub struct SessionArgs {
     #[arg(long)]
     pub suite: bool,
 }
+
+/// The variable that names PostgreSQL when `--postgres-url` is not given.
+pub const POSTGRES_URL_VAR: &str = "BENCHSCOPE_POSTGRES_URL";
 
 impl SessionArgs {
     /// The knobs asked for; under `--suite` the target's suite set-up, and under `--quick` its
@@ -570,7 +568,14 @@ impl SessionArgs {
 
     /// The PostgreSQL URL, if one is given and not empty.
     pub fn postgres_url(&self) -> Option<crate::secret::PgUrl> {
-        self.postgres_url.clone().filter(|u| !u.is_empty())
+        // The variable read here, not by clap: a value that is not UTF-8 then fails the one
+        // command that uses it, by the driver's error, not every command at its parse.
+        self.postgres_url
+            .clone()
+            .or_else(|| {
+                crate::vars::process_env(POSTGRES_URL_VAR).map(|v| crate::secret::PgUrl::parse(&v))
+            })
+            .filter(|u| !u.is_empty())
     }
 
     /// Tracing asked for by `--trace`, else by BENCH_TRACE (one parser: a value neither

@@ -74,7 +74,7 @@ impl RunnerArgs {
         for (pattern, seconds) in self.session.budget.time_for()? {
             for b in target.select_for("--time-for", &pattern)? {
                 if benches.iter().any(|p| p.name == b.name) {
-                    budget.times.insert(b.name.to_string(), seconds);
+                    budget.times.insert(b.name.into(), seconds);
                 }
             }
         }
@@ -559,7 +559,12 @@ mod tests {
             parse(argv)
                 .plan(None)
                 .map(|p| {
-                    let mut t: Vec<(String, f64)> = p.budget.times.into_iter().collect();
+                    let mut t: Vec<(String, f64)> = p
+                        .budget
+                        .times
+                        .into_iter()
+                        .map(|(k, v)| (k.into_raw(), v))
+                        .collect();
                     t.sort_by(|a, b| a.0.cmp(&b.0));
                     (p.budget.time_s, t)
                 })

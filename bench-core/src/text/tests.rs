@@ -115,6 +115,24 @@ proptest! {
         prop_assert!(!rendered_markup(&table), "{table}");
     }
 
+    /// Whatever a caption holds, an image with it as its text is one image of the file named,
+    /// with nothing inside made of the caption (no link, image, emphasis, code or HTML).
+    #[test]
+    fn an_image_text_is_one_image_of_its_file(s in hostile()) {
+        use pulldown_cmark::{Event, Parser, Tag};
+        let md = format!("![{}](chart.svg)\n", md_alt(&s));
+        let starts: Vec<String> = Parser::new(&md)
+            .filter_map(|e| match e {
+                Event::Start(Tag::Image { dest_url, .. }) => Some(format!("image {dest_url}")),
+                Event::Start(Tag::Paragraph) => None,
+                Event::Start(t) => Some(format!("{t:?}")),
+                Event::Code(_) | Event::Html(_) | Event::InlineHtml(_) => Some("markup".into()),
+                _ => None,
+            })
+            .collect();
+        prop_assert_eq!(starts, vec!["image chart.svg".to_string()], "{}", md);
+    }
+
     /// Whatever a name holds, a CSV cell does not start a formula and holds no control
     /// character; the csv crate's quoting keeps it one field.
     #[test]
