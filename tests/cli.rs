@@ -291,6 +291,43 @@ fn run_jsonl_passes_the_stream_through() {
     assert_eq!(events.last(), Some(&protocol::Event::Done));
 }
 
+/// The explorer reads the knob variables of every target (it switches between them) and the
+/// key log before it takes the terminal: a bad value, or a key log that is a FIFO, is refused
+/// then, by name, and nothing is drawn.
+#[test]
+fn the_explorer_refuses_a_bad_setting_before_it_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("keys");
+    let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    for (var, value, msg) in [
+        (
+            "BENCH_CONCURRENCY",
+            "lots".to_string(),
+            "invalid value \"lots\" in environment variable BENCH_CONCURRENCY",
+        ),
+        (
+            "BENCHSCOPE_KEY_LOG",
+            fifo.display().to_string(),
+            "BENCHSCOPE_KEY_LOG",
+        ),
+    ] {
+        let o = benchscope()
+            .args(["open", "no-such-report.json"])
+            .env("TERM", "xterm")
+            .env("BENCHSCOPE_DATA_DIR", dir.path().join("data"))
+            .env("BENCHSCOPE_STORE", dir.path().join("store.sqlite"))
+            .env(var, &value)
+            .timeout(std::time::Duration::from_secs(20))
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(msg))
+            .get_output()
+            .clone();
+        assert!(o.stdout.is_empty(), "{var}: drew {:?}", o.stdout);
+    }
+}
+
 #[test]
 fn bad_values_are_refused_with_the_allowed_range() {
     let cache = tempfile::tempdir().unwrap();

@@ -522,16 +522,6 @@ pub fn process_env(var: &str) -> Option<String> {
     crate::vars::process_env(var)
 }
 
-/// Checks every knob variable of every target of the catalog in this process's environment:
-/// the explorer, which switches between targets, refuses a bad value before it starts rather
-/// than take a default for it silently.
-pub fn check_process_env() -> Result<(), KnobError> {
-    for t in crate::workloads::targets() {
-        resolve(&t.knobs, &process_env, &[])?;
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

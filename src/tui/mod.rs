@@ -99,7 +99,7 @@ pub fn run(args: TuiArgs, open: Option<&std::path::Path>) -> i32 {
     // Settings of the environment, each through its one parser, before the terminal is taken.
     let settings = bench_core::vars::check_environment()
         .map_err(|e| e.to_string())
-        .and_then(|()| bench_core::knobs::check_process_env().map_err(|e| e.to_string()))
+        .and_then(|()| knob_variables())
         .and_then(|()| {
             let key_log = match bench_core::vars::KEY_LOG
                 .read()
@@ -353,6 +353,17 @@ pub fn run(args: TuiArgs, open: Option<&std::path::Path>) -> i32 {
             1
         }
     }
+}
+
+/// Every knob variable of every target of the catalog in this process's environment: the
+/// explorer, which switches between targets, refuses a bad value before it starts rather than
+/// take a default for it silently when a target that reads it is picked.
+fn knob_variables() -> Result<(), String> {
+    for t in bench_core::workloads::targets() {
+        bench_core::knobs::resolve(&t.knobs, &bench_core::knobs::process_env, &[])
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(())
 }
 
 /// What the explorer's loop writes beside the screen: the session journal and, with

@@ -14,14 +14,31 @@ fuzz_target!(|data: (Vec<u8>, u8)| {
     if name.is_empty() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
+    // One folder and one jail for the whole run (a process holds a bounded number of jails):
+    // the user's folder and the run's made afresh inside it for each input.
+    static DIR: std::sync::OnceLock<(tempfile::TempDir, bench_core::jail::Jail)> =
+        std::sync::OnceLock::new();
+    let (dir, jail) = DIR.get_or_init(|| {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir(d.path().join("run")).unwrap();
+        let j = bench_core::jail::folder(&d.path().join("run")).unwrap();
+        (d, j)
+    });
     let home = dir.path().join("home");
+    let _ = std::fs::remove_dir_all(&home);
     std::fs::create_dir(&home).unwrap();
     for i in 0..3 {
         std::fs::write(home.join(format!("f{i}")), format!("the user's file {i}")).unwrap();
     }
     let run = dir.path().join("run");
-    std::fs::create_dir(&run).unwrap();
+    for e in std::fs::read_dir(&run).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() && !p.is_symlink() {
+            std::fs::remove_dir_all(&p).unwrap();
+        } else {
+            std::fs::remove_file(&p).unwrap();
+        }
+    }
     let db = run.join("copy.db");
     let page: u32 = {
         let c = Connection::open(&db).unwrap();
@@ -42,7 +59,6 @@ fuzz_target!(|data: (Vec<u8>, u8)| {
     };
     bench_core::testing::hot_journal(&db, page, &target);
     let before = bench_core::testing::folder_listing(&home);
-    let jail = bench_core::jail::folder(&run).unwrap();
     if let Ok(c) = Connection::open_with_flags_and_vfs(&db, OpenFlags::SQLITE_OPEN_READ_WRITE, jail.name()) {
         if how & 4 != 0 {
             let _ = c.pragma_update(None, "journal_mode", "WAL");
