@@ -86,7 +86,7 @@ mod tests {
 fn stderr_lines_go_through_one_sink() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut found = Vec::new();
-    let mut stack: Vec<_> = [
+    let roots: Vec<_> = [
         "src",
         "bench-core/src",
         "harness-sqlx/src",
@@ -96,22 +96,14 @@ fn stderr_lines_go_through_one_sink() {
     .iter()
     .map(|r| root.join(r))
     .collect();
-    while let Some(dir) = stack.pop() {
-        for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "rs")
-                && !p.ends_with("tests.rs")
-                && !p.ends_with("testing.rs")
-            {
-                let (code, _) =
-                    bench_core::testing::non_test_code(&std::fs::read_to_string(&p).unwrap());
-                for (n, line) in code.lines().enumerate() {
-                    if line.contains("eprintln!(") || line.contains("eprint!(") {
-                        found.push(format!("{}:{}", p.display(), n + 1));
-                    }
-                }
+    for p in bench_core::testing::rust_files(&roots) {
+        if p.ends_with("tests.rs") || p.ends_with("testing.rs") {
+            continue;
+        }
+        let (code, _) = bench_core::testing::non_test_code(&std::fs::read_to_string(&p).unwrap());
+        for (n, line) in code.lines().enumerate() {
+            if line.contains("eprintln!(") || line.contains("eprint!(") {
+                found.push(format!("{}:{}", p.display(), n + 1));
             }
         }
     }

@@ -114,67 +114,15 @@ pub fn shaped(text: &str) -> Vec<String> {
     out
 }
 
-/// The `password` values of a libpq keyword/value string (`k=v k='quoted \' value'`).
+/// The `password` values of a libpq keyword/value string (`k=v k='quoted \' value'`), as far as
+/// it reads.
 fn keyword_passwords(conn: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut chars = conn.chars().peekable();
-    loop {
-        while chars.peek().is_some_and(|c| c.is_whitespace()) {
-            chars.next();
-        }
-        let mut key = String::new();
-        while let Some(&c) = chars.peek() {
-            if c == '=' || c.is_whitespace() {
-                break;
-            }
-            key.push(c);
-            chars.next();
-        }
-        if key.is_empty() && chars.peek().is_none() {
-            break;
-        }
-        while chars.peek().is_some_and(|c| c.is_whitespace()) {
-            chars.next();
-        }
-        if chars.peek() != Some(&'=') {
-            if chars.peek().is_none() {
-                break;
-            }
-            chars.next();
-            continue;
-        }
-        chars.next();
-        while chars.peek().is_some_and(|c| c.is_whitespace()) {
-            chars.next();
-        }
-        let mut value = String::new();
-        if chars.peek() == Some(&'\'') {
-            chars.next();
-            while let Some(c) = chars.next() {
-                match c {
-                    '\\' => {
-                        if let Some(n) = chars.next() {
-                            value.push(n);
-                        }
-                    }
-                    '\'' => break,
-                    c => value.push(c),
-                }
-            }
-        } else {
-            while let Some(&c) = chars.peek() {
-                if c.is_whitespace() {
-                    break;
-                }
-                value.push(c);
-                chars.next();
-            }
-        }
-        if key.eq_ignore_ascii_case("password") {
-            out.push(value);
-        }
-    }
-    out
+    crate::secret::read_pairs(conn)
+        .0
+        .into_iter()
+        .filter(|(k, _)| k.eq_ignore_ascii_case("password"))
+        .map(|(_, v)| v)
+        .collect()
 }
 
 /// `text` with every secret replaced by `***`.

@@ -380,14 +380,26 @@ fn shown_url(text: &str) -> String {
 /// A libpq key=value string's pairs (values unquoted, `\` escapes taken), or `None` when it does
 /// not read as one (an unterminated quote, a key without `=`).
 fn keyword_pairs(text: &str) -> Option<Vec<(String, String)>> {
+    let (pairs, whole) = read_pairs(text);
+    whole.then_some(pairs)
+}
+
+/// The pairs of a libpq key=value string as far as they read, and whether the whole text read
+/// as pairs: what does not (a word without `=`, a quote left open, a `\` at the end) is passed
+/// over, and the reading goes on.
+pub(crate) fn read_pairs(text: &str) -> (Vec<(String, String)>, bool) {
     let mut out = Vec::new();
+    let mut whole = true;
     let mut chars = text.chars().peekable();
-    loop {
+    let skip_space = |chars: &mut std::iter::Peekable<std::str::Chars<'_>>| {
         while chars.peek().is_some_and(|c| c.is_whitespace()) {
             chars.next();
         }
+    };
+    loop {
+        skip_space(&mut chars);
         if chars.peek().is_none() {
-            return Some(out);
+            return (out, whole);
         }
         let mut key = String::new();
         while let Some(&c) = chars.peek() {
@@ -397,23 +409,31 @@ fn keyword_pairs(text: &str) -> Option<Vec<(String, String)>> {
             key.push(c);
             chars.next();
         }
-        while chars.peek().is_some_and(|c| c.is_whitespace()) {
-            chars.next();
+        skip_space(&mut chars);
+        if chars.peek() != Some(&'=') || key.is_empty() {
+            // A word without `=`: passed over.
+            whole = false;
+            if chars.peek() != Some(&'=') {
+                continue;
+            }
         }
-        if chars.next() != Some('=') || key.is_empty() {
-            return None;
-        }
-        while chars.peek().is_some_and(|c| c.is_whitespace()) {
-            chars.next();
-        }
+        chars.next();
+        skip_space(&mut chars);
         let mut value = String::new();
         if chars.peek() == Some(&'\'') {
             chars.next();
             loop {
-                match chars.next()? {
-                    '\\' => value.push(chars.next()?),
-                    '\'' => break,
-                    c => value.push(c),
+                match chars.next() {
+                    Some('\\') => match chars.next() {
+                        Some(n) => value.push(n),
+                        None => whole = false,
+                    },
+                    Some('\'') => break,
+                    Some(c) => value.push(c),
+                    None => {
+                        whole = false;
+                        break;
+                    }
                 }
             }
         } else {
@@ -423,13 +443,18 @@ fn keyword_pairs(text: &str) -> Option<Vec<(String, String)>> {
                 }
                 chars.next();
                 if c == '\\' {
-                    value.push(chars.next()?);
+                    match chars.next() {
+                        Some(n) => value.push(n),
+                        None => whole = false,
+                    }
                 } else {
                     value.push(c);
                 }
             }
         }
-        out.push((key, value));
+        if !key.is_empty() {
+            out.push((key, value));
+        }
     }
 }
 

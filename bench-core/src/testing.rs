@@ -696,24 +696,7 @@ pub fn file_reads(code: &str) -> Vec<String> {
 /// files `allowed` (paths ending so: the opener itself, test helpers, build scripts), test code
 /// left out: `path:line: text`.
 pub fn reads_outside(roots: &[std::path::PathBuf], allowed: &[&str]) -> Vec<String> {
-    let mut files = Vec::new();
-    let mut stack: Vec<std::path::PathBuf> = roots.to_vec();
-    while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for e in entries.flatten() {
-            let p = e.path();
-            if e.file_type().is_ok_and(|t| t.is_dir()) {
-                if p.file_name().is_some_and(|n| n != "target" && n != "tests") {
-                    stack.push(p);
-                }
-            } else if p.extension().is_some_and(|x| x == "rs") {
-                files.push(p);
-            }
-        }
-    }
-    files.sort();
+    let files = rust_files(roots);
     // Files of modules declared `#[cfg(test)]`: `name.rs` or `name/...` beside the declaring file.
     let mut test_files: Vec<std::path::PathBuf> = Vec::new();
     let mut found = Vec::new();
@@ -800,8 +783,27 @@ pub fn raw_prints(code: &str) -> Vec<String> {
 /// [`raw_prints`] over every `.rs` file under `roots`, test code left out: `path:line: text`.
 pub fn raw_prints_in(roots: &[std::path::PathBuf]) -> Vec<String> {
     let mut found = Vec::new();
+    for p in rust_files(roots) {
+        if p.file_name().is_some_and(|n| n != "tests.rs") {
+            let (code, _) = non_test_code(&std::fs::read_to_string(&p).unwrap_or_default());
+            for hit in raw_prints(&code) {
+                found.push(format!("{}:{hit}", p.display()));
+            }
+        }
+    }
+    found
+}
+
+/// The `.rs` files under `roots` (each a folder, or a file), sorted; `target` and `tests`
+/// folders left out.
+pub fn rust_files(roots: &[std::path::PathBuf]) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
     let mut stack: Vec<std::path::PathBuf> = roots.to_vec();
     while let Some(dir) = stack.pop() {
+        if dir.extension().is_some_and(|x| x == "rs") && dir.is_file() {
+            files.push(dir);
+            continue;
+        }
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
         };
@@ -811,15 +813,19 @@ pub fn raw_prints_in(roots: &[std::path::PathBuf]) -> Vec<String> {
                 if p.file_name().is_some_and(|n| n != "target" && n != "tests") {
                     stack.push(p);
                 }
-            } else if p.extension().is_some_and(|x| x == "rs")
-                && p.file_name().is_some_and(|n| n != "tests.rs")
-            {
-                let (code, _) = non_test_code(&std::fs::read_to_string(&p).unwrap_or_default());
-                for hit in raw_prints(&code) {
-                    found.push(format!("{}:{hit}", p.display()));
-                }
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                files.push(p);
             }
         }
     }
-    found
+    files.sort();
+    files
+}
+
+/// The cases a property test runs: BENCHSCOPE_PROPTEST_CASES, else 256.
+pub fn proptest_cases() -> u32 {
+    std::env::var("BENCHSCOPE_PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(256)
 }

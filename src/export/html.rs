@@ -146,7 +146,7 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(
-            std::env::var("BENCHSCOPE_PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(256)
+            bench_core::testing::proptest_cases()
         ))]
         /// Any text in a run's names and labels, through the real markdown export and the
         /// page, leaves the page inert: no tag, attribute, link or image of its own.
@@ -189,7 +189,7 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(
-            std::env::var("BENCHSCOPE_PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(256)
+            bench_core::testing::proptest_cases()
         ))]
         /// Whatever a run read back holds in its environment's words (CPU, OS, SQLite, build,
         /// crates, settings) and its target, the markdown report has the structure of a report

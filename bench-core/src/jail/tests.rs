@@ -229,10 +229,7 @@ fn named() -> impl Strategy<Value = Named> {
 }
 
 fn cases() -> u32 {
-    std::env::var("BENCHSCOPE_PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(256)
+    crate::testing::proptest_cases()
 }
 
 proptest! {

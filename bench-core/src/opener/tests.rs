@@ -205,10 +205,7 @@ fn build(at: &Path, n: &Node, ancestors: &[PathBuf]) {
 }
 
 fn cases() -> u32 {
-    std::env::var("BENCHSCOPE_PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(256)
+    crate::testing::proptest_cases()
 }
 
 proptest! {

@@ -135,10 +135,7 @@ fn listing(dir: &Path) -> Vec<String> {
 }
 
 fn cases() -> u32 {
-    std::env::var("BENCHSCOPE_PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(256)
+    crate::testing::proptest_cases()
 }
 
 proptest! {

@@ -57,10 +57,7 @@ fn what_would_break_a_sink_is_escaped() {
 }
 
 fn cases() -> u32 {
-    std::env::var("BENCHSCOPE_PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(256)
+    crate::testing::proptest_cases()
 }
 
 /// Any string, weighted towards what breaks sinks.

@@ -43,10 +43,7 @@ fn the_flag_wins_and_each_refusal_names_its_source() {
 }
 
 fn cases() -> u32 {
-    std::env::var("BENCHSCOPE_PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(256)
+    crate::testing::proptest_cases()
 }
 
 /// Any text, weighted towards numbers and words the parsers know.
