@@ -416,18 +416,23 @@ pub fn open_lock(path: &Path, label: &str) -> Result<File, OpenError> {
     })
     .map_err(|()| err(label, path, Kind::Small, Why::Timeout(OPEN_LIMIT)))?
     .map_err(|e| open_failed(label, path, Kind::Small, e, false))?;
-    let meta = opened
+    regular(opened, path, label, Kind::Small)
+}
+
+/// `file` when what was opened is a regular file, else refused by what it is.
+fn regular(file: File, path: &Path, label: &str, kind: Kind) -> Result<File, OpenError> {
+    let meta = file
         .metadata()
-        .map_err(|e| err(label, path, Kind::Small, Why::Read(e)))?;
+        .map_err(|e| err(label, path, kind, Why::Read(e)))?;
     if !meta.is_file() {
         return Err(err(
             label,
             path,
-            Kind::Small,
+            kind,
             Why::NotRegular(type_name(meta.file_type())),
         ));
     }
-    Ok(opened)
+    Ok(file)
 }
 
 /// Opens (creating it if missing) the regular file at `path` to append to it and read it back
@@ -441,18 +446,7 @@ pub fn open_append(path: &Path, label: &str) -> Result<File, OpenError> {
         .mode(0o644)
         .open(path)
         .map_err(|e| open_failed(label, path, Kind::Journal, e, false))?;
-    let meta = file
-        .metadata()
-        .map_err(|e| err(label, path, Kind::Journal, Why::Read(e)))?;
-    if !meta.is_file() {
-        return Err(err(
-            label,
-            path,
-            Kind::Journal,
-            Why::NotRegular(type_name(meta.file_type())),
-        ));
-    }
-    Ok(file)
+    regular(file, path, label, Kind::Journal)
 }
 
 /// Opens the character device at `path` for writing, without waiting, within [`OPEN_LIMIT`]

@@ -214,6 +214,18 @@ impl Setup {
     fn template(&self) -> PathBuf {
         self.dir.0.join("template.sqlite")
     }
+
+    /// A fresh copy of the template at `path` (whatever was there, and its journals, removed).
+    fn copy_to(&self, path: &Path) -> Result<(), BenchError> {
+        bench_core::dataset::remove_db_files(path);
+        bench_core::opener::copy(
+            &self.template(),
+            path,
+            "",
+            bench_core::opener::Kind::Database,
+        )?;
+        Ok(())
+    }
 }
 
 /// One database of a running scenario.
@@ -286,13 +298,7 @@ impl<'a, R: Reach> Prepared<'a, R> {
                     .dir
                     .0
                     .join(format!("{}-{i}.sqlite", bench.replace('/', "_")));
-                bench_core::dataset::remove_db_files(&path);
-                bench_core::opener::copy(
-                    &setup.template(),
-                    &path,
-                    "",
-                    bench_core::opener::Kind::Database,
-                )?;
+                setup.copy_to(&path)?;
                 (path, None)
             };
             let mw = open_db(&Open {
@@ -342,13 +348,7 @@ fn calibrate(setup: &Setup) -> Result<Duration, BenchError> {
         }
         c
     } else {
-        bench_core::dataset::remove_db_files(&path);
-        bench_core::opener::copy(
-            &setup.template(),
-            &path,
-            "",
-            bench_core::opener::Kind::Database,
-        )?;
+        setup.copy_to(&path)?;
         open(&path, &setup.settings)?
     };
     let mut times: Vec<Duration> = (0..3)
