@@ -117,12 +117,86 @@ pub fn shaped(text: &str) -> Vec<String> {
 /// The `password` values of a libpq keyword/value string (`k=v k='quoted \' value'`), as far as
 /// it reads.
 fn keyword_passwords(conn: &str) -> Vec<String> {
-    crate::secret::read_pairs(conn)
+    read_pairs(conn)
         .0
         .into_iter()
         .filter(|(k, _)| k.eq_ignore_ascii_case("password"))
         .map(|(_, v)| v)
         .collect()
+}
+
+/// The pairs of a libpq key=value string as far as they read, and whether the whole text read
+/// as pairs: what does not (a word without `=`, a quote left open, a `\` at the end) is passed
+/// over, and the reading goes on.
+pub(crate) fn read_pairs(text: &str) -> (Vec<(String, String)>, bool) {
+    let mut out = Vec::new();
+    let mut whole = true;
+    let mut chars = text.chars().peekable();
+    let skip_space = |chars: &mut std::iter::Peekable<std::str::Chars<'_>>| {
+        while chars.peek().is_some_and(|c| c.is_whitespace()) {
+            chars.next();
+        }
+    };
+    loop {
+        skip_space(&mut chars);
+        if chars.peek().is_none() {
+            return (out, whole);
+        }
+        let mut key = String::new();
+        while let Some(&c) = chars.peek() {
+            if c == '=' || c.is_whitespace() {
+                break;
+            }
+            key.push(c);
+            chars.next();
+        }
+        skip_space(&mut chars);
+        if chars.peek() != Some(&'=') || key.is_empty() {
+            // A word without `=`: passed over.
+            whole = false;
+            if chars.peek() != Some(&'=') {
+                continue;
+            }
+        }
+        chars.next();
+        skip_space(&mut chars);
+        let mut value = String::new();
+        if chars.peek() == Some(&'\'') {
+            chars.next();
+            loop {
+                match chars.next() {
+                    Some('\\') => match chars.next() {
+                        Some(n) => value.push(n),
+                        None => whole = false,
+                    },
+                    Some('\'') => break,
+                    Some(c) => value.push(c),
+                    None => {
+                        whole = false;
+                        break;
+                    }
+                }
+            }
+        } else {
+            while let Some(&c) = chars.peek() {
+                if c.is_whitespace() {
+                    break;
+                }
+                chars.next();
+                if c == '\\' {
+                    match chars.next() {
+                        Some(n) => value.push(n),
+                        None => whole = false,
+                    }
+                } else {
+                    value.push(c);
+                }
+            }
+        }
+        if !key.is_empty() {
+            out.push((key, value));
+        }
+    }
 }
 
 /// `text` with every secret replaced by `***`.
