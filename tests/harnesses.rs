@@ -113,7 +113,7 @@ fn async_sqlite_runs_in_its_own_harness_beside_rusqlite_and_sqlx() {
 }
 
 fn rows_via_rusqlite(path: &Path) -> Vec<dataset::BenchRow> {
-    dataset::read_rows(path).unwrap()
+    bench_core::on_rusqlite::read_rows(path).unwrap()
 }
 
 fn dataset_status(v: &serde_json::Value) -> String {
@@ -133,7 +133,8 @@ fn both_harnesses_build_and_accept_the_same_dataset() {
         "built"
     );
     let path = key(257).path_in(a.path());
-    dataset::validate(&path, &key(257)).expect("rusqlite accepts the sqlx-built file");
+    bench_core::on_rusqlite::validate(&path, &key(257))
+        .expect("rusqlite accepts the sqlx-built file");
     assert_eq!(
         rows_via_rusqlite(&path),
         (1..=257).map(row).collect::<Vec<_>>()
@@ -203,7 +204,8 @@ fn sql_middleware_on_turso_runs_beside_rusqlite_and_shares_the_dataset() {
         "{backend}"
     );
     let path = key(257).path_in(a.path());
-    dataset::validate(&path, &key(257)).expect("rusqlite accepts the turso-built file");
+    bench_core::on_rusqlite::validate(&path, &key(257))
+        .expect("rusqlite accepts the turso-built file");
     assert_eq!(
         rows_via_rusqlite(&path),
         (1..=257).map(row).collect::<Vec<_>>()

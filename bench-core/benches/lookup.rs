@@ -14,7 +14,8 @@
 use std::hint::black_box;
 
 use bench_core::backends::{raw, turso as t};
-use bench_core::dataset::{DatasetKey, ensure, lookup_ids, lookup_work};
+use bench_core::dataset::{DatasetKey, lookup_ids, lookup_work};
+use bench_core::on_rusqlite::ensure;
 use bench_core::settings::SqliteSettings;
 use bench_core::workloads::single_row_lookup;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};

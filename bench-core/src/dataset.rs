@@ -377,9 +377,6 @@ pub fn ensure_with(
     })
 }
 
-#[cfg(feature = "sqlite")]
-pub use crate::on_rusqlite::{bench_row, ensure, read_rows, validate};
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -611,6 +608,7 @@ mod tests {
     #[cfg(feature = "sqlite")]
     mod sqlite {
         use super::super::*;
+        use crate::on_rusqlite::{ensure, read_rows, validate};
         use crate::protocol::DatasetStatus;
 
         fn key(rows: u64) -> DatasetKey {

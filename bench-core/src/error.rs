@@ -75,6 +75,11 @@ pub enum BenchError {
 }
 
 impl BenchError {
+    /// A blocking task that did not finish (it panicked or was cancelled).
+    pub fn joined(e: tokio::task::JoinError) -> BenchError {
+        BenchError::Other(format!("a blocking task failed: {e}"))
+    }
+
     /// A driver error, by its text.
     pub fn driver(e: impl std::fmt::Display) -> BenchError {
         BenchError::Driver(e.to_string())

@@ -96,22 +96,3 @@ pub trait Sections: Sync + Send {
     /// per bench; a tree of them took ten times the text's memory).
     fn json(&self, run: &RunRecord) -> Option<Box<serde_json::value::RawValue>>;
 }
-
-/// A catalog entry's sections, if its workload has any.
-#[derive(Clone, Copy, Default)]
-pub struct Registered(pub Option<&'static dyn Sections>);
-
-impl std::fmt::Debug for Registered {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(if self.0.is_some() { "Some(..)" } else { "None" })
-    }
-}
-
-impl PartialEq for Registered {
-    fn eq(&self, other: &Self) -> bool {
-        match (self.0, other.0) {
-            (Some(a), Some(b)) => std::ptr::addr_eq(a, b),
-            (a, b) => a.is_none() && b.is_none(),
-        }
-    }
-}

@@ -3,7 +3,8 @@
 
 use rusqlite::{Connection, Statement};
 
-use crate::dataset::{BenchRow, SELECT_BY_ID, bench_row};
+use crate::dataset::{BenchRow, SELECT_BY_ID};
+use crate::on_rusqlite::bench_row;
 use crate::settings::SqliteSettings;
 
 /// Opens a connection the way every rusqlite bench does: the run's mutex choice as open

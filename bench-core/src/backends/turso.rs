@@ -182,7 +182,8 @@ pub async fn middleware_lookup<const TRACE: bool>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dataset::{DatasetKey, ensure, lookup_order, row};
+    use crate::dataset::{DatasetKey, lookup_order, row};
+    use crate::on_rusqlite::ensure;
 
     #[test]
     fn turso_reads_the_same_rows_in_the_same_order() {

@@ -19,7 +19,9 @@ pub use shared_knobs::{
     CONCURRENCY, LOOKUPS, LOOKUPS_PER_CHECKOUT, ROWS, SPIN_US, SQLX_STATEMENT_CACHE, STORAGE,
     TRACE_EVERY,
 };
-pub use subject::{POOL, Pool, Shipped, Strategy, Subject, VALUES, pool_mismatch, values_mismatch};
+pub use subject::{
+    Harness, POOL, Pool, Shipped, Strategy, Subject, VALUES, pool_mismatch, values_mismatch,
+};
 
 /// One word of a catalog filter (the explorer's `/`): a regular expression on a bench's name,
 /// as `run --bench` takes one, when it holds one of a pattern's special characters and
@@ -53,42 +55,6 @@ impl FilterWord {
             FilterWord::Pattern(re) => re.is_match(name),
         }
     }
-}
-
-/// Which runner binary produces a bench's events.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Harness {
-    /// bench-core's runner (rusqlite, deadpool-sqlite, the middleware strategies, turso).
-    Core,
-    /// harness-sqlx (sqlx 0.9 in its own dependency graph).
-    Sqlx,
-    /// harness-async-sqlite (async-sqlite 0.7 and its rusqlite 0.41 in their own graph).
-    #[serde(rename = "async-sqlite")]
-    AsyncSqlite,
-    /// harness-sql-middleware-turso (sql-middleware's turso feature: turso 0.6, whose default
-    /// features make mimalloc the process allocator).
-    #[serde(rename = "sql-middleware-turso")]
-    SqlMiddlewareTurso,
-}
-
-impl Harness {
-    pub fn name(self) -> &'static str {
-        match self {
-            Harness::Core => "core",
-            Harness::Sqlx => "sqlx",
-            Harness::AsyncSqlite => "async-sqlite",
-            Harness::SqlMiddlewareTurso => "sql-middleware-turso",
-        }
-    }
-
-    /// Every harness, in the order a run's benches are run.
-    pub const ALL: [Harness; 4] = [
-        Harness::Core,
-        Harness::Sqlx,
-        Harness::AsyncSqlite,
-        Harness::SqlMiddlewareTurso,
-    ];
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -251,9 +217,6 @@ pub struct Target {
     pub throughput: bool,
     /// Phases a subject does not let one measure apart, with why: listed, never faked.
     pub hidden: Vec<Hidden>,
-    /// What the workload adds to every view of its runs (its own tables), if anything.
-    #[serde(skip)]
-    pub sections: crate::sections::Registered,
     /// What `--quick` runs of this target: its source suite's reduced matrix, each knob's
     /// values (comma-separated), for every knob of it that nothing else sets.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -299,7 +262,6 @@ impl Target {
             measure,
             throughput: measure == Measure::Throughput,
             hidden: Vec::new(),
-            sections: crate::sections::Registered(None),
             quick: Vec::new(),
             suite: Vec::new(),
         }
@@ -323,12 +285,6 @@ impl Target {
                 .iter()
                 .map(|&(knob, values)| QuickKnob { knob, values }),
         );
-        self
-    }
-
-    /// The workload's own views of its runs ([`crate::sections`]).
-    pub fn sections(mut self, sections: &'static dyn crate::sections::Sections) -> Target {
-        self.sections = crate::sections::Registered(Some(sections));
         self
     }
 

@@ -4,7 +4,45 @@
 use std::str::FromStr;
 use std::sync::LazyLock;
 
-use super::{CatalogError, Harness};
+use serde::Serialize;
+
+use crate::error::CatalogError;
+
+/// Which runner binary produces a bench's events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Harness {
+    /// bench-core's runner (rusqlite, deadpool-sqlite, the middleware strategies, turso).
+    Core,
+    /// harness-sqlx (sqlx 0.9 in its own dependency graph).
+    Sqlx,
+    /// harness-async-sqlite (async-sqlite 0.7 and its rusqlite 0.41 in their own graph).
+    #[serde(rename = "async-sqlite")]
+    AsyncSqlite,
+    /// harness-sql-middleware-turso (sql-middleware's turso feature: turso 0.6, whose default
+    /// features make mimalloc the process allocator).
+    #[serde(rename = "sql-middleware-turso")]
+    SqlMiddlewareTurso,
+}
+
+impl Harness {
+    pub fn name(self) -> &'static str {
+        match self {
+            Harness::Core => "core",
+            Harness::Sqlx => "sqlx",
+            Harness::AsyncSqlite => "async-sqlite",
+            Harness::SqlMiddlewareTurso => "sql-middleware-turso",
+        }
+    }
+
+    /// Every harness, in the order a run's benches are run.
+    pub const ALL: [Harness; 4] = [
+        Harness::Core,
+        Harness::Sqlx,
+        Harness::AsyncSqlite,
+        Harness::SqlMiddlewareTurso,
+    ];
+}
 use crate::knobs::KnobSpec;
 
 /// The dispatch strategies of the middleware path: how a query gets from an async task to the

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::significance::{level, mann_whitney, median_of, t_critical, welch};
+use crate::measure::significance::{level, mann_whitney, median_of, t_critical, welch};
 use crate::protocol::results::BenchResult;
 
 /// The verdict of a change against a baseline.
@@ -128,7 +128,7 @@ impl AllocChange {
                 .iter()
                 .filter_map(|r| Some(r.summary.as_ref()?.memory?.allocs_per_op))
                 .collect();
-            (!v.is_empty()).then(|| super::median_of(v))
+            (!v.is_empty()).then(|| median_of(v))
         };
         let (current, baseline) = (count(current)?, count(baseline)?);
         let verdict = if current >= baseline + ALLOC_STEP {

@@ -12,7 +12,8 @@ use std::time::Duration;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::{Command, Kind, Mix, SleepAmount, Value};
+use super::expr::Value;
+use super::model::{Command, Kind, Mix, SleepAmount};
 
 /// One step of a transaction, ready to run.
 #[derive(Debug, Clone, PartialEq)]
@@ -25,7 +26,7 @@ pub enum Step {
 /// Which statement of the mix a step runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Stmt {
-    /// The statement's number across the mix ([`super::Statement::index`]).
+    /// The statement's number across the mix ([`super::model::Statement::index`]).
     pub index: usize,
     pub kind: Kind,
 }
@@ -73,7 +74,7 @@ impl Client {
             draw -= u64::from(s.weight);
         }
         let script = &self.mix.scripts[pick];
-        let fail = |at: super::At, m: &str| format!("{}: {m}", script.place(at));
+        let fail = |at: super::error::At, m: &str| format!("{}: {m}", script.place(at));
         for c in &script.commands {
             match c {
                 Command::Set { slot, expr } => {

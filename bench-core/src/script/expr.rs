@@ -5,7 +5,7 @@
 use rand::Rng;
 use rand_distr::{Distribution, Normal, Zipf};
 
-use super::{At, ScriptError};
+use super::error::{At, ScriptError};
 
 /// A variable's value: pgbench's two numeric kinds.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -3,7 +3,9 @@
 //! from each statement's first word. Nothing here says what a statement does (SQLite does:
 //! `judge.rs`).
 
-use super::*;
+use super::error::{At, ScriptError};
+use super::expr;
+use super::model::*;
 
 pub(super) fn slot_of(vars: &mut Vec<String>, name: &str) -> usize {
     match vars.iter().position(|v| v == name) {
@@ -418,13 +420,13 @@ impl<'a> Parser<'a> {
         if text.is_empty() {
             return Ok(None);
         }
-        if text.len() > super::MAX_STATEMENT_BYTES {
+        if text.len() > super::model::MAX_STATEMENT_BYTES {
             return Err(self.error(
                 at,
                 format!("a statement of {} bytes", text.len()),
                 &format!(
                     "a statement of at most {} MiB (it travels in its bench's report, one line of the runner's event stream)",
-                    super::MAX_STATEMENT_BYTES >> 20
+                    super::model::MAX_STATEMENT_BYTES >> 20
                 ),
             ));
         }

@@ -18,9 +18,10 @@ mod sql_mw_pg;
 mod tokio_rs;
 
 pub use crate::on_sql_middleware::MiddlewareConn;
+pub use diesel_orm::crud::DieselCrud;
+pub use diesel_orm::kv::DieselKv;
 pub use diesel_orm::{
-    Diesel, DieselCrud, DieselKv, DieselLease, diesel_batch, diesel_batch_all, diesel_bulk_count,
-    diesel_insert_all,
+    Diesel, DieselLease, diesel_batch, diesel_batch_all, diesel_bulk_count, diesel_insert_all,
 };
 pub use r2d2_pool::{Hop, R2d2, R2d2Conn, R2d2Held, R2d2Lease, R2d2Pool, r2d2_pool};
 pub use sql_mw::{
@@ -36,10 +37,6 @@ use std::path::Path;
 use crate::error::BenchError;
 use crate::measure::drive::LookupPath;
 use crate::settings::SqliteSettings;
-
-fn joined(e: tokio::task::JoinError) -> BenchError {
-    BenchError::Other(format!("a blocking task failed: {e}"))
-}
 
 // ---------------------------------------------------------------------------------------------
 // Opening a crate's path by its catalog identity, for every workload.

@@ -4,7 +4,6 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::joined;
 use crate::backends::raw;
 use crate::dataset::BenchRow;
 use crate::error::BenchError;
@@ -65,7 +64,9 @@ impl R2d2 {
         let pool = self.pool.clone();
         let get = move || pool.get().map_err(BenchError::driver);
         let conn = match self.hop {
-            Hop::SpawnBlocking => tokio::task::spawn_blocking(get).await.map_err(joined)??,
+            Hop::SpawnBlocking => tokio::task::spawn_blocking(get)
+                .await
+                .map_err(BenchError::joined)??,
             Hop::BlockInPlace => tokio::task::block_in_place(get)?,
         };
         Ok(R2d2Held {
@@ -85,7 +86,9 @@ impl R2d2 {
             Ok(f(&mut c)?)
         };
         match self.hop {
-            Hop::SpawnBlocking => tokio::task::spawn_blocking(work).await.map_err(joined)?,
+            Hop::SpawnBlocking => tokio::task::spawn_blocking(work)
+                .await
+                .map_err(BenchError::joined)?,
             Hop::BlockInPlace => tokio::task::block_in_place(work),
         }
     }
@@ -96,7 +99,7 @@ impl R2d2 {
         match self.hop {
             Hop::SpawnBlocking => tokio::task::spawn_blocking(move || pool.get().map(drop))
                 .await
-                .map_err(joined)?
+                .map_err(BenchError::joined)?
                 .map_err(BenchError::driver),
             Hop::BlockInPlace => {
                 tokio::task::block_in_place(|| pool.get().map(drop)).map_err(BenchError::driver)
@@ -178,7 +181,7 @@ impl LookupPath for R2d2 {
                     Ok::<_, BenchError>((conn, row))
                 })
                 .await
-                .map_err(joined)??;
+                .map_err(BenchError::joined)??;
                 lease.conn = Some(conn);
                 Ok(row?)
             }

@@ -302,7 +302,7 @@ async fn run_text(held: &mut SqlMiddlewareHeld, sql: &str) -> Result<(), BenchEr
         .map_err(BenchError::driver)
 }
 
-impl super::MiddlewareConn for SqlMiddlewareHeld {
+impl crate::on_sql_middleware::MiddlewareConn for SqlMiddlewareHeld {
     const BOOL_AS_INT: bool = true;
 
     async fn batch(&mut self, sql: &str) -> Result<(), BenchError> {

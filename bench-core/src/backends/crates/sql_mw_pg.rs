@@ -377,7 +377,7 @@ impl SqlMiddlewarePgHeld {
     }
 }
 
-impl super::MiddlewareConn for SqlMiddlewarePgHeld {
+impl crate::on_sql_middleware::MiddlewareConn for SqlMiddlewarePgHeld {
     const BOOL_AS_INT: bool = false;
 
     async fn batch(&mut self, sql: &str) -> Result<(), BenchError> {

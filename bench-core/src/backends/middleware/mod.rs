@@ -2,6 +2,7 @@
 //! thread that owns the connection -> execute and materialise a generic result set -> decode.
 //! The dispatch is a strategy; see [`Strategy`].
 
+mod error;
 pub mod per_thread;
 pub mod slots;
 pub mod value;
@@ -14,44 +15,11 @@ use rusqlite::Connection;
 
 pub use crate::catalog::Strategy;
 use crate::dataset::{BenchRow, SELECT_BY_ID};
-use crate::error::BenchError;
 use crate::measure::trace::{Phase, PhaseTotals, timer_cost, traced};
 use crate::settings::SqliteSettings;
+pub use error::MiddlewareError;
 use value::{ResultSet, Value};
-use workers::{HandOff, WorkerError, WorkerObject, WorkerPool};
-
-#[derive(Debug, thiserror::Error)]
-pub enum MiddlewareError {
-    #[error("pool: {0}")]
-    Pool(String),
-    #[error("dispatch: {0}")]
-    Dispatch(String),
-    #[error("sqlite: {0}")]
-    Sqlite(#[from] rusqlite::Error),
-    #[error("decode: {0}")]
-    Decode(#[from] value::DecodeError),
-}
-
-impl From<MiddlewareError> for BenchError {
-    fn from(e: MiddlewareError) -> Self {
-        match e {
-            MiddlewareError::Sqlite(e) => BenchError::Sqlite(e),
-            other => BenchError::Other(other.to_string()),
-        }
-    }
-}
-
-impl From<value::DecodeError> for BenchError {
-    fn from(e: value::DecodeError) -> Self {
-        BenchError::Other(format!("decode: {e}"))
-    }
-}
-
-impl From<WorkerError> for MiddlewareError {
-    fn from(e: WorkerError) -> Self {
-        MiddlewareError::Dispatch(e.to_string())
-    }
-}
+use workers::{HandOff, WorkerObject, WorkerPool};
 
 enum PoolKind {
     Deadpool(deadpool_sqlite::Pool),
@@ -823,7 +791,8 @@ fn typed_row(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dataset::{DatasetKey, ensure, row};
+    use crate::dataset::{DatasetKey, row};
+    use crate::on_rusqlite::ensure;
 
     /// A dataset of `rows` in a folder of its own (kept while the first value lives) and a
     /// runtime of `workers` threads.

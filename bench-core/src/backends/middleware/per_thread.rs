@@ -19,7 +19,7 @@ use std::sync::{Arc, Weak};
 
 use rusqlite::{Connection, Statement};
 
-use super::MiddlewareError;
+use super::error::MiddlewareError;
 
 type Opener = dyn Fn() -> rusqlite::Result<Connection> + Send + Sync;
 

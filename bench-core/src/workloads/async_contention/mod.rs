@@ -5,13 +5,12 @@
 //! sql-middleware, async-sqlite in its own harness); each runs for `duration` seconds and streams a window of
 //! reads/s, read latency, write completion and the canary's health about once a second.
 
+/// The implementation (`core::Core`, in the registry of `workloads::CORE`).
 #[cfg(feature = "middleware")]
-mod core;
+pub mod core;
 #[cfg(feature = "middleware")]
 mod reach;
 pub mod schema;
-#[cfg(feature = "middleware")]
-pub use self::core::Core;
 
 use std::sync::LazyLock;
 

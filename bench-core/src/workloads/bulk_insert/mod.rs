@@ -2,11 +2,10 @@
 //! transaction per sample into a freshly created table (created before the clock starts), on
 //! every backend: rusqlite, the middleware per strategy, turso, sqlx-sqlite and PostgreSQL.
 
+/// The implementation (`core::Core`, in the registry of `workloads::CORE`).
 #[cfg(feature = "middleware")]
-mod core;
+pub mod core;
 pub mod rows;
-#[cfg(feature = "middleware")]
-pub use self::core::Core;
 
 use std::sync::LazyLock;
 

@@ -4,12 +4,11 @@
 //! operation timed on its own, each compared with the same operation on rusqlite; plus the
 //! batch-insert sweep (multi-row INSERTs of 1 to 1000 rows against prepared single-row inserts).
 
+/// The implementation (`core::Core`, in the registry of `workloads::CORE`).
 #[cfg(feature = "middleware")]
-mod core;
+pub mod core;
 pub mod plan;
 pub mod report;
-#[cfg(feature = "middleware")]
-pub use self::core::Core;
 
 use std::sync::LazyLock;
 
@@ -253,8 +252,7 @@ pub fn spec() -> &'static Target {
             "insert/rusqlite",
         )
         .knobs(&[OPS, BATCH, SWEEP_ROWS, STORAGE, CONCURRENCY, SPIN_US])
-        .knobs(&crate::settings::KNOBS)
-        .sections(&report::CrudSections);
+        .knobs(&crate::settings::KNOBS);
         for case in cases() {
             let prefix = case.name();
             let vs = leak(format!("{prefix}/rusqlite"));

@@ -2,12 +2,11 @@
 //! operations, batches, concurrent access, key patterns, TTL), run for real on every SQLite
 //! backend and on an in-memory HashMap, with the suite's own targets judged pass or fail.
 
+/// The implementation (`core::Core`, in the registry of `workloads::CORE`).
 #[cfg(feature = "middleware")]
-mod core;
+pub mod core;
 pub mod plan;
 pub mod report;
-#[cfg(feature = "middleware")]
-pub use self::core::Core;
 
 use std::sync::LazyLock;
 
@@ -28,8 +27,7 @@ pub const KEYS: KnobSpec = KnobSpec::count(
     "keys each bench puts, gets or deletes per pass (the suite's batches are 1000)",
 );
 
-/// What the work check of every key_value bench sums.
-pub const WORK: &str = "rows written or deleted, live keys found, bytes read back (each compared with the bytes put), expired keys absent";
+pub use plan::WORK;
 
 /// What every harness's key_value session starts from.
 pub struct Params {
@@ -135,8 +133,7 @@ pub fn spec() -> &'static Target {
             "single_get_100b/rusqlite",
         )
         .knobs(&[KEYS, STORAGE, CONCURRENCY, SPIN_US])
-        .knobs(&crate::settings::KNOBS)
-        .sections(&report::KvSections);
+        .knobs(&crate::settings::KNOBS);
         for case in Case::all() {
             let prefix = case.name();
             let vs = leak(format!("{prefix}/rusqlite"));

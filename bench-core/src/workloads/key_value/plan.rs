@@ -15,6 +15,9 @@ use crate::measure::trace::ns_between;
 
 pub const TENANT: &str = "tenant-1";
 pub const NAMESPACE: &str = "bench";
+/// What the work check of every key_value bench sums.
+pub const WORK: &str = "rows written or deleted, live keys found, bytes read back (each compared with the bytes put), expired keys absent";
+
 /// The logical clock every operation is given (seconds): expiry is decided against it, so a
 /// run never depends on the wall clock.
 pub const NOW: i64 = 1_700_000_000;
@@ -557,7 +560,7 @@ pub fn bench<'a, K: Kv + Send + 'a>(
         };
         Ok(Iteration::new(elapsed, work))
     });
-    Ok(crate::measure::Bench::new(iter, work, super::WORK).with_ops(ops))
+    Ok(crate::measure::Bench::new(iter, work, WORK).with_ops(ops))
 }
 
 /// A suite target: what it asks of which backends.

@@ -32,7 +32,7 @@ impl Workload for Core {
         emit: &mut dyn FnMut(Event),
     ) -> Result<Box<dyn Session + 'a>, BenchError> {
         let k = &run.plan.knobs;
-        let (path, ids) = run.lookup_dataset(emit, &crate::dataset::ensure)?;
+        let (path, ids) = run.lookup_dataset(emit, &crate::on_rusqlite::ensure)?;
         let concurrency = k.count(&CONCURRENCY) as usize;
         Ok(Box::new(Ctx {
             path,

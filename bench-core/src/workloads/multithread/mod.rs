@@ -2,10 +2,9 @@
 //! pooled connection; the whole fan-out is one sample (wall time / operations, so the median
 //! reads as throughput), and every task records its operations' latencies.
 
+/// The implementation (`core::Core`, in the registry of `workloads::CORE`).
 #[cfg(feature = "middleware")]
-mod core;
-#[cfg(feature = "middleware")]
-pub use self::core::Core;
+pub mod core;
 
 use std::sync::LazyLock;
 

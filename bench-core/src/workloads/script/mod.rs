@@ -4,16 +4,15 @@
 //! every statement's latency and the rows each backend returned beside them (see
 //! docs/scripts.md and [`crate::script`]).
 
+/// The implementation (`core::Core`, in the registry of `workloads::CORE`).
 #[cfg(feature = "middleware")]
-mod core;
+pub mod core;
 pub mod harness;
 #[cfg(feature = "middleware")]
 mod paths;
 #[cfg(feature = "crates")]
 mod pg;
 pub mod report;
-#[cfg(feature = "middleware")]
-pub use self::core::Core;
 
 use std::sync::LazyLock;
 
@@ -59,7 +58,6 @@ pub fn spec() -> &'static Target {
             Measure::Throughput,
             "rusqlite",
         )
-        .sections(&report::ScriptSections)
         .knobs(&[CLIENTS, TRANSACTIONS, ON_BUSY, crate::catalog::POOL, SPIN_US])
         .knobs(&crate::settings::KNOBS)
         .bench(BenchSpec::whole(

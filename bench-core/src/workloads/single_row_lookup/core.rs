@@ -2,30 +2,27 @@
 //! dispatch strategy, turso, and the micro-benches of each phase. Every bench folds what it
 //! read into a checksum the runner checks against the dataset.
 
-use std::collections::BTreeMap;
 use std::hint::black_box;
-use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use rusqlite::types::{ToSqlOutput, ValueRef};
 
 use crate::backends::middleware::value::{self, Value};
-use crate::backends::middleware::{self as mw, Middleware};
+use crate::backends::middleware::{self as mw};
 use crate::backends::raw;
 use crate::catalog::{
     BenchSpec, CONCURRENCY, CatalogError, LOOKUPS_PER_CHECKOUT, SPIN_US, Strategy, Subject,
     TRACE_EVERY, Target,
 };
-use crate::dataset::{BenchRow, LOOKUP_WORK, SELECT_BY_ID, lookup_work, row};
+use crate::dataset::{LOOKUP_WORK, SELECT_BY_ID, row};
 use crate::error::BenchError;
-use crate::measure::drive::{self, LookupPath};
-use crate::measure::trace::{Phase, PhaseTotals, ns_between};
+use crate::measure::drive;
+use crate::measure::trace::{Phase, ns_between};
 use crate::measure::{Bench, IterFn, Iteration};
 use crate::protocol::Event;
-use crate::settings::SqliteSettings;
 use crate::workload::{RunContext, Session, Workload};
+use ctx::*;
 
 /// bench-core's `single_row_lookup`.
 pub struct Core;
@@ -41,7 +38,7 @@ impl Workload for Core {
         emit: &mut dyn FnMut(Event),
     ) -> Result<Box<dyn Session + 'a>, BenchError> {
         let k = &run.plan.knobs;
-        let (path, ids) = run.lookup_dataset(emit, &crate::dataset::ensure)?;
+        let (path, ids) = run.lookup_dataset(emit, &crate::on_rusqlite::ensure)?;
         Ok(Box::new(Ctx {
             path,
             ids: Arc::new(ids),
@@ -55,52 +52,6 @@ impl Workload for Core {
             values: mw::Values::chosen(k.word(&crate::catalog::VALUES)),
             rt: std::sync::OnceLock::new(),
         }))
-    }
-}
-
-/// Everything a bench of this target needs.
-struct Ctx {
-    path: PathBuf,
-    /// The ids one pass looks up, in order.
-    ids: Arc<Vec<i64>>,
-    pool_size: usize,
-    lookups_per_checkout: usize,
-    spin: Duration,
-    trace: bool,
-    trace_every: usize,
-    settings: SqliteSettings,
-    /// The `pool` knob: the pool under the middleware path.
-    pool: String,
-    /// The `values` knob: the middleware path's value layer.
-    values: mw::Values,
-    /// The runtime the crates' and turso's benches share (a middleware bench makes its own:
-    /// [`OnRuntime`]). Made when the first bench that needs one asks: in a run of raw benches
-    /// alone the runner has no thread but its own, so the raw lookups run on the C library's
-    /// single-thread paths, as a plain single-threaded loop (or Criterion) does.
-    rt: std::sync::OnceLock<Arc<tokio::runtime::Runtime>>,
-}
-
-/// A path and the runtime it runs on, dropped after it (a pool gives its connections back
-/// on the runtime's blocking threads).
-///
-/// Each middleware bench has a runtime of its own. The benches of a run take turns, and a
-/// bench on a runtime another shares would read what the other does to it: `block_in_place`
-/// hands its worker's core to another thread at each call, so the runtime's workers go on on
-/// new threads, and a `thread` pool on that runtime opens a connection, cold, on each (7 to
-/// 10 where 2 or 3 serve it alone; its ratio to rusqlite rose 3 to 4 points:
-/// docs/src/floor.md).
-struct OnRuntime<P> {
-    path: Arc<P>,
-    rt: Arc<tokio::runtime::Runtime>,
-}
-
-impl<P> OnRuntime<P> {
-    /// `fut` on a worker of this runtime, as a request handler would run it.
-    fn run<T: Send + 'static>(
-        &self,
-        fut: impl std::future::Future<Output = Result<T, BenchError>> + Send + 'static,
-    ) -> Result<T, BenchError> {
-        drive::on_runtime(&self.rt, fut)
     }
 }
 
@@ -163,77 +114,6 @@ impl Session for Ctx {
     }
 }
 
-impl Ctx {
-    /// The middleware with `strategy` on the pool the `pool` knob names, on a runtime of its
-    /// own.
-    fn middleware(&self, strategy: Strategy) -> Result<OnRuntime<Middleware>, BenchError> {
-        self.middleware_on(strategy, crate::catalog::Pool::chosen(&self.pool, strategy))
-    }
-
-    fn middleware_on(
-        &self,
-        strategy: Strategy,
-        pool: crate::catalog::Pool,
-    ) -> Result<OnRuntime<Middleware>, BenchError> {
-        let rt = Arc::new(drive::runtime(None)?);
-        let mw = Middleware::on_pool(
-            self.path.clone(),
-            strategy,
-            pool,
-            self.pool_size,
-            self.spin,
-            &self.settings,
-            rt.handle().clone(),
-        )?
-        .with_values(self.values);
-        Ok(OnRuntime {
-            path: Arc::new(mw),
-            rt,
-        })
-    }
-
-    /// The runtime the benches other than the middleware's share, made on first use.
-    fn rt(&self) -> Result<&Arc<tokio::runtime::Runtime>, BenchError> {
-        if let Some(rt) = self.rt.get() {
-            return Ok(rt);
-        }
-        let made = Arc::new(drive::runtime(None)?);
-        Ok(self.rt.get_or_init(|| made))
-    }
-
-    /// Runs an iteration future on a runtime worker thread, as a request handler would.
-    fn on_runtime<T: Send + 'static>(
-        &self,
-        fut: impl std::future::Future<Output = Result<T, BenchError>> + Send + 'static,
-    ) -> Result<T, BenchError> {
-        drive::on_runtime(self.rt()?, fut)
-    }
-
-    /// A rusqlite connection with the run's settings, and what it reads back.
-    fn connection(&self) -> Result<(rusqlite::Connection, BTreeMap<String, String>), BenchError> {
-        let conn = raw::open(&self.path, &self.settings)?;
-        let settings = raw::read_back(&conn);
-        Ok((conn, settings))
-    }
-
-    fn pass_work(&self) -> u64 {
-        lookup_work(&self.ids)
-    }
-}
-
-/// Times one pass of a synchronous operation over the ids; each operation returns its work.
-fn timed_loop(
-    ids: &[i64],
-    mut op: impl FnMut(i64) -> Result<u64, BenchError>,
-) -> Result<Iteration, BenchError> {
-    let mut work = 0u64;
-    let start = Instant::now();
-    for &id in ids {
-        work = work.wrapping_add(op(id)?);
-    }
-    Ok(Iteration::new(ns_between(start, Instant::now()), work))
-}
-
 /// Statement prepared once; per lookup: bind, step, decode. The bench owns its connection
 /// (closed when the bench ends, so a `locking_mode=exclusive` lock does not outlive it); each
 /// pass takes the statement from the connection's cache once, before its clock starts.
@@ -262,60 +142,6 @@ fn c_lookups(ctx: &Ctx) -> Result<Bench<'_>, BenchError> {
         drive::sampled_pass(&ids, h, pass, |id| stmt.lookup(id))
     });
     Ok(Bench::new(iter, ctx.pass_work(), LOOKUP_WORK).with_settings(settings))
-}
-
-impl LookupPath for Middleware {
-    type Conn = mw::Conn;
-    async fn checkout(&self) -> Result<mw::Conn, BenchError> {
-        Ok(Middleware::checkout(self).await?)
-    }
-    async fn lookup<const TRACE: bool>(
-        &self,
-        conn: &mut mw::Conn,
-        id: i64,
-        phases: &mut PhaseTotals,
-    ) -> Result<BenchRow, BenchError> {
-        Ok(mw::lookup::<TRACE>(self, conn, id, phases).await?)
-    }
-}
-
-/// The lookups of a path, traced or not; each pass traces other lookups (the seed moves on).
-fn path_lookups<P: LookupPath>(ctx: &Ctx, on: OnRuntime<P>) -> Bench<'_> {
-    timed_path(ctx, on, ctx.trace)
-}
-
-/// The lookups of a path, traced when `trace` (a crate's path is not: it hides its phases).
-fn timed_path<P: LookupPath>(ctx: &Ctx, on: OnRuntime<P>, trace: bool) -> Bench<'_> {
-    fn traced<P: LookupPath, const TRACE: bool>(ctx: &Ctx, on: OnRuntime<P>) -> IterFn<'_> {
-        let passes = AtomicU64::new(0);
-        Box::new(move |h| {
-            // The whole of `on` is the closure's, so its path drops before its runtime.
-            let on = &on;
-            let seed = passes.fetch_add(1, Ordering::Relaxed);
-            let fut = drive::lookup_iteration::<P, TRACE>(
-                on.path.clone(),
-                ctx.ids.clone(),
-                ctx.lookups_per_checkout,
-                ctx.trace_every,
-                seed,
-            );
-            let pass = on.run(fut)?;
-            for ns in pass.latencies {
-                h.record(ns);
-            }
-            Ok(Iteration {
-                elapsed_ns: pass.elapsed_ns,
-                phases: TRACE.then_some(pass.phases),
-                work: pass.work,
-            })
-        })
-    }
-    let iter = if trace {
-        traced::<P, true>(ctx, on)
-    } else {
-        traced::<P, false>(ctx, on)
-    };
-    Bench::new(iter, ctx.pass_work(), LOOKUP_WORK)
 }
 
 /// pool.get() and drop, nothing else, on pool `p` whatever the `pool` knob names.
@@ -396,15 +222,6 @@ fn marshal_only(ctx: &Ctx) -> Result<Bench<'_>, BenchError> {
     Ok(Bench::new(iter, per_pass, "result sets built (rows + first id)").with_settings(settings))
 }
 
-/// A result set's rows plus its first row's id.
-fn result_set_work(rs: &value::ResultSet) -> u64 {
-    let id = match rs.rows.first().and_then(|r| r.first()) {
-        Some(Value::Integer(i)) => *i as u64,
-        _ => 0,
-    };
-    rs.rows.len() as u64 + id
-}
-
 fn decode_only(ctx: &Ctx) -> Result<Bench<'_>, BenchError> {
     let (mut conn, settings) = ctx.connection()?;
     let (rs, _) = mw::run_query::<false>(&mut conn, SELECT_BY_ID, &[Value::Integer(ctx.ids[0])]);
@@ -441,6 +258,7 @@ fn param_convert_only(ctx: &Ctx) -> Result<Bench<'_>, BenchError> {
     ))
 }
 
+mod ctx;
 #[cfg(feature = "turso")]
 mod turso_benches;
 
@@ -450,7 +268,10 @@ mod crate_benches;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dataset::{DatasetKey, ensure};
+    use crate::backends::middleware::Middleware;
+    use crate::dataset::DatasetKey;
+    use crate::on_rusqlite::ensure;
+    use crate::settings::SqliteSettings;
 
     /// Two benches taking turns, one of them `block_in_place`: the other's `thread` pool keeps
     /// to its runtime's workers (on a runtime they shared, the hand-offs would move them to

@@ -2,10 +2,9 @@
 //! raw rusqlite, the middleware path per dispatch strategy, sqlx, turso, and one micro-bench
 //! per phase of each path.
 
+/// The implementation (`core::Core`, in the registry of `workloads::CORE`).
 #[cfg(feature = "middleware")]
-mod core;
-#[cfg(feature = "middleware")]
-pub use self::core::Core;
+pub mod core;
 
 use std::sync::LazyLock;
 

@@ -1,16 +1,12 @@
 //! diesel (sqlite, its r2d2 pool): the query DSL (whose statements diesel caches) under
 //! `spawn_blocking`, for the lookup, bulk_insert, crud_overhead (crud.rs) and key_value (kv.rs).
 
-mod crud;
-mod kv;
-
-pub use crud::DieselCrud;
-pub use kv::DieselKv;
+pub(super) mod crud;
+pub(super) mod kv;
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::joined;
 use crate::dataset::BenchRow;
 use crate::error::BenchError;
 use crate::measure::drive::LookupPath;
@@ -195,7 +191,7 @@ impl Diesel {
         let pool = self.pool.clone();
         tokio::task::spawn_blocking(move || pool.get().map(drop))
             .await
-            .map_err(joined)?
+            .map_err(BenchError::joined)?
             .map_err(BenchError::driver)
     }
 }
@@ -230,7 +226,7 @@ impl DieselHeld {
             (c, out)
         })
         .await
-        .map_err(joined)?;
+        .map_err(BenchError::joined)?;
         self.conn = Some(c);
         out.map_err(BenchError::driver)
     }
@@ -307,7 +303,7 @@ impl LookupPath for Diesel {
             Ok::<_, BenchError>((conn, row))
         })
         .await
-        .map_err(joined)??;
+        .map_err(BenchError::joined)??;
         lease.conn = Some(conn);
         row
     }
@@ -397,7 +393,7 @@ impl Diesel {
             f(&mut c)
         })
         .await
-        .map_err(joined)?
+        .map_err(BenchError::joined)?
     }
 }
 

@@ -1,9 +1,20 @@
 //! The crates as they ship: their lookups through the same driver as the middleware path
 //! (untraced: a crate hides its phases), and the phases each lets one measure apart.
 
-use super::*;
+use std::collections::BTreeMap;
+use std::hint::black_box;
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::ctx::*;
 use crate::backends::crates::{self as c, PathUser, Pooled};
 use crate::catalog::Shipped;
+use crate::catalog::{BenchSpec, CatalogError};
+use crate::dataset::{LOOKUP_WORK, SELECT_BY_ID, row};
+use crate::error::BenchError;
+use crate::measure::drive::LookupPath;
+use crate::measure::trace::{Phase, ns_between};
+use crate::measure::{Bench, IterFn, Iteration};
 
 /// The whole lookups of a crate's path, on the runtime the crates' benches share.
 struct Lookups<'a>(&'a Ctx, Arc<tokio::runtime::Runtime>);
@@ -44,7 +55,9 @@ pub fn bench<'a>(ctx: &'a Ctx, krate: Shipped, spec: &BenchSpec) -> Result<Bench
     use Phase::*;
     let (n, s, path) = (ctx.pool_size, &ctx.settings, ctx.path.as_path());
     Ok(match (krate, spec.phase) {
-        (Shipped::SqlMiddleware, None) if spec.variant == super::super::PREPARED => {
+        (Shipped::SqlMiddleware, None)
+            if spec.variant == crate::workloads::single_row_lookup::PREPARED =>
+        {
             let p = Arc::new(ctx.rt()?.block_on(c::SqlMiddleware::open(path, s))?);
             let settings = ctx.rt()?.block_on(p.read_back())?;
             let passes = std::sync::atomic::AtomicU64::new(0);
@@ -109,7 +122,7 @@ pub fn bench<'a>(ctx: &'a Ctx, krate: Shipped, spec: &BenchSpec) -> Result<Bench
                     Ok(black_box(crate::on_sql_middleware::lookup_row(black_box(&rs))?).checksum())
                 })
             });
-            let per_pass = super::row(ctx.ids[0])
+            let per_pass = row(ctx.ids[0])
                 .checksum()
                 .wrapping_mul(ctx.ids.len() as u64);
             Bench::new(iter, per_pass, "rows decoded (their checksum)").with_settings(settings)
@@ -153,7 +166,7 @@ pub fn bench<'a>(ctx: &'a Ctx, krate: Shipped, spec: &BenchSpec) -> Result<Bench
 
 fn no_bench(spec: &BenchSpec) -> BenchError {
     CatalogError::no_implementation(
-        super::super::spec(),
+        crate::workloads::single_row_lookup::spec(),
         spec,
         "no bench of this crate and phase",
     )

@@ -1,7 +1,19 @@
 //! turso: raw lookups, the middleware path over it, and its micro-benches.
 
-use super::*;
+use std::hint::black_box;
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::ctx::*;
+use crate::backends::middleware::value::Value;
 use crate::backends::turso as t;
+use crate::catalog::{BenchSpec, CatalogError, Subject};
+use crate::dataset::{BenchRow, LOOKUP_WORK, SELECT_BY_ID};
+use crate::error::BenchError;
+use crate::measure::drive::{self, LookupPath};
+use crate::measure::trace::{Phase, PhaseTotals, ns_between};
+use crate::measure::{Bench, IterFn, Iteration};
+use crate::settings::SqliteSettings;
 
 /// turso has no pool: "checkout" opens a connection from the `Database` and applies the
 /// run's settings to it.
@@ -156,7 +168,7 @@ pub fn bench<'a>(ctx: &'a Ctx, spec: &BenchSpec) -> Result<Bench<'a>, BenchError
                     Ok(black_box(t::decode_row(black_box(&row))?).checksum())
                 })
             });
-            let per_pass = super::row(ctx.ids[0]).checksum().wrapping_mul(n);
+            let per_pass = crate::dataset::row(ctx.ids[0]).checksum().wrapping_mul(n);
             Bench::new(iter, per_pass, "rows decoded (their checksum)")
         }
         (Subject::Turso, Some(Bind)) => {
@@ -178,7 +190,7 @@ pub fn bench<'a>(ctx: &'a Ctx, spec: &BenchSpec) -> Result<Bench<'a>, BenchError
         }
         _ => {
             return Err(CatalogError::no_implementation(
-                super::super::spec(),
+                crate::workloads::single_row_lookup::spec(),
                 spec,
                 "no turso bench of this phase",
             )
