@@ -10,7 +10,7 @@ use bench_core::protocol::results::RunRecord;
 use bench_core::service::args::{RunnerArgs, Sweep};
 use bench_core::workload::Plan;
 
-use super::{Error, Format, RunArgs, Side, env_pad};
+use super::args::{Error, Format, RunArgs, Side, env_pad};
 use crate::messages::{RunRequest, RunSettings};
 
 /// The most runs `--repeat` takes.

@@ -5,9 +5,9 @@ use std::io::IsTerminal;
 
 use bench_core::protocol::results::RunRecord;
 
+use super::args::{Format, RunArgs, Side, render};
 use super::plan::Planned;
 use super::run::Executed;
-use super::{Format, RunArgs, Side, render};
 use crate::export::{self, Report};
 
 /// How the command ended, for its exit status.

@@ -9,8 +9,8 @@ use bench_core::protocol::Event;
 use bench_core::protocol::results::RunRecord;
 use tokio::sync::mpsc;
 
+use super::args::{Error, Format, RunArgs, Side};
 use super::plan::Planned;
-use super::{Error, Format, RunArgs, Side};
 use crate::messages::{Outcome, RunEvent, RunRequest};
 use crate::runner::{ProcessRunner, Runner};
 

@@ -5,65 +5,9 @@ use std::time::Instant;
 
 use bench_core::catalog::CONCURRENCY;
 
-use bench_core::catalog::BenchSpec;
-
 use super::keys::{Cmd, Key};
-use super::{Effect, SWEEP, State, move_cursor};
-
-#[derive(Debug, Clone, Default)]
-pub struct CatalogPanel {
-    pub cursor: usize,
-    pub marked: BTreeSet<&'static str>,
-    /// What the catalog and the comparison's rows are narrowed to (`/`): words that must all
-    /// be found in a bench's name, backend, strategy or phase.
-    pub filter: String,
-    /// The filter is being typed: keys go to it.
-    pub filtering: bool,
-    /// Groups (the first part of bench names: `insert`, `middleware`) shown as one row (`z`).
-    pub folded: BTreeSet<&'static str>,
-}
-
-/// A bench's group: the first part of its name (`insert` of `insert/middleware/spin`), what
-/// `a` marks and `z` folds.
-pub fn group_of(name: &str) -> &str {
-    name.split('/').next().unwrap_or(name)
-}
-
-/// Whether `b` is shown under `filter`: each of its words (case aside) in the bench's name,
-/// backend (pool or crate), strategy or phase, or, a word with a pattern's special characters
-/// (`^sql-middleware`, `spin|worker`), a regular expression its name matches
-/// ([`bench_core::catalog::FilterWord`]).
-pub fn shown(b: &BenchSpec, filter: &str) -> bool {
-    use bench_core::catalog::FilterWord;
-    use std::cell::RefCell;
-    // The filter's words, compiled once per filter text (every frame asks for every bench).
-    thread_local! {
-        static WORDS: RefCell<(String, Vec<FilterWord>)> = const { RefCell::new((String::new(), Vec::new())) };
-    }
-    if filter.trim().is_empty() {
-        return true;
-    }
-    let mut text = format!("{} {}", b.name, b.backend());
-    if let Some(s) = b.strategy() {
-        text.push(' ');
-        text.push_str(s.name());
-    }
-    if let Some(p) = b.phase {
-        text.push(' ');
-        text.push_str(p.label());
-    }
-    let text = text.to_lowercase();
-    WORDS.with(|words| {
-        let mut words = words.borrow_mut();
-        if words.0 != filter {
-            *words = (
-                filter.to_string(),
-                filter.split_whitespace().map(FilterWord::new).collect(),
-            );
-        }
-        words.1.iter().all(|w| w.matches(b.name, &text))
-    })
-}
+use super::panels::{CatalogPanel, group_of};
+use super::state::{Effect, SWEEP, State, move_cursor};
 
 /// Keys while the filter is typed: text narrows at each key, ↑↓ still move, enter keeps the
 /// filter, esc clears it.
@@ -147,9 +91,9 @@ impl State {
         self.knobs.switch_to(next);
         self.target = next;
         self.catalog = CatalogPanel::default();
-        self.compare = super::ComparePanel {
+        self.compare = super::panels::ComparePanel {
             baseline_run: self.compare.baseline_run.take(),
-            ..super::ComparePanel::new(next)
+            ..super::panels::ComparePanel::new(next)
         };
         self.compare.col = self.target_runs().count().saturating_sub(1);
         self.set_status(
@@ -255,7 +199,7 @@ pub(super) fn on_cmd(state: &mut State, cmd: Cmd, now: Instant) -> Vec<Effect> {
             state.set_status(
                 format!(
                     "run {seq}: {bench} under perf (flamegraph into {}/){}",
-                    super::PROFILE_DIR,
+                    super::state::PROFILE_DIR,
                     if behind {
                         ", after the running one"
                     } else {
@@ -268,7 +212,7 @@ pub(super) fn on_cmd(state: &mut State, cmd: Cmd, now: Instant) -> Vec<Effect> {
         }
         Cmd::Sweep => {
             if let Some((varied, runs)) = state.cli_sweep.clone() {
-                let sweep = super::PendingSweep {
+                let sweep = super::state::PendingSweep {
                     benches: state.selected_benches(),
                     queued: format!("sweep of {varied}: {} runs queued", runs.len()),
                     runs,
@@ -283,7 +227,7 @@ pub(super) fn on_cmd(state: &mut State, cmd: Cmd, now: Instant) -> Vec<Effect> {
                     knobs
                 })
                 .collect();
-            let sweep = super::PendingSweep {
+            let sweep = super::state::PendingSweep {
                 benches: state.selected_benches(),
                 runs,
                 queued: format!(

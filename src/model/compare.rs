@@ -1,42 +1,8 @@
 //! The comparison panel: benches as rows, runs as columns; pick the baseline bench (ratios)
 //! and the baseline run (verdicts).
 
-use bench_core::catalog::Target;
-
 use super::keys::Cmd;
-use super::{Effect, State, move_cursor};
-
-#[derive(Debug, Clone)]
-pub struct ComparePanel {
-    pub row: usize,
-    pub col: usize,
-    /// The bench ratios are against.
-    pub baseline_bench: &'static str,
-    /// The run verdicts are against (by id).
-    pub baseline_run: Option<String>,
-    /// The figures the panel draws, worked out when the results change.
-    pub analysis: crate::analysis::Analysis,
-    /// The selected run drawn on its target's two axes (cases x subjects) instead of benches
-    /// x runs (`m`), with the matrix's selected row and column.
-    pub matrix: bool,
-    pub matrix_row: usize,
-    pub matrix_col: usize,
-}
-
-impl ComparePanel {
-    pub fn new(target: &Target) -> ComparePanel {
-        ComparePanel {
-            row: 0,
-            col: 0,
-            baseline_bench: target.baseline,
-            baseline_run: None,
-            analysis: Default::default(),
-            matrix: false,
-            matrix_row: 0,
-            matrix_col: 0,
-        }
-    }
-}
+use super::state::{Effect, State, move_cursor};
 
 pub(super) fn on_cmd(state: &mut State, cmd: Cmd) -> Vec<Effect> {
     if state.compare.matrix {
@@ -119,7 +85,9 @@ pub(super) fn on_cmd(state: &mut State, cmd: Cmd) -> Vec<Effect> {
             // A name is asked for, offered as `<target>-<UTC time>`.
             let stamp = crate::format::now_rfc3339().replace([':', '-'], "");
             let name = format!("{}-{}", state.target.name, stamp.trim_end_matches('Z'));
-            state.prompt.open(name, super::TypedFor::BaselineName);
+            state
+                .prompt
+                .open(name, super::state::TypedFor::BaselineName);
         }
         Cmd::History => {
             let (run, bench) = selected_cell(state);
@@ -127,11 +95,11 @@ pub(super) fn on_cmd(state: &mut State, cmd: Cmd) -> Vec<Effect> {
                 state.set_status("no bench selected", true);
                 return vec![];
             };
-            state.history = Some(super::HistoryView {
+            state.history = Some(super::state::HistoryView {
                 bench: bench.clone(),
                 loaded: None,
             });
-            state.overlay = Some(super::Overlay::History {
+            state.overlay = Some(super::state::Overlay::History {
                 run_id,
                 bench: bench.clone(),
             });
@@ -146,7 +114,7 @@ pub(super) fn on_cmd(state: &mut State, cmd: Cmd) -> Vec<Effect> {
         }
         Cmd::Scaling => {
             if state.scaling().is_some() {
-                state.overlay = Some(super::Overlay::Scaling);
+                state.overlay = Some(super::state::Overlay::Scaling);
             } else {
                 state.set_status(
                     "no sweep among these runs: they must differ in one or two knobs (s in Knobs makes one)",

@@ -1,7 +1,7 @@
 //! Keys and commands. Each panel has a keymap; the hint bar and the help overlay are generated
 //! from the same tables that `update` dispatches on.
 
-use super::Focus;
+use super::panels::Focus;
 
 /// A key press, independent of the terminal library.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

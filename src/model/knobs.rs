@@ -8,49 +8,8 @@ use bench_core::knobs::{self, KnobKind, KnobSpec, KnobValue, Knobs};
 use bench_core::service::args::KnobArgs;
 
 use super::keys::{Cmd, Key};
-use super::{DEBOUNCE, Effect, State, move_cursor};
-
-#[derive(Debug, Clone)]
-pub struct KnobsPanel {
-    /// The values the next run gets.
-    pub values: Knobs,
-    pub cursor: usize,
-    /// The text being typed into the knob under the cursor.
-    pub editing: Option<String>,
-    /// The values being typed for a sweep of the knob under the cursor.
-    pub sweep: Option<String>,
-    /// Why the last value was refused.
-    pub error: Option<String>,
-}
-
-/// The most runs one sweep queues (a 5 x 5 matrix).
-pub const MAX_SWEEP_RUNS: usize = 25;
-
-impl KnobsPanel {
-    pub fn new(values: Knobs) -> KnobsPanel {
-        KnobsPanel {
-            values,
-            cursor: 0,
-            editing: None,
-            sweep: None,
-            error: None,
-        }
-    }
-
-    /// Takes on another target's knobs, keeping the values of knobs of the same name.
-    pub fn switch_to(&mut self, next: &Target) {
-        let mut values =
-            knobs::resolve(&next.knobs, &knobs::process_env, &[]).unwrap_or_else(|_| {
-                knobs::resolve(&next.knobs, &|_| None, &[]).expect("defaults are valid")
-            });
-        for spec in &next.knobs {
-            if let Some(v) = self.values.get(spec.name) {
-                values.set(spec.name, v.clone());
-            }
-        }
-        *self = KnobsPanel::new(values);
-    }
-}
+use super::panels::MAX_SWEEP_RUNS;
+use super::state::{DEBOUNCE, Effect, State, move_cursor};
 
 pub(super) fn on_cmd(state: &mut State, cmd: Cmd, now: Instant) -> Vec<Effect> {
     match cmd {
@@ -240,7 +199,7 @@ pub(super) fn on_sweep_key(state: &mut State, key: Key, now: Instant) -> Vec<Eff
     }
     state.knobs.sweep = None;
     state.knobs.error = None;
-    let sweep = super::PendingSweep {
+    let sweep = super::state::PendingSweep {
         benches: state.selected_benches(),
         queued: format!(
             "sweep of {}: {} runs queued ({text})",

@@ -3,13 +3,7 @@
 use std::time::Instant;
 
 use super::keys::Cmd;
-use super::{Effect, State, move_cursor};
-
-#[derive(Debug, Clone, Default)]
-pub struct LivePanel {
-    /// The selected bench among the shown run's benches.
-    pub row: usize,
-}
+use super::state::{Effect, State, move_cursor};
 
 pub(super) fn on_cmd(state: &mut State, cmd: Cmd, now: Instant) -> Vec<Effect> {
     match cmd {

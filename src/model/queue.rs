@@ -6,7 +6,10 @@ use std::time::Instant;
 use bench_core::knobs::Knobs;
 use bench_core::protocol::results::RunRecord;
 
-use super::*;
+use std::path::PathBuf;
+
+use super::runs::{RunState, RunView};
+use super::state::*;
 use crate::messages::RunRequest;
 
 impl State {

@@ -1,7 +1,8 @@
 //! Synthetic key sequences and run events drive `update`; state and effects are checked.
 
+use super::keys::Key;
 use super::*;
-use crate::messages::Outcome;
+use crate::messages::{Outcome, RunEvent, RunSettings};
 use crate::testing;
 use bench_core::catalog::{CONCURRENCY, ROWS};
 use bench_core::knobs::{self, KnobValue, Knobs};
@@ -10,6 +11,8 @@ use bench_core::measure::stats::PairedRatio;
 use bench_core::protocol::Budget;
 use bench_core::protocol::{DatasetStatus, Event};
 use bench_core::workloads::single_row_lookup;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 fn default_knobs() -> Knobs {
     knobs::resolve(&single_row_lookup::spec().knobs, &|_| None, &[]).unwrap()

@@ -6,7 +6,13 @@ use std::time::Instant;
 use bench_core::protocol::{DatasetStatus, Event};
 
 use super::keys::{Cmd, Key};
-use super::*;
+use std::path::PathBuf;
+
+use super::panels::*;
+use super::runs::{RunState, RunView};
+use super::state::*;
+use super::{catalog, compare, keys, knobs, live};
+use crate::messages::HarnessBuild;
 use crate::messages::{Outcome, RunEvent};
 
 /// Applies one action; returns what the main loop must do.
@@ -37,7 +43,7 @@ fn apply(state: &mut State, action: Action, now: Instant) -> Vec<Effect> {
             state.session.journal = Some(journal);
             state.session.color = color;
             if offer.is_some() {
-                state.overlay = Some(super::Overlay::Reopen);
+                state.overlay = Some(super::state::Overlay::Reopen);
             }
             state.session.offer = offer;
             vec![]

@@ -10,7 +10,8 @@ use tokio::io::BufReader;
 use tokio::process::Command;
 use tokio::sync::mpsc;
 
-use super::{GroupKill, Program, guard, paced, send_event};
+use super::process::{GroupKill, Program, send_event};
+use super::{guard, paced};
 use crate::messages::{RunEvent, RunRequest};
 
 const STDERR_TAIL: usize = 20;
@@ -53,7 +54,7 @@ pub(super) async fn run_child(
         command.env_remove(var);
     }
     command.envs(env.iter().map(|(k, v)| (k, v)));
-    super::own_group(&mut command, nice);
+    super::process::own_group(&mut command, nice);
     if let Some(cpus) = cpus {
         super::machine::confine(&mut command, cpus);
     }

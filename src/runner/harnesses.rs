@@ -13,7 +13,7 @@ use tokio::process::Command;
 
 use bench_core::catalog::Harness;
 
-use super::{GroupKill, Program};
+use super::process::{GroupKill, Program};
 use crate::messages::HarnessBuild;
 
 /// A harness crate beside benchscope's: its folder (and binary) name, and the variable that
@@ -275,7 +275,7 @@ async fn resolve(
     let mut build = Command::new(cargo);
     // Its own process group (and session, lowered, in the explorer), so that stopping the
     // build stops rustc too, not cargo alone.
-    super::own_group(&mut build, nice);
+    super::process::own_group(&mut build, nice);
     let spawned = build
         .arg("build")
         .args(&flags)

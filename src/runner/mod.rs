@@ -6,9 +6,8 @@ pub mod guard;
 pub mod harnesses;
 pub mod machine;
 mod paced;
+mod process;
 mod rounds;
-
-use std::path::PathBuf;
 
 use bench_core::catalog::Harness;
 use bench_core::profile::Profile;
@@ -16,6 +15,8 @@ use bench_core::protocol::{self, Event};
 use tokio::sync::mpsc;
 
 use crate::messages::{Outcome, RunEvent, RunRequest};
+pub use process::Program;
+use process::send_event;
 
 /// Starts runs. `ProcessRunner` spawns real children; tests use a fake.
 pub trait Runner {
@@ -48,13 +49,6 @@ impl Drop for RunHandle {
     fn drop(&mut self) {
         self.cancel();
     }
-}
-
-/// How to start one harness's runner.
-#[derive(Debug, Clone)]
-pub struct Program {
-    pub program: PathBuf,
-    pub prefix_args: Vec<String>,
 }
 
 /// Starts each run as child processes: bench-core's runner (this executable's hidden `runner`
@@ -103,32 +97,6 @@ fn nice_from(env: &dyn Fn(&str) -> Option<String>) -> Result<i32, String> {
         .map_err(|e| e.to_string())
 }
 
-/// Starts `command`'s process in a process group of its own (so that every stop kills it
-/// whole) and, when `nice` is above 0, `nice` steps below the caller's priority in a session
-/// of its own: where the kernel groups a session's threads for scheduling (autogroup), the
-/// front end's session then holds the front end alone, and its threads weigh as much as all
-/// of the run's together instead of one of hundreds.
-pub(crate) fn own_group(command: &mut tokio::process::Command, nice: i32) {
-    if nice > 0 {
-        // SAFETY: the closure runs in the forked child before exec and makes two system calls
-        // (setsid(2), nice(2), both async-signal-safe); it allocates nothing and touches no
-        // lock. setsid makes the child the leader of a new process group too.
-        unsafe {
-            command.pre_exec(move || {
-                if libc::setsid() < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                // A priority that cannot be lowered (an unusual limit) leaves the runner as
-                // it is; nothing depends on it but the explorer's latency.
-                libc::nice(nice);
-                Ok(())
-            });
-        }
-    } else {
-        command.process_group(0);
-    }
-}
-
 impl ProcessRunner {
     pub fn new() -> std::io::Result<Self> {
         Ok(ProcessRunner {
@@ -146,26 +114,6 @@ impl ProcessRunner {
             keep_cpus_awake: false,
             cpus: None,
         })
-    }
-}
-
-/// A process group, killed when dropped (a child that is no longer wanted and whatever it
-/// started: a runner's script, cargo and the compilers it runs).
-pub(crate) struct GroupKill(pub(crate) Option<u32>);
-
-impl GroupKill {
-    /// Kills the group now (SIGKILL); nothing when it has no member left.
-    pub(crate) fn kill(&self) {
-        if let Some(pgid) = self.0 {
-            // SAFETY: kill(2) on the process group our own child leads.
-            unsafe { libc::kill(-(pgid as libc::pid_t), libc::SIGKILL) };
-        }
-    }
-}
-
-impl Drop for GroupKill {
-    fn drop(&mut self) {
-        self.kill();
     }
 }
 
@@ -555,17 +503,6 @@ async fn through(
     result
 }
 
-/// Sends an event the runner layer writes itself (a watchdog's error, a profile, the machine
-/// record, `done`), with its line, as a runner's would be sent.
-fn send_event(events: &mpsc::UnboundedSender<RunEvent>, run_id: &str, event: Event) {
-    let line = protocol::encode(&event);
-    let _ = events.send(RunEvent::Event {
-        run_id: run_id.to_string(),
-        event,
-        line,
-    });
-}
-
 /// The same runner, started by perf recording into `<stem>.perf.data`.
 fn under_perf(p: &Program, stem: &std::path::Path) -> Program {
     let mut prefix_args = crate::profile::record_args(&stem.with_extension("perf.data"));
@@ -614,7 +551,9 @@ impl Runner for FakeRunner {
 
 #[cfg(test)]
 mod tests {
+    use super::process::own_group;
     use super::*;
+    use std::path::PathBuf;
 
     /// The arguments each runner of a run of `benches` was started with (a fake core runner
     /// and a fake turso runner, each writing its name and arguments to a log), and the run's

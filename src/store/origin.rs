@@ -50,7 +50,7 @@ pub fn machine(data: &Path) -> Result<MachineId, String> {
             let m: MachineId = serde_json::from_str(&text)
                 .map_err(|e| format!("{} is not a machine identity: {e}", path.display()))?;
             // The name is printed with every run recorded and stored in every row.
-            super::short_text(&m.name)
+            super::short_text::short_text(&m.name)
                 .map_err(|e| format!("{}: its name is {e}", path.display()))?;
             return Ok(m);
         }

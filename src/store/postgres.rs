@@ -8,7 +8,7 @@ use tokio_postgres::{Client, NoTls, Row};
 
 use bench_core::secret::PgUrl;
 
-use super::{Filter, Info, NewRun, Point};
+use super::rows::{Filter, Info, NewRun, Point};
 
 mod embedded {
     refinery::embed_migrations!("src/store/migrations/postgres");
@@ -71,7 +71,7 @@ impl Postgres {
                 .unwrap_or(0);
             if !write {
                 let found = schema_version(&client).await;
-                super::check_schema(found, known)?;
+                super::rows::check_schema(found, known)?;
                 return match found {
                     Some(v) if v == known => Ok(client),
                     Some(v) => Err(format!(
@@ -86,7 +86,7 @@ impl Postgres {
                 .execute("SELECT pg_advisory_lock($1)", &[&MIGRATION_LOCK])
                 .await
                 .map_err(|e| e.to_string())?;
-            let migrated = match super::check_schema(schema_version(&client).await, known) {
+            let migrated = match super::rows::check_schema(schema_version(&client).await, known) {
                 Ok(()) => runner
                     .run_async(&mut client)
                     .await
@@ -192,19 +192,22 @@ impl Postgres {
 
     /// The points the query finds, each as it read (a row of the wrong types as its error).
     pub fn points(&mut self, f: &Filter) -> Result<Vec<Result<Point, String>>, String> {
-        let rows = self.query(super::points_query(f, |i| format!("${i}")))?;
+        let rows = self.query(super::rows::points_query(f, |i| format!("${i}")))?;
         Ok(rows.iter().map(point).collect())
     }
 
     /// The runs' records, newest first, each as it read.
-    pub fn latest(&mut self, f: &Filter) -> Result<Vec<Result<super::LatestRow, String>>, String> {
-        let rows = self.query(super::latest_query(f, |i| format!("${i}")))?;
+    pub fn latest(
+        &mut self,
+        f: &Filter,
+    ) -> Result<Vec<Result<super::rows::LatestRow, String>>, String> {
+        let rows = self.query(super::rows::latest_query(f, |i| format!("${i}")))?;
         Ok(rows
             .iter()
             .map(|r| {
                 let id: i64 = r.try_get(0).map_err(|e| e.to_string())?;
-                let read = || -> Result<super::LatestRow, tokio_postgres::Error> {
-                    Ok(super::LatestRow {
+                let read = || -> Result<super::rows::LatestRow, tokio_postgres::Error> {
+                    Ok(super::rows::LatestRow {
                         id,
                         target: r.try_get(1)?,
                         machine: r.try_get(2)?,

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 
-use super::{Filter, Info, NewRun, Point};
+use super::rows::{Filter, Info, NewRun, Point};
 
 mod embedded {
     refinery::embed_migrations!("src/store/migrations/sqlite");
@@ -175,7 +175,7 @@ impl Sqlite {
         };
         if access == Access::Read {
             let found = version(&conn);
-            super::check_schema(found, known)?;
+            super::rows::check_schema(found, known)?;
             return match found {
                 Some(v) if v == known => Ok(Sqlite {
                     conn,
@@ -202,7 +202,7 @@ impl Sqlite {
             .file;
         lock.lock()
             .map_err(|e| format!("cannot lock {}: {e}", path.display()))?;
-        super::check_schema(version(&conn), known)?;
+        super::rows::check_schema(version(&conn), known)?;
         runner
             .run(&mut conn)
             .map_err(|e| format!("cannot bring its schema up to date: {e}"))?;
@@ -274,7 +274,7 @@ impl Sqlite {
 
     /// The points the query finds, each as it read (a row of the wrong types as its error).
     pub fn points(&mut self, f: &Filter) -> Result<Vec<Result<Point, String>>, String> {
-        let (sql, args) = super::points_query(f, |i| format!("?{i}"));
+        let (sql, args) = super::rows::points_query(f, |i| format!("?{i}"));
         let mut stmt = self.conn.prepare(&sql).map_err(|e| e.to_string())?;
         let rows = stmt
             .query_map(rusqlite::params_from_iter(args.iter()), |row| {
@@ -312,14 +312,17 @@ impl Sqlite {
     }
 
     /// The runs' records, newest first, each as it read.
-    pub fn latest(&mut self, f: &Filter) -> Result<Vec<Result<super::LatestRow, String>>, String> {
-        let (sql, args) = super::latest_query(f, |i| format!("?{i}"));
+    pub fn latest(
+        &mut self,
+        f: &Filter,
+    ) -> Result<Vec<Result<super::rows::LatestRow, String>>, String> {
+        let (sql, args) = super::rows::latest_query(f, |i| format!("?{i}"));
         let mut stmt = self.conn.prepare(&sql).map_err(|e| e.to_string())?;
         let rows = stmt
             .query_map(rusqlite::params_from_iter(args.iter()), |row| {
                 let id: i64 = row.get(0)?;
-                let read = || -> rusqlite::Result<super::LatestRow> {
-                    Ok(super::LatestRow {
+                let read = || -> rusqlite::Result<super::rows::LatestRow> {
+                    Ok(super::rows::LatestRow {
                         id,
                         target: row.get(1)?,
                         machine: row.get(2)?,

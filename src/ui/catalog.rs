@@ -3,8 +3,9 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
+use super::parts::window;
 use super::theme::Theme;
-use super::{fit, window};
+use crate::format::fit;
 use crate::model::State;
 use bench_core::catalog::BenchKind;
 

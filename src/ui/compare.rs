@@ -4,9 +4,10 @@ use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
+use super::parts::window;
 use super::theme::Theme;
-use super::{fit, window};
 use crate::format;
+use crate::format::fit;
 use crate::model::{Focus, RunState, RunView, State};
 use bench_core::compare::Band;
 use bench_core::measure::stats::quick_median;
@@ -506,7 +507,7 @@ fn draw_detail(
         format!(
             "run {}: {}",
             run.seq,
-            super::short_knobs(run.target, &run.knobs)
+            super::parts::short_knobs(run.target, &run.knobs)
         ),
         theme.dim(),
     ));

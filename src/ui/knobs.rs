@@ -3,8 +3,9 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
+use super::parts::window;
 use super::theme::Theme;
-use super::{fit, window};
+use crate::format::fit;
 use crate::model::{Focus, State};
 
 /// The width a knob's row needs with its allowed values beside it (borders included).

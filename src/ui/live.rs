@@ -4,9 +4,10 @@ use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Axis, Chart, Dataset, GraphType, LineGauge, Paragraph, Sparkline};
 
+use super::parts::window;
 use super::theme::Theme;
-use super::{fit, window};
 use crate::format;
+use crate::format::fit;
 use crate::model::{Focus, RunState, RunView, State};
 use bench_core::measure::stats::quick_median;
 use bench_core::measure::trace::Phase;
@@ -55,7 +56,7 @@ pub fn draw(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
         run.seq,
         run.state.label(),
         debug,
-        super::short_knobs(run.target, &run.knobs)
+        super::parts::short_knobs(run.target, &run.knobs)
     );
     let style = if run.record.is_debug() {
         theme.error()

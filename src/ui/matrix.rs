@@ -6,9 +6,10 @@ use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
+use super::parts::window;
 use super::theme::Theme;
-use super::{fit, window};
 use crate::format;
+use crate::format::fit;
 use crate::model::{Focus, State};
 use bench_core::compare::Band;
 

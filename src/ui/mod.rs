@@ -6,6 +6,7 @@ mod help;
 mod knobs;
 mod live;
 mod matrix;
+mod parts;
 pub mod theme;
 
 use ratatui::Frame;
@@ -13,7 +14,6 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 
-pub use crate::format::fit;
 use crate::model::keys;
 use crate::model::{Focus, Overlay, State};
 use theme::Theme;
@@ -212,40 +212,6 @@ fn draw_hints(state: &State, theme: &Theme, frame: &mut Frame, area: Rect) {
     spans.push(Span::styled("?", theme.key()));
     spans.push(Span::raw(" help"));
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
-}
-
-/// A run's knobs, short: the target's own knobs, and SQLite's settings only where they differ
-/// from their defaults (the exports list every knob).
-pub fn short_knobs(
-    target: &bench_core::catalog::Target,
-    knobs: &bench_core::knobs::Knobs,
-) -> String {
-    let settings: Vec<&str> = bench_core::settings::KNOBS.iter().map(|k| k.name).collect();
-    knobs
-        .0
-        .iter()
-        .filter(|(name, value)| {
-            !settings.contains(&name.as_str())
-                || target
-                    .knobs
-                    .iter()
-                    .find(|k| k.name == name.as_str())
-                    .is_none_or(|k| k.default_value() != **value)
-        })
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-/// Rows of a scrolled list: the window of `len` rows of `height` that keeps `cursor` visible.
-pub fn window(len: usize, height: usize, cursor: usize) -> std::ops::Range<usize> {
-    if len <= height {
-        return 0..len;
-    }
-    let start = cursor
-        .saturating_sub(height.saturating_sub(1) / 2)
-        .min(len - height);
-    start..start + height
 }
 
 #[cfg(test)]
