@@ -1,7 +1,8 @@
 //! bench-core's files import each other without a cycle: every file's non-test code names
-//! only files that do not name it back, directly or through others. A cycle would mean two
-//! layers that cannot be understood, tested or moved apart. How imports are read (every path
-//! form, by a Rust parser): `support/imports.rs`.
+//! only files that do not name it back, directly or through others; and its modules form the
+//! layers docs/src/architecture.md lists ("Layers"): no file names a file of a layer above its
+//! own. A cycle would mean two layers that cannot be understood, tested or moved apart. How
+//! imports are read (every path form, by a Rust parser): `support/imports.rs`.
 
 #[path = "support/imports.rs"]
 mod imports;
@@ -30,6 +31,32 @@ fn no_file_of_bench_core_imports_one_that_imports_it_back() {
         edges["measure::sqlite_malloc"].contains("measure::counting_off"),
         "{:?}",
         edges.get("measure::sqlite_malloc")
+    );
+}
+
+#[test]
+fn bench_core_s_modules_form_the_documented_layers() {
+    let doc = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/src/architecture.md"),
+    )
+    .unwrap();
+    let layers = imports::layers(&doc);
+    assert!(layers.len() >= 4, "{layers:?}");
+    let edges = imports::graph(&src(), Some("bench_core"));
+    let wrong = imports::against_layers(&edges, &layers);
+    assert!(
+        wrong.is_empty(),
+        "against the layers of architecture.md:\n{}",
+        wrong.join("\n")
+    );
+    // The check can fail: the dataset naming the rusqlite side again would go up a layer.
+    let mut back = edges.clone();
+    back.get_mut("dataset")
+        .unwrap()
+        .insert("on_rusqlite".into());
+    assert_eq!(
+        imports::against_layers(&back, &layers),
+        ["dataset (`dataset`, layer 4) names on_rusqlite (`on_rusqlite`, layer 2)"]
     );
 }
 

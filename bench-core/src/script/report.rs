@@ -145,7 +145,10 @@ impl StatementAcc {
 
 /// The statements' table, each statement's figures from `acc` (its index to its figures,
 /// merged over the clients one statement at a time: no second copy of every statement's).
-pub fn statements(mix: &super::Mix, acc: impl Fn(usize) -> StatementAcc) -> Vec<StatementStat> {
+pub fn statements(
+    mix: &super::model::Mix,
+    acc: impl Fn(usize) -> StatementAcc,
+) -> Vec<StatementStat> {
     mix.scripts
         .iter()
         .flat_map(|script| script.statements().map(move |s| (script, s)))

@@ -81,28 +81,10 @@ pub fn cycle(edges: &Graph) -> Option<Vec<String>> {
         .find_map(|m| visit(m, edges, &mut state, &mut Vec::new()))
 }
 
-/// The graph between top modules (a folder or a file at the root): `measure::stats ->
-/// protocol::event` is `measure -> protocol`. The root (`lib.rs`) is left out.
-pub fn top(edges: &Graph) -> Graph {
-    let head = |m: &str| m.split("::").next().unwrap_or_default().to_string();
-    let mut out = Graph::new();
-    for (from, tos) in edges {
-        if from.is_empty() {
-            continue;
-        }
-        let f = head(from);
-        let entry = out.entry(f.clone()).or_default();
-        for t in tos.iter().filter(|t| !t.is_empty()) {
-            if head(t) != f {
-                entry.insert(head(t));
-            }
-        }
-    }
-    out
-}
-
 /// The layers written in `doc` between the lines `<!-- layers -->` and `<!-- /layers -->`: one
-/// `- ` line per layer, top first, its modules in backticks.
+/// `- ` line per layer, top first, each entry in backticks: a module as a folder path
+/// (`measure`, `measure/stats`), `*` standing for any one name (`workloads/*/core`). No other
+/// backticks on those lines.
 pub fn layers(doc: &str) -> Vec<Vec<String>> {
     let start = doc
         .find("<!-- layers -->")
@@ -111,33 +93,45 @@ pub fn layers(doc: &str) -> Vec<Vec<String>> {
     doc[start..end]
         .lines()
         .filter(|l| l.starts_with("- "))
-        .map(|l| {
-            l.split('`')
-                .skip(1)
-                .step_by(2)
-                .map(|m| m.trim_end_matches('/').to_string())
-                .collect()
-        })
+        .map(|l| l.split('`').skip(1).step_by(2).map(String::from).collect())
         .collect()
 }
 
-/// Every edge of `top` that does not go down the `layers` (from a module to one in a later
-/// layer), and every top module the layers do not place.
-pub fn against_layers(top: &Graph, layers: &[Vec<String>]) -> Vec<String> {
-    let place = |m: &str| layers.iter().position(|l| l.iter().any(|x| x == m));
+/// The entry of `layers` a file belongs to: the most specific one that names it or a folder
+/// above it, and that entry's layer (0 at the top).
+pub fn place(module: &str, layers: &[Vec<String>]) -> Option<(String, usize)> {
+    let parts = split(module);
+    let mut best: Option<(String, usize, usize)> = None;
+    for (i, layer) in layers.iter().enumerate() {
+        for entry in layer {
+            let e: Vec<&str> = entry.split('/').collect();
+            let fits =
+                parts.len() >= e.len() && e.iter().zip(&parts).all(|(a, b)| *a == "*" || a == b);
+            if fits && best.as_ref().is_none_or(|b| e.len() > b.2) {
+                best = Some((entry.clone(), i, e.len()));
+            }
+        }
+    }
+    best.map(|(e, i, _)| (e, i))
+}
+
+/// Every file the layers do not place, and every import that goes up them: from a file to a
+/// file whose entry is in an earlier layer. Files of one layer may import each other (the
+/// cycle check keeps them in order).
+pub fn against_layers(edges: &Graph, layers: &[Vec<String>]) -> Vec<String> {
     let mut wrong = Vec::new();
-    for (from, tos) in top {
-        let Some(f) = place(from) else {
-            wrong.push(format!("`{from}` is in no layer"));
+    for (from, tos) in edges.iter().filter(|(m, _)| !m.is_empty()) {
+        let Some((fe, fl)) = place(from, layers) else {
+            wrong.push(format!("{from} is in no layer"));
             continue;
         };
-        for to in tos {
-            match place(to) {
-                None => wrong.push(format!("`{to}` is in no layer")),
-                Some(t) if t <= f => wrong.push(format!(
-                    "{from} (layer {}) names {to} (layer {})",
-                    f + 1,
-                    t + 1
+        for to in tos.iter().filter(|t| !t.is_empty()) {
+            match place(to, layers) {
+                None => wrong.push(format!("{to} is in no layer")),
+                Some((te, tl)) if tl < fl => wrong.push(format!(
+                    "{from} (`{fe}`, layer {}) names {to} (`{te}`, layer {})",
+                    fl + 1,
+                    tl + 1
                 )),
                 _ => {}
             }
