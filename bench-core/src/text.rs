@@ -164,7 +164,7 @@ impl Text {
 /// row (`|`, line breaks, shown as for a terminal), what markdown would render as something
 /// else inline (`` ` `` code, `*` and `~` emphasis, `&` entities, `_` emphasis where it does not stand inside
 /// a word, `<` before anything but a space: HTML, autolinks, e-mail autolinks; `](` and `![`
-/// links and images), and `\` itself; a figure
+/// links and images, a `[` that begins the text: a link reference definition), and `\` itself; a figure
 /// such as `3.43x [3.36–3.53]` or `+12%` reads as it is.
 pub fn md_cell(s: &str) -> String {
     md_escape(s, false)
@@ -199,6 +199,10 @@ fn md_escape(s: &str, alt: bool) -> String {
                 out.push(c);
             }
             ']' if next == Some('(') => out.push_str("\\]"),
+            // A `[` that begins the text could begin a link reference definition
+            // (`[label]: url` at a line's start, or a list item's) that turns a shortcut
+            // (`[label]`) anywhere in the document into a link.
+            '[' if chars[..i].iter().all(|c| c.is_whitespace()) => out.push_str("\\["),
             '[' if i > 0 && chars[i - 1] == '!' => out.push_str("\\["),
             // Emphasis by underscore only where it does not stand inside a word
             // (`spawn_blocking` reads as it is).

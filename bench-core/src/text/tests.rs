@@ -37,8 +37,10 @@ fn what_would_break_a_sink_is_escaped() {
     assert_eq!(Text::from("<b>&'\"").html(), "&lt;b&gt;&amp;&#39;&quot;");
     assert_eq!(
         Text::from("[click](http://e) *x* _y_ `z`").md_cell(),
-        "[click\\](http://e) \\*x\\* \\_y\\_ \\`z\\`"
+        "\\[click\\](http://e) \\*x\\* \\_y\\_ \\`z\\`"
     );
+    // A `[` that begins a name cannot begin a link reference definition (`[a]: url`).
+    assert_eq!(Text::from("[a]").md_cell(), "\\[a]");
     assert_eq!(
         Text::from("3.43x [3.36–3.53]").md_cell(),
         "3.43x [3.36–3.53]"
@@ -73,6 +75,9 @@ fn hostile() -> impl Strategy<Value = String> {
                 Just('\\'),
                 Just('`'),
                 Just('['),
+                Just(']'),
+                Just(':'),
+                Just('('),
                 Just('<'),
                 Just('='),
                 Just('\u{202e}'),
@@ -110,6 +115,21 @@ proptest! {
         prop_assert_eq!(rows[1][1].as_str(), "1");
         // Nothing but text: no link, emphasis, code or HTML made of the name.
         prop_assert!(!rendered_markup(&table), "{table}");
+    }
+
+    /// Whatever a name holds, written where a report writes names (a list item's key before
+    /// `: value`, a line of its own, a table cell), it defines no link reference that would
+    /// make a link of the same name elsewhere in the document.
+    #[test]
+    fn a_name_defines_no_link_anywhere(s in hostile(), open in any::<bool>(), close in any::<bool>()) {
+        // Bracketed as a reference's label often, where a random text seldom is.
+        let s = format!("{}{s}{}", if open { "[" } else { "" }, if close { "]" } else { "" });
+        let cell = Text::from(s.as_str()).md_cell();
+        let line = Text::from(s.as_str()).md_line();
+        let md = format!(
+            "- {cell}: a\n\n{line}: b\n\n| a | b |\n| --- | --- |\n| {cell} | 1 |\n\n{line}\n"
+        );
+        prop_assert!(!rendered_markup(&md), "{md}");
     }
 
     /// Whatever a caption holds, an image with it as its text is one image of the file named,
