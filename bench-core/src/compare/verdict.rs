@@ -260,7 +260,7 @@ fn judge_time(
             ((d + t * se).exp() - 1.0) * 100.0,
         ]);
         out.ci_level = level(settings.alpha);
-        let significant = se > 0.0 && d.abs() / se > t || se == 0.0 && d != 0.0;
+        let significant = beyond(d, se, t);
         out.basis = format!(
             "{nb} baseline {unit}, {nc} current: run-to-run sd {:.1}% ({test}, df {df})",
             sd * 100.0
@@ -470,11 +470,7 @@ fn judge_rounds_time(
     let se = sd / (n as f64).sqrt();
     let t = t_critical(n - 1, settings.alpha);
     let rel = mean.exp() - 1.0;
-    let significant = if se > 0.0 {
-        mean.abs() / se > t
-    } else {
-        mean != 0.0
-    };
+    let significant = beyond(mean, se, t);
     let (lo, hi) = (pct(mean - t * se), pct(mean + t * se));
     let reach = ROUNDS_NOISE_REACH * settings.noise * 100.0;
     let verdict = match (rel.abs() > settings.noise && significant, rel < 0.0) {
@@ -525,9 +521,33 @@ fn disturbed_rounds(all: &[(usize, f64)]) -> (f64, Vec<(usize, f64)>) {
     (centre, out)
 }
 
+/// Whether a mean difference `d` (of logs) with standard error `se` (never negative) is
+/// beyond the level whose critical value is `t`: strictly beyond (a quotient equal to `t` is
+/// not); with a standard error of 0, any difference is.
+fn beyond(d: f64, se: f64, t: f64) -> bool {
+    if se == 0.0 {
+        d != 0.0
+    } else {
+        d.abs() / se > t
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The level's boundary: a difference exactly `t` standard errors away is not beyond it,
+    /// one a hair further is; with no spread, any difference is, and none is not.
+    #[test]
+    fn a_difference_is_significant_strictly_beyond_the_level() {
+        assert!(!beyond(2.0, 1.0, 2.0));
+        assert!(!beyond(-2.0, 1.0, 2.0));
+        assert!(beyond(2.0 + 1e-12, 1.0, 2.0));
+        assert!(beyond(-2.0 - 1e-12, 1.0, 2.0));
+        assert!(!beyond(1.0, 1.0, 2.0));
+        assert!(beyond(1e-9, 0.0, 2.0));
+        assert!(!beyond(0.0, 0.0, 2.0));
+    }
 
     /// A round exactly as far from the median round as the outlier bound is not disturbed;
     /// one a step further is. With every other round alike, the bound is the floor's.

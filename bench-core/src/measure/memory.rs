@@ -271,6 +271,14 @@ const PROFILER_FRAMES: &[&str] = &[
     "__rg_",
 ];
 
+/// Where frame `i` of a stack (innermost first) was when it was taken: the innermost frame's
+/// address is where it was; any other's is a return address, the instruction after its call,
+/// so the call is looked up one byte back (a call that is the last instruction of its
+/// function returns to the next function's first byte).
+fn call_site(i: usize, ip: usize) -> usize {
+    if i == 0 { ip } else { ip.wrapping_sub(1) }
+}
+
 /// The stacks taken so far as folded lines (`root;...;leaf allocations`), their frames named;
 /// the profiler's own frames and the allocator's entry points cut from the leaf end. Taking
 /// them stops the taking. Never inlined: a CPU profile leaves out what is under it by name.
@@ -295,8 +303,7 @@ pub fn folded_stacks() -> String {
                     continue;
                 }
                 let named = names.entry(*ip).or_insert_with(|| {
-                    // A return address is the instruction after the call: look up the call.
-                    let at = if i == 0 { *ip } else { ip.wrapping_sub(1) };
+                    let at = call_site(i, *ip);
                     // The function the address is in, by its full path from the executable's
                     // symbol table; functions inlined into it are left out, as perf's stacks
                     // are read with --no-inline (and a layer needs a path). Outside the
@@ -596,6 +603,10 @@ mod tests {
         assert_eq!(name(0x11ff).as_deref(), Some("b"));
         // Between functions, past the last, before the first, below the load address: none.
         assert_eq!(name(0x1200), None);
+        // A call that is the last instruction of `a` returns to `b`'s first byte: a frame
+        // above the innermost is named by its call, the innermost by where it is.
+        assert_eq!(name(call_site(1, 0x1180)).as_deref(), Some("a"));
+        assert_eq!(name(call_site(0, 0x1180)).as_deref(), Some("b"));
         assert_eq!(name(0x1300).as_deref(), Some("c"));
         assert_eq!(name(0x1310), None);
         assert_eq!(name(0x10ff), None);
@@ -606,7 +617,6 @@ mod tests {
     /// a function found by its address as loaded; data is not a function.
     #[test]
     fn this_executables_functions_are_read_from_its_symbol_table() {
-        assert_eq!(probe(2), 62);
         let s = ExeSymbols::load().expect("the test binary has a symbol table");
         assert!(s.functions.len() > 100, "{}", s.functions.len());
         for (start, end, name) in &s.functions {
@@ -620,7 +630,33 @@ mod tests {
         assert!(named.ends_with("measure::memory::tests::probe"), "{named}");
         assert_eq!(s.name(at + 1).as_deref(), Some(named.as_str()));
         assert_eq!(s.name(std::ptr::addr_of!(NOT_CODE) as usize + 8), None);
-        assert!(std::hint::black_box(NOT_CODE[3]) == 7);
+        // Read by another reader of the same file (binutils' nm): `probe` starts where nm says,
+        // spans the size nm gives, and the difference to where it was loaded is the bias.
+        let nm = std::process::Command::new("nm")
+            .args(["--defined-only", "-S", "-C"])
+            .arg(std::env::current_exe().unwrap())
+            .output();
+        let Some(nm) = nm.ok().filter(|o| o.status.success()) else {
+            return crate::testing::skip(
+                "this_executables_functions_are_read_from_its_symbol_table",
+                "nm (binutils) is not installed",
+            );
+        };
+        let line = String::from_utf8_lossy(&nm.stdout)
+            .lines()
+            .find(|l| l.ends_with("measure::memory::tests::probe"))
+            .map(String::from)
+            .expect("nm lists probe");
+        let mut words = line.split_whitespace();
+        let mut hex = || u64::from_str_radix(words.next().unwrap(), 16).unwrap();
+        let (start, size) = (hex(), hex());
+        assert!(
+            s.functions
+                .iter()
+                .any(|(a, b, n)| *a == start && *b == start + size && n.ends_with("probe")),
+            "{line}"
+        );
+        assert_eq!(at as u64 - s.bias, start, "{line}");
     }
 
     fn sample(allocs: u64, bytes: u64, peak: u64, retained: i64) -> SampleMemory {
