@@ -168,7 +168,7 @@ impl Analysis {
                 } else {
                     ratio.as_ref().map(|r| Band::of(r.value))
                 };
-                let workload = lines.get(name).cloned();
+                let workload = lines.get(&bench_core::text::Text::from(name)).cloned();
                 cells.insert(
                     (run.id.to_string(), name.to_string()),
                     Cell {

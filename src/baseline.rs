@@ -486,7 +486,7 @@ pub fn setup_of(
             "baseline {} holds {} set-ups of {target} ({}): --interleave measures one again; save each as its own baseline",
             baseline.name.terminal(),
             setups.len(),
-            setup_differences(a, b).join(", ")
+            Text::join(&setup_differences(a, b), ", ").terminal()
         )),
     }
 }
@@ -516,7 +516,7 @@ pub fn moved_since(saved_at: &str, moved: &[Row]) -> String {
         let _ = write!(
             line,
             "; measured again with {}",
-            d.change.differs.join(", ")
+            Text::join(&d.change.differs, ", ").terminal()
         );
     }
     line.push('\n');
@@ -575,7 +575,7 @@ pub fn text(title: &str, rows: &[Row], settings: &Settings) -> String {
     out.push_str(&crate::export::layout::align(&headers, &cells, 1));
     let mut flagged: Vec<String> = Vec::new();
     for r in rows {
-        let d = r.change.differs.join(", ");
+        let d = Text::join(&r.change.differs, ", ").terminal().to_string();
         if !d.is_empty() && !flagged.contains(&d) {
             flagged.push(d);
         }
@@ -935,6 +935,27 @@ mod tests {
             "{line}"
         );
         assert_eq!(moved_since("then", &[]), "");
+    }
+
+    /// What differs between the set-ups is named from the runs' own words (the build, the
+    /// CPU, SQLite's version): written to the terminal escaped, never as raw controls or a
+    /// line of its own.
+    #[test]
+    fn set_ups_that_differ_are_named_escaped() {
+        let base = [run(&[], &[("rusqlite", 1400.0)])];
+        let mut cur = [run(&[], &[("rusqlite", 1410.0)])];
+        cur[0].start.as_mut().unwrap().env.profile =
+            "release\u{1b}[2K\n0 regressed, 1 improved\u{7}".into();
+        let s = Settings::default();
+        let rows = compare(&base, &cur, &s);
+        let t = text("main", &rows, &s);
+        assert!(!t.contains('\u{1b}') && !t.contains('\u{7}'), "{t:?}");
+        assert!(
+            t.contains("(build release vs release\\u{1b}[2K\\u{a}0 regressed, 1 improved\\u{7})"),
+            "{t}"
+        );
+        let line = moved_since("then", &rows);
+        assert!(!line.contains('\u{1b}'), "{line:?}");
     }
 
     #[test]

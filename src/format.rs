@@ -29,23 +29,24 @@ pub fn allocs_change(a: &bench_core::compare::AllocChange) -> String {
     }
 }
 
-/// A change in words: `regressed (+6.0%)`, or what differs instead of a verdict.
-pub fn verdict(c: &Change) -> String {
+/// A change in words: `regressed (+6.0%)`, or what differs instead of a verdict (names from
+/// the runs: a text, escaped where it is written).
+pub fn verdict(c: &Change) -> bench_core::text::Text {
     if c.differs.is_empty() {
         match c.ci_pct {
-            Some([lo, hi]) => format!(
+            Some([lo, hi]) => bench_core::text!(
                 "{} ({:+.1}%, {:.0}% CI {lo:+.1}% to {hi:+.1}%)",
                 c.verdict.label(),
                 c.pct,
                 c.ci_level * 100.0
             ),
-            None => format!("{} ({:+.1}%)", c.verdict.label(), c.pct),
+            None => bench_core::text!("{} ({:+.1}%)", c.verdict.label(), c.pct),
         }
     } else {
-        format!(
+        bench_core::text!(
             "{:+.1}%, no verdict ({} differ)",
             c.pct,
-            c.differs.join(", ")
+            bench_core::text::Text::join(&c.differs, ", ").raw()
         )
     }
 }

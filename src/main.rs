@@ -82,8 +82,23 @@ enum Command {
     Runner(Box<bench_core::service::args::RunnerArgs>),
 }
 
+/// The command line, or clap's error through the one stderr sink (a value it echoes, such as a
+/// `--label` it refused, may hold escape sequences) and its exit status. Help and the version
+/// are printed as clap prints them.
+fn parse_or_exit() -> Cli {
+    match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => e.exit(),
+        Err(e) => {
+            let text = e.render().to_string();
+            crate::out::say!("{}", text.trim_end());
+            std::process::exit(e.exit_code())
+        }
+    }
+}
+
 fn main() {
-    let mut cli = Cli::parse();
+    let mut cli = parse_or_exit();
     // The front ends measure in paired rounds unless told `--unpaired` (a runner only when told).
     cli.tui.session.budget.pair_by_default();
     match &mut cli.command {

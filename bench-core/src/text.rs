@@ -31,7 +31,6 @@ macro_rules! text {
 
 pub mod json;
 
-use std::borrow::Borrow;
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
@@ -215,10 +214,13 @@ fn md_escape(s: &str, alt: bool) -> String {
     out
 }
 
-/// A line of markdown text (a list item's, a paragraph's): [`md_cell`], and what would begin a
-/// block at a line's start (a heading, a list item, a quote, a rule, a numbered item) escaped.
+/// A line of markdown text (a list item's, a paragraph's): [`md_cell`] without the spaces it
+/// starts with, and what would begin a block at a line's start (a heading, a list item, a
+/// quote, a rule, a numbered item) escaped.
 pub fn md_line(s: &str) -> String {
-    let cell = md_cell(s);
+    // Up to three spaces before a block's mark still begin it (and four, code): the indent
+    // says nothing a rendered line would show, and is left out.
+    let cell = md_cell(s.trim_start_matches([' ', '\t']));
     let starts_block = cell.starts_with(['#', '+', '-', '=', '>'])
         || cell
             .split_once(['.', ')'])
@@ -268,6 +270,20 @@ impl From<&str> for Text {
     }
 }
 
+impl Text {
+    /// `parts` joined by `sep`: a text still, escaped where it is written. (A text is not a
+    /// `str` to `join` on: a joined list would leave its sink unescaped.)
+    pub fn join(parts: &[Text], sep: &str) -> Text {
+        Text(
+            parts
+                .iter()
+                .map(|p| p.0.as_str())
+                .collect::<Vec<_>>()
+                .join(sep),
+        )
+    }
+}
+
 impl From<String> for Text {
     fn from(s: String) -> Text {
         Text(s)
@@ -277,12 +293,6 @@ impl From<String> for Text {
 impl From<&String> for Text {
     fn from(s: &String) -> Text {
         Text(s.clone())
-    }
-}
-
-impl Borrow<str> for Text {
-    fn borrow(&self) -> &str {
-        &self.0
     }
 }
 

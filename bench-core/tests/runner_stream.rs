@@ -1132,7 +1132,7 @@ fn the_runner_counts_memory_per_operation_and_says_when_it_does_not() {
         Event::Start(s) => s
             .env
             .settings
-            .get("memory")
+            .get(&bench_core::text::Text::from("memory"))
             .map(|t| t.raw().to_string())
             .unwrap_or_default(),
         e => panic!("{e:?}"),

@@ -46,13 +46,13 @@ fn every_lookup_bench_streams_a_valid_sequence_on_the_rows_of_the_spec() {
     let crates = &start.env.crates;
     assert!(
         crates
-            .get("async-sqlite")
+            .get(&bench_core::text::Text::from("async-sqlite"))
             .is_some_and(|v| v.raw().starts_with("0.7")),
         "{crates:?}"
     );
     assert!(
         crates
-            .get("rusqlite")
+            .get(&bench_core::text::Text::from("rusqlite"))
             .is_some_and(|v| v.raw().starts_with("0.41")),
         "{crates:?}"
     );
@@ -61,7 +61,10 @@ fn every_lookup_bench_streams_a_valid_sequence_on_the_rows_of_the_spec() {
         "{:?}",
         start.env.sqlite
     );
-    assert_eq!(start.env.settings["async-sqlite pool"], "num_conns=2");
+    assert_eq!(
+        start.env.settings[&bench_core::text::Text::from("async-sqlite pool")],
+        "num_conns=2"
+    );
     assert!(matches!(
         events[1],
         Event::Dataset {

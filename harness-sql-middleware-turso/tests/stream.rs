@@ -72,13 +72,13 @@ fn every_lookup_bench_streams_a_valid_sequence_on_the_rows_of_the_spec() {
     let crates = &start.env.crates;
     assert!(
         crates
-            .get("sql-middleware")
+            .get(&bench_core::text::Text::from("sql-middleware"))
             .is_some_and(|v| v.raw().starts_with("0.9")),
         "{crates:?}"
     );
     assert!(
         crates
-            .get("turso")
+            .get(&bench_core::text::Text::from("turso"))
             .is_some_and(|v| v.raw().starts_with("0.6")),
         "{crates:?}"
     );
@@ -123,7 +123,7 @@ fn every_lookup_bench_streams_a_valid_sequence_on_the_rows_of_the_spec() {
     // Memory counted through turso's allocator (mimalloc, its calls wrapped at link time):
     // the run says so, and the decode micro-bench reads the one String a row's decode makes,
     // as the same bench does on every other driver.
-    let said = &start.env.settings["memory"];
+    let said = &start.env.settings[&bench_core::text::Text::from("memory")];
     assert!(said.raw().contains("through mimalloc"), "{said:?}");
     let memory = |bench: &str| {
         events

@@ -43,7 +43,7 @@ fn every_sqlx_bench_streams_a_valid_sequence() {
         start
             .env
             .crates
-            .get("sqlx")
+            .get(&bench_core::text::Text::from("sqlx"))
             .is_some_and(|v| v.raw().starts_with("0.9")),
         "{:?}",
         start.env.crates
@@ -54,7 +54,7 @@ fn every_sqlx_bench_streams_a_valid_sequence() {
         start.env.sqlite
     );
     assert!(
-        start.env.settings["sqlx pool"]
+        start.env.settings[&bench_core::text::Text::from("sqlx pool")]
             .raw()
             .contains("max_connections=2"),
         "{:?}",

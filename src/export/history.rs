@@ -70,7 +70,7 @@ pub fn charts(all: &[Series]) -> Vec<Chart> {
 pub fn markdown(all: &[Series], drawn: &[(String, String)], note: Option<&str>) -> String {
     let mut out = String::from("\n## History\n\n");
     if let Some(n) = note {
-        let _ = writeln!(out, "_{n}_\n");
+        let _ = writeln!(out, "_{}_\n", bench_core::text::md_cell(n));
     }
     if all.is_empty() {
         out.push_str("No run of these benches is recorded in the results store yet.\n");
@@ -84,7 +84,7 @@ pub fn markdown(all: &[Series], drawn: &[(String, String)], note: Option<&str>) 
             let _ = writeln!(
                 out,
                 "![{}]({})\n",
-                bench_core::text::md_cell(caption),
+                bench_core::text::md_alt(caption),
                 super::layout::link_destination(file)
             );
         }
@@ -255,6 +255,32 @@ mod tests {
             "single_row_lookup / rusqlite on vm-1 (EPYC)\n  ▁▁▁███  1.00 µs … 1.05 µs over 6 points\n     ◆\n  ◆ step +5.0% between c2 and c3 (p = 0.010): a slowdown beyond the 2.0% noise\n  newest c5: 1.05 µs · this run: 1.04 µs (-1.0%)\n"
         );
         assert!(text(&[], None, 40).starts_with("no run of this bench"));
+    }
+
+    /// A machine's name that would close the image's text and open a link, and a note that
+    /// holds markup, stay text: one image of the chart, no link, emphasis or code of theirs.
+    #[test]
+    fn names_and_notes_from_the_store_make_no_markup_of_their_own() {
+        use pulldown_cmark::{Event, Parser, Tag};
+        let mut s = series();
+        s.machine = "vm [Download the fixed build".into();
+        let all = [s];
+        let caption = charts(&all)[0].caption.clone();
+        let md = markdown(
+            &all,
+            &[(caption, "h.svg".into())],
+            Some("rows did not read: a *b* [t](h.svg) ![i](h.svg) `x`"),
+        );
+        let tags: Vec<String> = Parser::new(&md)
+            .filter_map(|e| match e {
+                Event::Start(t @ (Tag::Link { .. } | Tag::Image { .. } | Tag::Strong)) => {
+                    Some(format!("{t:?}").chars().take(5).collect())
+                }
+                Event::Code(_) => Some("code".into()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(tags, ["Image"], "{md}");
     }
 
     #[test]

@@ -211,7 +211,10 @@ mod tests {
             s.env.crates.insert(words[4].as_str().into(), words[5].as_str().into());
             s.env.settings.insert(words[5].as_str().into(), words[6].as_str().into());
             s.target = words[6].as_str().into();
+            // Knob words are tokens when read back, and a token may still hold `_`, `.`, `:`.
+            s.knobs.set("pool", bench_core::knobs::KnobValue::Word(words[0].clone()));
             let mut tame = plain.clone();
+            tame.start.as_mut().unwrap().knobs.set("pool", bench_core::knobs::KnobValue::Word("auto".into()));
             let t = tame.start.as_mut().unwrap();
             t.env.profile = "debug".into();
             t.env.crates.insert("x".into(), "y".into());

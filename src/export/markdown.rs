@@ -100,7 +100,11 @@ fn environment_of(out: &mut String, s: &bench_core::protocol::Start, several: bo
         return;
     }
     if several {
-        let _ = writeln!(out, "\nEnvironment ({} harness):\n", s.harness);
+        let _ = writeln!(
+            out,
+            "\nEnvironment ({} harness):\n",
+            bench_core::text::md_cell(&s.harness)
+        );
     } else {
         let _ = writeln!(out, "\nEnvironment:\n");
     }
@@ -218,7 +222,7 @@ pub fn render(report: &Report<'_>) -> String {
         let knobs = run
             .start
             .as_ref()
-            .map(|s| s.knobs.to_string())
+            .map(|s| bench_core::text::md_cell(&s.knobs.to_string()))
             .unwrap_or_default();
         let incomplete = if run.done { "" } else { " (incomplete)" };
         let debug = match (run.is_debug(), run.profiled) {

@@ -142,7 +142,7 @@ pub fn comparison_cells(report: &Report<'_>, index: usize) -> (Vec<Text>, Vec<Ve
                             let mut cell = if c.differs.is_empty() {
                                 format!("{} {}", format::change(&c), c.verdict.label())
                             } else {
-                                format::verdict(&c)
+                                format::verdict(&c).raw().to_string()
                             };
                             // A count that changed is said beside the time, either way.
                             if let Some(a) = c
@@ -276,7 +276,7 @@ pub fn notes(run: &RunRecord, baselines: &bench_core::baselines::Baselines<'_>) 
         if !differs.is_empty() {
             out.push(text!(
                 "{name} †: SQLite settings differ: {}",
-                differs.join(", ")
+                Text::join(&differs, ", ").raw()
             ));
         }
     }

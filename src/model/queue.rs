@@ -175,7 +175,7 @@ impl State {
             format!(
                 " ({} left out: not benchscope targets: {})",
                 left_out.len(),
-                left_out.join(", ")
+                bench_core::text::Text::join(&left_out, ", ").terminal()
             )
         };
         self.set_status(

@@ -396,7 +396,7 @@ fn draw_detail(
                 if let Some(c) = cell.and_then(|c| c.change.as_ref()) {
                     t.push_str(&format!(
                         " · {} vs run {}",
-                        format::verdict(c),
+                        format::verdict(c).terminal(),
                         baseline_run.map(|b| b.seq).unwrap_or(0)
                     ));
                     if c.differs.is_empty() && !c.basis.is_empty() {
@@ -446,7 +446,7 @@ fn draw_detail(
     } else if let Some(why) = run
         .record
         .starts()
-        .find_map(|s| s.env.settings.get("memory"))
+        .find_map(|s| s.env.settings.get(&bench_core::text::Text::from("memory")))
         .filter(|w| w.raw().starts_with("not counted"))
     {
         lines.push(Line::raw(format!("memory: {}", why.terminal())));
@@ -474,7 +474,10 @@ fn draw_detail(
     }
     let differs = bench_core::compare::settings_differences(&run.record, bench);
     if !differs.is_empty() {
-        notes.push(format!("SQLite settings differ: {}", differs.join(", ")));
+        notes.push(format!(
+            "SQLite settings differ: {}",
+            bench_core::text::Text::join(&differs, ", ").terminal()
+        ));
     }
     // How the median moves between runs made with the same settings.
     if let Some(sp) = cell.and_then(|c| c.spread) {

@@ -95,7 +95,7 @@ mod tests {
         #[cfg(feature = "sqlite")]
         assert!(
             env.crates
-                .get("rusqlite")
+                .get(&crate::text::Text::from("rusqlite"))
                 .is_some_and(|v| v.raw().starts_with("0.40")),
             "{:?}",
             env.crates

@@ -112,7 +112,10 @@ impl Budget {
 
     /// The seconds of timed samples `bench` takes.
     pub fn time_of(&self, bench: &str) -> f64 {
-        self.times.get(bench).copied().unwrap_or(self.time_s)
+        self.times
+            .get(&crate::text::Text::from(bench))
+            .copied()
+            .unwrap_or(self.time_s)
     }
 }
 

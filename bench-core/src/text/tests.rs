@@ -50,6 +50,9 @@ fn what_would_break_a_sink_is_escaped() {
     assert_eq!(Text::from("< 2x").md_cell(), "< 2x");
     assert_eq!(Text::from("# heading").md_line(), "\\# heading");
     assert_eq!(Text::from("1. item").md_line(), "\\1. item");
+    // Indented up to four spaces, a block's mark still begins it: the indent is left out.
+    assert_eq!(Text::from("   # heading").md_line(), "\\# heading");
+    assert_eq!(Text::from("    code").md_line(), "code");
     assert_eq!(
         Text::from("a\u{202e}b").terminal().to_string(),
         "a\\u{202e}b"
@@ -130,6 +133,27 @@ proptest! {
             "- {cell}: a\n\n{line}: b\n\n| a | b |\n| --- | --- |\n| {cell} | 1 |\n\n{line}\n"
         );
         prop_assert!(!rendered_markup(&md), "{md}");
+    }
+
+    /// Whatever a name holds, after any indent and a block's mark, as a list item's key it
+    /// stays that item's text: no heading, quote, code block or list of its own.
+    #[test]
+    fn a_line_is_one_list_item_of_text(
+        s in hostile(),
+        indent in 0usize..6,
+        mark in proptest::sample::select(vec!["#", ">", "-", "+", "*", "1.", "1)", "```", "    ", ""]),
+    ) {
+        use pulldown_cmark::{Event, Parser, Tag};
+        let name = format!("{}{mark} {s}", " ".repeat(indent));
+        let md = format!("- {}: a\n", Text::from(name.as_str()).md_line());
+        let blocks: Vec<String> = Parser::new(&md)
+            .filter_map(|e| match e {
+                Event::Start(Tag::Paragraph) => None,
+                Event::Start(t) => Some(format!("{t:?}").chars().take(8).collect()),
+                _ => None,
+            })
+            .collect();
+        prop_assert_eq!(blocks, vec!["List(Non".to_string(), "Item".to_string()], "{}", md);
     }
 
     /// Whatever a caption holds, an image with it as its text is one image of the file named,
