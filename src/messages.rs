@@ -6,18 +6,18 @@ use std::path::PathBuf;
 use bench_core::catalog::Harness;
 use bench_core::knobs::Knobs;
 use bench_core::protocol::Event;
-use bench_core::service::args::SessionArgs;
+use bench_core::service::args::{BudgetArgs, SessionArgs};
 
 /// Settings every run of a session shares, whatever its target and knobs.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RunSettings {
-    /// The budget flags, passed on to a run's runner as given when it is one process.
-    pub budget_args: Vec<String>,
+    /// The run's budget as asked (the front ends checked it before anything ran): a runner is
+    /// given it whole, or its share when the run spans processes ([`RunRequest::budget`]);
+    /// it becomes flags in one place, [`RunRequest::args`].
+    pub budget: BudgetArgs,
     /// Runner processes a run measures each bench in, one after another (`--processes`;
     /// 0 or 1: one). Profiled runs and scenarios are one process whatever it says.
     pub processes: usize,
-    /// The budget flags each of `processes` runners is told: its share of the whole.
-    pub process_budget_args: Vec<String>,
     /// Whether the processes after the second are left out when every bench's processes
     /// agreed within their own intervals: the default count's way; a count asked for
     /// (`--processes`, BENCHSCOPE_PROCESSES) is run whole.
@@ -33,12 +33,9 @@ pub struct RunSettings {
 impl RunSettings {
     pub fn from_session(session: &SessionArgs) -> RunSettings {
         RunSettings {
-            budget_args: session.budget.to_args(),
+            budget: session.budget.clone(),
             // Checked by the front ends before anything runs (`BudgetArgs::resolve`).
             processes: session.budget.processes().unwrap_or(1),
-            process_budget_args: session
-                .budget
-                .to_args_per_process(session.budget.processes().unwrap_or(1)),
             processes_may_stop: !session.budget.processes_given(),
             cache_dir: session.cache_dir.clone(),
             postgres_url: session.postgres_url(),
@@ -61,6 +58,9 @@ pub struct RunRequest {
     pub env: Vec<(String, String)>,
     /// Run each bench under perf and write its flamegraph into this folder.
     pub profile: Option<PathBuf>,
+    /// The share of the budget this request's runner takes: 1, the whole; n, one of n
+    /// processes' ([`RunRequest::one_process`]).
+    pub share: usize,
 }
 
 impl RunRequest {
@@ -81,6 +81,7 @@ impl RunRequest {
             settings: settings.clone(),
             env: Vec::new(),
             profile: None,
+            share: 1,
         }
     }
 
@@ -134,10 +135,13 @@ impl RunRequest {
     /// The request one of this run's processes is given: its share of the budget.
     pub fn one_process(&self) -> RunRequest {
         let mut r = self.clone();
-        if self.processes() > 1 {
-            r.settings.budget_args = self.settings.process_budget_args.clone();
-        }
+        r.share = self.processes();
         r
+    }
+
+    /// The budget this request's runner is given: the whole, or one process's share.
+    pub fn budget(&self) -> BudgetArgs {
+        self.settings.budget.per_process(self.share)
     }
 
     /// The runner's command-line arguments (never the PostgreSQL URL).
@@ -151,7 +155,7 @@ impl RunRequest {
                 a.extend(["--knob".into(), format!("{k}={v}")]);
             }
         }
-        a.extend(self.settings.budget_args.iter().cloned());
+        a.extend(self.budget().to_args());
         if self.trace {
             a.push("--trace".into());
         }

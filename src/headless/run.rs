@@ -156,7 +156,7 @@ async fn collect(
 ) -> (RunRecord, Option<i32>) {
     let (tx, mut rx) = mpsc::unbounded_channel();
     let mut record = RunRecord::default();
-    let paired = request.settings.budget_args.iter().any(|a| a == "--paired");
+    let paired = request.settings.budget.paired;
     // Every process measures every bench again.
     let processes = request.processes();
     let mut handle = match runner.start(request, tx) {

@@ -43,15 +43,7 @@ impl State {
             &self.session.settings,
         );
         req.profile = run.profiled.then(|| PathBuf::from(PROFILE_DIR));
-        for args in [
-            &mut req.settings.budget_args,
-            &mut req.settings.process_budget_args,
-        ] {
-            args.retain(|a| a != "--paired");
-            if run.paired {
-                args.push("--paired".into());
-            }
-        }
+        req.settings.budget.paired = run.paired;
         req
     }
 

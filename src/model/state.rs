@@ -241,7 +241,7 @@ impl State {
             live: LivePanel::default(),
             compare: ComparePanel::new(target),
             trace,
-            paired: settings.budget_args.iter().any(|a| a == "--paired"),
+            paired: settings.budget.paired,
             runs: Vec::new(),
             next_seq: 1,
             restart_at: None,

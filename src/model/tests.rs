@@ -24,7 +24,10 @@ fn state() -> State {
         default_knobs(),
         false,
         RunSettings {
-            budget_args: vec!["--time".into(), "1".into()],
+            budget: bench_core::service::args::BudgetArgs {
+                time_s: "1".into(),
+                ..Default::default()
+            },
             ..Default::default()
         },
     );
@@ -99,7 +102,7 @@ fn enter_runs_the_bench_under_the_cursor() {
     };
     assert_eq!(req.benches, vec!["middleware/inline"]);
     assert_eq!(req.run_id, "t-1");
-    assert_eq!(req.settings.budget_args, vec!["--time", "1"]);
+    assert_eq!(req.budget().time_s, "1");
     assert_eq!(count(&req.knobs, "rows"), 1000);
     assert_eq!(s.runs[0].state, RunState::Running);
 }

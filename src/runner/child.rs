@@ -36,7 +36,7 @@ pub(super) async fn run_child(
     let args = request.args();
     let env = &request.env;
     let postgres_url = request.settings.postgres_url.as_ref();
-    let mut guard = guard::Guard::new(&request.benches, &request.settings.budget_args);
+    let mut guard = guard::Guard::new(&request.benches, &request.budget());
     let secrets = postgres_url
         .map(bench_core::secret::PgUrl::secrets)
         .unwrap_or_default();

@@ -5,7 +5,8 @@
 use std::collections::{BTreeSet, HashMap};
 use std::time::Duration;
 
-use bench_core::protocol::{DatasetStatus, Event};
+use bench_core::protocol::{Budget, DatasetStatus, Event};
+use bench_core::service::args::BudgetArgs;
 
 use crate::messages::RunRequest;
 
@@ -19,16 +20,14 @@ pub struct Guard {
     pub current: Option<String>,
 }
 
-/// The value of budget flag `name` (`--time 2`) in a runner's arguments, if given and valid.
-fn budget_flag<T: std::str::FromStr>(args: &[String], name: &str) -> Option<T> {
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .and_then(|v| v.parse().ok())
+/// The budget a runner was given, as numbers: the front ends checked it before the run
+/// started; a budget that does not read (never, past those checks) is the runner's default.
+fn resolved(budget: &BudgetArgs) -> Budget {
+    budget
+        .resolve()
+        .or_else(|_| BudgetArgs::default().resolve())
+        .expect("the default budget reads")
 }
-
-/// The runner's own default for `--samples`.
-const DEFAULT_MAX_SAMPLES: u64 = 100;
 
 fn finite(what: &str, v: f64) -> Result<(), String> {
     if v.is_finite() && v >= 0.0 {
@@ -39,9 +38,9 @@ fn finite(what: &str, v: f64) -> Result<(), String> {
 }
 
 impl Guard {
-    /// A guard for the `benches` asked for, with the budget's flags (`--samples N`).
-    pub fn new(benches: &[String], budget_args: &[String]) -> Guard {
-        let max_samples = budget_flag(budget_args, "--samples").unwrap_or(DEFAULT_MAX_SAMPLES);
+    /// A guard for the `benches` asked for, within the runner's `budget` (its most samples).
+    pub fn new(benches: &[String], budget: &BudgetArgs) -> Guard {
+        let max_samples = resolved(budget).max_samples as u64;
         Guard {
             asked: benches.iter().cloned().collect(),
             max_samples,
@@ -219,18 +218,16 @@ pub struct Watchdog {
 
 impl Watchdog {
     pub fn new(req: &RunRequest) -> Watchdog {
-        let flag = |name: &str, default: f64| {
-            budget_flag(&req.settings.budget_args, name).unwrap_or(default)
-        };
+        let asked = req.budget();
+        let b = resolved(&asked);
         // The longest time any bench takes: --time, or a bench's own (--time-for P=S).
-        let own = req
-            .settings
-            .budget_args
-            .windows(2)
-            .filter(|w| w[0] == "--time-for")
-            .filter_map(|w| w[1].rsplit_once('=')?.1.parse::<f64>().ok())
+        let own = asked
+            .time_for()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(_, s)| s)
             .fold(0.0, f64::max);
-        let budget = flag("--time", 2.0).max(own) + flag("--warmup", 0.3);
+        let budget = b.time_s.max(own) + b.warmup_s;
         // BENCHSCOPE_SILENCE_S sets the bound outright (a slow machine, or a test of it); its
         // one parser bounds it (the front ends refused any other value before starting).
         let base = bench_core::vars::SILENCE_S
@@ -262,7 +259,7 @@ mod tests {
 
     #[test]
     fn events_nobody_asked_for_or_that_cannot_be_are_refused() {
-        let mut g = Guard::new(&["rusqlite".to_string()], &[]);
+        let mut g = Guard::new(&["rusqlite".to_string()], &BudgetArgs::default());
         let events = testing::bench_events("rusqlite", "rusqlite", 10, &[100.0, 110.0], None);
         for e in &events {
             g.check(e).unwrap();
@@ -274,7 +271,7 @@ mod tests {
             "an event for bench \"sqlx\", which was not asked for (asked: rusqlite)"
         );
         // A negative median.
-        let mut g = Guard::new(&["rusqlite".to_string()], &[]);
+        let mut g = Guard::new(&["rusqlite".to_string()], &BudgetArgs::default());
         let mut bad = testing::bench_events("rusqlite", "rusqlite", 10, &[100.0], None);
         if let Some(Event::Summary { stats, .. }) = bad.last_mut() {
             stats.median = -5.0;
@@ -285,7 +282,7 @@ mod tests {
             ["rusqlite: summary median is -5 (allowed: a finite number >= 0)"]
         );
         // Allocations per operation that cannot be a count.
-        let mut g = Guard::new(&["rusqlite".to_string()], &[]);
+        let mut g = Guard::new(&["rusqlite".to_string()], &BudgetArgs::default());
         let mut bad = testing::bench_events("rusqlite", "rusqlite", 10, &[100.0], None);
         if let Some(Event::Summary { stats, .. }) = bad.last_mut() {
             stats.memory.as_mut().unwrap().allocs_per_op = f64::NAN;
@@ -296,7 +293,7 @@ mod tests {
             ["rusqlite: allocations per operation is NaN (allowed: a finite number >= 0)"]
         );
         // A counter that jumps.
-        let mut g = Guard::new(&["rusqlite".to_string()], &[]);
+        let mut g = Guard::new(&["rusqlite".to_string()], &BudgetArgs::default());
         let mut jump = testing::bench_events("rusqlite", "rusqlite", 10, &[1.0, 2.0], None);
         if let Event::Sample { iter, .. } = &mut jump[2] {
             *iter = 5;
@@ -348,9 +345,8 @@ mod tests {
             false,
             &Default::default(),
         );
-        req.settings.budget_args = ["--time", "1", "--warmup", "0.5"]
-            .map(String::from)
-            .to_vec();
+        req.settings.budget.time_s = "1".into();
+        req.settings.budget.warmup_s = "0.5".into();
         assert_eq!(Watchdog::new(&req).bound(None), Duration::from_secs(75));
         let building = Event::Dataset {
             status: DatasetStatus::Building,
@@ -365,9 +361,7 @@ mod tests {
         // A bench with a longer time of its own bounds it instead; a shorter one does not.
         for (own, bound) in [("^bulk_=10", 165), ("x=0.5", 75)] {
             let mut r = req.clone();
-            r.settings
-                .budget_args
-                .extend(["--time-for".into(), own.into()]);
+            r.settings.budget.time_for.push(own.into());
             assert_eq!(Watchdog::new(&r).bound(None), Duration::from_secs(bound));
         }
     }

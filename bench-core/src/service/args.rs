@@ -12,7 +12,7 @@ use crate::knobs::{self, Knobs};
 use crate::protocol::Budget;
 
 /// Measurement settings shared by every front end, with their bounds.
-#[derive(Debug, Clone, clap::Args)]
+#[derive(Debug, Clone, PartialEq, clap::Args)]
 pub struct BudgetArgs {
     /// Time budget of each bench's timed samples, in seconds.
     #[arg(
@@ -238,68 +238,78 @@ impl BudgetArgs {
             .is_ok_and(|p| p.is_some())
     }
 
-    /// The same settings as command-line arguments, to pass on to a child runner.
+    /// The same settings as command-line arguments, to pass on to a child runner: the one
+    /// place a budget becomes flags.
     pub fn to_args(&self) -> Vec<String> {
-        self.to_args_per_process(1)
+        let b = self.per_process(1);
+        let mut a: Vec<String> = vec![
+            "--time".into(),
+            b.time_s,
+            "--warmup".into(),
+            b.warmup_s,
+            "--samples".into(),
+            b.max_samples,
+            "--min-samples".into(),
+            b.min_samples,
+        ];
+        for t in b.time_for {
+            a.extend(["--time-for".into(), t]);
+        }
+        if b.paired {
+            a.push("--paired".into());
+        }
+        if b.paired_group != DEFAULT_PAIRED_GROUP {
+            a.extend(["--paired-group".into(), b.paired_group]);
+        }
+        a
     }
 
-    /// What each of `processes` runners is told, one after another: a share of the time, of
-    /// the most and of the least samples (but at least [`PROCESS_MIN_SAMPLES`], what a paired
-    /// ratio needs, unless the whole asks fewer), and of the warm-up (at least 0.1 s, a process
-    /// starts cold). Values that do not read are passed on as given, for the runner to name.
+    /// What each of `processes` runners is told: [`Self::per_process`] as flags.
     pub fn to_args_per_process(&self, processes: usize) -> Vec<String> {
+        self.per_process(processes).to_args()
+    }
+
+    /// The budget each of `processes` runners is given, one after another: a share of the
+    /// time, of the most and of the least samples (but at least [`PROCESS_MIN_SAMPLES`], what a
+    /// paired ratio needs, unless the whole asks fewer), and of the warm-up (at least 0.1 s, a
+    /// process starts cold); `--quick`'s times written out. Values that do not read are passed
+    /// on as given, for the runner to name.
+    pub fn per_process(&self, processes: usize) -> BudgetArgs {
         let (time, warmup, min) = self.times();
-        let (mut time, mut warmup, mut max, mut min) = (
-            time.to_string(),
-            warmup.to_string(),
-            self.max_samples.clone(),
-            min.to_string(),
-        );
+        let mut b = BudgetArgs {
+            time_s: time.to_string(),
+            warmup_s: warmup.to_string(),
+            min_samples: min.to_string(),
+            quick: false,
+            unpaired: false,
+            processes: None,
+            ..self.clone()
+        };
         if processes > 1
             && let (Ok(t), Ok(w), Ok(m), Ok(least)) = (
-                time.trim().parse::<f64>(),
-                warmup.trim().parse::<f64>(),
-                max.trim().parse::<usize>(),
-                min.trim().parse::<usize>(),
+                b.time_s.trim().parse::<f64>(),
+                b.warmup_s.trim().parse::<f64>(),
+                b.max_samples.trim().parse::<usize>(),
+                b.min_samples.trim().parse::<usize>(),
             )
         {
             let p = processes as f64;
             let least = least
                 .div_ceil(processes)
                 .max(least.min(PROCESS_MIN_SAMPLES));
-            time = format!("{}", t / p);
-            warmup = format!("{}", (w / p).max(w.min(PROCESS_WARMUP_S)));
-            max = format!("{}", m.div_ceil(processes).max(least));
-            min = least.to_string();
+            b.time_s = format!("{}", t / p);
+            b.warmup_s = format!("{}", (w / p).max(w.min(PROCESS_WARMUP_S)));
+            b.max_samples = format!("{}", m.div_ceil(processes).max(least));
+            b.min_samples = least.to_string();
         }
         // Each bench's own time is shared out as --time is.
-        let time_for: Vec<String> = match self.time_for() {
-            Ok(v) => v
+        if let Ok(v) = self.time_for() {
+            b.time_for = v
                 .into_iter()
                 .map(|(p, s)| format!("{p}={}", s / processes.max(1) as f64))
-                .collect(),
-            Err(_) => self.time_for.clone(),
-        };
-        let mut a: Vec<String> = vec![
-            "--time".into(),
-            time,
-            "--warmup".into(),
-            warmup,
-            "--samples".into(),
-            max,
-            "--min-samples".into(),
-            min,
-        ];
-        for t in time_for {
-            a.extend(["--time-for".into(), t]);
+                .collect();
         }
-        if self.paired {
-            a.push("--paired".into());
-        }
-        if self.paired_group != DEFAULT_PAIRED_GROUP {
-            a.extend(["--paired-group".into(), self.paired_group.clone()]);
-        }
-        a
+        b
     }
 }
 
