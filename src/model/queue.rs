@@ -59,7 +59,7 @@ impl State {
         self.runs[i].state = RunState::Running;
         self.runs[i].started = Some(now);
         self.live.row = 0;
-        vec![Effect::Start(self.request(&self.runs[i]))]
+        vec![Effect::Start(Box::new(self.request(&self.runs[i])))]
     }
 
     /// How many more runs the queue takes (at most [`MAX_QUEUED`] wait at once).

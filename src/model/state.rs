@@ -210,7 +210,7 @@ pub type OpenedRuns = (Vec<RunRecord>, Option<Vec<usize>>, String);
 /// What the main loop must do.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Effect {
-    Start(RunRequest),
+    Start(Box<RunRequest>),
     Cancel(String),
     Export,
     Quit,

@@ -122,7 +122,7 @@ impl Loop<'_> {
                                 }
                             }
                         }
-                        match self.runner.start(req, self.tx.clone()) {
+                        match self.runner.start(*req, self.tx.clone()) {
                             Ok(h) => {
                                 self.handles.insert(id, h);
                             }
