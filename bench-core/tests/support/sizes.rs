@@ -3,7 +3,7 @@
 //! with line numbers): what `tests/sizes.rs` lists and holds to the limits of
 //! docs/src/architecture.md ("Sizes").
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use syn::spanned::Spanned;
 use syn::visit::Visit;
@@ -19,13 +19,18 @@ pub struct FileSize {
 /// Every `.rs` file under `roots`, but the files declared `#[cfg(test)] mod x;` (by the name
 /// `tests.rs` or a `tests/` folder, the tree's convention) and `bin/`.
 pub fn sizes(roots: &[PathBuf], fn_limit: usize) -> Vec<FileSize> {
-    let mut files = Vec::new();
-    for r in roots {
-        walk(r, &mut files);
-    }
-    files.sort();
-    files
+    // The tree's walk (sorted, `tests/` and `target/` left out), less the tests' own files
+    // and `bin/`.
+    bench_core::testing::rust_files(roots)
         .into_iter()
+        .filter(|p| {
+            let name = p.file_name().unwrap_or_default().to_string_lossy();
+            name != "tests.rs"
+                && !name.ends_with("_props.rs")
+                && p.parent()
+                    .and_then(|d| d.file_name())
+                    .is_none_or(|d| d != "bin")
+        })
         .map(|path| {
             let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
             let file = syn::parse_file(&text).unwrap_or_else(|e| panic!("{path:?}: {e}"));
@@ -43,27 +48,6 @@ pub fn sizes(roots: &[PathBuf], fn_limit: usize) -> Vec<FileSize> {
             }
         })
         .collect()
-}
-
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("{dir:?}: {e}"))
-        .flatten()
-    {
-        let p = entry.path();
-        let name = p
-            .file_name()
-            .unwrap_or_default()
-            .to_string_lossy()
-            .into_owned();
-        if p.is_dir() {
-            if name != "bin" && name != "tests" && name != "snapshots" {
-                walk(&p, out);
-            }
-        } else if name.ends_with(".rs") && name != "tests.rs" && !name.ends_with("_props.rs") {
-            out.push(p);
-        }
-    }
 }
 
 /// The first line of `from` and how many lines reach to the end of `to`.
