@@ -179,6 +179,8 @@ fn md_escape(s: &str, alt: bool) -> String {
     let t = terminal_str(s);
     let mut out = String::with_capacity(t.len());
     let chars: Vec<char> = t.chars().collect();
+    // Where the text begins past its leading whitespace.
+    let first = chars.iter().position(|c| !c.is_whitespace());
     for (i, &c) in chars.iter().enumerate() {
         let word = |j: Option<&char>| j.is_some_and(|c| c.is_alphanumeric());
         let next = chars.get(i + 1).copied();
@@ -201,7 +203,7 @@ fn md_escape(s: &str, alt: bool) -> String {
             // A `[` that begins the text could begin a link reference definition
             // (`[label]: url` at a line's start, or a list item's) that turns a shortcut
             // (`[label]`) anywhere in the document into a link.
-            '[' if chars[..i].iter().all(|c| c.is_whitespace()) => out.push_str("\\["),
+            '[' if first == Some(i) => out.push_str("\\["),
             '[' if i > 0 && chars[i - 1] == '!' => out.push_str("\\["),
             // Emphasis by underscore only where it does not stand inside a word
             // (`spawn_blocking` reads as it is).
