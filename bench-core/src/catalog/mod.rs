@@ -14,6 +14,7 @@ use crate::measure::trace::Phase;
 
 pub mod shared_knobs;
 pub mod subject;
+pub mod table;
 
 pub use shared_knobs::{
     CONCURRENCY, LOOKUPS, LOOKUPS_PER_CHECKOUT, ROWS, SPIN_US, SQLX_STATEMENT_CACHE, STORAGE,
@@ -22,6 +23,7 @@ pub use shared_knobs::{
 pub use subject::{
     Harness, POOL, Pool, Shipped, Strategy, Subject, VALUES, pool_mismatch, values_mismatch,
 };
+pub use table::{CrateDesc, Serve};
 
 /// One word of a catalog filter (the explorer's `/`): a regular expression on a bench's name,
 /// as `run --bench` takes one, when it holds one of a pattern's special characters and
@@ -321,16 +323,27 @@ impl Target {
         self
     }
 
-    /// One bench per crate of `crates`, named `{prefix}{crate's name}`.
+    /// One bench per crate the subject table says serves this target, named
+    /// `{prefix}{crate's name}` and made by `bench` from how the crate serves it; then the
+    /// crate's further benches there and the phases it has no bench of.
     pub fn per_crate(
         mut self,
         prefix: &str,
-        crates: &[Shipped],
-        bench: impl Fn(&'static str, Shipped) -> BenchSpec,
+        bench: impl Fn(&'static str, &'static CrateDesc, &'static Serve) -> BenchSpec,
     ) -> Target {
-        for c in crates {
-            self.benches
-                .push(bench(leak(format!("{prefix}{}", c.name())), *c));
+        for (c, serve) in table::crates::crates_serving(self.name) {
+            let name = leak(format!("{prefix}{}", c.name));
+            self.benches.push(bench(name, c, serve));
+            for m in serve.more {
+                let subject = Subject::Crate(c.id);
+                self.benches.push(match m.phase {
+                    Some(phase) => BenchSpec::micro(m.name, subject, phase, m.op).about(m.about),
+                    None => BenchSpec::whole(m.name, subject, m.op, m.about).variant(m.variant),
+                });
+            }
+            for (phase, reason) in serve.hidden {
+                self = self.hidden(name, *phase, reason);
+            }
         }
         self
     }

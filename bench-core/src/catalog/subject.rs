@@ -2,7 +2,6 @@
 //! pool, turso, raw rusqlite; the strategies and pools by name, with what each is.
 
 use std::str::FromStr;
-use std::sync::LazyLock;
 
 use serde::Serialize;
 
@@ -80,54 +79,6 @@ impl Strategy {
         Strategy::BlockInPlace,
         Strategy::WaitAside,
     ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Strategy::Inline => "inline",
-            Strategy::SpawnBlocking => "spawn_blocking",
-            Strategy::Interact => "interact",
-            Strategy::Worker => "worker",
-            Strategy::Spin => "spin",
-            Strategy::BlockInPlace => "block_in_place",
-            Strategy::WaitAside => "wait_aside",
-        }
-    }
-
-    pub fn about(self) -> &'static str {
-        match self {
-            Strategy::Inline => "runs the query on the async runtime's own thread (blocks it)",
-            Strategy::SpawnBlocking => {
-                "tokio::task::spawn_blocking with the pooled connection moved in"
-            }
-            Strategy::Interact => "deadpool-sqlite Object::interact",
-            Strategy::Worker => {
-                "a dedicated thread per connection; std mpsc in, tokio oneshot back"
-            }
-            Strategy::Spin => {
-                "a dedicated thread per connection; one-slot hand-off, both sides spin then park"
-            }
-            Strategy::BlockInPlace => {
-                "tokio::task::block_in_place on the runtime thread (its other tasks move away first)"
-            }
-            Strategy::WaitAside => {
-                "the middleware's own statements on the runtime thread, only their waits (SQLite's busy wait, a blocking checkout, a taken lock) in tokio::task::block_in_place; a caller's closure in block_in_place whole"
-            }
-        }
-    }
-
-    /// Whether the connection lives on a dedicated thread (worker pool) or in deadpool-sqlite.
-    pub fn uses_workers(self) -> bool {
-        matches!(self, Strategy::Worker | Strategy::Spin)
-    }
-
-    /// The pool behind the strategy.
-    pub fn pool(self) -> Pool {
-        if self.uses_workers() {
-            Pool::Workers
-        } else {
-            Pool::Deadpool
-        }
-    }
 }
 
 impl FromStr for Strategy {
@@ -308,138 +259,6 @@ pub enum Shipped {
     SqlMiddlewarePostgres,
     /// sql-middleware's turso feature (its pool over turso 0.6), in its own harness.
     SqlMiddlewareTurso,
-}
-
-impl Shipped {
-    pub const ALL: [Shipped; 7] = [
-        Shipped::TokioRusqlite,
-        Shipped::AsyncSqlite,
-        Shipped::R2d2SpawnBlocking,
-        Shipped::R2d2BlockInPlace,
-        Shipped::Diesel,
-        Shipped::SqlMiddleware,
-        Shipped::SqlMiddlewareTurso,
-    ];
-
-    /// Every crate, on SQLite and turso ([`Shipped::ALL`]) and on PostgreSQL.
-    pub const EVERY: [Shipped; 8] = [
-        Shipped::TokioRusqlite,
-        Shipped::AsyncSqlite,
-        Shipped::R2d2SpawnBlocking,
-        Shipped::R2d2BlockInPlace,
-        Shipped::Diesel,
-        Shipped::SqlMiddleware,
-        Shipped::SqlMiddlewareTurso,
-        Shipped::SqlMiddlewarePostgres,
-    ];
-
-    /// The bench name's stem.
-    pub fn name(self) -> &'static str {
-        match self {
-            Shipped::TokioRusqlite => "tokio-rusqlite",
-            Shipped::R2d2SpawnBlocking => "r2d2_sqlite/spawn_blocking",
-            Shipped::R2d2BlockInPlace => "r2d2_sqlite/block_in_place",
-            Shipped::Diesel => "diesel",
-            Shipped::SqlMiddleware => "sql-middleware",
-            Shipped::AsyncSqlite => "async-sqlite",
-            Shipped::SqlMiddlewarePostgres => "sql-middleware/postgres",
-            Shipped::SqlMiddlewareTurso => "sql-middleware/turso",
-        }
-    }
-
-    /// The crate, as named in Cargo.lock.
-    pub fn krate(self) -> &'static str {
-        match self {
-            Shipped::TokioRusqlite => "tokio-rusqlite",
-            Shipped::R2d2SpawnBlocking | Shipped::R2d2BlockInPlace => "r2d2_sqlite",
-            Shipped::Diesel => "diesel",
-            Shipped::SqlMiddleware
-            | Shipped::SqlMiddlewarePostgres
-            | Shipped::SqlMiddlewareTurso => "sql-middleware",
-            Shipped::AsyncSqlite => "async-sqlite",
-        }
-    }
-
-    /// The crate's exact version as this build resolved it (from the Cargo.lock of the
-    /// workspace that builds it: the core's, or its harness's).
-    pub fn version(self) -> &'static str {
-        self.version_of(self.krate())
-    }
-
-    /// The exact version of `krate` in the lockfile of the workspace that builds this crate.
-    fn version_of(self, krate: &str) -> &'static str {
-        let lock = match self.harness() {
-            Harness::Core => crate::protocol::env::CRATE_VERSIONS,
-            _ => crate::protocol::env::HARNESS_CRATE_VERSIONS,
-        };
-        lock.iter()
-            .find(|(n, _)| *n == krate)
-            .map(|(_, v)| *v)
-            .unwrap_or("?")
-    }
-
-    /// The crate and its exact version as this build resolved it (`tokio-rusqlite 0.8.0`).
-    pub fn label(self) -> &'static str {
-        static LABELS: LazyLock<Vec<String>> = LazyLock::new(|| {
-            Shipped::EVERY
-                .iter()
-                .map(|s| match s {
-                    // The crate, and the engine under it (another turso than the turso benches').
-                    Shipped::SqlMiddlewareTurso => format!(
-                        "{} {} on turso {}",
-                        s.krate(),
-                        s.version(),
-                        s.version_of("turso")
-                    ),
-                    _ => format!("{} {}", s.krate(), s.version()),
-                })
-                .collect()
-        });
-        let i = Shipped::EVERY
-            .iter()
-            .position(|s| *s == self)
-            .expect("every crate is in EVERY");
-        &LABELS[i]
-    }
-
-    /// How it reaches the connection, for descriptions.
-    pub fn about(self) -> &'static str {
-        match self {
-            Shipped::TokioRusqlite => {
-                "tokio-rusqlite: a background thread per connection; each query a `call` closure (prepare_cached, query_row) sent to it"
-            }
-            Shipped::R2d2SpawnBlocking => {
-                "r2d2 pool of rusqlite connections; checkout and query in one spawn_blocking closure"
-            }
-            Shipped::R2d2BlockInPlace => {
-                "r2d2 pool of rusqlite connections; checkout and query in block_in_place on the runtime thread"
-            }
-            Shipped::Diesel => {
-                "diesel's query DSL (statement cached by diesel) on its r2d2 pool, in a spawn_blocking closure"
-            }
-            Shipped::SqlMiddleware => {
-                "sql-middleware's SQLite pool (bb8, a worker thread per connection) and query builder, as shipped"
-            }
-            Shipped::SqlMiddlewarePostgres => {
-                "sql-middleware's postgres feature (bb8 over tokio-postgres) against the PostgreSQL server --postgres-url names"
-            }
-            Shipped::AsyncSqlite => {
-                "async-sqlite's Pool: a background thread per connection, each call a closure on the next one (round robin); rusqlite 0.41 with its statement cache"
-            }
-            Shipped::SqlMiddlewareTurso => {
-                "sql-middleware's turso feature: its bb8 pool over turso 0.6 connections (checked on checkout) and query builder on the calling task, statement cache on; mimalloc as the process allocator, as turso 0.6's default features make it"
-            }
-        }
-    }
-
-    /// The harness that links the crate.
-    pub fn harness(self) -> Harness {
-        match self {
-            Shipped::AsyncSqlite => Harness::AsyncSqlite,
-            Shipped::SqlMiddlewareTurso => Harness::SqlMiddlewareTurso,
-            _ => Harness::Core,
-        }
-    }
 }
 
 /// What a bench measures: the typed identity its implementation is chosen by.

@@ -87,6 +87,75 @@ mod tests {
     use super::*;
     use crate::catalog::{BenchKind, Harness, Strategy};
 
+    /// The subject table and the catalog made from it agree: every workload a row names is a
+    /// target, every crate serving a target has its bench there (with the row's words), and
+    /// no crate bench is in a target its row does not name.
+    #[test]
+    fn the_catalog_s_crate_benches_are_the_subject_table_s() {
+        use crate::catalog::Subject;
+        use crate::catalog::table::crates::CRATES;
+        let names: Vec<_> = targets().iter().map(|t| t.name).collect();
+        for c in &CRATES {
+            assert!(!c.serves.is_empty(), "{} serves no workload", c.name);
+            for s in c.serves {
+                assert!(
+                    names.contains(&s.workload),
+                    "{}: no target {}",
+                    c.name,
+                    s.workload
+                );
+            }
+        }
+        for t in targets() {
+            for c in &CRATES {
+                let benches: Vec<_> = t
+                    .benches
+                    .iter()
+                    .filter(|b| b.subject == Subject::Crate(c.id))
+                    .collect();
+                match c.serving(t.name) {
+                    None => assert!(benches.is_empty(), "{} has {} benches", t.name, c.name),
+                    Some(serve) => {
+                        let whole = benches
+                            .iter()
+                            .find(|b| b.kind == BenchKind::Bench && b.name.ends_with(c.name))
+                            .unwrap_or_else(|| panic!("{}: no bench of {}", t.name, c.name));
+                        assert_eq!(whole.about, serve.about(c));
+                        if let Some(op) = serve.op {
+                            assert_eq!(whole.op, op);
+                        }
+                        for m in serve.more {
+                            assert!(benches.iter().any(|b| b.name == m.name && b.op == m.op));
+                        }
+                        for (phase, reason) in serve.hidden {
+                            assert!(t.hidden.iter().any(|h| h.bench == whole.name
+                                && h.phase == phase.label()
+                                && h.reason == *reason));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The strategies' rows are `Strategy::ALL`, in its order, each with its own name.
+    #[test]
+    fn the_subject_table_has_one_row_per_strategy_in_order() {
+        use crate::catalog::table::strategies::STRATEGIES;
+        let ids: Vec<_> = STRATEGIES.iter().map(|d| d.id).collect();
+        assert_eq!(ids, Strategy::ALL.to_vec());
+        for s in Strategy::ALL {
+            assert_eq!(s.name().parse::<Strategy>().unwrap(), s);
+            for w in [
+                single_row_lookup::NAME,
+                multithread::NAME,
+                async_contention::NAME,
+            ] {
+                assert!(!s.how(w).is_empty());
+            }
+        }
+    }
+
     #[test]
     fn names_are_unique_and_baselines_exist() {
         for t in targets() {

@@ -14,7 +14,7 @@ pub mod schema;
 
 use std::sync::LazyLock;
 
-use crate::catalog::{BenchSpec, Measure, SPIN_US, Shipped, Strategy, Subject, Target};
+use crate::catalog::{BenchSpec, Measure, SPIN_US, Subject, Target};
 use crate::knobs::KnobSpec;
 
 pub const NAME: &str = "async_contention";
@@ -82,55 +82,7 @@ pub const READ: &str = "SELECT b.id, b.hash, b.timestamp, t.from_account, t.to_a
 /// Rows every read returns (the seed holds 500 joined rows).
 pub const READ_ROWS: u64 = 50;
 
-fn about(s: Strategy) -> &'static str {
-    match s {
-        Strategy::Inline => {
-            "direct blocking: each task uses its Mutex'd connection on the runtime's own thread"
-        }
-        Strategy::SpawnBlocking => "each call through tokio's spawn_blocking",
-        Strategy::Interact => "deadpool-sqlite interact (its blocking pool)",
-        Strategy::Worker => "a dedicated thread per connection (the tokio-rusqlite pattern)",
-        Strategy::Spin => "a dedicated thread per connection, spin-then-park hand-off",
-        Strategy::BlockInPlace => "block_in_place on the runtime thread",
-        Strategy::WaitAside => {
-            "reads in place on the runtime thread, their lock waits in block_in_place; the writer's closure in block_in_place"
-        }
-    }
-}
-
 const OP: &str = "one read (the JOIN of recent blocks, LIMIT 50, on a cached statement, then 1 ms pause) by every reader, one write (block + 3 transactions) by every writer";
-
-/// The crates the scenario runs as they ship, beside the strategies: each task holds one
-/// connection of the crate's and runs the same rusqlite closures where the crate runs queries
-/// (async-sqlite in a harness of its own, for its libsqlite3-sys). diesel's query DSL takes no
-/// rusqlite closure, so it is not here.
-pub const CRATES: [Shipped; 5] = [
-    Shipped::TokioRusqlite,
-    Shipped::R2d2SpawnBlocking,
-    Shipped::R2d2BlockInPlace,
-    Shipped::SqlMiddleware,
-    Shipped::AsyncSqlite,
-];
-
-fn crate_about(c: Shipped) -> &'static str {
-    match c {
-        Shipped::TokioRusqlite => {
-            "tokio-rusqlite: a background thread per connection, each call's closure sent to it (the study's third approach, as the crate ships)"
-        }
-        Shipped::R2d2SpawnBlocking => {
-            "r2d2_sqlite: a pooled connection held per task, each call in spawn_blocking"
-        }
-        Shipped::R2d2BlockInPlace => {
-            "r2d2_sqlite: a pooled connection held per task, each call in block_in_place"
-        }
-        Shipped::AsyncSqlite => {
-            "async-sqlite: a Client (a connection and its thread) held per task, each call through conn (its own harness)"
-        }
-        _ => {
-            "sql-middleware: a connection of its bb8 pool held per task, each call through with_blocking_sqlite to its worker (at most 10 connections a database)"
-        }
-    }
-}
 
 pub fn spec() -> &'static Target {
     static SPEC: LazyLock<Target> = LazyLock::new(|| {
@@ -155,10 +107,10 @@ pub fn spec() -> &'static Target {
         ])
         .knobs(&crate::settings::KNOBS)
         .per_strategy("", |name, s| {
-            BenchSpec::whole(name, Subject::Middleware(s), OP, about(s))
+            BenchSpec::whole(name, Subject::Middleware(s), OP, s.how(NAME))
         })
-        .per_crate("", &CRATES, |name, c| {
-            BenchSpec::whole(name, Subject::Crate(c), OP, crate_about(c))
+        .per_crate("", |name, c, serve| {
+            BenchSpec::whole(name, Subject::Crate(c.id), OP, serve.about(c))
         })
         // The study's quick mode: 1 and 10 databases at 100 and 1000 ms.
         .quick(&[("databases", "1,10"), ("write_delay_ms", "100,1000")])

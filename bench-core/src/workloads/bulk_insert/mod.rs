@@ -9,7 +9,7 @@ pub mod rows;
 
 use std::sync::LazyLock;
 
-use crate::catalog::{BenchSpec, CONCURRENCY, Measure, ROWS, SPIN_US, Shipped, Subject, Target};
+use crate::catalog::{BenchSpec, CONCURRENCY, Measure, ROWS, SPIN_US, Subject, Target};
 
 pub const NAME: &str = "bulk_insert";
 
@@ -126,42 +126,9 @@ pub fn spec() -> &'static Target {
             Subject::SqlxPostgres,
             "PostgreSQL through sqlx (needs --postgres-url or BENCHSCOPE_POSTGRES_URL)",
         ))
-        .per_crate(
-            "",
-            &[
-                Shipped::TokioRusqlite,
-                Shipped::AsyncSqlite,
-                Shipped::R2d2SpawnBlocking,
-                Shipped::R2d2BlockInPlace,
-            ],
-            |name, c| {
-                bulk(
-                    name,
-                    Subject::Crate(c),
-                    "the rusqlite transaction of rows, run where the crate runs queries (its call closure, or a pooled connection in spawn_blocking / block_in_place)",
-                )
-            },
-        )
-        .bench(bulk(
-            "diesel",
-            Subject::Crate(Shipped::Diesel),
-            "diesel: insert_into(..).values(row).execute per row (statement cached by diesel) in one transaction, in spawn_blocking",
-        ))
-        .bench(bulk(
-            "sql-middleware/postgres",
-            Subject::Crate(Shipped::SqlMiddlewarePostgres),
-            "sql-middleware's postgres feature: begin_transaction, one prepared insert run per row with RowValues, commit, on the PostgreSQL server (needs --postgres-url or BENCHSCOPE_POSTGRES_URL; its own table, dropped at the end)",
-        ))
-        .bench(bulk(
-            "sql-middleware",
-            Subject::Crate(Shipped::SqlMiddleware),
-            "sql-middleware: begin_transaction, one prepared insert run per row with RowValues (a hop to its worker each), commit",
-        ))
-        .bench(bulk(
-            "sql-middleware/turso",
-            Subject::Crate(Shipped::SqlMiddlewareTurso),
-            "sql-middleware's turso feature: begin_transaction, one prepared insert run per row with RowValues, commit, on the calling task",
-        ))
+        .per_crate("", |name, c, serve| {
+            bulk(name, Subject::Crate(c.id), serve.about(c))
+        })
     });
     &SPEC
 }

@@ -191,45 +191,8 @@ fn op_text(case: Case) -> &'static str {
     }
 }
 
-/// The crates crud_overhead runs (the rusqlite-based ones: the same statements where each
-/// runs a query; sql-middleware on turso; and its postgres feature on the PostgreSQL server).
-const CRATES: [Shipped; 8] = [
-    Shipped::TokioRusqlite,
-    Shipped::AsyncSqlite,
-    Shipped::R2d2SpawnBlocking,
-    Shipped::R2d2BlockInPlace,
-    Shipped::Diesel,
-    Shipped::SqlMiddleware,
-    Shipped::SqlMiddlewareTurso,
-    Shipped::SqlMiddlewarePostgres,
-];
-
 fn about(subject: Subject) -> &'static str {
     match subject {
-        Subject::Crate(Shipped::TokioRusqlite) => {
-            "tokio-rusqlite on one connection: each statement (from its cache) one call to its thread"
-        }
-        Subject::Crate(Shipped::AsyncSqlite) => {
-            "an async-sqlite Client: each statement (from its cache) one conn call to its thread"
-        }
-        Subject::Crate(Shipped::R2d2SpawnBlocking) => {
-            "an r2d2_sqlite connection: each statement (from its cache) one spawn_blocking"
-        }
-        Subject::Crate(Shipped::Diesel) => {
-            "diesel on one connection of its r2d2 pool: each operation in its query DSL (statements cached by diesel), BEGIN and COMMIT through its transaction manager, each a spawn_blocking"
-        }
-        Subject::Crate(Shipped::SqlMiddleware) => {
-            "sql-middleware on one connection of its pool: its query builder with RowValues (statement cache on), each statement a hop to its worker"
-        }
-        Subject::Crate(Shipped::SqlMiddlewareTurso) => {
-            "sql-middleware's turso feature on one connection of its pool: its query builder with RowValues (statement cache on for queries), on the calling task; BEGIN and COMMIT as its execute_batch"
-        }
-        Subject::Crate(Shipped::SqlMiddlewarePostgres) => {
-            "sql-middleware's postgres feature on one connection of its pool: outside a transaction its query builder (which runs each statement in a transaction of its own), inside one its Tx (each statement prepared once per transaction); needs --postgres-url or BENCHSCOPE_POSTGRES_URL"
-        }
-        Subject::Crate(_) => {
-            "an r2d2_sqlite connection: each statement (from its cache) in block_in_place"
-        }
         Subject::Rusqlite => "rusqlite on one connection, statements from its cache (the baseline)",
         Subject::Middleware(_) => {
             "the middleware: values as generic values, a checkout per transaction (per statement outside one), one dispatch per statement, rows built into a result set and decoded"
@@ -268,8 +231,9 @@ pub fn spec() -> &'static Target {
                 let name = leak(format!("{prefix}/{}", subject.slug()));
                 t = t.bench(bench(name, subject));
             }
-            t = t.per_crate(&format!("{prefix}/"), &CRATES, |name, c| {
-                bench(name, Subject::Crate(c))
+            t = t.per_crate(&format!("{prefix}/"), |name, c, serve| {
+                BenchSpec::whole(name, Subject::Crate(c.id), op_text(case), serve.about(c))
+                    .case(case.variant(), vs)
             });
         }
         t

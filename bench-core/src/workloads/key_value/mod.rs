@@ -11,7 +11,7 @@ pub mod report;
 use std::sync::LazyLock;
 
 use crate::catalog::{
-    BenchSpec, CONCURRENCY, Measure, SPIN_US, STORAGE, Shipped, Strategy, Subject, Target, leak,
+    BenchSpec, CONCURRENCY, Measure, SPIN_US, STORAGE, Strategy, Subject, Target, leak,
 };
 use crate::knobs::KnobSpec;
 use plan::Case;
@@ -86,42 +86,9 @@ fn about(subject: Subject) -> &'static str {
             "the middleware: a checkout per operation (per transaction in the bulk cases), the values as generic values, one dispatch per statement"
         }
         Subject::Turso => "turso on one connection (one per task), statements from its cache",
-        Subject::Crate(Shipped::TokioRusqlite) => {
-            "tokio-rusqlite, one connection (and thread) per task: each statement (from its cache) one call"
-        }
-        Subject::Crate(Shipped::AsyncSqlite) => {
-            "async-sqlite, one Client (and thread) per task: each statement (from its cache) one conn call"
-        }
-        Subject::Crate(Shipped::SqlMiddleware) => {
-            "sql-middleware, one connection of its pool held per task: its query builder with RowValues (statement cache on), each statement a hop to its worker"
-        }
-        Subject::Crate(Shipped::SqlMiddlewareTurso) => {
-            "sql-middleware's turso feature, one connection of its pool held per task: its query builder with RowValues, on the calling task"
-        }
-        Subject::Crate(Shipped::Diesel) => {
-            "diesel, one connection of its r2d2 pool held per task: each statement in its query DSL (the upsert as on_conflict().do_update(), the TTL as a filter) one spawn_blocking"
-        }
-        Subject::Crate(Shipped::R2d2SpawnBlocking) => {
-            "r2d2_sqlite, one pooled connection held per task: each statement (from its cache) one spawn_blocking"
-        }
-        Subject::Crate(_) => {
-            "r2d2_sqlite, one pooled connection held per task: each statement (from its cache) in block_in_place"
-        }
         _ => "sqlx-sqlite on one connection (one per task), statements from its cache",
     }
 }
-
-/// The crates key_value runs: the store's statements where each runs a query (diesel: in its
-/// query DSL).
-const CRATES: [Shipped; 7] = [
-    Shipped::TokioRusqlite,
-    Shipped::AsyncSqlite,
-    Shipped::R2d2SpawnBlocking,
-    Shipped::R2d2BlockInPlace,
-    Shipped::Diesel,
-    Shipped::SqlMiddleware,
-    Shipped::SqlMiddlewareTurso,
-];
 
 pub fn spec() -> &'static Target {
     static SPEC: LazyLock<Target> = LazyLock::new(|| {
@@ -152,8 +119,9 @@ pub fn spec() -> &'static Target {
             for subject in [Subject::Turso, Subject::SqlxSqlite] {
                 t = t.bench(bench(leak(format!("{prefix}/{}", subject.slug())), subject));
             }
-            t = t.per_crate(&format!("{prefix}/"), &CRATES, |name, c| {
-                bench(name, Subject::Crate(c))
+            t = t.per_crate(&format!("{prefix}/"), |name, c, serve| {
+                BenchSpec::whole(name, Subject::Crate(c.id), case.about(), serve.about(c))
+                    .case(case.variant(), vs)
             });
         }
         t

@@ -9,8 +9,8 @@ pub mod core;
 use std::sync::LazyLock;
 
 use crate::catalog::{
-    BenchSpec, CONCURRENCY, LOOKUPS, Measure, Pool, ROWS, SPIN_US, SQLX_STATEMENT_CACHE, Shipped,
-    Strategy, Subject, Target,
+    BenchSpec, CONCURRENCY, LOOKUPS, Measure, Pool, ROWS, SPIN_US, SQLX_STATEMENT_CACHE, Subject,
+    Target, leak,
 };
 use crate::measure::trace::Phase;
 
@@ -35,23 +35,9 @@ fn checkout(name: &'static str, subject: Subject) -> BenchSpec {
     .phase(Phase::Checkout)
 }
 
-fn via(s: Strategy) -> &'static str {
-    match s {
-        Strategy::Inline => "middleware path per task, run on the runtime threads",
-        Strategy::SpawnBlocking => "middleware path per task through spawn_blocking",
-        Strategy::Interact => "middleware path per task through interact",
-        Strategy::Worker => "middleware path per task through worker threads",
-        Strategy::Spin => "middleware path per task through spin-then-park workers",
-        Strategy::BlockInPlace => "middleware path per task through block_in_place",
-        Strategy::WaitAside => {
-            "middleware path per task on the runtime threads, waits in block_in_place"
-        }
-    }
-}
-
 pub fn spec() -> &'static Target {
     static SPEC: LazyLock<Target> = LazyLock::new(|| {
-        Target::new(
+        let mut t = Target::new(
             NAME,
             "`concurrency` tasks fan out over the shuffled ids, each on a pooled connection; ops/s and latency",
             0x5EED_2002,
@@ -74,7 +60,7 @@ pub fn spec() -> &'static Target {
             "a plain pool of rusqlite connections, one spawn_blocking per task",
         ))
         .per_strategy("middleware_parallel_select/", |name, s| {
-            fan_out(name, Subject::Middleware(s), via(s))
+            fan_out(name, Subject::Middleware(s), s.how(NAME))
         })
         .bench(checkout("middleware_pool_checkout", Subject::Pool(Pool::Deadpool)))
         .bench(checkout(
@@ -91,35 +77,19 @@ pub fn spec() -> &'static Target {
             "sqlx: each task acquires, prepares once and fetches its chunk",
         ))
         .bench(checkout("sqlx_pool_checkout", Subject::SqlxSqlite))
-        .per_crate("crate_parallel_select/", &Shipped::ALL, |name, c| {
-            fan_out(name, Subject::Crate(c), c.about())
-        })
-        .bench(checkout(
-            "crate_pool_checkout/r2d2_sqlite",
-            Subject::Crate(Shipped::R2d2BlockInPlace),
-        ))
-        .bench(checkout(
-            "crate_pool_checkout/diesel",
-            Subject::Crate(Shipped::Diesel),
-        ))
-        .bench(checkout(
-            "crate_pool_checkout/sql-middleware",
-            Subject::Crate(Shipped::SqlMiddleware),
-        ))
-        .bench(checkout(
-            "crate_pool_checkout/sql-middleware/turso",
-            Subject::Crate(Shipped::SqlMiddlewareTurso),
-        ))
-        .hidden(
-            "crate_parallel_select/async-sqlite",
-            crate::measure::trace::Phase::Checkout,
-            "async-sqlite's Pool has no checkout: each call goes to the next connection's thread (round robin)",
-        )
-        .hidden(
-            "crate_parallel_select/tokio-rusqlite",
-            crate::measure::trace::Phase::Checkout,
-            "no pool: a task takes the next connection handle (round robin), nothing waits",
-        )
+        .per_crate("crate_parallel_select/", |name, c, serve| {
+            fan_out(name, Subject::Crate(c.id), serve.about(c))
+        });
+        // A checkout bench for each crate with a pool to check out of.
+        for (c, _) in crate::catalog::table::crates::crates_serving(NAME) {
+            if let Some(pool) = c.pool {
+                t = t.bench(checkout(
+                    leak(format!("crate_pool_checkout/{pool}")),
+                    Subject::Crate(c.id),
+                ));
+            }
+        }
+        t
     });
     &SPEC
 }

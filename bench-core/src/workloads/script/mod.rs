@@ -16,7 +16,7 @@ pub mod report;
 
 use std::sync::LazyLock;
 
-use crate::catalog::{BenchSpec, Measure, SPIN_US, Shipped, Subject, Target};
+use crate::catalog::{BenchSpec, Measure, SPIN_US, Subject, Target};
 use crate::error::BenchError;
 use crate::knobs::KnobSpec;
 use crate::script::Mix;
@@ -74,14 +74,8 @@ pub fn spec() -> &'static Target {
                 "each client a task on a pool of `clients` connections (the pool knob): one checkout per transaction, one dispatch per statement",
             )
         })
-        .bench(BenchSpec::whole(
-            "tokio-rusqlite",
-            Subject::Crate(crate::catalog::Shipped::TokioRusqlite),
-            OP,
-            "tokio-rusqlite as it ships: each client a task with its own Connection (a thread of its own), one call per statement",
-        ))
-        .per_crate("", &CRATES, |name, c| {
-            BenchSpec::whole(name, Subject::Crate(c), OP, crate_about(c))
+        .per_crate("", |name, c, serve| {
+            BenchSpec::whole(name, Subject::Crate(c.id), OP, serve.about(c))
         })
         .bench(BenchSpec::whole(
             "sqlx",
@@ -103,36 +97,6 @@ pub fn spec() -> &'static Target {
         ))
     });
     &SPEC
-}
-
-/// The crates the script target runs besides tokio-rusqlite (which comes first in the
-/// catalog, as before).
-const CRATES: [Shipped; 5] = [
-    Shipped::R2d2SpawnBlocking,
-    Shipped::R2d2BlockInPlace,
-    Shipped::SqlMiddleware,
-    Shipped::SqlMiddlewareTurso,
-    Shipped::AsyncSqlite,
-];
-
-fn crate_about(c: Shipped) -> &'static str {
-    match c {
-        Shipped::R2d2SpawnBlocking => {
-            "r2d2 + r2d2_sqlite, a pool of `clients` connections: each client a task; a checkout per transaction and each statement (from its cache) one spawn_blocking"
-        }
-        Shipped::R2d2BlockInPlace => {
-            "r2d2 + r2d2_sqlite, a pool of `clients` connections: each client a task; a checkout per transaction and each statement (from its cache) in block_in_place"
-        }
-        Shipped::SqlMiddlewareTurso => {
-            "sql-middleware on turso (its own harness: turso 0.6 and mimalloc as the allocator, as it ships): each client a task; its pool of 10, a checkout per transaction, each statement through its query builder"
-        }
-        Shipped::AsyncSqlite => {
-            "async-sqlite (its own harness): each client a task with its own Client (a connection on a thread of its own); each statement (from its cache) one conn call"
-        }
-        _ => {
-            "sql-middleware as shipped (its SQLite pool of 10): each client a task; a checkout per transaction, each statement through its query builder (select or dml, its statement cache on)"
-        }
-    }
 }
 
 /// A statement micro-bench's name: `stmt/FILE:LINE`, as the statements table places it.

@@ -10,14 +10,14 @@ use std::sync::LazyLock;
 
 use crate::catalog::{
     BenchSpec, CONCURRENCY, LOOKUPS, LOOKUPS_PER_CHECKOUT, Measure, ROWS, SPIN_US,
-    SQLX_STATEMENT_CACHE, Shipped, Subject, TRACE_EVERY, Target,
+    SQLX_STATEMENT_CACHE, Subject, TRACE_EVERY, Target,
 };
 use crate::measure::trace::Phase;
 
 pub const NAME: &str = "single_row_lookup";
 /// The case (`variant`) of `sql-middleware/prepared`: the crate's prepared-statement path
 /// beside its query builder.
-pub const PREPARED: u16 = 1;
+pub const PREPARED: u16 = crate::catalog::table::LOOKUP_PREPARED;
 
 pub fn spec() -> &'static Target {
     static SPEC: LazyLock<Target> = LazyLock::new(|| {
@@ -66,7 +66,7 @@ pub fn spec() -> &'static Target {
                 name,
                 Middleware(s),
                 "checkout (every lookups_per_checkout lookups), prepare_cached, convert and bind, step and build the result set, decode",
-                via(s),
+                s.how(NAME),
             )
         })
         .bench(BenchSpec::micro(
@@ -198,162 +198,14 @@ pub fn spec() -> &'static Target {
             Bind,
             "convert the caller's value into turso parameters",
         ))
-        .bench(BenchSpec::whole(
-            "tokio-rusqlite",
-            Crate(Shipped::TokioRusqlite),
-            "a call to the next of `concurrency` connections (round robin): prepare_cached, query_row, decode, on its thread",
-            Shipped::TokioRusqlite.about(),
-        ))
-        .bench(BenchSpec::micro(
-            "tokio-rusqlite/dispatch",
-            Crate(Shipped::TokioRusqlite),
-            Dispatch,
-            "one call with an empty closure: the hop to the connection's thread and back",
-        ))
-        .bench(BenchSpec::whole(
-            "async-sqlite",
-            Crate(Shipped::AsyncSqlite),
-            "pool.conn on the next of `concurrency` connections (round robin): prepare_cached, query_row, decode, on its thread",
-            Shipped::AsyncSqlite.about(),
-        ))
-        .bench(BenchSpec::micro(
-            "async-sqlite/dispatch",
-            Crate(Shipped::AsyncSqlite),
-            Dispatch,
-            "one pool.conn with an empty closure: the hop to a connection's thread and back",
-        ))
-        .bench(BenchSpec::whole(
-            "r2d2_sqlite/spawn_blocking",
-            Crate(Shipped::R2d2SpawnBlocking),
-            "spawn_blocking: pool.get() (every lookups_per_checkout lookups), prepare_cached, query_row, decode",
-            Shipped::R2d2SpawnBlocking.about(),
-        ))
-        .bench(BenchSpec::whole(
-            "r2d2_sqlite/block_in_place",
-            Crate(Shipped::R2d2BlockInPlace),
-            "block_in_place: pool.get() (every lookups_per_checkout lookups), prepare_cached, query_row, decode",
-            Shipped::R2d2BlockInPlace.about(),
-        ))
-        .bench(BenchSpec::micro(
-            "r2d2_sqlite/pool_acquire",
-            Crate(Shipped::R2d2BlockInPlace),
-            Checkout,
-            "pool.get() and drop in block_in_place",
-        ))
-        .bench(BenchSpec::whole(
-            "diesel",
-            Crate(Shipped::Diesel),
-            "spawn_blocking: pool.get() (every lookups_per_checkout lookups), test.find(id).get_result, decode",
-            Shipped::Diesel.about(),
-        ))
-        .bench(BenchSpec::micro(
-            "diesel/pool_acquire",
-            Crate(Shipped::Diesel),
-            Checkout,
-            "pool.get() and drop in spawn_blocking",
-        ))
-        .bench(BenchSpec::whole(
-            "sql-middleware",
-            Crate(Shipped::SqlMiddleware),
-            "get_connection (every lookups_per_checkout lookups), query(..).params(..).select() (cached statement, its worker thread), decode",
-            Shipped::SqlMiddleware.about(),
-        ))
-        .bench(
+        .per_crate("", |name, c, serve| {
             BenchSpec::whole(
-                "sql-middleware/prepared",
-                Crate(Shipped::SqlMiddleware),
-                "get_connection and prepare_sqlite_statement (every lookups_per_checkout lookups), then per lookup select().params(..).all() with one RowValues buffer reused (its worker thread), decode",
-                "sql-middleware's own lookup path, as its bench makes it: a statement prepared once per checkout (the crate keeps its text and runs it from the connection's statement cache), its parameters in a buffer reused",
+                name,
+                Crate(c.id),
+                serve.op.expect("a crate's lookup says what its operation is"),
+                serve.about(c),
             )
-            .variant(PREPARED),
-        )
-        .bench(BenchSpec::micro(
-            "sql-middleware/prepare",
-            Crate(Shipped::SqlMiddleware),
-            Prepare,
-            "prepare_sqlite_statement on a held connection and drop (statement cache on, as shipped)",
-        ))
-        .bench(BenchSpec::micro(
-            "sql-middleware/marshalling",
-            Crate(Shipped::SqlMiddleware),
-            ExecuteMarshal,
-            "build_result_set on a cached rusqlite statement with the parameters converted before the clock: bind, step, the crate's ResultSet built",
-        ))
-        .bench(BenchSpec::micro(
-            "sql-middleware/pool_acquire",
-            Crate(Shipped::SqlMiddleware),
-            Checkout,
-            "get_connection() and drop (bb8 checks the connection on checkout, as shipped)",
-        ))
-        .bench(BenchSpec::micro(
-            "sql-middleware/dispatch",
-            Crate(Shipped::SqlMiddleware),
-            Dispatch,
-            "with_blocking_sqlite with an empty closure: the hop to the connection's worker thread and back",
-        ))
-        .bench(BenchSpec::micro(
-            "sql-middleware/decode",
-            Crate(Shipped::SqlMiddleware),
-            Decode,
-            "decode one row of its ResultSet (RowValues) into BenchRow",
-        ))
-        .bench(BenchSpec::micro(
-            "sql-middleware/param_convert",
-            Crate(Shipped::SqlMiddleware),
-            Bind,
-            "convert_sql_params of the caller's RowValues into rusqlite parameters",
-        ))
-        .bench(BenchSpec::whole(
-            "sql-middleware/turso",
-            Crate(Shipped::SqlMiddlewareTurso),
-            "get_connection (every lookups_per_checkout lookups), query(..).params(..).select() on the calling task (statement cache on), decode",
-            Shipped::SqlMiddlewareTurso.about(),
-        ))
-        .bench(BenchSpec::micro(
-            "sql-middleware/turso/pool_acquire",
-            Crate(Shipped::SqlMiddlewareTurso),
-            Checkout,
-            "get_connection() and drop (bb8 checks the turso connection on checkout, as shipped)",
-        ))
-        .bench(BenchSpec::micro(
-            "sql-middleware/turso/decode",
-            Crate(Shipped::SqlMiddlewareTurso),
-            Decode,
-            "decode one row of its ResultSet (RowValues) into BenchRow",
-        ))
-        .bench(BenchSpec::micro(
-            "sql-middleware/turso/param_convert",
-            Crate(Shipped::SqlMiddlewareTurso),
-            Bind,
-            "convert_sql_params of the caller's RowValues into turso parameters",
-        ))
-        .hidden("tokio-rusqlite", Checkout, "no pool: a checkout clones a connection handle, nothing waits")
-        .hidden("tokio-rusqlite", Prepare, "prepare, bind, step and decode run inside the call closure as plain rusqlite: the rusqlite micro-benches (prepare, marshalling) measure them")
-        .hidden("async-sqlite", Checkout, "its Pool has no checkout: each call goes to the next connection's thread (round robin)")
-        .hidden("async-sqlite", Prepare, "prepare, bind, step and decode run inside the conn closure as plain rusqlite (0.41, async-sqlite's): the rusqlite micro-benches measure them on 0.40")
-        .hidden("r2d2_sqlite/spawn_blocking", Dispatch, "the hop is tokio's spawn_blocking, measured by interact/spawn_blocking; checkout and query share it")
-        .hidden("r2d2_sqlite/spawn_blocking", Prepare, "inside the closure it is plain rusqlite: the rusqlite micro-benches measure prepare and marshalling")
-        .hidden("diesel", Prepare, "diesel prepares and caches the statement inside get_result: its public API has no prepare step")
-        .hidden("diesel", Bind, "the id is bound inside get_result")
-        .hidden("diesel", ExecuteMarshal, "get_result steps the statement and builds the Queryable struct in one call: no public seam between execute and decode")
-        .hidden("diesel", Dispatch, "the hop is tokio's spawn_blocking, measured by interact/spawn_blocking")
-        .hidden("sql-middleware/turso", Dispatch, "turso runs the query on the calling task: there is no hop to measure")
-        .hidden("sql-middleware/turso", Prepare, "select() finds the statement in the connection's cache inside the query")
-        .hidden("sql-middleware/turso", ExecuteMarshal, "the result set is built inside select(); its builder needs the crate's own rows")
+        })
     });
     &SPEC
-}
-
-/// How the middleware path reaches the connection with a strategy, for descriptions.
-fn via(s: crate::catalog::Strategy) -> &'static str {
-    use crate::catalog::Strategy::*;
-    match s {
-        Inline => "middleware path, query run on the runtime thread",
-        SpawnBlocking => "middleware path through spawn_blocking",
-        Interact => "middleware path through deadpool-sqlite interact",
-        Worker => "middleware path through a dedicated worker thread",
-        Spin => "middleware path through a spin-then-park worker thread",
-        BlockInPlace => "middleware path through block_in_place on the runtime thread",
-        WaitAside => "middleware path on the runtime thread, waits in block_in_place",
-    }
 }
