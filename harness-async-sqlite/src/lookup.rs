@@ -13,7 +13,7 @@ use bench_core::catalog::{
     Target,
 };
 use bench_core::dataset::{BenchRow, LOOKUP_WORK, lookup_work};
-use bench_core::measure::drive::{self, LookupPath, lookup_iteration, on_runtime};
+use bench_core::measure::drive::{self, LookupPath, on_runtime};
 use bench_core::measure::trace::{Phase, PhaseTotals, ns_between};
 use bench_core::measure::{Bench, IterFn, Iteration};
 use bench_core::protocol::Event;
@@ -202,22 +202,18 @@ fn lookups(ctx: &Ctx) -> IterFn<'_> {
     let path = Arc::new(AsyncSqlitePath {
         pool: ctx.pool.clone(),
     });
-    let passes = std::sync::atomic::AtomicU64::new(0);
-    Box::new(move |h| {
-        let seed = passes.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let fut = lookup_iteration::<AsyncSqlitePath, false>(
-            path.clone(),
-            ctx.ids.clone(),
-            ctx.per_checkout,
-            ctx.trace_every,
-            seed,
-        );
-        let pass = on_runtime(&ctx.rt, fut)?;
-        for ns in pass.latencies {
-            h.record(ns);
+    drive::lookup_passes(path, &ctx.rt, ctx.plan(), false)
+}
+
+impl Ctx {
+    /// What each lookup pass goes over.
+    fn plan(&self) -> drive::LookupPlan {
+        drive::LookupPlan {
+            ids: self.ids.clone(),
+            per_checkout: self.per_checkout,
+            trace_every: self.trace_every,
         }
-        Ok(Iteration::new(pass.elapsed_ns, pass.work))
-    })
+    }
 }
 
 /// One `pool.conn` round trip with an empty closure per id: the hop alone.

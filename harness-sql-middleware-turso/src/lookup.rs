@@ -10,7 +10,7 @@ use bench_core::catalog::{
     BenchSpec, CatalogError, LOOKUPS_PER_CHECKOUT, Shipped, Subject, TRACE_EVERY, Target,
 };
 use bench_core::dataset::{LOOKUP_WORK, lookup_work};
-use bench_core::measure::drive::{self, LookupPath, lookup_iteration, on_runtime};
+use bench_core::measure::drive::{self, LookupPath, on_runtime};
 use bench_core::measure::trace::{Phase, ns_between};
 use bench_core::measure::{Bench, IterFn, Iteration};
 use bench_core::protocol::Event;
@@ -125,21 +125,15 @@ impl Session for Ctx {
 }
 
 impl Ctx {
-    /// Whole lookups, a checkout every `lookups_per_checkout`.
+    /// Whole lookups, a checkout every `lookups_per_checkout`; untraced: the crate hides its
+    /// phases.
     fn lookups(&self) -> IterFn<'_> {
-        let passes = std::sync::atomic::AtomicU64::new(0);
-        Box::new(move |h| {
-            let seed = passes.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let (pool, ids) = (self.pool.clone(), self.ids.clone());
-            let (per, every) = (self.per_checkout, self.trace_every);
-            let pass = on_runtime(&self.rt, async move {
-                lookup_iteration::<TursoPool, false>(pool, ids, per, every, seed).await
-            })?;
-            for l in &pass.latencies {
-                h.record(*l);
-            }
-            Ok(Iteration::new(pass.elapsed_ns, pass.work))
-        })
+        let plan = drive::LookupPlan {
+            ids: self.ids.clone(),
+            per_checkout: self.per_checkout,
+            trace_every: self.trace_every,
+        };
+        drive::lookup_passes(self.pool.clone(), &self.rt, plan, false)
     }
 
     /// `get_connection()` and drop, once per id.

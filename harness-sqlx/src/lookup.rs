@@ -11,7 +11,7 @@ use bench_core::catalog::{
     TRACE_EVERY, Target,
 };
 use bench_core::dataset::{BenchRow, DatasetKey, LOOKUP_WORK, SELECT_BY_ID, lookup_work};
-use bench_core::measure::drive::{self, LookupPath, lookup_iteration, on_runtime};
+use bench_core::measure::drive::{self, LookupPath, on_runtime};
 use bench_core::measure::trace::{Phase, PhaseTotals, ns_between, traced};
 use bench_core::measure::{Bench, IterFn, Iteration};
 use bench_core::protocol::Event;
@@ -349,24 +349,10 @@ fn lookups<const TRACE: bool>(ctx: &Ctx) -> IterFn<'_> {
         pool: ctx.pool.clone(),
         stmt: ctx.stmt.clone(),
     });
-    let passes = std::sync::atomic::AtomicU64::new(0);
-    Box::new(move |h| {
-        let seed = passes.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let fut = lookup_iteration::<SqlxPath, TRACE>(
-            path.clone(),
-            ctx.ids.clone(),
-            ctx.per_checkout,
-            ctx.trace_every,
-            seed,
-        );
-        let pass = on_runtime(&ctx.rt, fut)?;
-        for ns in pass.latencies {
-            h.record(ns);
-        }
-        Ok(Iteration {
-            elapsed_ns: pass.elapsed_ns,
-            phases: TRACE.then_some(pass.phases),
-            work: pass.work,
-        })
-    })
+    let plan = drive::LookupPlan {
+        ids: ctx.ids.clone(),
+        per_checkout: ctx.per_checkout,
+        trace_every: ctx.trace_every,
+    };
+    drive::lookup_passes(path, &ctx.rt, plan, TRACE)
 }

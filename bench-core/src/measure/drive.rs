@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use super::stats::LatencyHistogram;
 use super::trace::{Phase, PhaseTotals, Sampler, ns_between, traced};
-use super::{Iteration, split};
+use super::{IterFn, Iteration, split};
 use crate::dataset::BenchRow;
 use crate::error::BenchError;
 
@@ -54,6 +54,64 @@ pub trait LookupPath: Send + Sync + 'static {
     /// Its crate's statement cache counts, where the crate reports them.
     fn statements(&self) -> Option<std::sync::Arc<super::statements::StatementCounter>> {
         None
+    }
+}
+
+/// What a lookup bench's passes go over: the ids in order, the lookups made on one checkout,
+/// and one checkout in how many traced (when traced).
+#[derive(Debug, Clone)]
+pub struct LookupPlan {
+    pub ids: Arc<Vec<i64>>,
+    pub per_checkout: usize,
+    pub trace_every: usize,
+}
+
+/// A lookup bench's iterations, every subject's alike: each one pass of `path` over the plan
+/// (a [`lookup_iteration`]) on a worker of `rt`, as a request handler would run it, with the
+/// next seed (so each pass traces and times other lookups), its timed lookups recorded in the
+/// bench's histogram, its phases kept when `trace`.
+pub fn lookup_passes<'a, P, R>(path: Arc<P>, rt: R, plan: LookupPlan, trace: bool) -> IterFn<'a>
+where
+    P: LookupPath,
+    R: std::borrow::Borrow<tokio::runtime::Runtime> + 'a,
+{
+    /// The path and its runtime, dropped in this order (the path's connections before the
+    /// runtime they may run on).
+    struct On<P, R> {
+        path: Arc<P>,
+        rt: R,
+    }
+    fn passes<'a, P: LookupPath, R, const TRACE: bool>(on: On<P, R>, plan: LookupPlan) -> IterFn<'a>
+    where
+        R: std::borrow::Borrow<tokio::runtime::Runtime> + 'a,
+    {
+        let seeds = std::sync::atomic::AtomicU64::new(0);
+        Box::new(move |h| {
+            let on = &on;
+            let seed = seeds.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let fut = lookup_iteration::<P, TRACE>(
+                on.path.clone(),
+                plan.ids.clone(),
+                plan.per_checkout,
+                plan.trace_every,
+                seed,
+            );
+            let pass = on_runtime(on.rt.borrow(), fut)?;
+            for ns in pass.latencies {
+                h.record(ns);
+            }
+            Ok(Iteration {
+                elapsed_ns: pass.elapsed_ns,
+                phases: TRACE.then_some(pass.phases),
+                work: pass.work,
+            })
+        })
+    }
+    let on = On { path, rt };
+    if trace {
+        passes::<P, R, true>(on, plan)
+    } else {
+        passes::<P, R, false>(on, plan)
     }
 }
 

@@ -4,7 +4,6 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::backends::middleware::value::{self, Value};
@@ -15,7 +14,7 @@ use crate::dataset::{BenchRow, LOOKUP_WORK, lookup_work};
 use crate::error::BenchError;
 use crate::measure::drive::{self, LookupPath};
 use crate::measure::trace::{PhaseTotals, ns_between};
-use crate::measure::{Bench, IterFn, Iteration};
+use crate::measure::{Bench, Iteration};
 use crate::settings::SqliteSettings;
 
 /// Everything a bench of this target needs.
@@ -162,35 +161,12 @@ pub(super) fn path_lookups<P: LookupPath>(ctx: &Ctx, on: OnRuntime<P>) -> Bench<
 
 /// The lookups of a path, traced when `trace` (a crate's path is not: it hides its phases).
 pub(super) fn timed_path<P: LookupPath>(ctx: &Ctx, on: OnRuntime<P>, trace: bool) -> Bench<'_> {
-    fn traced<P: LookupPath, const TRACE: bool>(ctx: &Ctx, on: OnRuntime<P>) -> IterFn<'_> {
-        let passes = AtomicU64::new(0);
-        Box::new(move |h| {
-            // The whole of `on` is the closure's, so its path drops before its runtime.
-            let on = &on;
-            let seed = passes.fetch_add(1, Ordering::Relaxed);
-            let fut = drive::lookup_iteration::<P, TRACE>(
-                on.path.clone(),
-                ctx.ids.clone(),
-                ctx.lookups_per_checkout,
-                ctx.trace_every,
-                seed,
-            );
-            let pass = on.run(fut)?;
-            for ns in pass.latencies {
-                h.record(ns);
-            }
-            Ok(Iteration {
-                elapsed_ns: pass.elapsed_ns,
-                phases: TRACE.then_some(pass.phases),
-                work: pass.work,
-            })
-        })
-    }
-    let iter = if trace {
-        traced::<P, true>(ctx, on)
-    } else {
-        traced::<P, false>(ctx, on)
+    let plan = drive::LookupPlan {
+        ids: ctx.ids.clone(),
+        per_checkout: ctx.lookups_per_checkout,
+        trace_every: ctx.trace_every,
     };
+    let iter = drive::lookup_passes(on.path, on.rt, plan, trace);
     Bench::new(iter, ctx.pass_work(), LOOKUP_WORK)
 }
 
