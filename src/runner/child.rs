@@ -22,51 +22,37 @@ pub(super) enum ChildEnd {
     Failed(String),
 }
 
+/// Where one child's events go and what starts and stops it.
+pub(super) struct To<'a> {
+    pub run_id: &'a str,
+    pub events: &'a mpsc::UnboundedSender<RunEvent>,
+    pub kill_rx: &'a mut tokio::sync::oneshot::Receiver<()>,
+    /// Steps of nice below the front end.
+    pub nice: i32,
+    pub cpus: Option<&'a super::machine::CpuSet>,
+}
+
 /// Runs one child to its end, forwarding its events (except `done`). Returns whether it said
 /// `done`, or why it failed.
 pub(super) async fn run_child(
     program: &Program,
     request: &RunRequest,
-    run_id: &str,
-    events: &mpsc::UnboundedSender<RunEvent>,
-    kill_rx: &mut tokio::sync::oneshot::Receiver<()>,
-    nice: i32,
-    cpus: Option<&super::machine::CpuSet>,
+    to: To<'_>,
 ) -> Result<(), ChildEnd> {
+    let To {
+        run_id,
+        events,
+        kill_rx,
+        nice,
+        cpus,
+    } = to;
     let args = request.args();
-    let env = &request.env;
     let postgres_url = request.settings.postgres_url.as_ref();
     let mut guard = guard::Guard::new(&request.benches, &request.budget());
     let secrets = postgres_url
         .map(bench_core::secret::PgUrl::secrets)
         .unwrap_or_default();
-    let mut command = Command::new(&program.program);
-    match postgres_url {
-        Some(url) => command.env("BENCHSCOPE_POSTGRES_URL", url.expose()),
-        None => command.env_remove("BENCHSCOPE_POSTGRES_URL"),
-    };
-    // What the front end has resolved is passed as flags (or not at all): a runner does not
-    // read it again from the environment it inherits.
-    for var in [
-        bench_core::vars::PROCESSES.name,
-        bench_core::vars::TRACE.name,
-    ] {
-        command.env_remove(var);
-    }
-    command.envs(env.iter().map(|(k, v)| (k, v)));
-    super::process::own_group(&mut command, nice);
-    if let Some(cpus) = cpus {
-        super::machine::confine(&mut command, cpus);
-    }
-    // A process group of its own: a runner that is a script, or that starts children of its
-    // own, is stopped whole, and no grandchild keeps its pipes open after it.
-    let mut child = command
-        .args(&program.prefix_args)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
+    let mut child = command(program, request, args, nice, cpus)
         .spawn()
         .map_err(|e| {
             ChildEnd::Failed(format!("cannot start {}: {e}", program.program.display()))
@@ -154,10 +140,25 @@ pub(super) async fn run_child(
             }
         }
     }
-    let status = match exited {
+    let status = exit_status(&mut child, exited, &group).await;
+    // Whatever the runner left in its group goes with it, and so do its pipes.
+    drop(group);
+    let tail = bench_core::redact::scrub(&tail.finish().await, &secrets);
+    if cancelled {
+        return Err(ChildEnd::Cancelled);
+    }
+    ended(status, failure, saw_done, &tail)
+}
+
+/// The child's exit, once its output ended (or was given up on): a moment to exit, then its
+/// group is killed.
+async fn exit_status(
+    child: &mut tokio::process::Child,
+    exited: Option<std::io::Result<std::process::ExitStatus>>,
+    group: &GroupKill,
+) -> std::io::Result<std::process::ExitStatus> {
+    match exited {
         Some(s) => s,
-        // Its output ended (or was given up on) before it exited: a moment to exit, then the
-        // group is killed.
         None => match tokio::time::timeout(DRAIN, child.wait()).await {
             Ok(s) => s,
             Err(_) => {
@@ -165,25 +166,69 @@ pub(super) async fn run_child(
                 child.wait().await
             }
         },
-    };
-    // Whatever the runner left in its group goes with it, and so do its pipes.
-    drop(group);
-    let tail = bench_core::redact::scrub(&tail.finish().await, &secrets);
-    if cancelled {
-        return Err(ChildEnd::Cancelled);
     }
+}
+
+/// The runner's command: its program and arguments, the PostgreSQL URL in its environment
+/// (never on its command line), a process group of its own at `nice` steps below the front
+/// end, confined to `cpus`, its stdout and stderr piped.
+fn command(
+    program: &Program,
+    request: &RunRequest,
+    args: Vec<String>,
+    nice: i32,
+    cpus: Option<&super::machine::CpuSet>,
+) -> Command {
+    let mut command = Command::new(&program.program);
+    match request.settings.postgres_url.as_ref() {
+        Some(url) => command.env("BENCHSCOPE_POSTGRES_URL", url.expose()),
+        None => command.env_remove("BENCHSCOPE_POSTGRES_URL"),
+    };
+    // What the front end has resolved is passed as flags (or not at all): a runner does not
+    // read it again from the environment it inherits.
+    for var in [
+        bench_core::vars::PROCESSES.name,
+        bench_core::vars::TRACE.name,
+    ] {
+        command.env_remove(var);
+    }
+    command.envs(request.env.iter().map(|(k, v)| (k, v)));
+    // A process group of its own: a runner that is a script, or that starts children of its
+    // own, is stopped whole, and no grandchild keeps its pipes open after it.
+    super::process::own_group(&mut command, nice);
+    if let Some(cpus) = cpus {
+        super::machine::confine(&mut command, cpus);
+    }
+    command
+        .args(&program.prefix_args)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    command
+}
+
+/// How a child that was not cancelled ended: the failure seen while reading it, else its exit
+/// (success only after it said `done`), each with its stderr's tail.
+fn ended(
+    status: std::io::Result<std::process::ExitStatus>,
+    failure: Option<String>,
+    saw_done: bool,
+    tail: &str,
+) -> Result<(), ChildEnd> {
     if let Some(f) = failure {
-        return Err(ChildEnd::Failed(with_tail(f, &tail)));
+        return Err(ChildEnd::Failed(with_tail(f, tail)));
     }
     match status {
         Ok(s) if s.success() && saw_done => Ok(()),
         Ok(s) if s.success() => Err(ChildEnd::Failed(with_tail(
             "runner exited before saying done".into(),
-            &tail,
+            tail,
         ))),
         Ok(s) => Err(ChildEnd::Failed(with_tail(
             format!("runner exited with {s}"),
-            &tail,
+            tail,
         ))),
         Err(e) => Err(ChildEnd::Failed(format!("waiting for the runner: {e}"))),
     }

@@ -136,281 +136,336 @@ impl Runner for ProcessRunner {
         request: RunRequest,
         events: mpsc::UnboundedSender<RunEvent>,
     ) -> std::io::Result<RunHandle> {
-        let (kill_tx, mut kill_rx) = tokio::sync::oneshot::channel::<()>();
-        let core = self.core.clone();
-        let externals = self.externals.clone();
-        let turso = self.turso.clone();
-        let overlap_build = self.overlap_build;
-        let nice = self.nice;
+        let (kill_tx, kill_rx) = tokio::sync::oneshot::channel::<()>();
+        let runners = Runners {
+            core: self.core.clone(),
+            externals: self.externals.clone(),
+            turso: self.turso.clone(),
+            overlap_build: self.overlap_build,
+        };
         let keep_cpus_awake = self.keep_cpus_awake;
-        let cpus = self.cpus.clone();
+        let mut run = RunCtx {
+            run_id: request.run_id.clone(),
+            events,
+            kill_rx,
+            nice: self.nice,
+            cpus: self.cpus.clone(),
+        };
         tokio::spawn(async move {
-            let run_id = request.run_id.clone();
-            let mut errors = Vec::new();
-            let mut cancelled = false;
             // Find (or build) every harness first, so a build never lands between benches and
             // a harness that cannot be had is known before anything is measured; or, when
             // overlapping, let a harness crate build on while the core benches run.
-            let groups = request.by_harness();
-            let has_core = groups.iter().any(|(h, _)| *h == Harness::Core);
-            let mut children = Vec::new();
-            for (harness, mut benches) in groups {
-                let locator = if harness == Harness::Core {
-                    // This build has no turso and the run has turso benches: bench-core's
-                    // runner with turso takes them all (paired with each other as ever)...
-                    turso
-                        .as_ref()
-                        .filter(|_| benches.iter().any(|b| request.needs_turso(b)))
-                } else {
-                    externals.iter().find(|l| l.external.harness == harness)
-                };
-                let program = match locator {
-                    None => Pending::Ready(Ok(core.clone())),
-                    // ...or, in the explorer while it still builds, the turso benches alone,
-                    // and the rest now in this build's own runner.
-                    Some(l)
-                        if harness == Harness::Core
-                            && overlap_build
-                            && !l.is_ready()
-                            && l.builds() =>
-                    {
-                        let (with, without): (Vec<String>, Vec<String>) =
-                            benches.into_iter().partition(|b| request.needs_turso(b));
-                        let _ = events.send(RunEvent::Note {
-                            run_id: run_id.clone(),
-                            text: format!(
-                                "{} run once bench-core's runner with turso is built (this build has no turso); the other core benches run now, in a process of their own: no turso bench is paired with them",
-                                with.join(", ")
-                            ),
-                        });
-                        if !without.is_empty() {
-                            children.push((harness, without, Pending::Ready(Ok(core.clone()))));
-                        }
-                        benches = with;
-                        let l = l.clone();
-                        Pending::Building(tokio::spawn(async move { l.program(&|_| {}).await }))
-                    }
-                    Some(l) if overlap_build && has_core && !l.is_ready() && l.builds() => {
-                        let l = l.clone();
-                        let _ = events.send(RunEvent::Note {
-                            run_id: run_id.clone(),
-                            text: format!("core benches run while the {} harness builds: cargo shares their CPU (the machine line says how much)", harness.name()),
-                        });
-                        Pending::Building(tokio::spawn(async move { l.program(&|_| {}).await }))
-                    }
-                    Some(l) => {
-                        let note = |text: String| {
-                            let _ = events.send(RunEvent::Note {
-                                run_id: run_id.clone(),
-                                text,
-                            });
-                        };
-                        tokio::select! {
-                            p = l.program(&note) => Pending::Ready(p),
-                            _ = &mut kill_rx => {
-                                let _ = events.send(RunEvent::Exited { run_id, outcome: Outcome::Cancelled });
-                                return;
-                            }
-                        }
-                    }
-                };
-                // The runner with turso cannot be had: the other core benches still run here,
-                // and only the turso ones fail, with the reason.
-                if harness == Harness::Core
-                    && let Pending::Ready(Err(e)) = &program
-                {
-                    let (with, without): (Vec<String>, Vec<String>) =
-                        benches.into_iter().partition(|b| request.needs_turso(b));
-                    if !without.is_empty() {
-                        let _ = events.send(RunEvent::Note {
-                            run_id: run_id.clone(),
-                            text: format!(
-                                "{} not run: {e}; the other core benches run in this build's own runner",
-                                with.join(", ")
-                            ),
-                        });
-                        children.push((harness, without, Pending::Ready(Ok(core.clone()))));
-                    }
-                    benches = with;
-                }
-                children.push((harness, benches, program));
-            }
+            let Some(children) = runners.children(&request, &mut run).await else {
+                return run.exit(Outcome::Cancelled);
+            };
             // One measurement at a time on this machine: wait for any other benchscope's.
             let asked = std::time::Instant::now();
-            let mut said = false;
-            let _lock = loop {
-                match machine::try_lock() {
-                    Ok(Some(lock)) => break Some(lock),
-                    Ok(None) => {
-                        if !said {
-                            said = true;
-                            let _ = events.send(RunEvent::Note {
-                                run_id: run_id.clone(),
-                                text: format!(
-                                    "waiting: another benchscope measurement is running on this machine ({} is taken); this run starts when it ends",
-                                    machine::lock_path().display()
-                                ),
-                            });
-                        }
-                        tokio::select! {
-                            _ = tokio::time::sleep(machine::RETRY) => {}
-                            _ = &mut kill_rx => {
-                                let _ = events.send(RunEvent::Exited { run_id, outcome: Outcome::Cancelled });
-                                return;
-                            }
-                        }
-                    }
-                    // A lock that cannot be had at all (a read-only temp folder) does not stop
-                    // the run; the machine record says it did not wait.
-                    Err(e) => {
-                        let _ = events.send(RunEvent::Note {
-                            run_id: run_id.clone(),
-                            text: format!("{e}: this run does not wait for other measurements"),
-                        });
-                        break None;
-                    }
-                }
+            let Some(_lock) = run.machine_lock().await else {
+                return run.exit(Outcome::Cancelled);
             };
             let waited = asked.elapsed();
             // Idle CPUs poll while this run measures when asked: a hand-off to another thread
             // then wakes no sleeping CPU.
             let (awake, cpu_idle) = machine::keep_cpus_awake(keep_cpus_awake);
             let before = machine::snapshot();
-            // Profiled, every bench is its own child under perf: one recording per bench.
-            let children: Vec<(Harness, Vec<String>, Pending)> = if request.profile.is_some() {
-                let mut split = Vec::new();
-                for (h, benches, p) in children {
-                    let Some(p) = p.wait(&mut kill_rx).await else {
-                        cancelled = true;
-                        break;
-                    };
-                    split.extend(
-                        benches
-                            .into_iter()
-                            .map(|b| (h, vec![b], Pending::Ready(p.clone()))),
-                    );
-                }
-                split
-            } else {
-                children
-            };
-            // Every process runs every harness's benches, one process after another; what
-            // the processes say is folded into one stream (`rounds`).
-            let processes = request.processes();
-            let mut rounds = rounds::Rounds::new(processes);
-            let mut children = children;
-            // The children (by place: the core's benches may be two) that failed.
-            let mut failed: Vec<usize> = Vec::new();
-            'processes: for process in 0..processes {
-                // Where every bench's processes so far agreed within their own intervals, one
-                // process would have done: the rest are not spent.
-                if process >= 2 && request.settings.processes_may_stop && rounds.agreed() {
-                    let _ = events.send(RunEvent::Note {
-                        run_id: run_id.clone(),
-                        text: format!(
-                            "runner processes {}-{processes} not run: every bench's {process} processes agreed within their own intervals",
-                            process + 1
-                        ),
-                    });
-                    break 'processes;
-                }
-                if process > 0 {
-                    rounds.next_process();
-                }
-                if processes > 1 {
-                    let _ = events.send(RunEvent::Note {
-                        run_id: run_id.clone(),
-                        text: format!("runner process {} of {processes}", process + 1),
-                    });
-                }
-                for (place, (harness, benches, program)) in children.iter_mut().enumerate() {
-                    let harness = *harness;
-                    if cancelled {
-                        break 'processes;
-                    }
-                    if failed.contains(&place) {
-                        continue;
-                    }
-                    let Some(program) = program.ready(&mut kill_rx).await else {
-                        cancelled = true;
-                        break 'processes;
-                    };
-                    let stem = request.profile.as_ref().map(|dir| {
-                        crate::profile::stem(dir, &request.target, &benches[0], &run_id)
-                    });
-                    let part = RunRequest {
-                        benches: benches.clone(),
-                        ..request.one_process()
-                    };
-                    let program = match (&stem, program) {
-                        (Some(stem), Ok(p)) => Ok(under_perf(&p, stem)),
-                        (_, p) => p,
-                    };
-                    let result = match program {
-                        Ok(p) => {
-                            through(
-                                &mut rounds,
-                                &p,
-                                &part,
-                                &run_id,
-                                &events,
-                                &mut kill_rx,
-                                nice,
-                                cpus.as_ref(),
-                            )
-                            .await
-                        }
-                        Err(e) => Err(child::ChildEnd::Failed(e)),
-                    };
-                    if let Some(stem) = stem {
-                        let bench = benches[0].clone();
-                        let profile = match &result {
-                            Ok(()) => {
-                                let title = format!("{} {bench}", request.target);
-                                let stem = stem.clone();
-                                tokio::task::spawn_blocking(move || {
-                                    crate::profile::finish(&stem, &title)
-                                })
-                                .await
-                                .unwrap_or_else(|e| Profile::failed(format!("profiling: {e}")))
-                            }
-                            Err(_) => {
-                                let _ = std::fs::remove_file(stem.with_extension("perf.data"));
-                                Profile::failed("the bench did not finish under the profiler")
-                            }
-                        };
-                        send_event(&events, &run_id, Event::Profile { bench, profile });
-                    }
-                    match result {
-                        Ok(()) => {}
-                        Err(child::ChildEnd::Cancelled) => {
-                            cancelled = true;
-                            break 'processes;
-                        }
-                        // One harness failing does not stop the others (nor is it started again).
-                        Err(child::ChildEnd::Failed(e)) => {
-                            failed.push(place);
-                            errors.push(format!("{} harness: {e}", harness.name()))
-                        }
-                    }
-                }
-            }
+            let (errors, cancelled) = run.measure(&request, children).await;
             let machine = machine::between(&before, &machine::snapshot(), waited, cpu_idle);
             drop(awake);
-            send_event(&events, &run_id, Event::Machine { machine });
+            run.send(Event::Machine { machine });
             let outcome = if cancelled {
                 Outcome::Cancelled
             } else if errors.is_empty() {
-                send_event(&events, &run_id, Event::Done);
+                run.send(Event::Done);
                 Outcome::Completed
             } else {
                 Outcome::Failed(errors.join("; "))
             };
-            let _ = events.send(RunEvent::Exited { run_id, outcome });
+            run.exit(outcome);
         });
         Ok(RunHandle {
             kill: Some(kill_tx),
         })
+    }
+}
+
+/// The runners a run may start, as the [`ProcessRunner`] knows them.
+struct Runners {
+    core: Program,
+    externals: Vec<harnesses::Locator>,
+    turso: Option<harnesses::Locator>,
+    overlap_build: bool,
+}
+
+/// A harness's benches and the program that runs them (found, or still building).
+type Child = (Harness, Vec<String>, Pending);
+
+impl Runners {
+    /// Each harness's benches with its program; the core's may be two children (the turso
+    /// runner's and this build's own). `None` when the run is cancelled meanwhile.
+    async fn children(&self, request: &RunRequest, run: &mut RunCtx) -> Option<Vec<Child>> {
+        let groups = request.by_harness();
+        let has_core = groups.iter().any(|(h, _)| *h == Harness::Core);
+        let mut children = Vec::new();
+        for (harness, mut benches) in groups {
+            let program = if harness == Harness::Core {
+                // This build has no turso and the run has turso benches: bench-core's
+                // runner with turso takes them all (paired with each other as ever)...
+                let turso = self
+                    .turso
+                    .as_ref()
+                    .filter(|_| benches.iter().any(|b| request.needs_turso(b)));
+                match turso {
+                    None => Pending::Ready(Ok(self.core.clone())),
+                    // ...or, in the explorer while it still builds, the turso benches alone,
+                    // and the rest now in this build's own runner.
+                    Some(l) if self.overlap_build && !l.is_ready() && l.builds() => {
+                        let (with, without) = split_turso(request, benches);
+                        run.note(format!(
+                            "{} run once bench-core's runner with turso is built (this build has no turso); the other core benches run now, in a process of their own: no turso bench is paired with them",
+                            with.join(", ")
+                        ));
+                        if !without.is_empty() {
+                            children.push((
+                                harness,
+                                without,
+                                Pending::Ready(Ok(self.core.clone())),
+                            ));
+                        }
+                        benches = with;
+                        Pending::build(l)
+                    }
+                    Some(l) => run.program(l).await?,
+                }
+            } else {
+                let l = self
+                    .externals
+                    .iter()
+                    .find(|l| l.external.harness == harness);
+                match l {
+                    None => Pending::Ready(Ok(self.core.clone())),
+                    Some(l) if self.overlap_build && has_core && !l.is_ready() && l.builds() => {
+                        run.note(format!("core benches run while the {} harness builds: cargo shares their CPU (the machine line says how much)", harness.name()));
+                        Pending::build(l)
+                    }
+                    Some(l) => run.program(l).await?,
+                }
+            };
+            // The runner with turso cannot be had: the other core benches still run here,
+            // and only the turso ones fail, with the reason.
+            if harness == Harness::Core
+                && let Pending::Ready(Err(e)) = &program
+            {
+                let (with, without) = split_turso(request, benches);
+                if !without.is_empty() {
+                    run.note(format!(
+                        "{} not run: {e}; the other core benches run in this build's own runner",
+                        with.join(", ")
+                    ));
+                    children.push((harness, without, Pending::Ready(Ok(self.core.clone()))));
+                }
+                benches = with;
+            }
+            children.push((harness, benches, program));
+        }
+        Some(children)
+    }
+}
+
+/// A request's benches that need the runner with turso, and the others.
+fn split_turso(request: &RunRequest, benches: Vec<String>) -> (Vec<String>, Vec<String>) {
+    benches.into_iter().partition(|b| request.needs_turso(b))
+}
+
+/// What one run's steps share: its id, where its events go, its cancel, and how its runner
+/// processes start.
+struct RunCtx {
+    run_id: String,
+    events: mpsc::UnboundedSender<RunEvent>,
+    kill_rx: tokio::sync::oneshot::Receiver<()>,
+    nice: i32,
+    cpus: Option<machine::CpuSet>,
+}
+
+impl RunCtx {
+    fn note(&self, text: String) {
+        let _ = self.events.send(RunEvent::Note {
+            run_id: self.run_id.clone(),
+            text,
+        });
+    }
+
+    fn send(&self, event: Event) {
+        send_event(&self.events, &self.run_id, event);
+    }
+
+    fn exit(self, outcome: Outcome) {
+        let _ = self.events.send(RunEvent::Exited {
+            run_id: self.run_id,
+            outcome,
+        });
+    }
+
+    /// A harness's program, found or built now (its build's notes said); `None` when the run
+    /// is cancelled meanwhile.
+    async fn program(&mut self, l: &harnesses::Locator) -> Option<Pending> {
+        let (events, run_id) = (&self.events, &self.run_id);
+        let note = |text: String| {
+            let _ = events.send(RunEvent::Note {
+                run_id: run_id.clone(),
+                text,
+            });
+        };
+        tokio::select! {
+            p = l.program(&note) => Some(Pending::Ready(p)),
+            _ = &mut self.kill_rx => None,
+        }
+    }
+
+    /// The machine's measurement lock, once no other benchscope holds it (said once); inside
+    /// `Some`, `None` when it cannot be had at all (a read-only temp folder: the run does not
+    /// wait, and says so). `None` when the run is cancelled meanwhile.
+    async fn machine_lock(&mut self) -> Option<Option<machine::MeasureLock>> {
+        let mut said = false;
+        loop {
+            match machine::try_lock() {
+                Ok(Some(lock)) => return Some(Some(lock)),
+                Ok(None) => {
+                    if !said {
+                        said = true;
+                        self.note(format!(
+                            "waiting: another benchscope measurement is running on this machine ({} is taken); this run starts when it ends",
+                            machine::lock_path().display()
+                        ));
+                    }
+                    tokio::select! {
+                        _ = tokio::time::sleep(machine::RETRY) => {}
+                        _ = &mut self.kill_rx => return None,
+                    }
+                }
+                Err(e) => {
+                    self.note(format!(
+                        "{e}: this run does not wait for other measurements"
+                    ));
+                    return Some(None);
+                }
+            }
+        }
+    }
+
+    /// Every process of the run, each running every child one after another; what the
+    /// processes say is folded into one stream (`rounds`). The harnesses' errors, and whether
+    /// the run was cancelled.
+    async fn measure(&mut self, request: &RunRequest, children: Vec<Child>) -> (Vec<String>, bool) {
+        let mut errors = Vec::new();
+        // Profiled, every bench is its own child under perf: one recording per bench.
+        let Some(mut children) = self.one_per_bench_if_profiled(request, children).await else {
+            return (errors, true);
+        };
+        let processes = request.processes();
+        let mut rounds = rounds::Rounds::new(processes);
+        // The children (by place: the core's benches may be two) that failed.
+        let mut failed: Vec<usize> = Vec::new();
+        for process in 0..processes {
+            // Where every bench's processes so far agreed within their own intervals, one
+            // process would have done: the rest are not spent.
+            if process >= 2 && request.settings.processes_may_stop && rounds.agreed() {
+                self.note(format!(
+                    "runner processes {}-{processes} not run: every bench's {process} processes agreed within their own intervals",
+                    process + 1
+                ));
+                break;
+            }
+            if process > 0 {
+                rounds.next_process();
+            }
+            if processes > 1 {
+                self.note(format!("runner process {} of {processes}", process + 1));
+            }
+            for (place, (harness, benches, program)) in children.iter_mut().enumerate() {
+                if failed.contains(&place) {
+                    continue;
+                }
+                let Some(program) = program.ready(&mut self.kill_rx).await else {
+                    return (errors, true);
+                };
+                match self.part(&mut rounds, request, benches, program).await {
+                    Ok(()) => {}
+                    Err(child::ChildEnd::Cancelled) => return (errors, true),
+                    // One harness failing does not stop the others (nor is it started again).
+                    Err(child::ChildEnd::Failed(e)) => {
+                        failed.push(place);
+                        errors.push(format!("{} harness: {e}", harness.name()))
+                    }
+                }
+            }
+        }
+        (errors, false)
+    }
+
+    /// The children as they are, or, when the run is profiled, one child per bench (their
+    /// programs found first). `None` when the run is cancelled meanwhile.
+    async fn one_per_bench_if_profiled(
+        &mut self,
+        request: &RunRequest,
+        children: Vec<Child>,
+    ) -> Option<Vec<Child>> {
+        if request.profile.is_none() {
+            return Some(children);
+        }
+        let mut split = Vec::new();
+        for (h, benches, p) in children {
+            let p = p.wait(&mut self.kill_rx).await?;
+            split.extend(
+                benches
+                    .into_iter()
+                    .map(|b| (h, vec![b], Pending::Ready(p.clone()))),
+            );
+        }
+        Some(split)
+    }
+
+    /// One runner process of one child's benches (under perf, its flamegraph made after,
+    /// when the run is profiled).
+    async fn part(
+        &mut self,
+        rounds: &mut rounds::Rounds,
+        request: &RunRequest,
+        benches: &[String],
+        program: Result<Program, String>,
+    ) -> Result<(), child::ChildEnd> {
+        let stem = request
+            .profile
+            .as_ref()
+            .map(|dir| crate::profile::stem(dir, &request.target, &benches[0], &self.run_id));
+        let part = RunRequest {
+            benches: benches.to_vec(),
+            ..request.one_process()
+        };
+        let program = match (&stem, program) {
+            (Some(stem), Ok(p)) => Ok(under_perf(&p, stem)),
+            (_, p) => p,
+        };
+        let result = match program {
+            Ok(p) => through(rounds, &p, &part, self).await,
+            Err(e) => Err(child::ChildEnd::Failed(e)),
+        };
+        if let Some(stem) = stem {
+            let bench = benches[0].clone();
+            let profile = match &result {
+                Ok(()) => {
+                    let title = format!("{} {bench}", request.target);
+                    tokio::task::spawn_blocking(move || crate::profile::finish(&stem, &title))
+                        .await
+                        .unwrap_or_else(|e| Profile::failed(format!("profiling: {e}")))
+                }
+                Err(_) => {
+                    let _ = std::fs::remove_file(stem.with_extension("perf.data"));
+                    Profile::failed("the bench did not finish under the profiler")
+                }
+            };
+            self.send(Event::Profile { bench, profile });
+        }
+        result
     }
 }
 
@@ -421,6 +476,12 @@ enum Pending {
 }
 
 impl Pending {
+    /// The harness `l` built in a task of its own, while the run goes on.
+    fn build(l: &harnesses::Locator) -> Pending {
+        let l = l.clone();
+        Pending::Building(tokio::spawn(async move { l.program(&|_| {}).await }))
+    }
+
     /// The program once it is there, kept for the next process; `None` when the run is
     /// cancelled meanwhile.
     async fn ready(
@@ -450,21 +511,25 @@ impl Pending {
 
 /// One runner process of a run, its events passed through `rounds` on their way: the
 /// run's figures across its processes so far replace each process's own.
-#[allow(clippy::too_many_arguments)]
 async fn through(
     rounds: &mut rounds::Rounds,
     program: &Program,
     request: &RunRequest,
-    run_id: &str,
-    events: &mpsc::UnboundedSender<RunEvent>,
-    kill_rx: &mut tokio::sync::oneshot::Receiver<()>,
-    nice: i32,
-    cpus: Option<&machine::CpuSet>,
+    run: &mut RunCtx,
 ) -> Result<(), child::ChildEnd> {
     let (tx, mut rx) = mpsc::unbounded_channel();
+    let events = &run.events;
     let child = async {
-        let tx = tx;
-        child::run_child(program, request, run_id, &tx, kill_rx, nice, cpus).await
+        let to = child::To {
+            run_id: &run.run_id,
+            events: &tx,
+            kill_rx: &mut run.kill_rx,
+            nice: run.nice,
+            cpus: run.cpus.as_ref(),
+        };
+        let result = child::run_child(program, request, to).await;
+        drop(tx);
+        result
     };
     let forward = async {
         while let Some(e) = rx.recv().await {
