@@ -5,15 +5,17 @@ use std::path::PathBuf;
 
 use bench_core::catalog::Harness;
 use bench_core::knobs::Knobs;
+use bench_core::protocol::Budget;
 use bench_core::protocol::Event;
-use bench_core::service::args::{BudgetArgs, SessionArgs};
+use bench_core::service::args::{BudgetArgs, ScriptArgs, SessionArgs};
+use bench_core::service::request::{self, RunnerRequest};
 
 /// Settings every run of a session shares, whatever its target and knobs.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RunSettings {
     /// The run's budget as asked (the front ends checked it before anything ran): a runner is
-    /// given it whole, or its share when the run spans processes ([`RunRequest::budget`]);
-    /// it becomes flags in one place, [`RunRequest::args`].
+    /// given it whole, or its share when the run spans processes ([`RunRequest::budget`]),
+    /// typed, in its [`RunnerRequest`].
     pub budget: BudgetArgs,
     /// Runner processes a run measures each bench in, one after another (`--processes`;
     /// 0 or 1: one). Profiled runs and scenarios are one process whatever it says.
@@ -25,9 +27,8 @@ pub struct RunSettings {
     pub cache_dir: Option<PathBuf>,
     /// Handed to runners in their environment (BENCHSCOPE_POSTGRES_URL), never as an argument.
     pub postgres_url: Option<bench_core::secret::PgUrl>,
-    /// The script target's files, variables and database, as runner arguments (absolute
-    /// paths).
-    pub script_args: Vec<String>,
+    /// The script target's files, variables and database (absolute paths).
+    pub script: ScriptArgs,
 }
 
 impl RunSettings {
@@ -39,16 +40,20 @@ impl RunSettings {
             processes_may_stop: !session.budget.processes_given(),
             cache_dir: session.cache_dir.clone(),
             postgres_url: session.postgres_url(),
-            script_args: session.script.to_args(),
+            script: session.script.absolute(),
         }
     }
 }
 
-/// What to run: a target, its benches, resolved knobs and the budget, as runner arguments.
+/// What to run: a target, its benches, resolved knobs and the budget; a runner is handed it
+/// as one typed [`RunnerRequest`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunRequest {
     pub run_id: String,
     pub target: String,
+    /// The target's catalog entry, looked up once (the script target's with the statements of
+    /// the run's scripts); `None` for a name the catalog lacks (the runner names it).
+    pub spec: Option<&'static bench_core::catalog::Target>,
     pub benches: Vec<String>,
     /// Every knob of the target, already checked against the catalog.
     pub knobs: Knobs,
@@ -72,9 +77,17 @@ impl RunRequest {
         trace: bool,
         settings: &RunSettings,
     ) -> RunRequest {
+        let spec = bench_core::workloads::find(target).ok().map(|t| {
+            if t.name == bench_core::workloads::script::NAME {
+                bench_core::workloads::script::spec_for(&settings.script)
+            } else {
+                t
+            }
+        });
         RunRequest {
             run_id,
             target: target.to_string(),
+            spec,
             benches,
             knobs,
             trace,
@@ -88,9 +101,8 @@ impl RunRequest {
     /// The request's benches grouped by the harness that runs them, in catalog order of
     /// harnesses.
     pub fn by_harness(&self) -> Vec<(Harness, Vec<String>)> {
-        let target = bench_core::workloads::find(&self.target).ok();
         let harness_of = |b: &str| {
-            target
+            self.spec
                 .and_then(|t| t.spec(b).ok())
                 .map(|s| s.harness())
                 .unwrap_or(Harness::Core)
@@ -113,8 +125,7 @@ impl RunRequest {
     /// Whether `bench` is one of turso's (run only by a runner built with turso, see
     /// [`bench_core::TURSO`]).
     pub fn needs_turso(&self, bench: &str) -> bool {
-        bench_core::workloads::find(&self.target)
-            .ok()
+        self.spec
             .and_then(|t| t.spec(bench).ok())
             .is_some_and(|s| s.subject.needs_turso())
     }
@@ -123,8 +134,9 @@ impl RunRequest {
     /// per bench) or for a scenario (its figures are over its own timeline), else the
     /// session's.
     pub fn processes(&self) -> usize {
-        let scenario = bench_core::workloads::find(&self.target)
-            .is_ok_and(|t| t.measure == bench_core::catalog::Measure::Scenario);
+        let scenario = self
+            .spec
+            .is_some_and(|t| t.measure == bench_core::catalog::Measure::Scenario);
         if self.profile.is_some() || scenario {
             1
         } else {
@@ -139,39 +151,51 @@ impl RunRequest {
         r
     }
 
-    /// The budget this request's runner is given: the whole, or one process's share.
-    pub fn budget(&self) -> BudgetArgs {
-        self.settings.budget.per_process(self.share)
+    /// The budget this request's runner is given: the whole, or one process's share; each
+    /// bench a `--time-for` pattern selects with its own time. (The front ends checked the
+    /// budget before the run started: an error here names what does not read.)
+    pub fn budget(&self) -> Result<Budget, String> {
+        let target = match self.spec {
+            Some(t) => t,
+            None => bench_core::workloads::find(&self.target).map_err(|e| e.to_string())?,
+        };
+        let benches: Vec<_> = self
+            .benches
+            .iter()
+            .filter_map(|b| target.spec(b).ok())
+            .collect();
+        let whole = bench_core::service::args::budget_for(&self.settings.budget, target, &benches)
+            .map_err(|e| e.to_string())?;
+        Ok(bench_core::service::args::process_share(&whole, self.share))
     }
 
-    /// The runner's command-line arguments (never the PostgreSQL URL).
-    pub fn args(&self) -> Vec<String> {
-        let mut a = vec![self.target.clone(), "--run-id".into(), self.run_id.clone()];
-        for b in &self.benches {
-            a.extend(["--bench".into(), b.clone()]);
-        }
-        for (k, v) in &self.knobs.0 {
-            if crate::model::script::variable(k).is_none() {
-                a.extend(["--knob".into(), format!("{k}={v}")]);
-            }
-        }
-        a.extend(self.budget().to_args());
-        if self.trace {
-            a.push("--trace".into());
-        }
-        if let Some(d) = &self.settings.cache_dir {
-            a.extend(["--cache-dir".into(), d.display().to_string()]);
-        }
+    /// What the runner is handed, whole, on its stdin (never the PostgreSQL URL).
+    pub fn runner_request(&self) -> Result<RunnerRequest, String> {
+        let mut script = self.settings.script.clone();
+        let mut knobs = self.knobs.clone();
         if self.target == bench_core::workloads::script::NAME {
-            a.extend(self.settings.script_args.iter().cloned());
             // A script variable's knob, after the command line's -D: the last one wins.
             for (k, v) in &self.knobs.0 {
                 if let Some(var) = crate::model::script::variable(k) {
-                    a.extend(["--define".into(), format!("{var}={v}")]);
+                    script.defines.push(format!("{var}={v}"));
                 }
             }
+        } else {
+            knobs
+                .0
+                .retain(|k, _| crate::model::script::variable(k).is_none());
         }
-        a
+        Ok(RunnerRequest {
+            format: request::FORMAT,
+            run_id: self.run_id.clone(),
+            target: self.target.clone(),
+            benches: self.benches.clone(),
+            knobs,
+            budget: self.budget()?,
+            trace: self.trace,
+            cache_dir: self.settings.cache_dir.clone(),
+            script,
+        })
     }
 }
 

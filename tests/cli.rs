@@ -5,7 +5,7 @@ mod common;
 use assert_cmd::Command;
 use bench_core::protocol;
 use bench_core::workloads::single_row_lookup;
-use common::{QUICK, benchscope, left_behind};
+use common::{QUICK, benchscope, left_behind, runners_left, runners_marked};
 use predicates::prelude::*;
 
 fn tiny_run(cache: &std::path::Path, format: &str) -> Command {
@@ -502,9 +502,13 @@ fn a_signal_ends_a_headless_run_with_what_finished() {
         (libc::SIGINT, "SIGINT"),
     ] {
         let cache = tempfile::tempdir().unwrap();
+        // A mark its runners inherit, to find them by.
+        let mark = format!("BENCHSCOPE_TEST_MARK={name}-{}", std::process::id());
+        let (mark_name, mark_value) = mark.split_once('=').unwrap();
         let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("benchscope"))
             .env("BENCHSCOPE_NO_STORE", "1")
             .env("BENCHSCOPE_PROCESSES", "1")
+            .env(mark_name, mark_value)
             .args([
                 "run",
                 "single_row_lookup",
@@ -540,6 +544,8 @@ fn a_signal_ends_a_headless_run_with_what_finished() {
             .map_while(Result::ok)
             .any(|l| l.contains("2/2 middleware/spin"));
         assert!(started, "{name}: the second bench never started");
+        // Its runner is there, and found by its mark.
+        assert!(!runners_marked(&mark).is_empty(), "{name}: no runner found");
         unsafe { libc::kill(pid as libc::pid_t, sig) };
         let out = child.wait_with_output().unwrap();
         assert_eq!(out.status.code(), Some(128 + sig), "{name}");
@@ -552,7 +558,7 @@ fn a_signal_ends_a_headless_run_with_what_finished() {
             format!("interrupted by {name}: the benches that finished are kept")
         );
         // No runner of this run is left measuring.
-        let left = left_behind(&format!("single_row_lookup-{pid}-"));
+        let left = runners_left(&mark);
         assert!(left.is_empty(), "{name}: runner left behind: {left:?}");
     }
 }

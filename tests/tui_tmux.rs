@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{left_behind, processes_with};
+use common::{runners_left, runners_marked};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -246,9 +246,13 @@ fn a_signal_quits_the_explorer_with_the_terminal_restored_and_no_runner_left() {
             })
             .collect();
         assert_eq!(explorer.len(), 1, "{sig}: {explorer:?}");
-        let runners = format!("--run-id r{}-", explorer[0]);
+        // Its runners: each inherits the measurement lock's path, this test's own.
+        let runners = format!(
+            "BENCHSCOPE_MEASURE_LOCK={}",
+            work.path().join("measure.lock").display()
+        );
         let start = Instant::now();
-        while processes_with(&runners).is_empty() {
+        while runners_marked(&runners).is_empty() {
             assert!(
                 start.elapsed() < Duration::from_secs(20),
                 "{sig}: the run never started measuring"
@@ -264,7 +268,7 @@ fn a_signal_quits_the_explorer_with_the_terminal_restored_and_no_runner_left() {
             !after.contains("Catalog"),
             "{sig}: the terminal is restored:\n{after}"
         );
-        let left = left_behind(&runners);
+        let left = runners_left(&runners);
         assert!(left.is_empty(), "{sig}: runner left behind: {left:?}");
     }
 }

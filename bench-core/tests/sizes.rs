@@ -21,7 +21,6 @@ const STILL_OVER: &[&str] = &[
     "bench-core/src/profile.rs: classify",
     "bench-core/src/script/parse.rs: Parser::statement",
     "bench-core/src/script/replay.rs",
-    "bench-core/src/service/args.rs",
     "bench-core/src/testing.rs",
     "bench-core/src/testing.rs: non_test_code",
     "bench-core/src/workloads/bulk_insert/core.rs: crate_inserts",

@@ -208,7 +208,8 @@ pub fn plan(args: &RunArgs) -> Result<Planned, Error> {
     let mut planned = Vec::new();
     for (i, a) in variants.iter().enumerate() {
         let runner_args = RunnerArgs {
-            target: a.target.clone(),
+            target: Some(a.target.clone()),
+            request: None,
             benches: a.benches.clone(),
             session: a.session.clone(),
             run_id: None,

@@ -114,23 +114,22 @@ mod tests {
         ));
     }
 
-    /// A variable's knob reaches the runner as `--define`, after the command line's (the last
-    /// wins), never as a `--knob` the runner would refuse.
+    /// A variable's knob reaches the runner as a define, after the command line's (the last
+    /// wins), never as a knob the runner would refuse.
     #[test]
     fn a_variable_knob_is_handed_on_as_a_define() {
         let mut knobs = bench_core::knobs::Knobs::default();
         knobs.set("clients", 2u64);
         knobs.set(":keys", 500u64);
         let settings = crate::messages::RunSettings {
-            script_args: vec![
-                "--script".into(),
-                "/s/t.sql@1".into(),
-                "--define".into(),
-                "keys=10".into(),
-            ],
+            script: bench_core::service::args::ScriptArgs {
+                scripts: vec!["/s/t.sql@1".into()],
+                defines: vec!["keys=10".into()],
+                ..Default::default()
+            },
             ..Default::default()
         };
-        let args = crate::messages::RunRequest::new(
+        let asked = crate::messages::RunRequest::new(
             "r1".into(),
             bench_core::workloads::script::NAME,
             vec!["rusqlite".into()],
@@ -138,13 +137,13 @@ mod tests {
             false,
             &settings,
         )
-        .args()
-        .join(" ");
-        assert!(args.contains("--knob clients=2"), "{args}");
-        assert!(!args.contains(":keys"), "{args}");
-        assert!(
-            args.ends_with("--define keys=10 --define keys=500"),
-            "{args}"
+        .runner_request()
+        .unwrap();
+        assert_eq!(
+            asked.knobs.get("clients").map(|v| v.to_string()).as_deref(),
+            Some("2")
         );
+        assert_eq!(asked.script.defines, ["keys=10", "keys=500"]);
+        assert_eq!(asked.script.scripts, ["/s/t.sql@1"]);
     }
 }

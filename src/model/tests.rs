@@ -102,7 +102,7 @@ fn enter_runs_the_bench_under_the_cursor() {
     };
     assert_eq!(req.benches, vec!["middleware/inline"]);
     assert_eq!(req.run_id, "t-1");
-    assert_eq!(req.budget().time_s, "1");
+    assert_eq!(req.budget().unwrap().time_s, 1.0);
     assert_eq!(count(&req.knobs, "rows"), 1000);
     assert_eq!(s.runs[0].state, RunState::Running);
 }

@@ -46,17 +46,18 @@ pub(super) async fn run_child(
         nice,
         cpus,
     } = to;
-    let args = request.args();
+    // The whole run, typed, on the runner's stdin.
+    let asked = request.runner_request().map_err(ChildEnd::Failed)?;
+    let json = serde_json::to_vec(&asked).expect("a run request is JSON");
     let postgres_url = request.settings.postgres_url.as_ref();
-    let mut guard = guard::Guard::new(&request.benches, &request.budget());
+    let mut guard = guard::Guard::new(&request.benches, &asked.budget);
     let secrets = postgres_url
         .map(bench_core::secret::PgUrl::secrets)
         .unwrap_or_default();
-    let mut child = command(program, request, args, nice, cpus)
-        .spawn()
-        .map_err(|e| {
-            ChildEnd::Failed(format!("cannot start {}: {e}", program.program.display()))
-        })?;
+    let mut child = command(program, request, nice, cpus).spawn().map_err(|e| {
+        ChildEnd::Failed(format!("cannot start {}: {e}", program.program.display()))
+    })?;
+    hand_over(&mut child, json);
     let group = GroupKill(child.id());
     let stdout = child.stdout.take().expect("piped stdout");
     let stderr = child.stderr.take().expect("piped stderr");
@@ -72,7 +73,7 @@ pub(super) async fn run_child(
     let mut cancelled = false;
     let mut exited: Option<std::io::Result<std::process::ExitStatus>> = None;
     let mut drained = tokio::time::Instant::now();
-    let watchdog = guard::Watchdog::new(request);
+    let watchdog = guard::Watchdog::new(&asked.budget);
     let mut silence = watchdog.bound(None);
     let mut deadline = tokio::time::Instant::now() + silence;
     loop {
@@ -150,6 +151,16 @@ pub(super) async fn run_child(
     ended(status, failure, saw_done, &tail)
 }
 
+/// Writes the run request on the child's stdin, then closes it, from a task of its own: a
+/// runner that reads it late (or never) holds up nothing here.
+fn hand_over(child: &mut tokio::process::Child, json: Vec<u8>) {
+    let mut stdin = child.stdin.take().expect("piped stdin");
+    tokio::spawn(async move {
+        use tokio::io::AsyncWriteExt;
+        let _ = stdin.write_all(&json).await;
+    });
+}
+
 /// The child's exit, once its output ended (or was given up on): a moment to exit, then its
 /// group is killed.
 async fn exit_status(
@@ -169,13 +180,12 @@ async fn exit_status(
     }
 }
 
-/// The runner's command: its program and arguments, the PostgreSQL URL in its environment
+/// The runner's command: its program, told to read the run from its stdin, the PostgreSQL URL in its environment
 /// (never on its command line), a process group of its own at `nice` steps below the front
 /// end, confined to `cpus`, its stdout and stderr piped.
 fn command(
     program: &Program,
     request: &RunRequest,
-    args: Vec<String>,
     nice: i32,
     cpus: Option<&super::machine::CpuSet>,
 ) -> Command {
@@ -201,8 +211,8 @@ fn command(
     }
     command
         .args(&program.prefix_args)
-        .args(args)
-        .stdin(Stdio::null())
+        .args(["--request", "-"])
+        .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);

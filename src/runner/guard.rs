@@ -6,9 +6,6 @@ use std::collections::{BTreeSet, HashMap};
 use std::time::Duration;
 
 use bench_core::protocol::{Budget, DatasetStatus, Event};
-use bench_core::service::args::BudgetArgs;
-
-use crate::messages::RunRequest;
 
 /// Checks each event of one runner against what was asked of it.
 pub struct Guard {
@@ -18,15 +15,6 @@ pub struct Guard {
     next_sample: HashMap<String, u64>,
     /// The bench the runner is measuring (its last `bench_start`).
     pub current: Option<String>,
-}
-
-/// The budget a runner was given, as numbers: the front ends checked it before the run
-/// started; a budget that does not read (never, past those checks) is the runner's default.
-fn resolved(budget: &BudgetArgs) -> Budget {
-    budget
-        .resolve()
-        .or_else(|_| BudgetArgs::default().resolve())
-        .expect("the default budget reads")
 }
 
 fn finite(what: &str, v: f64) -> Result<(), String> {
@@ -39,8 +27,8 @@ fn finite(what: &str, v: f64) -> Result<(), String> {
 
 impl Guard {
     /// A guard for the `benches` asked for, within the runner's `budget` (its most samples).
-    pub fn new(benches: &[String], budget: &BudgetArgs) -> Guard {
-        let max_samples = resolved(budget).max_samples as u64;
+    pub fn new(benches: &[String], budget: &Budget) -> Guard {
+        let max_samples = budget.max_samples as u64;
         Guard {
             asked: benches.iter().cloned().collect(),
             max_samples,
@@ -217,16 +205,10 @@ pub struct Watchdog {
 }
 
 impl Watchdog {
-    pub fn new(req: &RunRequest) -> Watchdog {
-        let asked = req.budget();
-        let b = resolved(&asked);
+    /// The watchdog of a runner given `b`.
+    pub fn new(b: &Budget) -> Watchdog {
         // The longest time any bench takes: --time, or a bench's own (--time-for P=S).
-        let own = asked
-            .time_for()
-            .unwrap_or_default()
-            .into_iter()
-            .map(|(_, s)| s)
-            .fold(0.0, f64::max);
+        let own = b.times.values().copied().fold(0.0, f64::max);
         let budget = b.time_s.max(own) + b.warmup_s;
         // BENCHSCOPE_SILENCE_S sets the bound outright (a slow machine, or a test of it); its
         // one parser bounds it (the front ends refused any other value before starting).
@@ -259,7 +241,7 @@ mod tests {
 
     #[test]
     fn events_nobody_asked_for_or_that_cannot_be_are_refused() {
-        let mut g = Guard::new(&["rusqlite".to_string()], &BudgetArgs::default());
+        let mut g = Guard::new(&["rusqlite".to_string()], &default_budget());
         let events = testing::bench_events("rusqlite", "rusqlite", 10, &[100.0, 110.0], None);
         for e in &events {
             g.check(e).unwrap();
@@ -271,7 +253,7 @@ mod tests {
             "an event for bench \"sqlx\", which was not asked for (asked: rusqlite)"
         );
         // A negative median.
-        let mut g = Guard::new(&["rusqlite".to_string()], &BudgetArgs::default());
+        let mut g = Guard::new(&["rusqlite".to_string()], &default_budget());
         let mut bad = testing::bench_events("rusqlite", "rusqlite", 10, &[100.0], None);
         if let Some(Event::Summary { stats, .. }) = bad.last_mut() {
             stats.median = -5.0;
@@ -282,7 +264,7 @@ mod tests {
             ["rusqlite: summary median is -5 (allowed: a finite number >= 0)"]
         );
         // Allocations per operation that cannot be a count.
-        let mut g = Guard::new(&["rusqlite".to_string()], &BudgetArgs::default());
+        let mut g = Guard::new(&["rusqlite".to_string()], &default_budget());
         let mut bad = testing::bench_events("rusqlite", "rusqlite", 10, &[100.0], None);
         if let Some(Event::Summary { stats, .. }) = bad.last_mut() {
             stats.memory.as_mut().unwrap().allocs_per_op = f64::NAN;
@@ -293,7 +275,7 @@ mod tests {
             ["rusqlite: allocations per operation is NaN (allowed: a finite number >= 0)"]
         );
         // A counter that jumps.
-        let mut g = Guard::new(&["rusqlite".to_string()], &BudgetArgs::default());
+        let mut g = Guard::new(&["rusqlite".to_string()], &default_budget());
         let mut jump = testing::bench_events("rusqlite", "rusqlite", 10, &[1.0, 2.0], None);
         if let Event::Sample { iter, .. } = &mut jump[2] {
             *iter = 5;
@@ -335,19 +317,29 @@ mod tests {
         assert_eq!(same, sample[1]);
     }
 
+    fn default_budget() -> Budget {
+        bench_core::service::args::BudgetArgs::default()
+            .resolve()
+            .unwrap()
+    }
+
     #[test]
     fn silence_is_bounded_by_the_budget_and_a_dataset_build() {
         let mut req = crate::messages::RunRequest::new(
             "r".into(),
-            "single_row_lookup",
-            vec![],
+            "key_value",
+            vec![
+                "bulk_put/rusqlite".into(),
+                "single_get_100b/rusqlite".into(),
+            ],
             Default::default(),
             false,
             &Default::default(),
         );
         req.settings.budget.time_s = "1".into();
         req.settings.budget.warmup_s = "0.5".into();
-        assert_eq!(Watchdog::new(&req).bound(None), Duration::from_secs(75));
+        let watchdog = |r: &crate::messages::RunRequest| Watchdog::new(&r.budget().unwrap());
+        assert_eq!(watchdog(&req).bound(None), Duration::from_secs(75));
         let building = Event::Dataset {
             status: DatasetStatus::Building,
             rows: 1_000_000,
@@ -355,14 +347,14 @@ mod tests {
             build_ms: None,
         };
         assert_eq!(
-            Watchdog::new(&req).bound(Some(&building)),
+            watchdog(&req).bound(Some(&building)),
             Duration::from_secs(125)
         );
         // A bench with a longer time of its own bounds it instead; a shorter one does not.
-        for (own, bound) in [("^bulk_=10", 165), ("x=0.5", 75)] {
+        for (own, bound) in [("^bulk_=10", 165), ("^single_get=0.5", 75)] {
             let mut r = req.clone();
             r.settings.budget.time_for.push(own.into());
-            assert_eq!(Watchdog::new(&r).bound(None), Duration::from_secs(bound));
+            assert_eq!(watchdog(&r).bound(None), Duration::from_secs(bound));
         }
     }
 }

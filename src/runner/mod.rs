@@ -647,7 +647,10 @@ mod tests {
             let p = dir.path().join(name);
             std::fs::write(
                 &p,
-                format!("#!/bin/sh\necho {name} \"$@\" >> '{}'\n", log.display()),
+                format!(
+                    "#!/bin/sh\nrequest=$(cat)\necho {name} \"$@\" \"$request\" >> '{}'\n",
+                    log.display()
+                ),
             )
             .unwrap();
             std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -683,18 +686,17 @@ mod tests {
                 _ => {}
             }
         }
-        // Each runner's name and the benches it was given, as "name a,b".
+        // Each runner's name and the benches its request gave it, as "name a,b".
         let started = std::fs::read_to_string(&log)
             .unwrap_or_default()
             .lines()
             .map(|l| {
-                let name = l.split(' ').next().unwrap();
-                let benches: Vec<&str> = l
-                    .split(" --bench ")
-                    .skip(1)
-                    .map(|b| b.split(' ').next().unwrap())
-                    .collect();
-                format!("{name} {}", benches.join(","))
+                let (name, rest) = l.split_once(' ').unwrap();
+                // Told to read the run from its stdin, and given it there.
+                let json = rest.strip_prefix("--request - ").unwrap();
+                let asked =
+                    bench_core::service::request::RunnerRequest::read(json.as_bytes()).unwrap();
+                format!("{name} {}", asked.benches.join(","))
             })
             .collect();
         (started, notes)

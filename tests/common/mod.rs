@@ -97,6 +97,34 @@ pub fn left_behind(needle: &str) -> Vec<String> {
     }
 }
 
+/// The runner processes (told to read their run from stdin) whose environment holds `mark`
+/// (a variable a test gave the front end that started them, which they inherit).
+pub fn runners_marked(mark: &str) -> Vec<String> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| {
+            let dir = e.ok()?.path();
+            let cmd = String::from_utf8_lossy(&std::fs::read(dir.join("cmdline")).ok()?)
+                .replace('\0', " ");
+            let env = std::fs::read(dir.join("environ")).ok()?;
+            let marked = env.split(|b| *b == 0).any(|v| v == mark.as_bytes());
+            (cmd.contains("--request -") && marked).then_some(cmd)
+        })
+        .collect()
+}
+
+/// The runners marked `mark` that are still there 10 s on (an empty list as soon as none is).
+pub fn runners_left(mark: &str) -> Vec<String> {
+    let start = std::time::Instant::now();
+    loop {
+        let left = runners_marked(mark);
+        if left.is_empty() || start.elapsed() > std::time::Duration::from_secs(10) {
+            return left;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
 /// The PostgreSQL server's URL (BENCHSCOPE_POSTGRES_URL; `.ci/run` starts a server), or None
 /// with `what` reported as skipped (a failure under BENCHSCOPE_TEST_NO_SKIP).
 pub fn postgres_url(what: &str) -> Option<String> {

@@ -27,7 +27,8 @@ pub mod replay;
 pub mod report;
 
 /// The `script` target's own inputs: script files, their variables and the database.
-#[derive(Debug, Clone, Default, PartialEq, clap::Args)]
+#[derive(Debug, Clone, Default, PartialEq, clap::Args, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ScriptArgs {
     /// script target: a script file (pgbench's -f), with its weight in a mix:
     /// FILE[@WEIGHT]; repeat for a mix (see docs/src/scripts.md).

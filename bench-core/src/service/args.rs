@@ -237,80 +237,47 @@ impl BudgetArgs {
             .resolve(self.processes.as_deref(), &crate::vars::process_env)
             .is_ok_and(|p| p.is_some())
     }
+}
 
-    /// The same settings as command-line arguments, to pass on to a child runner: the one
-    /// place a budget becomes flags.
-    pub fn to_args(&self) -> Vec<String> {
-        let b = self.per_process(1);
-        let mut a: Vec<String> = vec![
-            "--time".into(),
-            b.time_s,
-            "--warmup".into(),
-            b.warmup_s,
-            "--samples".into(),
-            b.max_samples,
-            "--min-samples".into(),
-            b.min_samples,
-        ];
-        for t in b.time_for {
-            a.extend(["--time-for".into(), t]);
+/// The budget a run of `target`'s `benches` is given: the flags' (`--quick`'s times where
+/// asked), and each bench a `--time-for` pattern selects its own time.
+pub fn budget_for(
+    args: &BudgetArgs,
+    target: &Target,
+    benches: &[&crate::catalog::BenchSpec],
+) -> Result<Budget, BenchError> {
+    let mut budget = args.resolve()?;
+    for (pattern, seconds) in args.time_for()? {
+        for b in target.select_for("--time-for", &pattern)? {
+            if benches.iter().any(|p| p.name == b.name) {
+                budget.times.insert(b.name.into(), seconds);
+            }
         }
-        if b.paired {
-            a.push("--paired".into());
-        }
-        if b.paired_group != DEFAULT_PAIRED_GROUP {
-            a.extend(["--paired-group".into(), b.paired_group]);
-        }
-        a
     }
+    Ok(budget)
+}
 
-    /// What each of `processes` runners is told: [`Self::per_process`] as flags.
-    pub fn to_args_per_process(&self, processes: usize) -> Vec<String> {
-        self.per_process(processes).to_args()
-    }
-
-    /// The budget each of `processes` runners is given, one after another: a share of the
-    /// time, of the most and of the least samples (but at least [`PROCESS_MIN_SAMPLES`], what a
-    /// paired ratio needs, unless the whole asks fewer), and of the warm-up (at least 0.1 s, a
-    /// process starts cold); `--quick`'s times written out. Values that do not read are passed
-    /// on as given, for the runner to name.
-    pub fn per_process(&self, processes: usize) -> BudgetArgs {
-        let (time, warmup, min) = self.times();
-        let mut b = BudgetArgs {
-            time_s: time.to_string(),
-            warmup_s: warmup.to_string(),
-            min_samples: min.to_string(),
-            quick: false,
-            unpaired: false,
-            processes: None,
-            ..self.clone()
-        };
-        if processes > 1
-            && let (Ok(t), Ok(w), Ok(m), Ok(least)) = (
-                b.time_s.trim().parse::<f64>(),
-                b.warmup_s.trim().parse::<f64>(),
-                b.max_samples.trim().parse::<usize>(),
-                b.min_samples.trim().parse::<usize>(),
-            )
-        {
-            let p = processes as f64;
-            let least = least
-                .div_ceil(processes)
-                .max(least.min(PROCESS_MIN_SAMPLES));
-            b.time_s = format!("{}", t / p);
-            b.warmup_s = format!("{}", (w / p).max(w.min(PROCESS_WARMUP_S)));
-            b.max_samples = format!("{}", m.div_ceil(processes).max(least));
-            b.min_samples = least.to_string();
+/// The budget each of `processes` runners is given, one after another: a share of the time
+/// (and of each bench's own), of the most and of the least samples (but at least
+/// [`PROCESS_MIN_SAMPLES`], what a paired ratio needs, unless the whole asks fewer), and of the
+/// warm-up (at least 0.1 s, a process starts cold).
+pub fn process_share(whole: &Budget, processes: usize) -> Budget {
+    let mut b = whole.clone();
+    if processes > 1 {
+        let p = processes as f64;
+        let least = whole
+            .min_samples
+            .div_ceil(processes)
+            .max(whole.min_samples.min(PROCESS_MIN_SAMPLES));
+        b.time_s = whole.time_s / p;
+        b.warmup_s = (whole.warmup_s / p).max(whole.warmup_s.min(PROCESS_WARMUP_S));
+        b.max_samples = whole.max_samples.div_ceil(processes).max(least);
+        b.min_samples = least;
+        for s in b.times.values_mut() {
+            *s /= p;
         }
-        // Each bench's own time is shared out as --time is.
-        if let Ok(v) = self.time_for() {
-            b.time_for = v
-                .into_iter()
-                .map(|(p, s)| format!("{p}={}", s / processes.max(1) as f64))
-                .collect();
-        }
-        b
     }
+    b
 }
 
 /// Knob settings as flags.
@@ -465,34 +432,25 @@ pub struct Sweep {
 pub use crate::script::ScriptArgs;
 
 impl ScriptArgs {
-    /// The same arguments for a runner, with every path absolute (a runner may start in
-    /// another folder).
-    pub fn to_args(&self) -> Vec<String> {
-        let abs = |p: &std::path::Path| {
-            std::path::absolute(p)
-                .unwrap_or_else(|_| p.to_path_buf())
-                .display()
-                .to_string()
-        };
-        let mut a = Vec::new();
-        for s in &self.scripts {
-            let (path, weight) =
-                crate::script::parse_script_arg(s).unwrap_or_else(|_| (s.clone(), 1));
-            a.extend([
-                "--script".into(),
-                format!("{}@{weight}", abs(path.as_ref())),
-            ]);
+    /// The same, with every path absolute, for a runner (which may start in another folder).
+    pub fn absolute(&self) -> ScriptArgs {
+        let abs = |p: &std::path::Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+        ScriptArgs {
+            scripts: self
+                .scripts
+                .iter()
+                .map(|s| match crate::script::parse_script_arg(s) {
+                    Ok((path, weight)) => {
+                        format!("{}@{weight}", abs(path.as_ref()).display())
+                    }
+                    // Left as given, for the runner to name.
+                    Err(_) => s.clone(),
+                })
+                .collect(),
+            defines: self.defines.clone(),
+            db: self.db.as_deref().map(abs),
+            init: self.init.as_deref().map(abs),
         }
-        for d in &self.defines {
-            a.extend(["--define".into(), d.clone()]);
-        }
-        if let Some(db) = &self.db {
-            a.extend(["--db".into(), abs(db)]);
-        }
-        if let Some(init) = &self.init {
-            a.extend(["--init".into(), abs(init)]);
-        }
-        a
     }
 
     pub fn is_empty(&self) -> bool {
@@ -622,18 +580,8 @@ mod tests {
             (b.time_s, b.warmup_s, b.min_samples, b.max_samples),
             (0.2, 0.05, 5, 50)
         );
-        // A child runner is told the same budget in the flags it reads.
-        let again = parse(
-            &quick
-                .to_args()
-                .iter()
-                .map(String::as_str)
-                .collect::<Vec<_>>(),
-        )
-        .unwrap()
-        .resolve()
-        .unwrap();
-        assert_eq!(again, b);
+        // A child runner is given the same budget, typed, as its whole share.
+        assert_eq!(process_share(&b, 1), b);
         let plain = parse(&[]).unwrap().resolve().unwrap();
         assert_eq!(
             (plain.time_s, plain.warmup_s, plain.min_samples),
@@ -788,7 +736,12 @@ mod tests {
 )]
 pub struct RunnerArgs {
     /// Target to run (see `benchscope list`).
-    pub target: String,
+    #[arg(required_unless_present = "request")]
+    pub target: Option<String>,
+    /// Read the whole run from FILE (`-`: stdin) as a front end writes it (a JSON run
+    /// request: target, benches, every knob, the budget), instead of from flags.
+    #[arg(long, value_name = "FILE", hide = true, conflicts_with_all = ["target", "benches", "run_id"])]
+    pub request: Option<PathBuf>,
     /// Benches to run (repeatable): a bench's exact name, or else a regular expression matched
     /// anywhere in the names, as Criterion's filter is (`single_put`, `'^concurrent_reads_[48]/'`);
     /// a bench two of them select runs once. Default: every bench of the target this harness implements.

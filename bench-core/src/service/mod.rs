@@ -3,6 +3,7 @@
 //! `benchscope runner` and harness-sqlx are all this one entry point over their own registry.
 
 pub mod args;
+pub mod request;
 
 use std::io::Write;
 
@@ -18,7 +19,10 @@ impl RunnerArgs {
     /// Checks everything before anything starts. With `Some(harness)`, the plan holds only
     /// that harness's benches (and naming another's is an error); with `None`, every harness's.
     pub fn plan(&self, harness: Option<Harness>) -> Result<Plan, BenchError> {
-        let mut target = workloads::find(&self.target)?;
+        let name = self.target.as_deref().ok_or_else(|| {
+            BenchError::Invalid("no target named (allowed: a target of `benchscope list`)".into())
+        })?;
+        let mut target = workloads::find(name)?;
         // The script target has a micro-bench per statement of the run's scripts.
         if target.name == workloads::script::NAME {
             target = workloads::script::spec_for(&self.session.script);
@@ -70,14 +74,7 @@ impl RunnerArgs {
             }
         }
         // --time-for: the benches of this plan each pattern selects take its seconds.
-        let mut budget = self.session.budget.resolve()?;
-        for (pattern, seconds) in self.session.budget.time_for()? {
-            for b in target.select_for("--time-for", &pattern)? {
-                if benches.iter().any(|p| p.name == b.name) {
-                    budget.times.insert(b.name.into(), seconds);
-                }
-            }
-        }
+        let budget = args::budget_for(&self.session.budget, target, &benches)?;
         Ok(Plan {
             target,
             benches,
@@ -112,6 +109,42 @@ fn die_with_parent() {
     }
 }
 
+/// A run as the runner was given it: from a front end's request on stdin, or from flags.
+struct Given {
+    plan: Plan,
+    run_id: Option<String>,
+    cache_dir: std::path::PathBuf,
+    script: crate::script::ScriptArgs,
+}
+
+impl Given {
+    fn from(args: &RunnerArgs, harness: Harness) -> Result<Given, BenchError> {
+        let Some(source) = &args.request else {
+            return Ok(Given {
+                plan: args.plan(Some(harness))?,
+                run_id: args.run_id.clone(),
+                cache_dir: args.session.cache_dir(),
+                script: args.session.script.clone(),
+            });
+        };
+        let request = if source.as_os_str() == "-" {
+            request::RunnerRequest::read(std::io::stdin().lock())?
+        } else {
+            let opened = crate::opener::open(source, "--request", crate::opener::Kind::Document)
+                .map_err(|e| BenchError::Invalid(e.to_string()))?;
+            request::RunnerRequest::read(opened.file)?
+        };
+        let mut session = args.session.clone();
+        session.cache_dir = request.cache_dir.clone();
+        Ok(Given {
+            plan: request.plan(Some(harness))?,
+            run_id: Some(request.run_id.clone()),
+            cache_dir: session.cache_dir(),
+            script: request.script,
+        })
+    }
+}
+
 pub fn serve(args: &RunnerArgs, registry: Registry, env: &DescribeEnv<'_>) -> i32 {
     die_with_parent();
     // Memory is counted from here, where the binary counts (`measure::memory`).
@@ -127,15 +160,15 @@ pub fn serve(args: &RunnerArgs, registry: Registry, env: &DescribeEnv<'_>) -> i3
             std::process::exit(3);
         }
     };
-    let planned = args.plan(Some(registry.harness)).and_then(|plan| {
-        let workload = registry.find(plan.target.name).ok_or_else(|| {
+    let planned = Given::from(args, registry.harness).and_then(|given| {
+        let workload = registry.find(given.plan.target.name).ok_or_else(|| {
             BenchError::Invalid(format!(
                 "target {} has no implementation in the {} harness",
-                plan.target.name,
+                given.plan.target.name,
                 registry.harness.name()
             ))
         })?;
-        Ok((plan, workload))
+        Ok((given, workload))
     });
     // A run that cannot go on: an error event, the same on stderr, and the exit code.
     let fail = |emit: &mut dyn FnMut(Event), e: BenchError, code: i32| {
@@ -147,10 +180,11 @@ pub fn serve(args: &RunnerArgs, registry: Registry, env: &DescribeEnv<'_>) -> i3
         });
         code
     };
-    let (plan, workload) = match planned {
+    let (given, workload) = match planned {
         Ok(p) => p,
         Err(e) => return fail(&mut emit, e, 2),
     };
+    let plan = given.plan;
     let timer_ns = crate::measure::trace::calibrate_timer();
     crate::measure::trace::set_timer_cost(timer_ns);
     let mut run_env = env(timer_ns, &plan);
@@ -162,9 +196,8 @@ pub fn serve(args: &RunnerArgs, registry: Registry, env: &DescribeEnv<'_>) -> i3
         tracing::warn!("{}", crate::protocol::DEBUG_WARNING);
     }
     emit(Event::Start(Start {
-        run: args
+        run: given
             .run_id
-            .clone()
             .unwrap_or_else(|| format!("{}-{}", plan.target.name, std::process::id())),
         target: plan.target.name.into(),
         benches: plan.benches.iter().map(|b| b.name.to_string()).collect(),
@@ -177,10 +210,10 @@ pub fn serve(args: &RunnerArgs, registry: Registry, env: &DescribeEnv<'_>) -> i3
     }));
     let run = RunContext {
         plan: &plan,
-        cache_dir: args.session.cache_dir(),
+        cache_dir: given.cache_dir,
         postgres_url: args.session.postgres_url(),
         sqlite: crate::settings::SqliteSettings::from_knobs(&plan.knobs),
-        script: args.session.script.clone(),
+        script: given.script,
     };
     // The runner's SQLite reaches the cache folder by default (datasets, the run's folder);
     // a user's data only through the jail of its own folder (`crate::scratch`).
@@ -605,13 +638,19 @@ mod tests {
         }
         // Each of several runner processes takes its share, as of --time.
         let a = parse(&["--time", "4", "--time-for", "^bulk_=10"]);
-        let per = a.session.budget.to_args_per_process(4);
-        let at = per.iter().position(|x| x == "--time-for").unwrap();
-        assert_eq!(per[at + 1], "^bulk_=2.5");
-        assert_eq!(
-            per[per.iter().position(|x| x == "--time").unwrap() + 1],
-            "1"
-        );
+        let t = crate::workloads::find("key_value").unwrap();
+        let whole = super::args::budget_for(
+            &a.session.budget,
+            t,
+            &[t.spec("bulk_put/rusqlite").unwrap()],
+        )
+        .unwrap();
+        let per = super::args::process_share(&whole, 4);
+        assert_eq!(per.times.values().copied().collect::<Vec<_>>(), [2.5]);
+        assert_eq!(per.time_s, 1.0);
+        // The least samples: a quarter, but the six a paired ratio needs; the most as many.
+        assert_eq!((per.min_samples, per.max_samples), (6, 25));
+        assert_eq!(per.warmup_s, 0.1);
     }
 
     #[test]
