@@ -56,7 +56,9 @@ pub fn plan(args: &RunArgs) -> Result<Planned, Error> {
     // Settings of the environment, each through its one parser, before anything starts: a
     // value refused is named by its variable (a flag given wins over its variable).
     bench_core::vars::check_environment().map_err(|e| Error::Input(e.to_string()))?;
-    args.store.check_location().map_err(Error::Input)?;
+    args.store
+        .check_location()
+        .map_err(|e| Error::Input(e.into()))?;
     args.machine.keep_cpus_awake().map_err(Error::Input)?;
     if args.format == Format::Jsonl && args.output.is_some() {
         return Err(Error::Input(

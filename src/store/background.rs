@@ -26,7 +26,7 @@ impl Background {
             .name("results-store".into())
             .spawn(move || {
                 for r in rx {
-                    said(recorder.record(&[&r]));
+                    said(recorder.record(&[&r]).map_err(String::from));
                 }
             })
             .ok();

@@ -102,7 +102,7 @@ fn import_runs(args: &ImportArgs) -> Result<String, (i32, String)> {
         },
         None => match super::origin::machine(&crate::journal::data_dir()) {
             Ok(m) => m,
-            Err(e) => return Err((1, e)),
+            Err(e) => return Err((1, e.into())),
         },
     };
     let code = Code {
@@ -120,7 +120,7 @@ fn import_runs(args: &ImportArgs) -> Result<String, (i32, String)> {
     let target = args.location.target();
     let mut store = match Store::open(&target) {
         Ok(s) => s,
-        Err(e) => return Err((1, e)),
+        Err(e) => return Err((1, e.into())),
     };
     let here = Fingerprint::here();
     let (mut seen, mut new) = (0, 0);
@@ -179,7 +179,7 @@ fn import_runs(args: &ImportArgs) -> Result<String, (i32, String)> {
         seen += new_runs.len();
         match store.record(&new_runs) {
             Ok(n) => new += n,
-            Err(e) => return Err((1, e)),
+            Err(e) => return Err((1, e.into())),
         }
     }
     Ok(format!(

@@ -8,6 +8,8 @@
 
 pub mod background;
 pub mod command;
+pub mod error;
+pub use error::StoreError;
 pub mod origin;
 mod postgres;
 mod rows;
@@ -88,19 +90,19 @@ pub struct StoreArgs {
 impl StoreArgs {
     /// Whether nothing is recorded: `--no-store`; else, unless `--store` names a store,
     /// BENCHSCOPE_NO_STORE (one parser; a value it refuses is refused by the variable's name).
-    pub fn no_store(&self) -> Result<bool, String> {
+    pub fn no_store(&self) -> Result<bool, StoreError> {
         if self.location.store.is_some() {
             return Ok(false);
         }
         bench_core::vars::NO_STORE
             .resolve(self.no_store.then_some("1"), &bench_core::vars::process_env)
             .map(|v| v.unwrap_or(false))
-            .map_err(|e| e.to_string())
+            .map_err(|e| StoreError::Setting(e.to_string()))
     }
 
     /// Whether a store can be made where runs would be recorded, checked before a run measures:
     /// a SQLite store's folder must be a folder, or a path where one can be made.
-    pub fn check_location(&self) -> Result<(), String> {
+    pub fn check_location(&self) -> Result<(), StoreError> {
         let Some(rec) = self.recorder()? else {
             return Ok(());
         };
@@ -111,11 +113,10 @@ impl StoreArgs {
             while let Some(d) = up {
                 if let Ok(m) = std::fs::metadata(d) {
                     if !m.is_dir() {
-                        return Err(format!(
-                            "the results store {} cannot be made: {} is not a folder (from --store, BENCHSCOPE_STORE or BENCHSCOPE_DATA_DIR; allowed: a path whose folders are folders, or --no-store)",
-                            bench_core::text::terminal_str(&p.display().to_string()),
-                            bench_core::text::terminal_str(&d.display().to_string())
-                        ));
+                        return Err(StoreError::NotAFolder {
+                            store: bench_core::text::terminal_str(&p.display().to_string()),
+                            dir: bench_core::text::terminal_str(&d.display().to_string()),
+                        });
                     }
                     break;
                 }
@@ -126,7 +127,7 @@ impl StoreArgs {
     }
 
     /// Where to record, with what the runs are recorded as; `None` with --no-store.
-    pub fn recorder(&self) -> Result<Option<Recorder>, String> {
+    pub fn recorder(&self) -> Result<Option<Recorder>, StoreError> {
         Ok((!self.no_store()?).then(|| Recorder {
             target: self.location.target(),
             code: origin::code(self.commit.as_deref(), self.label.as_deref()),
@@ -164,25 +165,23 @@ pub enum Store {
 impl Store {
     /// Opens the store to record runs in, making it and bringing its schema up to date on
     /// first use.
-    pub fn open(target: &Target) -> Result<Store, String> {
+    pub fn open(target: &Target) -> Result<Store, StoreError> {
         Store::open_as(target, sqlite::Access::Write)
     }
 
     /// Opens a store that runs have been recorded in, to read: it must exist and be a
     /// benchscope store of this benchscope's schema; nothing is made, migrated or written.
-    pub fn read(target: &Target) -> Result<Store, String> {
+    pub fn read(target: &Target) -> Result<Store, StoreError> {
         if let Target::Sqlite(p) = target
             && !is_url_like(p)
             && std::fs::symlink_metadata(p).is_err()
         {
-            return Err(format!(
-                "no results store at {target}: runs are recorded there as they finish (or give --store)"
-            ));
+            return Err(StoreError::Missing(target.to_string()));
         }
         Store::open_as(target, sqlite::Access::Read)
     }
 
-    fn open_as(target: &Target, access: sqlite::Access) -> Result<Store, String> {
+    fn open_as(target: &Target, access: sqlite::Access) -> Result<Store, StoreError> {
         match target {
             // A URL of another kind is not a file name to make folders of.
             Target::Sqlite(p) if is_url_like(p) => Err(
@@ -194,12 +193,15 @@ impl Store {
             Target::Postgres(u) => postgres::Postgres::open(u, access == sqlite::Access::Write)
                 .map(|p| Store::Postgres(Box::new(p))),
         }
-        .map_err(|e| format!("results store {target}: {e}"))
+        .map_err(|why| StoreError::Open {
+            store: target.to_string(),
+            why,
+        })
     }
 
     /// Writes runs, each in a transaction of its own; how many were new (a key already there
     /// is left as it is).
-    pub fn record(&mut self, runs: &[NewRun<'_>]) -> Result<usize, String> {
+    pub fn record(&mut self, runs: &[NewRun<'_>]) -> Result<usize, StoreError> {
         let mut new = 0;
         for r in runs {
             let added = match self {
@@ -209,7 +211,10 @@ impl Store {
                     said.map_err(|e| p.scrub(&e))
                 }
             }
-            .map_err(|e| format!("cannot record run {} in the results store: {e}", r.key))?;
+            .map_err(|why| StoreError::Record {
+                key: r.key.clone(),
+                why,
+            })?;
             new += usize::from(added);
         }
         Ok(new)
@@ -217,7 +222,7 @@ impl Store {
 
     /// The finished benches of runs not profiled, oldest first; rows that do not read, or
     /// whose figures cannot be times, left out and named.
-    pub fn points(&mut self, f: &Filter) -> Result<Read<Point>, String> {
+    pub fn points(&mut self, f: &Filter) -> Result<Read<Point>, StoreError> {
         let rows = match self {
             Store::Sqlite(s) => s.points(f),
             Store::Postgres(p) => {
@@ -225,7 +230,7 @@ impl Store {
                 said.map_err(|e| p.scrub(&e))
             }
         }
-        .map_err(|e| format!("cannot read the results store: {e}"))?;
+        .map_err(StoreError::Read)?;
         Ok(Read::of(
             rows.into_iter().map(|r| r.and_then(Point::checked)),
         ))
@@ -233,7 +238,7 @@ impl Store {
 
     /// The newest run of each target on each machine that reads, oldest first; newer
     /// records that do not read, or whose figures cannot be times, left out and named.
-    pub fn latest(&mut self, f: &Filter) -> Result<Read<RunRecord>, String> {
+    pub fn latest(&mut self, f: &Filter) -> Result<Read<RunRecord>, StoreError> {
         let rows = match self {
             Store::Sqlite(s) => s.latest(f),
             Store::Postgres(p) => {
@@ -241,7 +246,7 @@ impl Store {
                 said.map_err(|e| p.scrub(&e))
             }
         }
-        .map_err(|e| format!("cannot read the results store: {e}"))?;
+        .map_err(StoreError::Read)?;
         let mut seen = std::collections::BTreeSet::new();
         let mut read = Read {
             rows: Vec::new(),
@@ -270,7 +275,7 @@ impl Store {
         Ok(read)
     }
 
-    pub fn info(&mut self) -> Result<Info, String> {
+    pub fn info(&mut self) -> Result<Info, StoreError> {
         match self {
             Store::Sqlite(s) => s.info(),
             Store::Postgres(p) => {
@@ -278,7 +283,7 @@ impl Store {
                 said.map_err(|e| p.scrub(&e))
             }
         }
-        .map_err(|e| format!("cannot read the results store: {e}"))
+        .map_err(StoreError::Read)
     }
 }
 
@@ -294,7 +299,7 @@ pub struct Recorder {
 impl Recorder {
     /// Records what finished of `records`; a line saying what was recorded where, or why not.
     /// The run's own outputs are written before, whatever happens here.
-    pub fn record(&self, records: &[&RunRecord]) -> Result<String, String> {
+    pub fn record(&self, records: &[&RunRecord]) -> Result<String, StoreError> {
         let done: Vec<&RunRecord> = records
             .iter()
             .copied()
@@ -303,11 +308,9 @@ impl Recorder {
         if done.is_empty() {
             return Ok(String::new());
         }
-        let machine = origin::machine(&self.data).map_err(|e| {
-            format!(
-                "runs not recorded in the results store {}: {e}",
-                self.target
-            )
+        let machine = origin::machine(&self.data).map_err(|why| StoreError::NoMachine {
+            store: self.target.to_string(),
+            why,
         })?;
         let fingerprint = Fingerprint::here();
         let at = crate::format::now_rfc3339();
@@ -330,7 +333,7 @@ impl Recorder {
             .collect();
         let n = Store::open(&self.target)
             .and_then(|mut s| s.record(&runs))
-            .map_err(|e| format!("{e}; the run's own outputs are kept"))?;
+            .map_err(|e| StoreError::OutputsKept(Box::new(e)))?;
         Ok(format!(
             "recorded {n} run{} in the results store {} (machine {}{})",
             if n == 1 { "" } else { "s" },
@@ -460,8 +463,11 @@ mod tests {
         let mysql = location(Some("mysql://h/db")).target();
         assert_eq!(mysql, Target::Sqlite("mysql://h/db".into()));
         let e = Store::open(&mysql).err().unwrap();
+        assert!(matches!(&e, StoreError::Open { store, .. } if *store == mysql.to_string()));
         assert!(
-            e.starts_with("results store mysql://h/db: not a file path, and not a PostgreSQL URL"),
+            e.to_string().starts_with(
+                "results store mysql://h/db: not a file path, and not a PostgreSQL URL"
+            ),
             "{e}"
         );
         // A store's name never shows its password.
@@ -611,7 +617,8 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let target = Target::Sqlite(d.path().join("results.sqlite"));
         let e = Store::read(&target).err().unwrap();
-        assert!(e.starts_with("no results store at "), "{e}");
+        assert!(matches!(&e, StoreError::Missing(t) if *t == target.to_string()));
+        assert!(e.to_string().starts_with("no results store at "), "{e}");
         reads_back_as_written(&target);
         assert!(Store::read(&target).is_ok());
         // A store's folders are made on first use.
