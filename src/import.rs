@@ -66,9 +66,65 @@ pub struct Imported {
     pub mean: f64,
 }
 
-fn read_json<T: serde::de::DeserializeOwned>(p: &Path) -> Result<T, String> {
-    let (_, v) = crate::files::read_found_document(p)?;
-    serde_json::from_value(v).map_err(|e| format!("{} does not read: {e}", p.display()))
+/// What can be wrong with a Criterion folder, as a caller can match on it; each message names
+/// the file and what is allowed.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    /// A file of the folder that cannot be read, or a walk the opener refused, in its words.
+    #[error("{0}")]
+    File(String),
+    /// A file that is not what Criterion writes there.
+    #[error("{path} does not read: {why}")]
+    Unreadable { path: String, why: String },
+    #[error("{path}: {iters} iteration counts for {times} times")]
+    Counts {
+        path: String,
+        iters: usize,
+        times: usize,
+    },
+    /// A sample that cannot be one.
+    #[error("{path}: {what}[{i}] is {value} (allowed: {allowed})")]
+    Sample {
+        path: String,
+        what: &'static str,
+        i: usize,
+        value: f64,
+        allowed: &'static str,
+    },
+    #[error("{path}: the {what} estimate is {value} (allowed: a finite time in ns, 0 or more)")]
+    Estimate {
+        path: String,
+        what: &'static str,
+        value: f64,
+    },
+    #[error("{path}: the {what} change {value} (allowed: a finite relative change above -1)")]
+    Change {
+        path: String,
+        what: &'static str,
+        value: f64,
+    },
+    #[error("{0} holds no Criterion results (no */new/benchmark.json under it)")]
+    Empty(String),
+    #[error("{root} holds no Criterion result set {set:?} (it holds: {sets})")]
+    NoSet {
+        root: String,
+        set: String,
+        sets: String,
+    },
+}
+
+impl From<ImportError> for String {
+    fn from(e: ImportError) -> String {
+        e.to_string()
+    }
+}
+
+fn read_json<T: serde::de::DeserializeOwned>(p: &Path) -> Result<T, ImportError> {
+    let (_, v) = crate::files::read_found_document(p).map_err(ImportError::File)?;
+    serde_json::from_value(v).map_err(|e| ImportError::Unreadable {
+        path: p.display().to_string(),
+        why: e.to_string(),
+    })
 }
 
 /// Every result set under `root`: a folder holding a `benchmark.json` beside a benchmark's
@@ -76,8 +132,9 @@ fn read_json<T: serde::de::DeserializeOwned>(p: &Path) -> Result<T, String> {
 /// `base/`, and a baseline saved by name (`--save-baseline main`) in a folder of that name;
 /// `change/` (its comparison) and `report/` are not result sets. Walked by the opener: eight
 /// folders down at most, no link followed, each folder once.
-fn result_dirs(root: &Path) -> Result<Vec<PathBuf>, String> {
-    let entries = bench_core::opener::walk(root, 9).map_err(|e| e.to_string())?;
+fn result_dirs(root: &Path) -> Result<Vec<PathBuf>, ImportError> {
+    let entries =
+        bench_core::opener::walk(root, 9).map_err(|e| ImportError::File(e.to_string()))?;
     let files: std::collections::HashSet<&Path> = entries
         .iter()
         .filter(|e| e.is_file())
@@ -115,7 +172,7 @@ struct CriterionChange {
 /// and mean changes with their 95% intervals, and what its interval of the mean says against
 /// Criterion's default noise threshold (±1%). Criterion's own verdict also rests on a p-value
 /// it does not write down, so the words are a reading of the interval, and say so.
-fn change_words(bench: &str, dir: &Path) -> Result<Option<String>, String> {
+fn change_words(bench: &str, dir: &Path) -> Result<Option<String>, ImportError> {
     let p = dir.join("change/estimates.json");
     if !bench_core::opener::is_file(&p) {
         return Ok(None);
@@ -128,10 +185,11 @@ fn change_words(bench: &str, dir: &Path) -> Result<Option<String>, String> {
             e.confidence_interval.upper_bound,
         ] {
             if !(v.is_finite() && v > -1.0 && v < 1e6) {
-                return Err(format!(
-                    "{}: the {what} change {v} (allowed: a finite relative change above -1)",
-                    p.display()
-                ));
+                return Err(ImportError::Change {
+                    path: p.display().to_string(),
+                    what,
+                    value: v,
+                });
             }
         }
     }
@@ -165,24 +223,25 @@ fn change_words(bench: &str, dir: &Path) -> Result<Option<String>, String> {
 }
 
 /// Reads one benchmark from one of its result sets (`new/`, `base/`, a named baseline).
-pub fn read_benchmark(new: &Path) -> Result<Imported, String> {
+pub fn read_benchmark(new: &Path) -> Result<Imported, ImportError> {
     let id: CriterionId = read_json(&new.join("benchmark.json"))?;
     let sample: CriterionSample = read_json(&new.join("sample.json"))?;
     let est: CriterionEstimates = read_json(&new.join("estimates.json"))?;
     if sample.iters.len() != sample.times.len() || sample.iters.is_empty() {
-        return Err(format!(
-            "{}: {} iteration counts for {} times",
-            new.join("sample.json").display(),
-            sample.iters.len(),
-            sample.times.len()
-        ));
+        return Err(ImportError::Counts {
+            path: new.join("sample.json").display().to_string(),
+            iters: sample.iters.len(),
+            times: sample.times.len(),
+        });
     }
-    let bad = |what: &str, i: usize, v: f64, allowed: &str| {
-        format!(
-            "{}: {what}[{i}] is {v} (allowed: {allowed})",
-            new.join("sample.json").display()
-        )
-    };
+    let bad =
+        |what: &'static str, i: usize, value: f64, allowed: &'static str| ImportError::Sample {
+            path: new.join("sample.json").display().to_string(),
+            what,
+            i,
+            value,
+            allowed,
+        };
     for (i, (&n, &t)) in sample.iters.iter().zip(&sample.times).enumerate() {
         if !(n.is_finite() && (1.0..=1e15).contains(&n)) {
             return Err(bad("iters", i, n, "a whole count of iterations from 1"));
@@ -204,10 +263,11 @@ pub fn read_benchmark(new: &Path) -> Result<Imported, String> {
         ("mean", est.mean.point_estimate),
     ] {
         if !(v.is_finite() && v >= 0.0) {
-            return Err(format!(
-                "{}: the {what} estimate is {v} (allowed: a finite time in ns, 0 or more)",
-                new.join("estimates.json").display()
-            ));
+            return Err(ImportError::Estimate {
+                path: new.join("estimates.json").display().to_string(),
+                what,
+                value: v,
+            });
         }
     }
     // A throughput in elements makes an iteration that many operations: per-op figures then
@@ -270,7 +330,7 @@ fn set_words(set: &str) -> String {
 /// by its function id, with its raw samples (summarized as benchscope summarizes its own) and
 /// Criterion's estimate beside them; the latest results carry Criterion's own change against
 /// its baseline where it wrote one. The baselines come first, the latest results last.
-pub fn criterion(root: &Path) -> Result<Vec<RunRecord>, String> {
+pub fn criterion(root: &Path) -> Result<Vec<RunRecord>, ImportError> {
     criterion_sets(root, None).map(|read| read.runs)
 }
 
@@ -285,17 +345,14 @@ pub struct CriterionRead {
 
 /// One result set of a Criterion folder (`new`, `base`, a baseline's name), or an error naming
 /// the sets there are.
-pub fn criterion_set(root: &Path, set: &str) -> Result<CriterionRead, String> {
+pub fn criterion_set(root: &Path, set: &str) -> Result<CriterionRead, ImportError> {
     criterion_sets(root, Some(set))
 }
 
-fn criterion_sets(root: &Path, only: Option<&str>) -> Result<CriterionRead, String> {
+fn criterion_sets(root: &Path, only: Option<&str>) -> Result<CriterionRead, ImportError> {
     let dirs = result_dirs(root)?;
     if dirs.is_empty() {
-        return Err(format!(
-            "{} holds no Criterion results (no */new/benchmark.json under it)",
-            root.display()
-        ));
+        return Err(ImportError::Empty(root.display().to_string()));
     }
     let set_of = |d: &Path| {
         d.file_name()
@@ -306,11 +363,11 @@ fn criterion_sets(root: &Path, only: Option<&str>) -> Result<CriterionRead, Stri
     if let Some(want) = only
         && !sets.contains(want)
     {
-        return Err(format!(
-            "{} holds no Criterion result set {want:?} (it holds: {})",
-            root.display(),
-            sets.iter().cloned().collect::<Vec<_>>().join(", ")
-        ));
+        return Err(ImportError::NoSet {
+            root: root.display().to_string(),
+            set: want.to_string(),
+            sets: sets.iter().cloned().collect::<Vec<_>>().join(", "),
+        });
     }
     // The latest results last, the results before them just before, named baselines first.
     let rank = |set: &str| match set {
@@ -616,8 +673,10 @@ mod tests {
         assert_eq!(main.len(), 1);
         assert_eq!(main[0].start.as_ref().unwrap().run, "criterion:g@main");
         let e = criterion_set(d.path(), "v2").unwrap_err();
+        assert!(matches!(&e, ImportError::NoSet { set, .. } if set == "v2"));
         assert!(
-            e.ends_with("holds no Criterion result set \"v2\" (it holds: base, main, new)"),
+            e.to_string()
+                .ends_with("holds no Criterion result set \"v2\" (it holds: base, main, new)"),
             "{e}"
         );
 
@@ -659,8 +718,10 @@ mod tests {
         assert_eq!(change_words("x", d.path()).unwrap(), None);
         write_change(d.path(), [-2.0, -2.5, -1.5]);
         let e = change_words("x", d.path()).unwrap_err();
+        assert!(matches!(e, ImportError::Change { what: "mean", .. }));
         assert!(
-            e.contains("allowed: a finite relative change above -1"),
+            e.to_string()
+                .contains("allowed: a finite relative change above -1"),
             "{e}"
         );
     }
@@ -690,7 +751,10 @@ mod tests {
         // writes; just inside either is read.
         for bad in [-1.0, 1e6] {
             let e = words([0.0, bad, 0.1]).unwrap_err();
-            assert!(e.contains(&format!("the mean change {bad}")), "{e}");
+            assert!(
+                e.to_string().contains(&format!("the mean change {bad}")),
+                "{e}"
+            );
         }
         assert!(words([0.0, -0.999, 999_999.0]).is_ok());
 
@@ -714,8 +778,17 @@ mod tests {
             s["times"] = serde_json::json!([]);
         })
         .unwrap_err();
+        assert!(matches!(
+            e,
+            ImportError::Counts {
+                iters: 0,
+                times: 0,
+                ..
+            }
+        ));
         assert!(
-            e.ends_with("sample.json: 0 iteration counts for 0 times"),
+            e.to_string()
+                .ends_with("sample.json: 0 iteration counts for 0 times"),
             "{e}"
         );
         for (iters, ok) in [(0.5, false), (1.0, true), (1e15, true), (2e15, false)] {
@@ -732,7 +805,7 @@ mod tests {
             let r = read(&|s, _| s["times"][0] = serde_json::json!(time));
             assert_eq!(r.is_ok(), ok, "time {time}: {r:?}");
             if !ok {
-                assert!(r.unwrap_err().contains(&format!(
+                assert!(r.unwrap_err().to_string().contains(&format!(
                     "times[0] is {time} (allowed: a finite time in ns above 0)"
                 )));
             }
@@ -818,7 +891,8 @@ mod tests {
     fn a_folder_without_criterion_results_is_refused() {
         let d = tempfile::tempdir().unwrap();
         let e = criterion(d.path()).unwrap_err();
-        assert!(e.contains("holds no Criterion results"), "{e}");
+        assert!(matches!(e, ImportError::Empty(_)));
+        assert!(e.to_string().contains("holds no Criterion results"), "{e}");
     }
 
     /// Criterion's parameter (`rusqlite/1000`) is not part of the bench's name: the benches of
