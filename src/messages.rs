@@ -172,18 +172,18 @@ impl RunRequest {
     /// What the runner is handed, whole, on its stdin (never the PostgreSQL URL).
     pub fn runner_request(&self) -> Result<RunnerRequest, String> {
         let mut script = self.settings.script.clone();
+        // A script variable's knob goes as a define, after the command line's -D (the last one
+        // wins): the runner records its variables from its defines alone.
         let mut knobs = self.knobs.clone();
+        knobs
+            .0
+            .retain(|k, _| crate::model::script::variable(k).is_none());
         if self.target == bench_core::workloads::script::NAME {
-            // A script variable's knob, after the command line's -D: the last one wins.
             for (k, v) in &self.knobs.0 {
                 if let Some(var) = crate::model::script::variable(k) {
                     script.defines.push(format!("{var}={v}"));
                 }
             }
-        } else {
-            knobs
-                .0
-                .retain(|k, _| crate::model::script::variable(k).is_none());
         }
         Ok(RunnerRequest {
             format: request::FORMAT,
@@ -193,7 +193,12 @@ impl RunRequest {
             knobs,
             budget: self.budget()?,
             trace: self.trace,
-            cache_dir: self.settings.cache_dir.clone(),
+            // Absolute: a runner may start in another folder.
+            cache_dir: self
+                .settings
+                .cache_dir
+                .as_deref()
+                .map(|d| std::path::absolute(d).unwrap_or_else(|_| d.to_path_buf())),
             script,
         })
     }

@@ -149,12 +149,12 @@ pub fn ensure_cache_dir(dir: &Path) -> Result<(), String> {
         Ok(m) if m.is_dir() => Ok(()),
         Ok(_) => Err(format!(
             "the dataset cache folder {} is a file ({from}; allowed: a folder, or a path where one can be made)",
-            dir.display()
+            crate::text::terminal_str(&dir.display().to_string())
         )),
         Err(_) => std::fs::create_dir_all(dir).map_err(|e| {
             format!(
                 "cannot make the dataset cache folder {} ({from}): {e}",
-                dir.display()
+                crate::text::terminal_str(&dir.display().to_string())
             )
         }),
     }

@@ -563,7 +563,7 @@ fn make(
     }
     if jails.len() >= MAX_JAILS {
         return Err(JailError::Path {
-            path: temp.display().to_string(),
+            path: crate::text::terminal_str(&temp.display().to_string()),
             why: format!("more than {MAX_JAILS} jails in one process"),
         });
     }
@@ -629,7 +629,7 @@ fn make(
 
 fn canonical_dir(dir: &Path) -> Result<PathBuf, JailError> {
     let why = |why: String| JailError::Path {
-        path: dir.display().to_string(),
+        path: crate::text::terminal_str(&dir.display().to_string()),
         why,
     };
     let c = std::fs::canonicalize(dir).map_err(|e| why(e.to_string()))?;
@@ -670,7 +670,7 @@ pub fn file(path: &Path) -> Result<Jail, JailError> {
     let name = path
         .file_name()
         .ok_or_else(|| JailError::Path {
-            path: path.display().to_string(),
+            path: crate::text::terminal_str(&path.display().to_string()),
             why: "names no file".into(),
         })?
         .as_bytes()

@@ -25,6 +25,11 @@ fn owner(name: &str, kind: &str) -> Option<u32> {
     rest.split('-').next()?.parse().ok()
 }
 
+/// The file every scratch folder holds from when it is made: only a folder holding it is
+/// ever removed as one a killed process left (a folder of that name that benchscope did not
+/// make, in a cache folder pointed anywhere, is left alone).
+const MARK: &str = ".benchscope-scratch";
+
 /// Removes the folders of `kind` in `cache` whose process no longer runs.
 pub fn remove_stale(cache: &Path, kind: &str) {
     for name in crate::opener::list(cache).unwrap_or_default() {
@@ -33,7 +38,9 @@ pub fn remove_stale(cache: &Path, kind: &str) {
         };
         if !crate::dataset::process_running(pid) {
             let p = cache.join(&name);
-            if std::fs::symlink_metadata(&p).is_ok_and(|m| m.is_dir()) {
+            let ours = std::fs::symlink_metadata(&p).is_ok_and(|m| m.is_dir())
+                && std::fs::symlink_metadata(p.join(MARK)).is_ok_and(|m| m.is_file());
+            if ours {
                 tracing::warn!(folder = %p.display(), "removing what a killed runner left behind");
                 let _ = std::fs::remove_dir_all(&p);
             }
@@ -42,8 +49,23 @@ pub fn remove_stale(cache: &Path, kind: &str) {
 }
 
 fn create(path: &Path) -> Result<(), BenchError> {
-    std::fs::create_dir_all(path)
-        .map_err(|e| BenchError::Invalid(format!("cannot create {}: {e}", path.display())))
+    std::fs::create_dir_all(path).map_err(|e| {
+        BenchError::Invalid(format!(
+            "cannot create {}: {e}",
+            crate::text::terminal_str(&path.display().to_string())
+        ))
+    })
+}
+
+/// Makes the scratch folder `path`, marked as one ([`MARK`]).
+fn create_marked(path: &Path) -> Result<(), BenchError> {
+    create(path)?;
+    std::fs::write(path.join(MARK), b"").map_err(|e| {
+        BenchError::Invalid(format!(
+            "cannot create {}: {e}",
+            crate::text::terminal_str(&path.join(MARK).display().to_string())
+        ))
+    })
 }
 
 impl Scratch {
@@ -55,7 +77,7 @@ impl Scratch {
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
         let path = cache.join(format!("{kind}-{}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&path);
-        create(&path)?;
+        create_marked(&path)?;
         Ok(Scratch { path, keep: false })
     }
 
@@ -66,7 +88,7 @@ impl Scratch {
         let path = cache.join(format!("run-{}", std::process::id()));
         if !path.is_dir() {
             remove_stale(cache, "run");
-            create(&path)?;
+            create_marked(&path)?;
         }
         Ok(path)
     }
@@ -124,7 +146,7 @@ pub fn refusal_words(r: &crate::jail::Refusal) -> String {
          SQLite reach it, and without it the copy cannot be settled: open the database once \
          with the application that wrote it (it finishes or rolls back that transaction), then \
          run again",
-        r.path.display()
+        crate::text::terminal_str(&r.path.display().to_string())
     )
 }
 
@@ -167,7 +189,11 @@ mod tests {
             "runner",
         ] {
             std::fs::create_dir(dir.path().join(name)).unwrap();
+            std::fs::write(dir.path().join(name).join(MARK), b"").unwrap();
         }
+        // A dead pid's name, but not a folder benchscope made: left alone.
+        std::fs::create_dir(dir.path().join("run-999999997")).unwrap();
+        std::fs::write(dir.path().join("run-999999997/a user's file"), b"kept").unwrap();
         std::fs::write(dir.path().join("run-999999998"), b"a file, not ours").unwrap();
         let mine = Scratch::run_dir(dir.path()).unwrap();
         assert!(mine.is_dir());
@@ -177,6 +203,7 @@ mod tests {
         let want: Vec<std::ffi::OsString> = vec![
             "run-1-0".into(),
             format!("run-{}", std::process::id()).into(),
+            "run-999999997".into(),
             "run-999999998".into(),
             "runner".into(),
             "script-db-build-999999999-3".into(),

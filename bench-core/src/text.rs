@@ -81,6 +81,63 @@ pub fn say(line: &str) {
     let _ = writeln!(std::io::stderr(), "{}", terminal_lines(line));
 }
 
+/// A logger's line on stderr: what one event writes is kept, then written as one line when
+/// the writer is dropped, every [`hidden`] character of it (a line break inside a field too)
+/// shown as an escape, so no field's text can start a line of its own or move the terminal.
+/// The runners' logger writes through it ([`log_line`]).
+pub struct LogLine(Vec<u8>);
+
+/// A [`LogLine`] for one event: the logger's `make_writer`.
+pub fn log_line() -> LogLine {
+    LogLine(Vec::new())
+}
+
+impl std::io::Write for LogLine {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Drop for LogLine {
+    fn drop(&mut self) {
+        if !self.0.is_empty() {
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr(), "{}", log_text(&self.0));
+        }
+    }
+}
+
+/// One event's text as a [`LogLine`] writes it: its final line break left out, every
+/// [`hidden`] character shown as an escape (a logger's own escapes, `\x1b`, stay as written).
+fn log_text(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let line = text.strip_suffix('\n').unwrap_or(&text);
+    let mut out = String::with_capacity(line.len());
+    for c in line.chars() {
+        if hidden(c) {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+#[test]
+fn a_log_line_is_one_line_whatever_its_fields_hold() {
+    let forged = "WARN cannot read folder=/tmp/a\nerror: FORGED \u{1b}]0;t\u{7}\u{202e}x\n";
+    assert_eq!(
+        log_text(forged.as_bytes()),
+        "WARN cannot read folder=/tmp/a\\u{a}error: FORGED \\u{1b}]0;t\\u{7}\\u{202e}x"
+    );
+    assert_eq!(log_text(b"plain\n"), "plain");
+}
+
 /// `s` with every [`hidden`] character shown as a `\u{..}` escape and `\` as `\\` (so that an
 /// escape in the text cannot pass for one of these).
 pub fn terminal_str(s: &str) -> String {

@@ -6,6 +6,9 @@ use std::path::PathBuf;
 
 use clap::Parser;
 
+pub use super::budget::{
+    MAX_GROUP, MAX_SAMPLES, MAX_TIME_S, MAX_WARMUP_S, PROCESS_MIN_SAMPLES, process_share,
+};
 use crate::catalog::Target;
 use crate::error::BenchError;
 use crate::knobs::{self, Knobs};
@@ -98,13 +101,6 @@ pub const DEFAULT_PROCESSES: usize = 4;
 /// The most `--processes` takes.
 pub const MAX_PROCESSES: usize = crate::vars::MAX_PROCESSES;
 
-/// The least warm-up a process of several gets, in seconds (unless the whole is less).
-const PROCESS_WARMUP_S: f64 = 0.1;
-
-/// The least samples a process of several takes (unless the whole asks fewer): a paired
-/// ratio's interval needs six pairs.
-pub const PROCESS_MIN_SAMPLES: usize = 6;
-
 /// `--quick`'s time, warm-up and least samples per bench.
 const QUICK: (&str, &str, &str) = ("0.2", "0.05", "5");
 
@@ -167,16 +163,16 @@ impl BudgetArgs {
         self.processes()?;
         let (time, warmup, min) = self.times();
         let b = Budget {
-            time_s: parse_seconds("time", time, 0.0, 3600.0)?,
-            warmup_s: parse_seconds("warmup", warmup, 0.0, 600.0)?,
-            max_samples: parse_count("samples", &self.max_samples, 1, 1_000_000)?,
-            min_samples: parse_count("min-samples", min, 1, 1_000_000)?,
+            time_s: parse_seconds("time", time, 0.0, MAX_TIME_S)?,
+            warmup_s: parse_seconds("warmup", warmup, 0.0, MAX_WARMUP_S)?,
+            max_samples: parse_count("samples", &self.max_samples, 1, MAX_SAMPLES)?,
+            min_samples: parse_count("min-samples", min, 1, MAX_SAMPLES)?,
             paired: self.paired,
             group: self.paired.then_some(parse_count(
                 "paired-group",
                 &self.paired_group,
                 1,
-                10_000,
+                MAX_GROUP,
             )?),
             // One runner is one process; a front end that runs several says so in the start.
             processes: None,
@@ -206,7 +202,7 @@ impl BudgetArgs {
                             "invalid value {text:?} for --time-for: expected PATTERN=SECONDS (a bench's name or a regular expression, then its seconds of samples)"
                         ))
                     })?;
-                let s = parse_seconds("time-for", seconds, 0.0, 3600.0).map_err(|_| {
+                let s = parse_seconds("time-for", seconds, 0.0, MAX_TIME_S).map_err(|_| {
                     BenchError::Invalid(format!(
                         "invalid value {text:?} for --time-for: {seconds:?} is not seconds (allowed: 0..=3600)"
                     ))
@@ -257,31 +253,8 @@ pub fn budget_for(
     Ok(budget)
 }
 
-/// The budget each of `processes` runners is given, one after another: a share of the time
-/// (and of each bench's own), of the most and of the least samples (but at least
-/// [`PROCESS_MIN_SAMPLES`], what a paired ratio needs, unless the whole asks fewer), and of the
-/// warm-up (at least 0.1 s, a process starts cold).
-pub fn process_share(whole: &Budget, processes: usize) -> Budget {
-    let mut b = whole.clone();
-    if processes > 1 {
-        let p = processes as f64;
-        let least = whole
-            .min_samples
-            .div_ceil(processes)
-            .max(whole.min_samples.min(PROCESS_MIN_SAMPLES));
-        b.time_s = whole.time_s / p;
-        b.warmup_s = (whole.warmup_s / p).max(whole.warmup_s.min(PROCESS_WARMUP_S));
-        b.max_samples = whole.max_samples.div_ceil(processes).max(least);
-        b.min_samples = least;
-        for s in b.times.values_mut() {
-            *s /= p;
-        }
-    }
-    b
-}
-
 /// Knob settings as flags.
-#[derive(Debug, Clone, Default, clap::Args)]
+#[derive(Debug, Clone, Default, PartialEq, clap::Args)]
 pub struct KnobArgs {
     /// Rows in the dataset (overrides BENCH_ROWS).
     #[arg(long, value_name = "N", allow_hyphen_values = true)]
@@ -459,7 +432,7 @@ impl ScriptArgs {
 }
 
 /// What every front end and the runner accept: knobs, budget, tracing and the dataset cache.
-#[derive(Debug, Clone, Default, clap::Args)]
+#[derive(Debug, Clone, Default, PartialEq, clap::Args)]
 pub struct SessionArgs {
     #[command(flatten)]
     pub knobs: KnobArgs,

@@ -3,6 +3,7 @@
 //! `benchscope runner` and harness-sqlx are all this one entry point over their own registry.
 
 pub mod args;
+pub mod budget;
 pub mod request;
 
 use std::io::Write;
@@ -60,19 +61,7 @@ impl RunnerArgs {
         {
             knobs.set(d.name, KnobValue::Count(QUICK_SCENARIO_S));
         }
-        // The script target's -D values, recorded with the run's knobs as `:NAME` (the last
-        // -D of a name wins, as in the scripts), so that every view of the run says them.
-        if target.name == crate::workloads::script::NAME {
-            for d in &self.session.script.defines {
-                if let Ok((name, v)) = crate::script::parse_define(d) {
-                    let value = match v {
-                        crate::script::Value::Int(n) if n >= 0 => KnobValue::Count(n as u64),
-                        other => KnobValue::Word(other.to_string()),
-                    };
-                    knobs.set(&format!(":{name}"), value);
-                }
-            }
-        }
+        request::script_variables(target, &self.session.script.defines, &mut knobs);
         // --time-for: the benches of this plan each pattern selects take its seconds.
         let budget = args::budget_for(&self.session.budget, target, &benches)?;
         Ok(Plan {
@@ -127,6 +116,12 @@ impl Given {
                 script: args.session.script.clone(),
             });
         };
+        // The request is the whole run: a flag beside it would be silently ignored.
+        if args.session != args::SessionArgs::default() {
+            return Err(BenchError::Invalid(
+                "--request takes no other setting (the run request holds them all; allowed: --request alone, or a target and its flags)".into(),
+            ));
+        }
         let request = if source.as_os_str() == "-" {
             request::RunnerRequest::read(std::io::stdin().lock())?
         } else {
@@ -517,7 +512,8 @@ pub fn jail_or_exit(api: crate::jail::Api) {
 /// Logs go to stderr, filtered by RUST_LOG (default: warnings).
 pub fn init_logging() {
     let _ = tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
+        .with_writer(crate::text::log_line)
+        .with_ansi(false)
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
         )
