@@ -87,9 +87,14 @@ pub fn processes_with(needle: &str) -> Vec<String> {
 /// is): a process that was stopped may take a moment to go on a busy machine, one left behind
 /// stays.
 pub fn left_behind(needle: &str) -> Vec<String> {
+    still_there(|| processes_with(needle))
+}
+
+/// What `find` still finds 10 s on (an empty list as soon as it finds nothing).
+fn still_there(find: impl Fn() -> Vec<String>) -> Vec<String> {
     let start = std::time::Instant::now();
     loop {
-        let left = processes_with(needle);
+        let left = find();
         if left.is_empty() || start.elapsed() > std::time::Duration::from_secs(10) {
             return left;
         }
@@ -115,14 +120,7 @@ pub fn runners_marked(mark: &str) -> Vec<String> {
 
 /// The runners marked `mark` that are still there 10 s on (an empty list as soon as none is).
 pub fn runners_left(mark: &str) -> Vec<String> {
-    let start = std::time::Instant::now();
-    loop {
-        let left = runners_marked(mark);
-        if left.is_empty() || start.elapsed() > std::time::Duration::from_secs(10) {
-            return left;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
+    still_there(|| runners_marked(mark))
 }
 
 /// The PostgreSQL server's URL (BENCHSCOPE_POSTGRES_URL; `.ci/run` starts a server), or None
