@@ -102,7 +102,7 @@ fn import_runs(args: &ImportArgs) -> Result<String, (i32, String)> {
         },
         None => match super::origin::machine(&crate::journal::data_dir()) {
             Ok(m) => m,
-            Err(e) => return Err((1, e.into())),
+            Err(e) => return Err((1, e)),
         },
     };
     let code = Code {
