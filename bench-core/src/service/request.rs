@@ -191,14 +191,22 @@ fn check_budget(b: &Budget) -> Result<(), BenchError> {
         )))
     };
     let seconds = |t: f64, most: f64| t.is_finite() && (0.0..=most).contains(&t);
+    // A number past the bounds, short: `1e300`, not its 301 digits.
+    let short = |t: f64| {
+        if t.abs() >= 1e6 {
+            format!("{t:e}")
+        } else {
+            t.to_string()
+        }
+    };
     if !seconds(b.time_s, MAX_TIME_S) {
-        return bad("time_s", &b.time_s, "0..=3600 seconds");
+        return bad("time_s", &short(b.time_s), "0..=3600 seconds");
     }
     if !seconds(b.warmup_s, MAX_WARMUP_S) {
-        return bad("warmup_s", &b.warmup_s, "0..=600 seconds");
+        return bad("warmup_s", &short(b.warmup_s), "0..=600 seconds");
     }
     if let Some(t) = b.times.values().find(|t| !seconds(**t, MAX_TIME_S)) {
-        return bad("a bench's time", t, "0..=3600 seconds");
+        return bad("a bench's time", &short(*t), "0..=3600 seconds");
     }
     if !(1..=MAX_SAMPLES).contains(&b.max_samples) || !(1..=b.max_samples).contains(&b.min_samples)
     {
