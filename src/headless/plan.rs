@@ -51,8 +51,59 @@ fn count_in(text: &str, flag: &str, low: usize) -> Result<usize, String> {
     }
 }
 
+/// Interleaved rounds: how many, and the baseline's set-up (knobs, trace).
+type Interleave = Option<(usize, (Knobs, bool))>;
+
+/// Each run in order: its plan, request, repeat or round, and side.
+type Runs = Vec<(Plan, RunRequest, usize, Side)>;
+
 /// Checks the command and plans its runs; nothing has started when it returns.
 pub fn plan(args: &RunArgs) -> Result<Planned, Error> {
+    check_settings_and_outputs(args)?;
+    // Baselines are checked before anything runs: a bad name or a missing baseline.
+    let verdict_settings = args
+        .verdicts
+        .settings()
+        .map_err(|e| Error::Input(e.to_string()))?;
+    let baselines_dir = args.verdicts.dir(&args.session.cache_dir());
+    let (imported, against) = check_inputs(args, &baselines_dir)?;
+    let sweep = bench_core::workloads::find(&args.target)
+        .map_err(|e| e.to_string())
+        .and_then(|t| args.session.sweep(t).map_err(|e| e.to_string()));
+    let (sweep, repeat) = match (sweep, repeat_count(&args.repeat)) {
+        (Ok(s), Ok(r)) => (s, r),
+        (Err(e), _) | (_, Err(e)) => {
+            return Err(Error::Input(e.to_string()));
+        }
+    };
+    let runs = sweep.variants.len().max(1) * repeat;
+    if runs > MAX_RUNS {
+        return Err(Error::Input(format!(
+            "{} set-ups x {repeat} repeats make {runs} runs (allowed: at most {MAX_RUNS} in one command)",
+            sweep.variants.len().max(1)
+        )));
+    }
+    let interleave = interleave_of(args, repeat, &sweep, against.as_ref())?;
+    let planned = runs_of(args, &sweep, repeat, &interleave)?;
+    let selected = planned
+        .first()
+        .and_then(|(plan, _, _, _)| selected(&args.benches, plan));
+    Ok(Planned {
+        selected,
+        verdict_settings,
+        baselines_dir,
+        imported,
+        against,
+        sweep,
+        repeat,
+        interleave,
+        runs: planned,
+    })
+}
+
+/// The environment's settings, the store's place, the machine's and the outputs' (each file
+/// writable, the HTML report's folder, the dataset cache): checked before anything runs.
+fn check_settings_and_outputs(args: &RunArgs) -> Result<(), Error> {
     // Settings of the environment, each through its one parser, before anything starts: a
     // value refused is named by its variable (a flag given wins over its variable).
     bench_core::vars::check_environment().map_err(|e| Error::Input(e.to_string()))?;
@@ -87,14 +138,17 @@ pub fn plan(args: &RunArgs) -> Result<Planned, Error> {
     if let Err(e) = bench_core::dataset::ensure_cache_dir(&args.session.cache_dir()) {
         return Err(Error::Input(e.to_string()));
     }
-    // Baselines are checked before anything runs: a bad name or a missing baseline.
-    let verdict_settings = match args.verdicts.settings() {
-        Ok(s) => s,
-        Err(e) => {
-            return Err(Error::Input(e.to_string()));
-        }
-    };
-    let baselines_dir = args.verdicts.dir(&args.session.cache_dir());
+    Ok(())
+}
+
+/// The command's inputs, checked and read before anything runs: a baseline to save (its
+/// name and file), a Criterion folder to import, the baseline to compare against, the
+/// flamegraph folder, the script target's files.
+fn check_inputs(
+    args: &RunArgs,
+    baselines_dir: &std::path::Path,
+) -> Result<(Vec<RunRecord>, Option<crate::baseline::Baseline>), Error> {
+    let baselines_dir = baselines_dir.to_path_buf();
     if let Some(Err(e)) = args.save_baseline.as_deref().map(|name| {
         crate::baseline::check_name(name)?;
         std::fs::create_dir_all(&baselines_dir)
@@ -149,24 +203,17 @@ pub fn plan(args: &RunArgs) -> Result<Planned, Error> {
             args.target
         )));
     }
-    let sweep = bench_core::workloads::find(&args.target)
-        .map_err(|e| e.to_string())
-        .and_then(|t| args.session.sweep(t).map_err(|e| e.to_string()));
-    let (sweep, repeat) = match (sweep, repeat_count(&args.repeat)) {
-        (Ok(s), Ok(r)) => (s, r),
-        (Err(e), _) | (_, Err(e)) => {
-            return Err(Error::Input(e.to_string()));
-        }
-    };
-    let runs = sweep.variants.len().max(1) * repeat;
-    if runs > MAX_RUNS {
-        return Err(Error::Input(format!(
-            "{} set-ups x {repeat} repeats make {runs} runs (allowed: at most {MAX_RUNS} in one command)",
-            sweep.variants.len().max(1)
-        )));
-    }
-    // Interleaved rounds: the baseline's one set-up against this run's one set-up.
-    let interleave = match args.interleave.as_deref() {
+    Ok((imported, against))
+}
+
+/// Interleaved rounds (`--interleave`): the baseline's one set-up against this run's one.
+fn interleave_of(
+    args: &RunArgs,
+    repeat: usize,
+    sweep: &Sweep,
+    against: Option<&crate::baseline::Baseline>,
+) -> Result<Interleave, Error> {
+    Ok(match args.interleave.as_deref() {
         None => None,
         Some(text) => {
             let checked = count_in(text, "--interleave", 2).and_then(|rounds| {
@@ -182,7 +229,7 @@ pub fn plan(args: &RunArgs) -> Result<Planned, Error> {
                         sweep.variants.len()
                     ));
                 }
-                let b = against.as_ref().expect("clap requires --baseline");
+                let b = against.expect("clap requires --baseline");
                 let target = bench_core::workloads::find(&args.target)
                     .map(|t| t.name)
                     .unwrap_or_default();
@@ -195,7 +242,17 @@ pub fn plan(args: &RunArgs) -> Result<Planned, Error> {
                 }
             }
         }
-    };
+    })
+}
+
+/// Every run of the command in order, each planned (checked against the catalog) and made a
+/// request: one per value of a sweep and repeat, or both sides of each interleaved round.
+fn runs_of(
+    args: &RunArgs,
+    sweep: &Sweep,
+    repeat: usize,
+    interleave: &Interleave,
+) -> Result<Runs, Error> {
     // One run per value (or pair of values) of a sweep, else one run.
     let variants: Vec<RunArgs> = sweep
         .variants
@@ -207,7 +264,7 @@ pub fn plan(args: &RunArgs) -> Result<Planned, Error> {
         })
         .collect();
     // Everything is checked here, before anything starts.
-    let mut planned = Vec::new();
+    let mut planned: Runs = Vec::new();
     for (i, a) in variants.iter().enumerate() {
         let runner_args = RunnerArgs {
             target: Some(a.target.clone()),
@@ -241,7 +298,7 @@ pub fn plan(args: &RunArgs) -> Result<Planned, Error> {
             }
             request
         };
-        match &interleave {
+        match interleave {
             None => {
                 for r in 0..repeat {
                     let req = request(
@@ -272,20 +329,7 @@ pub fn plan(args: &RunArgs) -> Result<Planned, Error> {
             }
         }
     }
-    let selected = planned
-        .first()
-        .and_then(|(plan, _, _, _)| selected(&args.benches, plan));
-    Ok(Planned {
-        selected,
-        verdict_settings,
-        baselines_dir,
-        imported,
-        against,
-        sweep,
-        repeat,
-        interleave,
-        runs: planned,
-    })
+    Ok(planned)
 }
 
 /// The line naming what `--bench` patterns selected, when one of them was not an exact name.
