@@ -32,7 +32,6 @@ const STILL_OVER: &[&str] = &[
     "src/baseline.rs",
     "src/export/markdown.rs: render",
     "src/export/table.rs: comparison_cells",
-    "src/headless/report.rs: report",
     "src/import.rs: criterion_sets",
     "src/model/catalog.rs: on_cmd",
     "src/model/compare.rs: on_cmd",

@@ -55,43 +55,22 @@ pub fn report(args: &RunArgs, p: Planned, x: Executed) -> Ended {
     }
     let mut regressed = false;
     if let Some(b) = &against {
-        let text = match &interleave {
-            None => {
-                let rows = crate::baseline::compare(&b.runs, &records[..live], &verdict_settings);
-                regressed = crate::baseline::any_regressed(&rows);
-                if rows.is_empty() && interrupted.is_none() && nothing.is_none() {
-                    crate::out::say!(
-                        "error: nothing compared: baseline {} has no bench of this run's target in common with it (a gate on it would have judged nothing)",
-                        b.name.terminal()
-                    );
-                    failed = true;
-                }
-                crate::baseline::text(
-                    &format!("against baseline {}", b.name.terminal()),
-                    &rows,
-                    &verdict_settings,
-                )
-            }
-            Some(_) => {
-                let rounds = interleaved(&records[..live], &sides);
-                let rows = crate::baseline::compare_rounds(&rounds, &verdict_settings);
-                regressed = crate::baseline::any_regressed(&rows);
-                let mut text = crate::baseline::text(
-                    &format!(
-                        "against baseline {}, its set-up measured again in {} interleaved rounds",
-                        b.name.terminal(),
-                        rounds.len()
-                    ),
-                    &rows,
-                    &verdict_settings,
-                );
-                let again: Vec<RunRecord> =
-                    rounds.iter().map(|(base, _)| (*base).clone()).collect();
-                let moved = crate::baseline::compare(&b.runs, &again, &verdict_settings);
-                text.push_str(&crate::baseline::moved_since(&b.saved_at, &moved));
-                text
-            }
-        };
+        let live_runs = &records[..live];
+        let (text, worse, compared) = verdicts(
+            b,
+            live_runs,
+            &sides,
+            interleave.is_some(),
+            &verdict_settings,
+        );
+        regressed = worse;
+        if !compared && interrupted.is_none() && nothing.is_none() {
+            crate::out::say!(
+                "error: nothing compared: baseline {} has no bench of this run's target in common with it (a gate on it would have judged nothing)",
+                b.name.terminal()
+            );
+            failed = true;
+        }
         // Beside a table on stdout; on stderr when stdout carries a document.
         if args.format == Format::Table && args.output.is_none() {
             crate::out::print(&format!("\n{text}"));
@@ -103,26 +82,13 @@ pub fn report(args: &RunArgs, p: Planned, x: Executed) -> Ended {
         if interrupted.is_some() || failed {
             crate::out::say!("baseline {name} not saved: the run did not complete");
         } else {
-            // With interleaved rounds, the runs of this run's set-up (not the baseline's).
-            // Runs read from elsewhere (after the live ones) are never saved.
-            let mine: Vec<RunRecord> = records[..live]
-                .iter()
-                .zip(&sides)
-                .filter(|(_, (_, side))| *side == Side::Current)
-                .map(|(r, _)| r.clone())
-                .collect();
-            match crate::baseline::save(&baselines_dir, name, &mine, &generated_at) {
-                Ok(p) => crate::out::say!(
-                    "saved baseline {name} ({} run{}) to {}",
-                    mine.len(),
-                    if mine.len() == 1 { "" } else { "s" },
-                    p.display()
-                ),
-                Err(e) => {
-                    crate::out::say!("error: {e}");
-                    write_failed = true;
-                }
-            }
+            write_failed |= !save_baseline(
+                &baselines_dir,
+                name,
+                &records[..live],
+                &sides,
+                &generated_at,
+            );
         }
     }
     // Files get no colour codes.
@@ -130,37 +96,7 @@ pub fn report(args: &RunArgs, p: Planned, x: Executed) -> Ended {
         color: false,
         ..report
     };
-    for (format, path) in args.exports() {
-        // Markdown in a file gets its SVG charts beside it, linked.
-        let text = if format == Format::Markdown {
-            let dir = path
-                .parent()
-                .filter(|d| !d.as_os_str().is_empty())
-                .unwrap_or(std::path::Path::new("."));
-            let stem = path
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_else(|| "report".into());
-            let charts = export::charts::write_all(&plain, dir, &stem);
-            match &charts {
-                Ok(c) if !c.is_empty() => {
-                    crate::out::say!("wrote {} SVG charts beside {}", c.len(), path.display())
-                }
-                Ok(_) => {}
-                Err(e) => crate::out::say!("{e}"),
-            }
-            render(format, &plain.with_charts(charts))
-        } else {
-            render(format, &plain)
-        };
-        match crate::files::write_atomic(path, &text) {
-            Ok(()) => crate::out::say!("wrote {}", path.display()),
-            Err(e) => {
-                crate::out::say!("error: {e}");
-                write_failed = true;
-            }
-        }
-    }
+    write_failed |= !write_exports(args, &plain);
     // Last: a store that is slow or unreachable holds up nothing the run wrote itself.
     // Checked by the plan before anything ran.
     let recorder = args.store.recorder().unwrap_or(None);
@@ -177,31 +113,171 @@ pub fn report(args: &RunArgs, p: Planned, x: Executed) -> Ended {
     }
     // The HTML report after the store: its history holds this run.
     if let Some(dir) = &args.export_html {
-        let history = match &recorder {
-            None => Err("no history: runs are not recorded (--no-store)".to_string()),
-            Some(rec) => crate::site::history_of(&records[..live], &rec.target),
-        };
-        let (series, note) = match &history {
-            Ok((s, note)) => (s.as_slice(), note.as_deref()),
-            Err(e) => (&[][..], Some(e.as_str())),
-        };
-        let title = format!(
-            "benchscope: {}",
-            records
-                .first()
-                .and_then(|r| r.start.as_ref())
-                .map(|s| s.target.raw())
-                .unwrap_or("report")
+        write_failed |= !write_html(dir, &records, live, recorder.as_ref(), &plain);
+    }
+    say_failures(&records);
+    if let (Some(why), None) = (&nothing, interrupted) {
+        crate::out::say!("error: nothing was measured: {why}");
+        failed = true;
+    }
+    Ended {
+        interrupted,
+        failed,
+        write_failed,
+        regressed,
+    }
+}
+
+/// The verdicts of this run's `live` runs against baseline `b` (or, `interleaved`, of each
+/// round's two sides, and how the baseline's set-up moved since it was saved): their text,
+/// whether any regressed, and whether any bench was compared at all.
+fn verdicts(
+    b: &crate::baseline::Baseline,
+    live: &[RunRecord],
+    sides: &[(usize, Side)],
+    interleaved_rounds: bool,
+    settings: &bench_core::compare::Settings,
+) -> (String, bool, bool) {
+    if !interleaved_rounds {
+        let rows = crate::baseline::compare(&b.runs, live, settings);
+        let text = crate::baseline::text(
+            &format!("against baseline {}", b.name.terminal()),
+            &rows,
+            settings,
         );
-        match crate::site::write(dir, &title, &plain, series, note) {
-            Ok(p) => crate::out::say!("wrote {}", p.display()),
+        return (
+            text,
+            crate::baseline::any_regressed(&rows),
+            !rows.is_empty(),
+        );
+    }
+    let rounds = interleaved(live, sides);
+    let rows = crate::baseline::compare_rounds(&rounds, settings);
+    let mut text = crate::baseline::text(
+        &format!(
+            "against baseline {}, its set-up measured again in {} interleaved rounds",
+            b.name.terminal(),
+            rounds.len()
+        ),
+        &rows,
+        settings,
+    );
+    let again: Vec<RunRecord> = rounds.iter().map(|(base, _)| (*base).clone()).collect();
+    let moved = crate::baseline::compare(&b.runs, &again, settings);
+    text.push_str(&crate::baseline::moved_since(&b.saved_at, &moved));
+    (text, crate::baseline::any_regressed(&rows), true)
+}
+
+/// Saves this run's set-up's runs (with interleaved rounds, not the baseline's) as baseline
+/// `name`, said either way; whether it was written.
+fn save_baseline(
+    dir: &std::path::Path,
+    name: &str,
+    live: &[RunRecord],
+    sides: &[(usize, Side)],
+    generated_at: &str,
+) -> bool {
+    let mine: Vec<RunRecord> = live
+        .iter()
+        .zip(sides)
+        .filter(|(_, (_, side))| *side == Side::Current)
+        .map(|(r, _)| r.clone())
+        .collect();
+    match crate::baseline::save(dir, name, &mine, generated_at) {
+        Ok(p) => {
+            crate::out::say!(
+                "saved baseline {name} ({} run{}) to {}",
+                mine.len(),
+                if mine.len() == 1 { "" } else { "s" },
+                p.display()
+            );
+            true
+        }
+        Err(e) => {
+            crate::out::say!("error: {e}");
+            false
+        }
+    }
+}
+
+/// Writes each export file (markdown with its SVG charts beside it), said either way; whether
+/// every one was written.
+fn write_exports(args: &RunArgs, plain: &Report) -> bool {
+    let mut all = true;
+    for (format, path) in args.exports() {
+        // Markdown in a file gets its SVG charts beside it, linked.
+        let text = if format == Format::Markdown {
+            let dir = path
+                .parent()
+                .filter(|d| !d.as_os_str().is_empty())
+                .unwrap_or(std::path::Path::new("."));
+            let stem = path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "report".into());
+            let charts = export::charts::write_all(plain, dir, &stem);
+            match &charts {
+                Ok(c) if !c.is_empty() => {
+                    crate::out::say!("wrote {} SVG charts beside {}", c.len(), path.display())
+                }
+                Ok(_) => {}
+                Err(e) => crate::out::say!("{e}"),
+            }
+            render(format, &plain.with_charts(charts))
+        } else {
+            render(format, plain)
+        };
+        match crate::files::write_atomic(path, &text) {
+            Ok(()) => crate::out::say!("wrote {}", path.display()),
             Err(e) => {
                 crate::out::say!("error: {e}");
-                write_failed = true;
+                all = false;
             }
         }
     }
-    for r in &records {
+    all
+}
+
+/// Writes the HTML report into `dir`, with the history of this run's `live` runs where they
+/// are recorded; whether it was written.
+fn write_html(
+    dir: &std::path::Path,
+    records: &[RunRecord],
+    live: usize,
+    recorder: Option<&crate::store::Recorder>,
+    plain: &Report,
+) -> bool {
+    let history = match recorder {
+        None => Err("no history: runs are not recorded (--no-store)".to_string()),
+        Some(rec) => crate::site::history_of(&records[..live], &rec.target),
+    };
+    let (series, note) = match &history {
+        Ok((s, note)) => (s.as_slice(), note.as_deref()),
+        Err(e) => (&[][..], Some(e.as_str())),
+    };
+    let title = format!(
+        "benchscope: {}",
+        records
+            .first()
+            .and_then(|r| r.start.as_ref())
+            .map(|s| s.target.raw())
+            .unwrap_or("report")
+    );
+    match crate::site::write(dir, &title, plain, series, note) {
+        Ok(p) => {
+            crate::out::say!("wrote {}", p.display());
+            true
+        }
+        Err(e) => {
+            crate::out::say!("error: {e}");
+            false
+        }
+    }
+}
+
+/// Every failure of the runs, each said once: a bench's, then its run's.
+fn say_failures(records: &[RunRecord]) {
+    for r in records {
         for b in &r.benches {
             if let Some(e) = &b.error {
                 crate::out::say!(
@@ -214,16 +290,6 @@ pub fn report(args: &RunArgs, p: Planned, x: Executed) -> Ended {
         if let Some(e) = &r.error {
             crate::out::say!("error: {e}");
         }
-    }
-    if let (Some(why), None) = (&nothing, interrupted) {
-        crate::out::say!("error: nothing was measured: {why}");
-        failed = true;
-    }
-    Ended {
-        interrupted,
-        failed,
-        write_failed,
-        regressed,
     }
 }
 
