@@ -41,7 +41,6 @@ const STILL_OVER: &[&str] = &[
     "src/tui/mod.rs: run",
     "src/tui/mod.rs: event_loop",
     "src/ui/compare.rs: draw",
-    "src/ui/compare.rs: draw_detail",
     "src/ui/live.rs: draw",
     "src/ui/matrix.rs: draw",
 ];

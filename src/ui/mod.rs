@@ -2,6 +2,7 @@
 
 mod catalog;
 mod compare;
+mod detail;
 mod help;
 mod knobs;
 mod live;
