@@ -38,7 +38,6 @@ const STILL_OVER: &[&str] = &[
     "src/model/update.rs: on_key",
     "src/runner/harnesses.rs: resolve",
     "src/tui/effects.rs: Loop::apply",
-    "src/tui/mod.rs: run",
     "src/tui/mod.rs: event_loop",
     "src/ui/compare.rs: draw",
     "src/ui/live.rs: draw",

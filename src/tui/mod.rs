@@ -92,177 +92,28 @@ pub fn run(args: TuiArgs, open: Option<&std::path::Path>) -> i32 {
         );
         return 2;
     }
-    if let Err(e) = bench_core::dataset::ensure_cache_dir(&args.session.cache_dir()) {
-        crate::out::say!("error: {e}");
-        return 2;
-    }
-    // Settings of the environment, each through its one parser, before the terminal is taken.
-    let settings = bench_core::vars::check_environment()
-        .map_err(|e| e.to_string())
-        .and_then(|()| knob_variables())
-        .and_then(|()| {
-            let key_log = match bench_core::vars::KEY_LOG
-                .read()
-                .map_err(|e| e.to_string())?
-            {
-                Some(p) => Some(
-                    bench_core::opener::open_append(&p, bench_core::vars::KEY_LOG.name)
-                        .map_err(|e| e.to_string())?,
-                ),
-                None => None,
-            };
-            Ok((
-                args.store.recorder()?,
-                args.machine.keep_cpus_awake()?,
-                key_log,
-            ))
-        });
-    let (recorder, keep_cpus_awake, key_log) = match settings {
-        Ok(s) => s,
+    // Everything is checked, and the explorer's state made, before the terminal is taken.
+    let (mut state, setup) = match prepare(&args, open) {
+        Ok(p) => p,
         Err(e) => {
             crate::out::say!("error: {e}");
             return 2;
         }
     };
-    // Saved results to show beside new runs, read before the terminal is taken.
-    let opened = match open.map(crate::show::load) {
-        Some(Ok(saved)) => Some(saved),
-        Some(Err(e)) => {
-            crate::out::say!("error: {e}");
-            return 2;
-        }
-        None => None,
-    };
-    // The explorer opens on the target of what it shows.
-    let first_target = opened
-        .as_ref()
-        .and_then(|s| s.runs.iter().find_map(|r| r.start.as_ref()))
-        .map(|s| s.target.raw().to_string())
-        .filter(|t| bench_core::workloads::find(t).is_ok());
-    // Script files open the script target, checked before the terminal is taken.
-    let script = &args.session.script;
-    let script_view = if script.is_empty() {
-        None
-    } else {
-        let defines: Result<Vec<_>, _> = script
-            .defines
-            .iter()
-            .map(|d| bench_core::script::parse_define(d))
-            .collect();
-        match (
-            bench_core::workloads::script::check_and_judge(script),
-            defines,
-        ) {
-            (Ok(_), Ok(defines)) => Some(crate::model::script::view(
-                bench_core::workloads::script::spec_for(script),
-                &defines,
-            )),
-            (Err(e), _) => {
-                crate::out::say!("error: {e}");
-                return 2;
-            }
-            (_, Err(e)) => {
-                crate::out::say!("error: {e}");
-                return 2;
-            }
-        }
-    };
-    let target_name = first_target.unwrap_or_else(|| {
-        if script.is_empty() {
-            args.target.clone()
-        } else {
-            bench_core::workloads::script::NAME.to_string()
-        }
-    });
-    let target = match bench_core::workloads::find(&target_name) {
-        Ok(t) if t.name == bench_core::workloads::script::NAME && script_view.is_some() => {
-            script_view.as_ref().expect("checked").target
-        }
-        Ok(t) => t,
-        Err(e) => {
-            crate::out::say!("error: {e}");
-            return 2;
-        }
-    };
-    // Lists of values (`--concurrency 1,2`) are a sweep, as for `run`: the explorer opens on
-    // the first values, and `s` in the catalog queues the sweep.
-    let variants = args.session.sweep(target).and_then(|sw| {
-        let knobs: Result<Vec<_>, _> = sw.variants.iter().map(|v| v.resolve(target)).collect();
-        Ok((sw.knobs, knobs?))
-    });
-    let (varied, variants) = match (variants, args.session.budget.resolve()) {
-        (Ok(v), Ok(_)) => v,
-        (Err(e), _) | (_, Err(e)) => {
-            crate::out::say!("error: {e}");
-            return 2;
-        }
-    };
-    let nice = match crate::runner::front_end_nice() {
-        Ok(n) => n,
-        Err(e) => {
-            crate::out::say!("error: {e}");
-            return 2;
-        }
-    };
-    let knobs = variants[0].clone();
-    let mut state = State::new(
-        target,
-        knobs,
-        match args.session.trace() {
-            Ok(t) => t,
-            Err(e) => {
-                crate::out::say!("error: {e}");
-                return 2;
-            }
-        },
-        RunSettings::from_session(&args.session),
-    );
-    state.script = script_view;
-    if !varied.is_empty() {
-        state.command_line_sweep(varied.join(" x "), variants);
-    }
-    if let (Some(saved), Some(path)) = (opened, open) {
-        state.show_saved(saved.runs, saved.run_numbers, &path.display().to_string());
-    }
-    // The session journal: this session's file, and the last session's, offered if it left
-    // results no export holds.
-    let dir = crate::journal::sessions_dir(&crate::journal::data_dir());
-    let offer = crate::journal::latest(&dir).and_then(|last| match crate::journal::load(&last) {
-        Ok(s) => s.worth_offering().then_some(s),
-        Err(e) => {
-            crate::out::say!("warning: {e}");
-            None
-        }
-    });
-    let stamp = crate::format::now_rfc3339().replace([':', '-'], "");
-    let path = crate::journal::new_path(&dir, stamp.trim_end_matches('Z'));
-    let journal = Some(crate::journal::Writer::new(path.clone()));
-    crate::model::update(
-        &mut state,
-        crate::model::Action::Began {
-            journal: path,
-            offer,
-            color: std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
-        },
-        Instant::now(),
-    );
-    let mut runner = match ProcessRunner::new() {
+    let Setup {
+        recorder,
+        keep_cpus_awake,
+        key_log,
+        nice,
+    } = setup;
+    let journal = begin_journal(&mut state);
+    let runner = match runner(nice, keep_cpus_awake, &args) {
         Ok(r) => r,
         Err(e) => {
             crate::out::say!("error: cannot find the benchscope executable to start runs: {e}");
             return 1;
         }
     };
-    // The first run of a harness crate's benches (sqlx, async-sqlite) does not wait minutes for
-    // it: the harnesses build from the start, and a run's core benches go while they do.
-    runner.overlap_build = true;
-    // Keys first: runs and builds yield the cores to the explorer when it has work.
-    runner.nice = nice;
-    runner.keep_cpus_awake = keep_cpus_awake;
-    runner.cpus = args.machine.cpus.clone();
-    for l in runner.locators_mut() {
-        l.nice = nice;
-    }
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -278,56 +129,10 @@ pub fn run(args: TuiArgs, open: Option<&std::path::Path>) -> i32 {
         }
     };
     let guard = TerminalGuard;
-    let result = rt.block_on(async {
-        // How each harness build stands, as one stream of actions.
-        let (harness_tx, harness) = mpsc::unbounded_channel();
-        for l in runner.locators() {
-            let (mut rx, tx, which) = (l.watch(), harness_tx.clone(), l.external.harness);
-            tokio::spawn(async move {
-                while rx.changed().await.is_ok() {
-                    let b = rx.borrow_and_update().clone();
-                    if tx.send(Action::Harness(which, b)).is_err() {
-                        break;
-                    }
-                }
-            });
-        }
-        let builds: Vec<_> = runner.locators().filter(|l| l.builds()).cloned().collect();
-        // One after the other; dropped with the runtime on quit: cargo's whole process group
-        // goes with it.
-        tokio::spawn(async move {
-            for l in builds {
-                let _ = l.program(&|_| {}).await;
-            }
-        });
-        // Finished runs go to the results store from a thread of its own; what it cannot
-        // record is said on the status line.
-        let recorder = recorder;
-        let store_target = recorder.as_ref().map(|r| r.target.clone());
-        let store = recorder.map(|rec| {
-            let tx = harness_tx.clone();
-            crate::store::background::Background::start(rec, move |r| {
-                if let Err(e) = r {
-                    let _ = tx.send(Action::StoreFailed(e));
-                }
-            })
-        });
-        event_loop(
-            terminal,
-            &mut state,
-            &runner,
-            harness,
-            Logs { journal, key_log },
-            &args.snapshot_dir,
-            effects::StoreLink {
-                background: store.as_ref(),
-                target: store_target,
-                actions: harness_tx.clone(),
-            },
-        )
-        .await
-        .map(|()| store)
-    });
+    let logs = Logs { journal, key_log };
+    let result = rt.block_on(explore(
+        terminal, &mut state, &runner, recorder, logs, &args,
+    ));
     drop(guard);
     let result = result.map(|store| {
         if let Some(s) = store
@@ -353,6 +158,223 @@ pub fn run(args: TuiArgs, open: Option<&std::path::Path>) -> i32 {
             1
         }
     }
+}
+
+/// What the explorer runs with besides its state, read from its settings before it starts.
+struct Setup {
+    recorder: Option<crate::store::Recorder>,
+    keep_cpus_awake: bool,
+    key_log: Option<std::fs::File>,
+    nice: i32,
+}
+
+/// The environment's settings, each through its one parser: where runs are recorded, whether
+/// idle CPUs are kept awake, the key log.
+fn checked_settings(
+    args: &TuiArgs,
+) -> Result<(Option<crate::store::Recorder>, bool, Option<std::fs::File>), String> {
+    bench_core::vars::check_environment()
+        .map_err(|e| e.to_string())
+        .and_then(|()| knob_variables())
+        .and_then(|()| {
+            let key_log = match bench_core::vars::KEY_LOG
+                .read()
+                .map_err(|e| e.to_string())?
+            {
+                Some(p) => Some(
+                    bench_core::opener::open_append(&p, bench_core::vars::KEY_LOG.name)
+                        .map_err(|e| e.to_string())?,
+                ),
+                None => None,
+            };
+            Ok((
+                args.store.recorder()?,
+                args.machine.keep_cpus_awake()?,
+                key_log,
+            ))
+        })
+}
+
+/// The explorer's first state, every input checked: the cache folder, the settings, the
+/// saved results it shows (`open`), the script files, its target and knobs (a sweep's first
+/// values), its budget and trace; and what it runs with.
+fn prepare(args: &TuiArgs, open: Option<&std::path::Path>) -> Result<(State, Setup), String> {
+    bench_core::dataset::ensure_cache_dir(&args.session.cache_dir())?;
+    let (recorder, keep_cpus_awake, key_log) = checked_settings(args)?;
+    // Saved results to show beside new runs.
+    let opened = open.map(crate::show::load).transpose()?;
+    // The explorer opens on the target of what it shows.
+    let first_target = opened
+        .as_ref()
+        .and_then(|s| s.runs.iter().find_map(|r| r.start.as_ref()))
+        .map(|s| s.target.raw().to_string())
+        .filter(|t| bench_core::workloads::find(t).is_ok());
+    // Script files open the script target.
+    let script = &args.session.script;
+    let script_view = if script.is_empty() {
+        None
+    } else {
+        bench_core::workloads::script::check_and_judge(script).map_err(|e| e.to_string())?;
+        let defines = script
+            .defines
+            .iter()
+            .map(|d| bench_core::script::parse_define(d))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| e.to_string())?;
+        Some(crate::model::script::view(
+            bench_core::workloads::script::spec_for(script),
+            &defines,
+        ))
+    };
+    let target_name = first_target.unwrap_or_else(|| {
+        if script.is_empty() {
+            args.target.clone()
+        } else {
+            bench_core::workloads::script::NAME.to_string()
+        }
+    });
+    let target = match bench_core::workloads::find(&target_name).map_err(|e| e.to_string())? {
+        t if t.name == bench_core::workloads::script::NAME && script_view.is_some() => {
+            script_view.as_ref().expect("checked").target
+        }
+        t => t,
+    };
+    // Lists of values (`--concurrency 1,2`) are a sweep, as for `run`: the explorer opens on
+    // the first values, and `s` in the catalog queues the sweep.
+    let sweep = args.session.sweep(target).map_err(|e| e.to_string())?;
+    let variants = sweep
+        .variants
+        .iter()
+        .map(|v| v.resolve(target))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| e.to_string())?;
+    args.session.budget.resolve().map_err(|e| e.to_string())?;
+    let nice = crate::runner::front_end_nice()?;
+    let trace = args.session.trace().map_err(|e| e.to_string())?;
+    let mut state = State::new(
+        target,
+        variants[0].clone(),
+        trace,
+        RunSettings::from_session(&args.session),
+    );
+    state.script = script_view;
+    if !sweep.knobs.is_empty() {
+        state.command_line_sweep(sweep.knobs.join(" x "), variants);
+    }
+    if let (Some(saved), Some(path)) = (opened, open) {
+        state.show_saved(saved.runs, saved.run_numbers, &path.display().to_string());
+    }
+    Ok((
+        state,
+        Setup {
+            recorder,
+            keep_cpus_awake,
+            key_log,
+            nice,
+        },
+    ))
+}
+
+/// The session journal: this session's file, begun; the last session's offered if it left
+/// results no export holds.
+fn begin_journal(state: &mut State) -> Option<crate::journal::Writer> {
+    let dir = crate::journal::sessions_dir(&crate::journal::data_dir());
+    let offer = crate::journal::latest(&dir).and_then(|last| match crate::journal::load(&last) {
+        Ok(s) => s.worth_offering().then_some(s),
+        Err(e) => {
+            crate::out::say!("warning: {e}");
+            None
+        }
+    });
+    let stamp = crate::format::now_rfc3339().replace([':', '-'], "");
+    let path = crate::journal::new_path(&dir, stamp.trim_end_matches('Z'));
+    let journal = Some(crate::journal::Writer::new(path.clone()));
+    crate::model::update(
+        state,
+        crate::model::Action::Began {
+            journal: path,
+            offer,
+            color: std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+        },
+        Instant::now(),
+    );
+    journal
+}
+
+/// The explorer's runner: its harnesses building from the start, its runs at `nice` steps
+/// below it.
+fn runner(nice: i32, keep_cpus_awake: bool, args: &TuiArgs) -> std::io::Result<ProcessRunner> {
+    let mut runner = ProcessRunner::new()?;
+    // The first run of a harness crate's benches (sqlx, async-sqlite) does not wait minutes for
+    // it: the harnesses build from the start, and a run's core benches go while they do.
+    runner.overlap_build = true;
+    // Keys first: runs and builds yield the cores to the explorer when it has work.
+    runner.nice = nice;
+    runner.keep_cpus_awake = keep_cpus_awake;
+    runner.cpus = args.machine.cpus.clone();
+    for l in runner.locators_mut() {
+        l.nice = nice;
+    }
+    Ok(runner)
+}
+
+/// The explorer from its first frame to quit: the harness builds watched and started, the
+/// results store's thread, the loop; the store's thread handed back to be finished.
+async fn explore(
+    terminal: ratatui::DefaultTerminal,
+    state: &mut State,
+    runner: &ProcessRunner,
+    recorder: Option<crate::store::Recorder>,
+    logs: Logs,
+    args: &TuiArgs,
+) -> std::io::Result<Option<crate::store::background::Background>> {
+    // How each harness build stands, as one stream of actions.
+    let (harness_tx, harness) = mpsc::unbounded_channel();
+    for l in runner.locators() {
+        let (mut rx, tx, which) = (l.watch(), harness_tx.clone(), l.external.harness);
+        tokio::spawn(async move {
+            while rx.changed().await.is_ok() {
+                let b = rx.borrow_and_update().clone();
+                if tx.send(Action::Harness(which, b)).is_err() {
+                    break;
+                }
+            }
+        });
+    }
+    let builds: Vec<_> = runner.locators().filter(|l| l.builds()).cloned().collect();
+    // One after the other; dropped with the runtime on quit: cargo's whole process group
+    // goes with it.
+    tokio::spawn(async move {
+        for l in builds {
+            let _ = l.program(&|_| {}).await;
+        }
+    });
+    // Finished runs go to the results store from a thread of its own; what it cannot
+    // record is said on the status line.
+    let store_target = recorder.as_ref().map(|r| r.target.clone());
+    let store = recorder.map(|rec| {
+        let tx = harness_tx.clone();
+        crate::store::background::Background::start(rec, move |r| {
+            if let Err(e) = r {
+                let _ = tx.send(Action::StoreFailed(e));
+            }
+        })
+    });
+    event_loop(
+        terminal,
+        state,
+        runner,
+        harness,
+        logs,
+        &args.snapshot_dir,
+        effects::StoreLink {
+            background: store.as_ref(),
+            target: store_target,
+            actions: harness_tx.clone(),
+        },
+    )
+    .await
+    .map(|()| store)
 }
 
 /// Every knob variable of every target of the catalog in this process's environment: the
