@@ -180,9 +180,9 @@ async fn exit_status(
     }
 }
 
-/// The runner's command: its program, told to read the run from its stdin, the PostgreSQL URL in its environment
-/// (never on its command line), a process group of its own at `nice` steps below the front
-/// end, confined to `cpus`, its stdout and stderr piped.
+/// The runner's command: its program, told to read the run from its stdin, the PostgreSQL
+/// URL in its environment (never on its command line), a process group of its own at `nice`
+/// steps below the front end, confined to `cpus`, its stdout and stderr piped.
 fn command(
     program: &Program,
     request: &RunRequest,
@@ -194,8 +194,8 @@ fn command(
         Some(url) => command.env("BENCHSCOPE_POSTGRES_URL", url.expose()),
         None => command.env_remove("BENCHSCOPE_POSTGRES_URL"),
     };
-    // What the front end has resolved is passed as flags (or not at all): a runner does not
-    // read it again from the environment it inherits.
+    // What the front end has resolved is in the run request (or not at all): a runner does
+    // not read it again from the environment it inherits.
     for var in [
         bench_core::vars::PROCESSES.name,
         bench_core::vars::TRACE.name,

@@ -129,12 +129,13 @@ impl Given {
                 .map_err(|e| BenchError::Invalid(e.to_string()))?;
             request::RunnerRequest::read(opened.file)?
         };
-        let mut session = args.session.clone();
-        session.cache_dir = request.cache_dir.clone();
         Ok(Given {
             plan: request.plan(Some(harness))?,
             run_id: Some(request.run_id.clone()),
-            cache_dir: session.cache_dir(),
+            cache_dir: request
+                .cache_dir
+                .clone()
+                .unwrap_or_else(crate::dataset::default_cache_dir),
             script: request.script,
         })
     }
